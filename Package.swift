@@ -1,0 +1,44 @@
+// swift-tools-version: 6.2
+// Hearth: a local smart-home hub. Dependencies point one way:
+// model → engine → hardware / MQTT adapters → executables.
+import PackageDescription
+
+/// Every target of ours: Swift 6 mode (the tools default), strict concurrency, and no warnings.
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .treatAllWarnings(as: .error),
+]
+
+let package = Package(
+    name: "Hearth",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "HearthModel", targets: ["HearthModel"]),
+        .library(name: "HearthEngine", targets: ["HearthEngine"]),
+    ],
+    targets: [
+        // What a client sees: devices, device types, traits, attribute and command descriptors, errors, connectivity.
+        .target(name: "HearthModel", swiftSettings: strict),
+        // What happens: Matter cluster state machines, transitions on an injected clock, the device registry and its events.
+        .target(name: "HearthEngine", dependencies: ["HearthModel"], swiftSettings: strict),
+        // libmosquitto's C API, found with pkg-config (Debian: libmosquitto-dev).
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        // A safe wrapper over libmosquitto and the MQTT topic contract that publishes the engine's devices.
+        .target(name: "HearthMQTT", dependencies: ["CMosquitto"], swiftSettings: strict),
+        // libgpiod v1's C API, found with pkg-config (Debian: libgpiod-dev).
+        .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
+        // Linux I/O under a root prefix: GPIO character device (libgpiod), PWM, IIO and hwmon sysfs.
+        .target(name: "HearthLinux", dependencies: ["CGPIOD"], swiftSettings: strict),
+
+        // Benchmarks of the engine (run by scripts/bench, never by tests).
+        .executableTarget(name: "HearthBench", dependencies: ["HearthEngine"], path: "Benchmarks/HearthBench",
+                          swiftSettings: strict),
+
+        .testTarget(name: "HearthModelTests", dependencies: ["HearthModel"], swiftSettings: strict),
+        .testTarget(name: "HearthEngineTests", dependencies: ["HearthEngine"], swiftSettings: strict),
+        .testTarget(name: "HearthMQTTTests", dependencies: ["HearthMQTT"], swiftSettings: strict),
+        .testTarget(name: "HearthLinuxTests", dependencies: ["HearthLinux"], swiftSettings: strict),
+    ]
+)

@@ -1,0 +1,1 @@
+// Placeholder until the Linux I/O layer lands.

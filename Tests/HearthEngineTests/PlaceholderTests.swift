@@ -1,0 +1,4 @@
+import Testing
+@testable import HearthEngine
+
+@Test func placeholder() {}

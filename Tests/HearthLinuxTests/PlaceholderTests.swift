@@ -1,0 +1,4 @@
+import Testing
+@testable import HearthLinux
+
+@Test func placeholder() {}

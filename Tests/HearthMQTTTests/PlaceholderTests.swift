@@ -1,0 +1,4 @@
+import Testing
+@testable import HearthMQTT
+
+@Test func placeholder() {}

@@ -1,0 +1,4 @@
+import Testing
+@testable import HearthModel
+
+@Test func placeholder() {}
