@@ -36,9 +36,12 @@ let package = Package(
         .executableTarget(name: "HearthBench", dependencies: ["HearthEngine"], path: "Benchmarks/HearthBench",
                           swiftSettings: strict),
 
+        // Fixtures shared by the test suites: a private mosquitto on a free loopback port, temporary sysfs trees.
+        .target(name: "HearthTestKit", path: "Tests/HearthTestKit", swiftSettings: strict),
+
         .testTarget(name: "HearthModelTests", dependencies: ["HearthModel"], swiftSettings: strict),
         .testTarget(name: "HearthEngineTests", dependencies: ["HearthEngine"], swiftSettings: strict),
-        .testTarget(name: "HearthMQTTTests", dependencies: ["HearthMQTT"], swiftSettings: strict),
-        .testTarget(name: "HearthLinuxTests", dependencies: ["HearthLinux"], swiftSettings: strict),
+        .testTarget(name: "HearthMQTTTests", dependencies: ["HearthMQTT", "HearthTestKit"], swiftSettings: strict),
+        .testTarget(name: "HearthLinuxTests", dependencies: ["HearthLinux", "HearthTestKit"], swiftSettings: strict),
     ]
 )

@@ -1,0 +1,1 @@
+// Shared test fixtures (a private mosquitto broker, temporary sysfs trees) land here.
