@@ -1,0 +1,207 @@
+import CGPIOD
+import Glibc
+import Synchronization
+
+/// A GPIO line this process watches for edges: a wall switch, a door contact, a motion sensor.
+///
+/// Meant to be owned by one dedicated thread that loops on ``waitForEvents(timeout:)``; any other thread may read
+/// ``value()``, call ``interrupt()`` to end the loop, or ``release()``. Edges are reported by the kernel with their
+/// interrupt-time timestamps, so debouncing can be exact even when the thread is scheduled late.
+public final class GPIOInputLine: Sendable {
+    public let chip: GPIOChip
+    public let offset: Int
+    public let consumer: String
+
+    private struct State {
+        /// `nil` once released.
+        var line: GPIOLinePointer?
+        /// The line's event descriptor (owned by libgpiod, closed by `gpiod_line_release`).
+        var eventDescriptor: Int32
+        var isWaiting = false
+        /// A release asked for while a thread was blocked on `eventDescriptor`: done when that thread returns, so the
+        /// descriptor cannot be closed (and its number reused) under a `poll`.
+        var releasePending = false
+        var isInterrupted = false
+    }
+
+    private let state: Mutex<State>
+    /// An eventfd polled next to the line's events; written once by ``interrupt()`` and never drained.
+    private let interruptDescriptor: Int32
+
+    /// Requests `offset` on `chip` for both-edge events.
+    ///
+    /// - Parameters:
+    ///   - bias: the internal resistor (`GPIOD_LINE_REQUEST_FLAG_BIAS_*`); `.asIs` keeps the firmware's choice.
+    ///   - activeLow: `GPIOD_LINE_REQUEST_FLAG_ACTIVE_LOW`: values and edges are inverted, so a switch to ground
+    ///     reads `true` when closed and closing it is a `.rising` edge.
+    ///   - consumer: at most 31 bytes.
+    /// - Throws: ``LinuxIOError`` with `EBUSY` naming the holder, `EINVAL` for a bad offset or unsupported flags.
+    public init(chip: GPIOChip, offset: Int, bias: GPIOBias = .asIs, activeLow: Bool = false,
+                consumer: String = "hearthd") throws(LinuxIOError) {
+        precondition(!consumer.isEmpty && consumer.utf8.count <= 31, "a GPIO consumer label is 1...31 bytes")
+        let flags = gpioRequestFlags(activeLow: activeLow, bias: bias)
+        let context = LinuxIOError.Context.gpioLine(chip: chip.name, offset: offset)
+        let (line, eventDescriptor) = try chip.withChip { (handle) throws(LinuxIOError) -> (GPIOLinePointer, Int32) in
+            let line = try chip.line(handle, offset: offset, operation: "gpiod_line_request_both_edges_events_flags")
+            _ = try Syscall.check("gpiod_line_request_both_edges_events_flags", context,
+                                  explain: { chip.explainRequestFailure($0, line: line.raw, offset: offset) }) {
+                gpiod_line_request_both_edges_events_flags(line.raw, consumer, flags)
+            }
+            do throws(LinuxIOError) {
+                let descriptor = try Syscall.check("gpiod_line_event_get_fd", context) { gpiod_line_event_get_fd(line.raw) }
+                return (line, descriptor)
+            } catch {
+                gpiod_line_release(line.raw)
+                throw error
+            }
+        }
+        let interruptDescriptor: Int32
+        do {
+            interruptDescriptor = try Syscall.check("eventfd", context) { hearth_eventfd_open() }
+        } catch {
+            chip.withChip { _ in gpiod_line_release(line.raw) }
+            throw error
+        }
+        self.chip = chip
+        self.offset = offset
+        self.consumer = consumer
+        self.interruptDescriptor = interruptDescriptor
+        state = Mutex(State(line: line, eventDescriptor: eventDescriptor))
+    }
+
+    deinit {
+        // No thread can be waiting: a waiter holds a strong reference.
+        let chip = self.chip
+        state.withLock { state in
+            if let line = state.line { chip.withChip { _ in gpiod_line_release(line.raw) } }
+        }
+        close(interruptDescriptor)
+    }
+
+    /// The current logical value.
+    public func value() throws(LinuxIOError) -> Bool {
+        let chip = self.chip
+        let offset = self.offset
+        return try state.withLock { (state) throws(LinuxIOError) -> Bool in
+            guard let line = state.line else { preconditionFailure("value() on GPIO line \(offset) after release") }
+            return try chip.withChip { (_) throws(LinuxIOError) -> Bool in
+                try Syscall.check("gpiod_line_get_value", .gpioLine(chip: chip.name, offset: offset)) {
+                    gpiod_line_get_value(line.raw)
+                } == 1
+            }
+        }
+    }
+
+    /// Blocks until at least one edge arrives, `timeout` passes, or ``interrupt()`` is called, without polling.
+    ///
+    /// - Parameter timeout: `nil` waits indefinitely; `.zero` only collects what is already queued.
+    /// - Returns: the queued edges, oldest first (up to 16 per call; call again to drain a burst). Empty on timeout
+    ///   and, immediately and forever, once ``interrupt()`` has been called.
+    /// - Throws: ``LinuxIOError`` if the chip goes away (`ENODEV`) or the event read fails.
+    ///
+    /// Only one thread may wait at a time; a second concurrent waiter is a bug and traps.
+    public func waitForEvents(timeout: Duration?) throws(LinuxIOError) -> [GPIOEdgeEvent] {
+        if let timeout { precondition(timeout >= .zero, "waitForEvents timeout must not be negative") }
+        let offset = self.offset
+        let begin = state.withLock { state -> (descriptor: Int32, interrupted: Bool) in
+            precondition(state.line != nil, "waitForEvents on GPIO line \(offset) after release")
+            precondition(!state.isWaiting, "only one thread may wait on GPIO line \(offset)")
+            state.isWaiting = true
+            return (state.eventDescriptor, state.isInterrupted)
+        }
+        defer { endWait() }
+        if begin.interrupted { return [] }
+        return try Self.wait(eventDescriptor: begin.descriptor, interruptDescriptor: interruptDescriptor,
+                             timeout: timeout, context: .gpioLine(chip: chip.name, offset: offset))
+    }
+
+    /// Wakes the thread blocked in ``waitForEvents(timeout:)`` and makes every later wait return at once.
+    ///
+    /// Sticky by design: a shutdown that races with the waiter re-entering the wait must still stop it.
+    public func interrupt() {
+        state.withLock { state in state.isInterrupted = true }
+        // EAGAIN only means the counter is already non-zero, i.e. already signalled.
+        _ = hearth_eventfd_signal(interruptDescriptor)
+    }
+
+    /// Whether ``interrupt()`` has been called.
+    public var isInterrupted: Bool { state.withLock { $0.isInterrupted } }
+
+    /// Gives the line back to the kernel. If a thread is waiting it is interrupted, and the release completes when
+    /// that wait returns. Releasing twice is a bug and traps.
+    public func release() {
+        let chip = self.chip
+        let offset = self.offset
+        let mustInterrupt = state.withLock { state -> Bool in
+            precondition(state.line != nil && !state.releasePending, "GPIO line \(offset) on \(chip.name) released twice")
+            if state.isWaiting {
+                state.releasePending = true
+                return true
+            }
+            let line = state.line!
+            state.line = nil
+            chip.withChip { _ in gpiod_line_release(line.raw) }
+            return false
+        }
+        if mustInterrupt { interrupt() }
+    }
+
+    private func endWait() {
+        let chip = self.chip
+        state.withLock { state in
+            state.isWaiting = false
+            if state.releasePending, let line = state.line {
+                state.line = nil
+                state.releasePending = false
+                chip.withChip { _ in gpiod_line_release(line.raw) }
+            }
+        }
+    }
+
+    /// The blocking part, holding no lock: `poll` on the line's events and the interrupt eventfd.
+    static func wait(eventDescriptor: Int32, interruptDescriptor: Int32, timeout: Duration?,
+                     context: LinuxIOError.Context) throws(LinuxIOError) -> [GPIOEdgeEvent] {
+        let deadline = timeout.map { timeout -> UInt64 in
+            let sum = Syscall.monotonicNanoseconds().addingReportingOverflow(nanoseconds(timeout))
+            return sum.overflow ? .max : sum.partialValue
+        }
+        var descriptors = [
+            pollfd(fd: eventDescriptor, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: interruptDescriptor, events: Int16(POLLIN), revents: 0),
+        ]
+        let ready = try Syscall.check("poll", context) {
+            // Recomputed on every EINTR retry so signals do not stretch the timeout.
+            descriptors[0].revents = 0
+            descriptors[1].revents = 0
+            return poll(&descriptors, 2, pollMilliseconds(until: deadline))
+        }
+        if ready == 0 || descriptors[1].revents != 0 { return [] }
+        let revents = Int32(descriptors[0].revents)
+        if revents & Int32(POLLIN) == 0 && revents & (Int32(POLLERR) | Int32(POLLHUP) | Int32(POLLNVAL)) != 0 {
+            throw LinuxIOError(operation: "poll", context: context, errno: .noSuchDevice,
+                               message: "the GPIO chip behind \(context) stopped delivering events: was it removed?")
+        }
+        var buffer = [gpiod_line_event](repeating: gpiod_line_event(), count: 16)
+        let count = try Syscall.check("gpiod_line_event_read_fd_multiple", context) {
+            buffer.withUnsafeMutableBufferPointer { events in
+                gpiod_line_event_read_fd_multiple(eventDescriptor, events.baseAddress, UInt32(events.count))
+            }
+        }
+        return buffer.prefix(Int(count)).compactMap(GPIOEdgeEvent.init)
+    }
+
+    /// `poll`'s timeout for `deadline`, rounded up so a wait never ends early; -1 for no deadline.
+    static func pollMilliseconds(until deadline: UInt64?, now: UInt64 = Syscall.monotonicNanoseconds()) -> Int32 {
+        guard let deadline else { return -1 }
+        guard deadline > now else { return 0 }
+        let milliseconds = (deadline - now + 999_999) / 1_000_000
+        return Int32(clamping: milliseconds)
+    }
+
+    static func nanoseconds(_ duration: Duration) -> UInt64 {
+        let (seconds, attoseconds) = duration.components
+        let whole = UInt64(clamping: seconds).multipliedReportingOverflow(by: 1_000_000_000)
+        if whole.overflow { return .max }
+        return whole.partialValue &+ UInt64(attoseconds / 1_000_000_000)
+    }
+}

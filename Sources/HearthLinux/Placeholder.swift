@@ -1,1 +1,0 @@
-// Placeholder until the Linux I/O layer lands.
