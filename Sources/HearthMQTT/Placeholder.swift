@@ -1,1 +1,0 @@
-// Placeholder until the MQTT adapter lands.
