@@ -1,0 +1,129 @@
+import HearthModel
+
+/// One device type of a device with its running traits (a Matter endpoint).
+struct Endpoint: Sendable {
+    let descriptor: DeviceTypeDescriptor
+    let isPrimary: Bool
+    var traits: [any TraitServer]
+    var connectivity: [SourceConnectivity]
+    let actuator: (any EndpointActuator)?
+    /// What the hardware was last told, so unchanged steps cost nothing below.
+    var lastOutput: EndpointOutput
+
+    init(descriptor: DeviceTypeDescriptor, isPrimary: Bool, traits: [any TraitServer],
+         connectivity: [SourceConnectivity], actuator: (any EndpointActuator)?) {
+        self.descriptor = descriptor
+        self.isPrimary = isPrimary
+        self.traits = traits
+        self.connectivity = connectivity
+        self.actuator = actuator
+        self.lastOutput = EndpointOutput()
+        self.lastOutput = output
+    }
+
+    var output: EndpointOutput {
+        var o = EndpointOutput()
+        for t in traits { t.render(into: &o) }
+        return o
+    }
+
+    var nextDeadline: EngineInstant? {
+        var best: EngineInstant?
+        for t in traits { if let d = t.nextDeadline, best == nil || d < best! { best = d } }
+        return best
+    }
+
+    func traitIndex(_ id: TraitID) -> Int? {
+        traits.firstIndex { type(of: $0).descriptor.id == id }
+    }
+
+    /// Lets trait `index` act, then delivers the couplings it posted to its siblings, and records
+    /// every change a client should see: non-quiet attributes by comparing before and after, quiet
+    /// ones when a trait reported them.
+    mutating func perform(_ index: Int, now: EngineInstant, stepInterval: Int64, deviceID: String,
+                          changes: inout [HomeEvent],
+                          _ action: (inout any TraitServer, inout TraitContext) throws(HomeError) -> Void)
+        throws(HomeError)
+    {
+        let before = traits.map(Self.loudValues)
+        var context = TraitContext(now: now, stepInterval: stepInterval, output: output)
+        try action(&traits[index], &context)
+        var reported: [(trait: Int, attribute: UInt32)] = context.reports.map { (index, $0) }
+        var events: [(trait: Int, name: String, fields: [String: Value])] = context.events.map { (index, $0.name, $0.fields) }
+        var pending: [(source: Int, signal: EndpointSignal)] = context.signals.map { (index, $0) }
+        var delivered = 0
+        while delivered < pending.count {
+            let (source, signal) = pending[delivered]
+            delivered += 1
+            precondition(delivered < 64, "endpoint signals loop: \(signal)")
+            for j in traits.indices where j != source {
+                var c = TraitContext(now: now, stepInterval: stepInterval, output: output)
+                traits[j].receive(signal, context: &c)
+                reported += c.reports.map { (j, $0) }
+                events += c.events.map { (j, $0.name, $0.fields) }
+                pending += c.signals.map { (j, $0) }
+            }
+        }
+        let typeName = descriptor.name
+        for (i, trait) in traits.enumerated() {
+            let d = type(of: trait).descriptor
+            let after = Self.loudValues(trait)
+            for (k, attribute) in d.attributes.enumerated() where before[i][k] != after[k] {
+                if let value = after[k] {
+                    changes.append(HomeEvent(deviceID: deviceID, change: .attribute(
+                        type: typeName, trait: d.id, attribute: attribute.name, value: value)))
+                }
+            }
+        }
+        var seen: [(Int, UInt32)] = []
+        for (i, id) in reported where !seen.contains(where: { $0 == (i, id) }) {
+            seen.append((i, id))
+            let d = type(of: traits[i]).descriptor
+            if let attribute = d.attribute(id: id), let value = traits[i].read(attribute) {
+                changes.append(HomeEvent(deviceID: deviceID, change: .attribute(
+                    type: typeName, trait: d.id, attribute: attribute.name, value: value)))
+            }
+        }
+        for e in events {
+            changes.append(HomeEvent(deviceID: deviceID, change: .event(
+                type: typeName, trait: type(of: traits[e.trait]).descriptor.id, name: e.name, fields: e.fields)))
+        }
+    }
+
+    /// Values of the attributes reported on change; quiet ones read as `nil` so they never differ.
+    private static func loudValues(_ trait: any TraitServer) -> [Value?] {
+        type(of: trait).descriptor.attributes.map { $0.hasQuietReporting ? nil : trait.read($0) }
+    }
+
+    /// Tells the hardware the new output, if it changed. Throws when the hardware refuses.
+    mutating func drive() throws(HomeError) {
+        let now = output
+        guard now != lastOutput else { return }
+        try actuator?.drive(now)
+        lastOutput = now
+    }
+
+    /// Runs every timer due at `instant`. Timer steps cannot fail; an output fault is the actuator's
+    /// to report, and the next step tries again.
+    mutating func advance(at instant: EngineInstant, stepInterval: Int64, deviceID: String, changes: inout [HomeEvent]) {
+        for i in traits.indices {
+            guard let due = traits[i].nextDeadline, due <= instant else { continue }
+            try? perform(i, now: instant, stepInterval: stepInterval, deviceID: deviceID, changes: &changes) { t, c in
+                t.advance(context: &c)
+            }
+        }
+        try? drive()
+    }
+
+    func snapshot() -> DeviceTypeSnapshot {
+        let traitSnapshots = traits.enumerated().map { i, trait in
+            let d = type(of: trait).descriptor
+            return TraitSnapshot(
+                descriptor: d,
+                attributes: d.attributes.map { AttributeReading(descriptor: $0, value: trait.read($0)) },
+                supportedCommands: d.commands.filter(trait.supports).map(\.name),
+                sourceConnectivity: connectivity[i])
+        }
+        return DeviceTypeSnapshot(descriptor: descriptor, isPrimaryType: isPrimary, traits: traitSnapshots)
+    }
+}

@@ -1,0 +1,81 @@
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A point on the engine's monotonic timeline, in milliseconds.
+///
+/// Milliseconds are fine enough for Matter's 1/10 s units and a 50 Hz output rate, and an integer
+/// keeps transition arithmetic exact and allocation-free.
+public struct EngineInstant: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public var milliseconds: Int64
+
+    public init(milliseconds: Int64) { self.milliseconds = milliseconds }
+
+    public static func < (a: Self, b: Self) -> Bool { a.milliseconds < b.milliseconds }
+    public static func + (a: Self, ms: Int64) -> Self { Self(milliseconds: a.milliseconds + ms) }
+    public static func - (a: Self, b: Self) -> Int64 { a.milliseconds - b.milliseconds }
+    public var description: String { "\(milliseconds) ms" }
+}
+
+/// The time source the engine runs on, injected so that transitions and timeouts are tested
+/// step by step without sleeping.
+public protocol EngineClock: Sendable {
+    var now: EngineInstant { get }
+    /// Returns once `now >= deadline`, or throws `CancellationError` when the task is cancelled.
+    func sleep(until deadline: EngineInstant) async throws
+}
+
+/// The real clock: CLOCK_MONOTONIC, which never jumps when NTP or a user sets the wall clock.
+public struct MonotonicClock: EngineClock {
+    public init() {}
+
+    public var now: EngineInstant {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return EngineInstant(milliseconds: Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000)
+    }
+
+    public func sleep(until deadline: EngineInstant) async throws {
+        let remaining = deadline - now
+        if remaining > 0 { try await Task.sleep(for: .milliseconds(remaining)) }
+        // Task.sleep may return a hair early on a different clock; never report a deadline unreached.
+        while now < deadline { try await Task.sleep(for: .milliseconds(1)) }
+    }
+}
+
+/// A clock that moves only when a test says so. Sleepers wake when `advance` passes their deadline.
+public final class ManualClock: EngineClock {
+    private struct State {
+        var now: EngineInstant
+        var sleepers: [(deadline: EngineInstant, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+    private let state: Mutex<State>
+
+    public init(now: EngineInstant = EngineInstant(milliseconds: 0)) { state = Mutex(State(now: now)) }
+
+    public var now: EngineInstant { state.withLock { $0.now } }
+
+    public func advance(by milliseconds: Int64) {
+        let due = state.withLock { s in
+            s.now = s.now + milliseconds
+            let now = s.now
+            let due = s.sleepers.filter { $0.deadline <= now }.map(\.continuation)
+            s.sleepers.removeAll { $0.deadline <= now }
+            return due
+        }
+        for c in due { c.resume() }
+    }
+
+    public func sleep(until deadline: EngineInstant) async throws {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { s in
+                if deadline <= s.now { return true }
+                s.sleepers.append((deadline, c))
+                return false
+            }
+            if ready { c.resume() }
+        }
+        try Task.checkCancellation()
+    }
+}

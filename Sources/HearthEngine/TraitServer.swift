@@ -1,0 +1,141 @@
+public import HearthModel
+
+/// One trait's behaviour: a value-type state machine that Matter's cluster text describes.
+///
+/// The engine copies an endpoint before it lets a trait act and keeps the copy only when every step
+/// succeeded, so a trait may throw at any point and never leaves state half-applied. A trait never
+/// sees another trait directly: it posts `EndpointSignal`s (the couplings Matter defines, such as
+/// OnOff's On moving LevelControl to OnLevel) and reads the endpoint's rendered output.
+public protocol TraitServer: Sendable {
+    static var descriptor: TraitDescriptor { get }
+
+    /// Builds the trait with its features; attribute values from the configuration and from saved
+    /// state arrive afterwards through `load`.
+    init(features: Set<String>) throws(HomeError)
+
+    /// The attribute's current value, or `nil` when this instance does not support it.
+    func read(_ attribute: AttributeDescriptor) -> Value?
+
+    /// Whether this instance takes the command (features decide, e.g. OffOnly has no `toggle`).
+    func supports(_ command: CommandDescriptor) -> Bool
+
+    /// Sets an attribute from configuration or saved state, without the client-facing write rules
+    /// (read-only attributes such as `vendorName` are configured this way).
+    mutating func load(_ attribute: AttributeDescriptor, _ value: Value) throws(HomeError)
+
+    /// Applies power-up behaviour (StartUpOnOff, StartUpCurrentLevel) once everything is loaded.
+    mutating func startUp(context: inout TraitContext)
+
+    /// A client's write. The engine has already checked that the attribute is supported and writable
+    /// and that the value fits its type; the trait checks what depends on its state.
+    mutating func write(_ attribute: AttributeDescriptor, _ value: Value, context: inout TraitContext) throws(HomeError)
+
+    /// A client's command, with validated arguments. Only called for supported commands.
+    mutating func invoke(_ arguments: CommandArguments, context: inout TraitContext) throws(HomeError)
+
+    /// A coupling from another trait of the same endpoint.
+    mutating func receive(_ signal: EndpointSignal, context: inout TraitContext)
+
+    /// A reading from the hardware below (a measurement, a switch position).
+    mutating func ingest(_ input: TraitInput, context: inout TraitContext) throws(HomeError)
+
+    /// When the trait next needs `advance` (a transition step, a countdown tick).
+    var nextDeadline: EngineInstant? { get }
+
+    /// Runs timers that are due at `context.now`.
+    mutating func advance(context: inout TraitContext)
+
+    /// Adds what this trait wants the hardware to show.
+    func render(into output: inout EndpointOutput)
+}
+
+extension TraitServer {
+    public func supports(_ command: CommandDescriptor) -> Bool { true }
+    public mutating func startUp(context: inout TraitContext) {}
+    public mutating func write(_ attribute: AttributeDescriptor, _ value: Value, context: inout TraitContext)
+        throws(HomeError)
+    {
+        try load(attribute, value)
+    }
+    public mutating func invoke(_ arguments: CommandArguments, context: inout TraitContext) throws(HomeError) {
+        throw .unsupportedCommand("\(Self.descriptor.id) has no command \(arguments.command.name)")
+    }
+    public mutating func receive(_ signal: EndpointSignal, context: inout TraitContext) {}
+    public mutating func ingest(_ input: TraitInput, context: inout TraitContext) throws(HomeError) {
+        throw .unsupportedCluster("\(Self.descriptor.id) takes no hardware input")
+    }
+    public var nextDeadline: EngineInstant? { nil }
+    public mutating func advance(context: inout TraitContext) {}
+    public func render(into output: inout EndpointOutput) {}
+
+    /// The error for a configured or saved attribute this trait does not have.
+    public static func unknownAttribute(_ attribute: AttributeDescriptor) -> HomeError {
+        .unsupportedAttribute("\(descriptor.id) has no attribute \(attribute.name) to set")
+    }
+}
+
+/// Couplings between traits of one endpoint, as Matter defines them.
+public enum EndpointSignal: Sendable, Hashable {
+    /// OnOff's own command (On, Off, Toggle, timed off, …) changed the state; LevelControl applies
+    /// its "effect of On/Off commands" (fade to OnLevel, fade down and restore).
+    case onOffCommanded(isOn: Bool)
+    /// OnOff ran OffWithEffect with a stored global scene; LevelControl renders the effect.
+    case offWithEffect(identifier: Int, variant: Int)
+    /// OnOff's OnWithRecallGlobalScene: LevelControl restores the level stored by OffWithEffect.
+    case recallGlobalScene
+    /// A LevelControl `…WithOnOff` command (or the end of its transition) sets OnOff without a level effect.
+    case levelSetsOnOff(isOn: Bool, setsGlobalSceneControl: Bool)
+}
+
+/// What hardware below a trait reports.
+public enum TraitInput: Sendable, Hashable {
+    /// A measured value in the attribute's units (0.01 %RH, 0.01 °C); `.null` when the reading is lost.
+    case measurement(Value)
+    /// A switch's position (0 released/off, 1 pressed/on).
+    case switchPosition(Int)
+}
+
+/// What an endpoint's hardware should show, rendered from its traits after every change and step.
+public struct EndpointOutput: Sendable, Hashable {
+    /// The OnOff attribute; `nil` when the endpoint has no OnOff.
+    public var onOff: Bool?
+    /// LevelControl's current level (1…254 with Lighting); `nil` without LevelControl or while undefined.
+    public var level: UInt8?
+    /// LevelControl is fading the light out (after Off or an off effect): keep it lit meanwhile.
+    public var isFadingOut: Bool = false
+    /// Identify is running: `true` in the lit half of the blink, `false` in the dark half.
+    public var identifyPhase: Bool?
+
+    public init(onOff: Bool? = nil, level: UInt8? = nil) {
+        self.onOff = onOff
+        self.level = level
+    }
+
+    /// Whether the load should be powered.
+    public var isLit: Bool { identifyPhase ?? ((onOff ?? true) || isFadingOut) }
+}
+
+/// What a trait may do besides changing itself: post couplings, report quiet attributes, emit events.
+public struct TraitContext: Sendable {
+    public let now: EngineInstant
+    /// How often outputs are rendered during a transition (20 ms at the default 50 steps/s).
+    public let stepInterval: Int64
+    /// The endpoint's output as it was before this trait acted (e.g. whether OnOff is on).
+    public let output: EndpointOutput
+
+    var signals: [EndpointSignal] = []
+    var reports: [UInt32] = []
+    var events: [(name: String, fields: [String: Value])] = []
+
+    init(now: EngineInstant, stepInterval: Int64, output: EndpointOutput) {
+        self.now = now
+        self.stepInterval = stepInterval
+        self.output = output
+    }
+
+    public mutating func post(_ signal: EndpointSignal) { signals.append(signal) }
+    /// Reports a quiet (Q) attribute now; other attributes are reported whenever they change.
+    public mutating func report(_ attributeID: UInt32) { reports.append(attributeID) }
+    /// Emits a trait event (e.g. the Switch's `initialPress`).
+    public mutating func emit(_ name: String, _ fields: [String: Value] = [:]) { events.append((name, fields)) }
+}

@@ -1,0 +1,75 @@
+/// Whether a trait's source can be reached (the Home APIs' `ConnectivityState`).
+public enum ConnectivityState: String, Sendable, Hashable, CaseIterable {
+    case unknown, online, offline
+    /// Only for aggregates: some of the underlying traits are online and some are not.
+    case partiallyOnline
+}
+
+/// Where a trait's data comes from (the Home APIs' `LocalityType`).
+public enum DataSourceLocality: String, Sendable, Hashable, CaseIterable {
+    /// Not known yet: the source has not been heard from.
+    case unspecified
+    /// This hub's own hardware.
+    case direct
+    /// Mirrored from another hub over the local broker.
+    case localPeer
+    /// Through a bridged or cloud broker, outside the local network.
+    case remote
+    /// Only for aggregates: the parts come from different places.
+    case mixed
+}
+
+/// A trait's, device type's or device's connectivity and locality.
+public struct SourceConnectivity: Sendable, Hashable, CustomStringConvertible {
+    public var connectivityState: ConnectivityState
+    public var dataSourceLocality: DataSourceLocality
+
+    public init(_ state: ConnectivityState, _ locality: DataSourceLocality) {
+        connectivityState = state
+        dataSourceLocality = locality
+    }
+
+    /// This hub's own hardware, working.
+    public static let directOnline = SourceConnectivity(.online, .direct)
+    /// Nothing heard yet.
+    public static let notHeardFrom = SourceConnectivity(.unknown, .unspecified)
+
+    /// Commands can be sent only to a trait whose source is online and known.
+    public var acceptsCommands: Bool { connectivityState == .online && dataSourceLocality != .unspecified }
+
+    public var description: String { "\(connectivityState.rawValue)/\(dataSourceLocality.rawValue)" }
+
+    /// Combines parts into the value of the whole, as `shared/spec/home-api.md` documents.
+    ///
+    /// States: all online → online; all offline → offline; nothing but unknown (or nothing) → unknown;
+    /// any other mix → partiallyOnline. Localities: unspecified parts are ignored while others are
+    /// known; one known locality → it; several → mixed; none → unspecified.
+    public static func aggregate<S: Sequence>(_ parts: S) -> SourceConnectivity where S.Element == SourceConnectivity {
+        var online = false, offline = false, unknown = false, partial = false
+        var locality: DataSourceLocality?
+        var mixed = false
+        for part in parts {
+            switch part.connectivityState {
+            case .online: online = true
+            case .offline: offline = true
+            case .unknown: unknown = true
+            case .partiallyOnline: partial = true
+            }
+            switch part.dataSourceLocality {
+            case .unspecified: break
+            case .mixed: mixed = true
+            case let l:
+                if let seen = locality, seen != l { mixed = true }
+                locality = l
+            }
+        }
+        let state: ConnectivityState
+        switch (online, offline, unknown, partial) {
+        case (true, false, false, false): state = .online
+        case (false, true, false, false): state = .offline
+        case (false, false, _, false): state = .unknown
+        default: state = .partiallyOnline
+        }
+        return SourceConnectivity(state, mixed ? .mixed : (locality ?? .unspecified))
+    }
+}

@@ -1,0 +1,67 @@
+/// A Matter device type as data: which traits it must have and which it may have.
+///
+/// Device types are composed from the trait catalogue rather than coded, so one catalogue-wide test
+/// can check every type's invariants (unique ids, required traits registered, and so on).
+public struct DeviceTypeDescriptor: Sendable, Hashable, CustomStringConvertible {
+    /// UpperCamelCase, as clients name it (`DimmableLight`).
+    public var name: String
+    public var id: UInt32
+    public var requiredTraits: [TraitID]
+    public var optionalTraits: [TraitID]
+    /// Trait features this device type requires (e.g. a light's OnOff has the Lighting feature).
+    public var requiredFeatures: [TraitID: Set<String>]
+
+    public init(name: String, id: UInt32, required: [TraitID], optional: [TraitID] = [],
+                features: [TraitID: Set<String>] = [:]) {
+        self.name = name
+        self.id = id
+        self.requiredTraits = required
+        self.optionalTraits = optional
+        self.requiredFeatures = features
+    }
+
+    public func allows(_ trait: TraitID) -> Bool {
+        requiredTraits.contains(trait) || optionalTraits.contains(trait)
+    }
+
+    public var description: String { name }
+}
+
+extension TraitID {
+    public static let onOff = TraitID.matter("onOff")
+    public static let levelControl = TraitID.matter("levelControl")
+    public static let relativeHumidityMeasurement = TraitID.matter("relativeHumidityMeasurement")
+    public static let temperatureMeasurement = TraitID.matter("temperatureMeasurement")
+    public static let switchTrait = TraitID.matter("switch")
+    public static let basicInformation = TraitID.matter("basicInformation")
+    public static let identify = TraitID.matter("identify")
+}
+
+extension DeviceTypeDescriptor {
+    /// Matter 1.4 OnOffLight (0x0100). Groups and Scenes Management are not implemented by Hearth.
+    public static let onOffLight = DeviceTypeDescriptor(
+        name: "OnOffLight", id: 0x0100, required: [.identify, .onOff], optional: [.levelControl, .basicInformation],
+        features: [.onOff: ["lighting"], .levelControl: ["onOff", "lighting"]])
+    /// Matter 1.4 DimmableLight (0x0101).
+    public static let dimmableLight = DeviceTypeDescriptor(
+        name: "DimmableLight", id: 0x0101, required: [.identify, .onOff, .levelControl], optional: [.basicInformation],
+        features: [.onOff: ["lighting"], .levelControl: ["onOff", "lighting"]])
+    /// Matter 1.4 HumiditySensor (0x0307).
+    public static let humiditySensor = DeviceTypeDescriptor(
+        name: "HumiditySensor", id: 0x0307, required: [.identify, .relativeHumidityMeasurement],
+        optional: [.basicInformation])
+    /// Matter 1.4 TemperatureSensor (0x0302).
+    public static let temperatureSensor = DeviceTypeDescriptor(
+        name: "TemperatureSensor", id: 0x0302, required: [.identify, .temperatureMeasurement],
+        optional: [.basicInformation])
+    /// Matter 1.4 GenericSwitch (0x000F): a wall switch or button that is an input, bound to lights.
+    public static let genericSwitch = DeviceTypeDescriptor(
+        name: "GenericSwitch", id: 0x000F, required: [.identify, .switchTrait], optional: [.basicInformation])
+
+    /// Every device type Hearth knows.
+    public static let catalogue: [DeviceTypeDescriptor] = [
+        .onOffLight, .dimmableLight, .humiditySensor, .temperatureSensor, .genericSwitch,
+    ]
+
+    public static func named(_ name: String) -> DeviceTypeDescriptor? { catalogue.first { $0.name == name } }
+}
