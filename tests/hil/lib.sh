@@ -1,0 +1,90 @@
+# Shared helpers for HIL tests. Sourced by every tests/hil/*.test.sh; runs inside the VM under
+# busybox sh (POSIX sh: no bash-isms). A test prints "ok - ..." / "not ok - ..." lines and ends
+# with `done_testing`, which exits non-zero when an assertion failed.
+#
+# Hardware lookups read what the guest's board setup recorded in /run/hil/ (see image/board-setup).
+
+HIL_FAILS=0
+HIL_CHECKS=0
+
+ok()   { HIL_CHECKS=$((HIL_CHECKS + 1)); echo "ok - $*"; }
+fail() { HIL_CHECKS=$((HIL_CHECKS + 1)); HIL_FAILS=$((HIL_FAILS + 1)); echo "not ok - $*"; }
+# Stop the test at once (setup went wrong, nothing else makes sense).
+bail() { echo "not ok - $* (bailing out)"; exit 1; }
+
+# assert_eq EXPECTED ACTUAL DESCRIPTION
+assert_eq() {
+    if [ "$1" = "$2" ]; then ok "$3"; else fail "$3: expected '$1', got '$2'"; fi
+}
+
+# assert_near EXPECTED ACTUAL TOLERANCE DESCRIPTION  (numbers, compared with awk)
+assert_near() {
+    if awk -v e="$1" -v a="$2" -v t="$3" 'BEGIN { d = e - a; if (d < 0) d = -d; exit !(a != "" && d <= t) }'; then
+        ok "$4 ($2)"
+    else
+        fail "$4: expected $1 +/- $3, got '$2'"
+    fi
+}
+
+# assert_contains HAYSTACK NEEDLE DESCRIPTION
+assert_contains() {
+    case "$1" in *"$2"*) ok "$3" ;; *) fail "$3: '$2' not in '$1'" ;; esac
+}
+
+# wait_for SECONDS COMMAND... : run COMMAND every 0.05 s until it succeeds; fails after SECONDS.
+wait_for() {
+    _limit=$(($1 * 20)); shift
+    _i=0
+    while ! "$@" >/dev/null 2>&1; do
+        _i=$((_i + 1))
+        [ "$_i" -ge "$_limit" ] && return 1
+        sleep 0.05
+    done
+    return 0
+}
+
+done_testing() {
+    echo "# $HIL_CHECKS checks, $HIL_FAILS failed"
+    [ "$HIL_FAILS" -eq 0 ]
+    exit $?
+}
+
+# --- the simulated board -------------------------------------------------------------------
+# /run/hil/gpio-lines: NAME CHIP_LABEL GPIOCHIP OFFSET DIRECTION USE
+
+_hil_field() {  # FILE KEY COLUMN
+    awk -v k="$2" -v c="$3" '$1 == k { print $c; found = 1; exit } END { exit !found }' "$1" \
+        || bail "nothing named '$2' in $1"
+}
+hil_line_chip()   { _hil_field /run/hil/gpio-lines "$1" 3; }   # relay-1 -> gpiochip0
+hil_line_offset() { _hil_field /run/hil/gpio-lines "$1" 4; }   # relay-1 -> 0
+hil_chip_of_label() { _hil_field /run/hil/gpio-chips "$1" 2; } # hearth-sim-main -> gpiochip0
+# Names of the board's lines with DIRECTION (input|output).
+hil_lines() { awk -v d="$1" '$5 == d { print $1 }' /run/hil/gpio-lines; }
+# The gpio-sim directory of a line's simulated pin: .../sim_gpioN with files value and pull.
+hil_sim_dir() { echo "/sys/bus/gpio/devices/$(hil_line_chip "$1")/sim_gpio$(hil_line_offset "$1")"; }
+# What the line drives, as the simulator sees it (0/1).
+hil_sim_value() { cat "$(hil_sim_dir "$1")/value"; }
+# hil_sim_pull NAME pull-up|pull-down : what the outside world does to an input line.
+hil_sim_pull() { echo "$2" > "$(hil_sim_dir "$1")/pull"; }
+
+# /run/hil/i2c-devices: NAME DRIVER BUS ADDRESS IIO_DEVICE WORD_ORDER
+hil_i2c_bus()  { _hil_field /run/hil/i2c-devices "$1" 3; }
+hil_i2c_addr() { _hil_field /run/hil/i2c-devices "$1" 4; }
+hil_iio_dir()  { echo "/sys/bus/iio/devices/$(_hil_field /run/hil/i2c-devices "$1" 5)"; }
+# hil_i2c_set_word NAME REG WORD : store WORD (as the chip sends it) in the i2c-stub register REG.
+hil_i2c_set_word() {
+    _w=$(($3))
+    if [ "$(_hil_field /run/hil/i2c-devices "$1" 6)" = msb-first ]; then
+        _w=$(( ((_w & 0xff) << 8) | ((_w >> 8) & 0xff) ))
+    fi
+    # -f: the kernel driver is bound to the address.
+    i2cset -f -y "$(hil_i2c_bus "$1")" "$(hil_i2c_addr "$1")" "$2" "$(printf '0x%04x' "$_w")" w
+}
+# hil_iio_value NAME CHANNEL : (raw + offset) * scale, from the driver's own sysfs attributes.
+hil_iio_value() {
+    _d=$(hil_iio_dir "$1")
+    _off=0; [ -f "$_d/in_$2_offset" ] && _off=$(cat "$_d/in_$2_offset")
+    awk -v r="$(cat "$_d/in_$2_raw")" -v o="$_off" -v s="$(cat "$_d/in_$2_scale")" \
+        'BEGIN { printf "%.3f", (r + o) * s }'
+}
