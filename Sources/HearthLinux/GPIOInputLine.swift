@@ -194,8 +194,8 @@ public final class GPIOInputLine: Sendable {
     static func pollMilliseconds(until deadline: UInt64?, now: UInt64 = Syscall.monotonicNanoseconds()) -> Int32 {
         guard let deadline else { return -1 }
         guard deadline > now else { return 0 }
-        let milliseconds = (deadline - now + 999_999) / 1_000_000
-        return Int32(clamping: milliseconds)
+        let (milliseconds, remainder) = (deadline - now).quotientAndRemainder(dividingBy: 1_000_000)
+        return Int32(clamping: milliseconds + (remainder == 0 ? 0 : 1))
     }
 
     static func nanoseconds(_ duration: Duration) -> UInt64 {

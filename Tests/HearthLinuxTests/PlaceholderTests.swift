@@ -1,4 +1,0 @@
-import Testing
-@testable import HearthLinux
-
-@Test func placeholder() {}
