@@ -46,6 +46,10 @@ extension DeviceTypeDescriptor {
     public static let dimmableLight = DeviceTypeDescriptor(
         name: "DimmableLight", id: 0x0101, required: [.identify, .onOff, .levelControl], optional: [.basicInformation],
         features: [.onOff: ["lighting"], .levelControl: ["onOff", "lighting"]])
+    /// Matter 1.4 OnOffPlugInUnit (0x010A): a relay switching a load that is not a light (a fan, a pump).
+    public static let onOffPlugInUnit = DeviceTypeDescriptor(
+        name: "OnOffPlugInUnit", id: 0x010A, required: [.identify, .onOff], optional: [.levelControl, .basicInformation],
+        features: [.levelControl: ["onOff"]])
     /// Matter 1.4 HumiditySensor (0x0307).
     public static let humiditySensor = DeviceTypeDescriptor(
         name: "HumiditySensor", id: 0x0307, required: [.identify, .relativeHumidityMeasurement],
@@ -60,7 +64,7 @@ extension DeviceTypeDescriptor {
 
     /// Every device type Hearth knows.
     public static let catalogue: [DeviceTypeDescriptor] = [
-        .onOffLight, .dimmableLight, .humiditySensor, .temperatureSensor, .genericSwitch,
+        .onOffLight, .dimmableLight, .onOffPlugInUnit, .humiditySensor, .temperatureSensor, .genericSwitch,
     ]
 
     public static func named(_ name: String) -> DeviceTypeDescriptor? { catalogue.first { $0.name == name } }

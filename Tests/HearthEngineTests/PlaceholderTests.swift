@@ -1,4 +1,0 @@
-import Testing
-@testable import HearthEngine
-
-@Test func placeholder() {}

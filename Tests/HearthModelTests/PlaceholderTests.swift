@@ -1,4 +1,0 @@
-import Testing
-@testable import HearthModel
-
-@Test func placeholder() {}
