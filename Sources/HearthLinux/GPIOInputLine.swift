@@ -99,19 +99,21 @@ public final class GPIOInputLine: Sendable {
     ///   and, immediately and forever, once ``interrupt()`` has been called.
     /// - Throws: ``LinuxIOError`` if the chip goes away (`ENODEV`) or the event read fails.
     ///
-    /// Only one thread may wait at a time; a second concurrent waiter is a bug and traps.
+    /// Only one thread may wait at a time; a second concurrent waiter is a bug and traps. After ``release()`` every
+    /// wait returns an empty array at once.
     public func waitForEvents(timeout: Duration?) throws(LinuxIOError) -> [GPIOEdgeEvent] {
         if let timeout { precondition(timeout >= .zero, "waitForEvents timeout must not be negative") }
         let offset = self.offset
-        let begin = state.withLock { state -> (descriptor: Int32, interrupted: Bool) in
-            precondition(state.line != nil, "waitForEvents on GPIO line \(offset) after release")
+        let descriptor = state.withLock { state -> Int32? in
+            // Released lines are interrupted too, so a shutdown racing a waiter's loop ends it instead of trapping.
+            if state.isInterrupted { return nil }
             precondition(!state.isWaiting, "only one thread may wait on GPIO line \(offset)")
             state.isWaiting = true
-            return (state.eventDescriptor, state.isInterrupted)
+            return state.eventDescriptor
         }
+        guard let descriptor else { return [] }
         defer { endWait() }
-        if begin.interrupted { return [] }
-        return try Self.wait(eventDescriptor: begin.descriptor, interruptDescriptor: interruptDescriptor,
+        return try Self.wait(eventDescriptor: descriptor, interruptDescriptor: interruptDescriptor,
                              timeout: timeout, context: .gpioLine(chip: chip.name, offset: offset))
     }
 
@@ -127,23 +129,22 @@ public final class GPIOInputLine: Sendable {
     /// Whether ``interrupt()`` has been called.
     public var isInterrupted: Bool { state.withLock { $0.isInterrupted } }
 
-    /// Gives the line back to the kernel. If a thread is waiting it is interrupted, and the release completes when
-    /// that wait returns. Releasing twice is a bug and traps.
+    /// Gives the line back to the kernel and interrupts waits, now and later. If a thread is waiting, the release
+    /// completes when that wait returns, so its descriptor is never closed under it. Releasing twice is a bug and traps.
     public func release() {
         let chip = self.chip
         let offset = self.offset
-        let mustInterrupt = state.withLock { state -> Bool in
+        state.withLock { state in
             precondition(state.line != nil && !state.releasePending, "GPIO line \(offset) on \(chip.name) released twice")
+            state.isInterrupted = true
             if state.isWaiting {
                 state.releasePending = true
-                return true
+            } else if let line = state.line {
+                state.line = nil
+                chip.withChip { _ in gpiod_line_release(line.raw) }
             }
-            let line = state.line!
-            state.line = nil
-            chip.withChip { _ in gpiod_line_release(line.raw) }
-            return false
         }
-        if mustInterrupt { interrupt() }
+        _ = hearth_eventfd_signal(interruptDescriptor)
     }
 
     private func endWait() {
