@@ -350,13 +350,20 @@ public struct LevelControlServer: TraitServer {
         case .onOffCommanded(isOn: true):
             // On: from the minimum up to OnLevel, or to the level the light had; an On during an Off
             // fade goes back to the level from before that Off.
+            // During an Off fade the light is still lit: rise from where it is rather than dip to the minimum.
             var stored = currentLevel
+            var from = minLevel
             if let t = transition {
-                if case .fadeOut(let restore?) = t.ending { stored = restore } else if case .command = t.ending { stored = t.to }
+                if case .fadeOut(let restore) = t.ending {
+                    stored = restore ?? stored
+                    from = currentLevel ?? minLevel
+                } else {
+                    stored = t.to
+                }
             }
             let target = clamp(onLevel ?? stored ?? maxLevel)
             let tenths = onTransitionTime ?? onOffTransitionTime
-            begin(from: minLevel, to: target, duration: Int64(tenths) * 100, ending: .command(turnsOff: false),
+            begin(from: from, to: target, duration: Int64(tenths) * 100, ending: .command(turnsOff: false),
                   context: &context)
         case .onOffCommanded(isOn: false):
             guard let from = currentLevel else { return }
