@@ -10,6 +10,11 @@ struct Endpoint: Sendable {
     /// What the hardware was last told, so unchanged steps cost nothing below.
     var lastOutput: EndpointOutput
 
+    /// Per trait, the ids of the attributes reported on change (not quiet), computed once.
+    private let loudIDs: [[UInt32]]
+    /// The traits that listen to couplings.
+    private let listeners: [Int]
+
     init(descriptor: DeviceTypeDescriptor, isPrimary: Bool, traits: [any TraitServer],
          connectivity: [SourceConnectivity], actuator: (any EndpointActuator)?) {
         self.descriptor = descriptor
@@ -17,6 +22,8 @@ struct Endpoint: Sendable {
         self.traits = traits
         self.connectivity = connectivity
         self.actuator = actuator
+        self.loudIDs = traits.map { t in type(of: t).descriptor.attributes.filter { !$0.hasQuietReporting }.map(\.id) }
+        self.listeners = traits.indices.filter { type(of: traits[$0]).listensToSignals }
         self.lastOutput = EndpointOutput()
         self.lastOutput = output
     }
@@ -37,15 +44,21 @@ struct Endpoint: Sendable {
         traits.firstIndex { type(of: $0).descriptor.id == id }
     }
 
-    /// Lets trait `index` act, then delivers the couplings it posted to its siblings, and records
-    /// every change a client should see: non-quiet attributes by comparing before and after, quiet
-    /// ones when a trait reported them.
+    /// Lets trait `index` act, then delivers the couplings it posted to the traits that listen, and
+    /// records every change a client should see: non-quiet attributes by comparing before and after,
+    /// quiet ones when a trait reported them. Only the acting trait and the listeners can change, so
+    /// only they are compared.
     mutating func perform(_ index: Int, now: EngineInstant, stepInterval: Int64, deviceID: String,
                           changes: inout [HomeEvent],
                           _ action: (inout any TraitServer, inout TraitContext) throws(HomeError) -> Void)
         throws(HomeError)
     {
-        let before = traits.map(Self.loudValues)
+        var watched = listeners
+        if !watched.contains(index) { watched.append(index) }
+        var before: [Value?] = []
+        before.reserveCapacity(24)
+        for i in watched { for id in loudIDs[i] { before.append(traits[i].read(id)) } }
+
         var context = TraitContext(now: now, stepInterval: stepInterval, output: output)
         try action(&traits[index], &context)
         var reported: [(trait: Int, attribute: UInt32)] = context.reports.map { (index, $0) }
@@ -56,33 +69,28 @@ struct Endpoint: Sendable {
             let (source, signal) = pending[delivered]
             delivered += 1
             precondition(delivered < 64, "endpoint signals loop: \(signal)")
-            for j in traits.indices where j != source {
+            for j in listeners where j != source {
                 var c = TraitContext(now: now, stepInterval: stepInterval, output: output)
                 traits[j].receive(signal, context: &c)
-                reported += c.reports.map { (j, $0) }
-                events += c.events.map { (j, $0.name, $0.fields) }
-                pending += c.signals.map { (j, $0) }
+                if !c.reports.isEmpty { reported += c.reports.map { (j, $0) } }
+                if !c.events.isEmpty { events += c.events.map { (j, $0.name, $0.fields) } }
+                if !c.signals.isEmpty { pending += c.signals.map { (j, $0) } }
             }
         }
+
         let typeName = descriptor.name
-        for (i, trait) in traits.enumerated() {
-            let d = type(of: trait).descriptor
-            let after = Self.loudValues(trait)
-            for (k, attribute) in d.attributes.enumerated() where before[i][k] != after[k] {
-                if let value = after[k] {
-                    changes.append(HomeEvent(deviceID: deviceID, change: .attribute(
-                        type: typeName, trait: d.id, attribute: attribute.name, value: value)))
-                }
+        var k = 0
+        for i in watched {
+            for id in loudIDs[i] {
+                defer { k += 1 }
+                guard let value = traits[i].read(id), value != before[k] else { continue }
+                changes.append(attributeEvent(deviceID, typeName, trait: i, id, value))
             }
         }
         var seen: [(Int, UInt32)] = []
         for (i, id) in reported where !seen.contains(where: { $0 == (i, id) }) {
             seen.append((i, id))
-            let d = type(of: traits[i]).descriptor
-            if let attribute = d.attribute(id: id), let value = traits[i].read(attribute) {
-                changes.append(HomeEvent(deviceID: deviceID, change: .attribute(
-                    type: typeName, trait: d.id, attribute: attribute.name, value: value)))
-            }
+            if let value = traits[i].read(id) { changes.append(attributeEvent(deviceID, typeName, trait: i, id, value)) }
         }
         for e in events {
             changes.append(HomeEvent(deviceID: deviceID, change: .event(
@@ -90,9 +98,12 @@ struct Endpoint: Sendable {
         }
     }
 
-    /// Values of the attributes reported on change; quiet ones read as `nil` so they never differ.
-    private static func loudValues(_ trait: any TraitServer) -> [Value?] {
-        type(of: trait).descriptor.attributes.map { $0.hasQuietReporting ? nil : trait.read($0) }
+    private func attributeEvent(_ deviceID: String, _ typeName: String, trait i: Int, _ id: UInt32, _ value: Value)
+        -> HomeEvent
+    {
+        let d = type(of: traits[i]).descriptor
+        let name = d.attributes.first { $0.id == id }?.name ?? String(id)
+        return HomeEvent(deviceID: deviceID, change: .attribute(type: typeName, trait: d.id, attribute: name, value: value))
     }
 
     /// Tells the hardware the new output, if it changed. Throws when the hardware refuses.

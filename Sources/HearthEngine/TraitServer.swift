@@ -14,7 +14,11 @@ public protocol TraitServer: Sendable {
     init(features: Set<String>) throws(HomeError)
 
     /// The attribute's current value, or `nil` when this instance does not support it.
-    func read(_ attribute: AttributeDescriptor) -> Value?
+    /// By id, not descriptor: the engine reads on every change and must not copy descriptors to do it.
+    func read(_ id: UInt32) -> Value?
+
+    /// Whether `receive` does anything: couplings are delivered only to traits that listen.
+    static var listensToSignals: Bool { get }
 
     /// Whether this instance takes the command (features decide, e.g. OffOnly has no `toggle`).
     func supports(_ command: CommandDescriptor) -> Bool
@@ -50,6 +54,8 @@ public protocol TraitServer: Sendable {
 }
 
 extension TraitServer {
+    public func read(_ attribute: AttributeDescriptor) -> Value? { read(attribute.id) }
+    public static var listensToSignals: Bool { false }
     public func supports(_ command: CommandDescriptor) -> Bool { true }
     public mutating func startUp(context: inout TraitContext) {}
     public mutating func write(_ attribute: AttributeDescriptor, _ value: Value, context: inout TraitContext)

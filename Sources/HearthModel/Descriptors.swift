@@ -20,9 +20,11 @@ public struct TraitID: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses a client's key: `onOff`, `matter.onOff` or `com.example.spinner`.
     public init(qualifiedName: String) {
-        if let dot = qualifiedName.lastIndex(of: ".") {
-            let ns = String(qualifiedName[..<dot])
-            self.init(namespace: ns, name: String(qualifiedName[qualifiedName.index(after: dot)...]))
+        // Scans bytes, not Characters: this runs for every request.
+        let utf8 = qualifiedName.utf8
+        if let dot = utf8.lastIndex(of: UInt8(ascii: ".")) {
+            self.init(namespace: String(qualifiedName[..<dot]),
+                      name: String(qualifiedName[qualifiedName.index(after: dot)...]))
         } else {
             self.init(namespace: Self.matterNamespace, name: qualifiedName)
         }

@@ -101,35 +101,36 @@ public enum ValueType: Sendable, Hashable, CustomStringConvertible {
     /// The errors follow Matter's order: a value of the wrong kind is `invalidDataType`, a value of the
     /// right kind outside what the type or the constraint allows is `constraintError`. `what` names the
     /// attribute or field in the message, so a client knows which part of the request to fix.
-    public func check(_ value: Value, nullable: Bool, constraint: ClosedRange<Int>? = nil, what: String)
-        throws(HomeError)
+    public func check(_ value: Value, nullable: Bool, constraint: ClosedRange<Int>? = nil,
+                      what describe: @autoclosure () -> String) throws(HomeError)
     {
+        // The name is built only for an error: checks run on every command and must not allocate.
         switch (self, value) {
         case (_, .null):
-            guard nullable else { throw .constraintError("\(what) cannot be null") }
+            guard nullable else { throw .constraintError("\(describe()) cannot be null") }
         case (.bool, .bool):
             break
         case (.string(let maxLength), .string(let s)):
             guard s.utf8.count <= maxLength else {
-                throw .constraintError("\(what) is \(s.utf8.count) bytes long; at most \(maxLength) are allowed")
+                throw .constraintError("\(describe()) is \(s.utf8.count) bytes long; at most \(maxLength) are allowed")
             }
         case (.enumeration(let e), .int(let i)):
             guard e.name(of: i) != nil else {
                 let names = e.cases.map { "\($0.value) (\($0.name))" }.joined(separator: ", ")
-                throw .constraintError("\(what) \(i) is not a \(e.name) value; allowed: \(names)")
+                throw .constraintError("\(describe()) \(i) is not a \(e.name) value; allowed: \(names)")
             }
         case (.bitmap(let b), .int(let i)):
             guard i >= 0, i & ~b.mask == 0 else {
                 let names = b.bits.map(\.name).joined(separator: ", ")
-                throw .constraintError("\(what) sets bits outside \(b.name); allowed bits: \(names)")
+                throw .constraintError("\(describe()) sets bits outside \(b.name); allowed bits: \(names)")
             }
         case (_, .int(let i)) where integerRange != nil:
             let range = constraint ?? integerRange!
             guard range.contains(i) else {
-                throw .constraintError("\(what) \(i) is out of range; allowed: \(range.lowerBound)…\(range.upperBound)")
+                throw .constraintError("\(describe()) \(i) is out of range; allowed: \(range.lowerBound)…\(range.upperBound)")
             }
         default:
-            throw .invalidDataType("\(what) must be \(nullable ? "null or " : "")\(description), not \(value)")
+            throw .invalidDataType("\(describe()) must be \(nullable ? "null or " : "")\(description), not \(value)")
         }
     }
 }

@@ -44,7 +44,7 @@ public struct BasicInformationServer: TraitServer {
     }
 
     /// Serial number and unique id are optional: unsupported until configured.
-    public func read(_ attribute: AttributeDescriptor) -> Value? { values[attribute.id] }
+    public func read(_ id: UInt32) -> Value? { values[id] }
 
     public mutating func load(_ attribute: AttributeDescriptor, _ value: Value) throws(HomeError) {
         guard Self.descriptor.attribute(id: attribute.id) != nil else { throw Self.unknownAttribute(attribute) }

@@ -40,8 +40,8 @@ public struct IdentifyServer: TraitServer {
         if let f = features.first { throw .constraintError("identify has no feature '\(f)'") }
     }
 
-    public func read(_ attribute: AttributeDescriptor) -> Value? {
-        switch attribute.id {
+    public func read(_ id: UInt32) -> Value? {
+        switch id {
         case Attribute.identifyTime.id: .int(identifyTime)
         case Attribute.identifyType.id: .int(identifyType)
         default: nil

@@ -74,6 +74,8 @@ public struct LevelControlServer: TraitServer {
         public static let stopWithOnOff = CommandDescriptor(id: 0x07, name: "stopWithOnOff", fields: optionsFields)
     }
 
+    public static let listensToSignals = true
+
     public static let descriptor = TraitDescriptor(
         id: .levelControl, clusterID: 0x0008,
         attributes: [Attribute.currentLevel, Attribute.remainingTime, Attribute.minLevel, Attribute.maxLevel,
@@ -138,8 +140,8 @@ public struct LevelControlServer: TraitServer {
         return Int((max(0, t.end - now) + 99) / 100)
     }
 
-    public func read(_ attribute: AttributeDescriptor) -> Value? {
-        switch attribute.id {
+    public func read(_ id: UInt32) -> Value? {
+        switch id {
         case Attribute.currentLevel.id: currentLevel.map(Value.int) ?? .null
         case Attribute.remainingTime.id: isLighting ? .int(remainingTimeAtLastStep) : nil
         case Attribute.minLevel.id: .int(minLevel)

@@ -35,9 +35,9 @@ extension MeasurementServer {
         self.init()
     }
 
-    public func read(_ attribute: AttributeDescriptor) -> Value? {
+    public func read(_ id: UInt32) -> Value? {
         let m = measurement
-        switch attribute.id {
+        switch id {
         case 0x0000: return m.measuredValue.map(Value.int) ?? .null
         case 0x0001: return m.minMeasuredValue.map(Value.int) ?? .null
         case 0x0002: return m.maxMeasuredValue.map(Value.int) ?? .null

@@ -39,6 +39,8 @@ public struct OnOffServer: TraitServer {
         ])
     }
 
+    public static let listensToSignals = true
+
     public static let descriptor = TraitDescriptor(
         id: .onOff, clusterID: 0x0006,
         attributes: [Attribute.onOff, Attribute.globalSceneControl, Attribute.onTime, Attribute.offWaitTime,
@@ -71,8 +73,8 @@ public struct OnOffServer: TraitServer {
         isOffOnly = features.contains("offOnly")
     }
 
-    public func read(_ attribute: AttributeDescriptor) -> Value? {
-        switch attribute.id {
+    public func read(_ id: UInt32) -> Value? {
+        switch id {
         case Attribute.onOff.id: .bool(onOff)
         case Attribute.globalSceneControl.id: isLighting ? .bool(globalSceneControl) : nil
         case Attribute.onTime.id: isLighting ? .int(onTime) : nil

@@ -34,8 +34,8 @@ public struct SwitchServer: TraitServer {
         reportsRelease = features.contains("momentarySwitchRelease")
     }
 
-    public func read(_ attribute: AttributeDescriptor) -> Value? {
-        switch attribute.id {
+    public func read(_ id: UInt32) -> Value? {
+        switch id {
         case Attribute.numberOfPositions.id: .int(numberOfPositions)
         case Attribute.currentPosition.id: .int(currentPosition)
         default: nil
