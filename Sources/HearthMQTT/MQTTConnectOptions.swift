@@ -111,8 +111,12 @@ public struct MQTTBackoff: Sendable, Hashable {
         let maximum = maximumDelay.seconds
         let growth = multiplier > 1 ? multiplier : 1
         var base = initial
-        // Multiply step by step so a large attempt count cannot overflow to infinity.
-        for _ in 0..<max(0, attempt) where base < maximum { base *= growth }
+        // Multiply step by step, stopping at the cap, so a large attempt count can neither overflow nor loop long.
+        var step = 0
+        while step < attempt && base < maximum && growth > 1 {
+            base *= growth
+            step += 1
+        }
         base = min(max(base, 0), max(maximum, 0))
         let fraction = min(max(jitter, 0), 1)
         let unit = min(max(random, 0), 1)

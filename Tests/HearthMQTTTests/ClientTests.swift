@@ -1,0 +1,454 @@
+@_spi(Testing) import HearthMQTT
+import HearthTestKit
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Every test starts its own mosquitto (see `TestBroker`), so they run in parallel.
+@Suite struct MessagingTests {
+    @Test func publishAndSubscribeRoundTrip() async throws {
+        let broker = try TestBroker()
+        let subscriber = try await broker.connectedProbe()
+        try subscriber.client.subscribe("home/+/state", options: MQTTSubscriptionOptions(qos: .atLeastOnce))
+        #expect(try await subscriber.barrier("home/barrier/state"))
+
+        let publisher = try await broker.connectedProbe()
+        #expect(publisher.client.connectedProtocolVersion == .v5)
+        try publisher.client.publish("home/lamp/state", payload: [0, 1, 2, 255], qos: .atLeastOnce)
+        try publisher.client.publish("home/lamp/ignored", payload: [9])
+        try publisher.client.publish("home/fan/state", payload: [], qos: .exactlyOnce)
+
+        let lamp = try #require(await subscriber.message(on: "home/lamp/state"))
+        #expect(lamp.payload == [0, 1, 2, 255])
+        #expect(lamp.qos == .atLeastOnce)
+        #expect(lamp.retain == false)
+        #expect(lamp.responseTopic == nil && lamp.correlationData == nil)
+        let fan = try #require(await subscriber.message(on: "home/fan/state"))
+        #expect(fan.payload.isEmpty)
+        #expect(fan.qos == .atLeastOnce, "delivered at the subscription's QoS")
+        #expect(!subscriber.messages.all.contains { $0.topic == "home/lamp/ignored" })
+    }
+
+    @Test func theAsyncMessageStreamSeesWhatTheHandlerSees() async throws {
+        let broker = try TestBroker()
+        let probe = try await broker.connectedProbe()
+        let stream = probe.client.messages()
+        try probe.client.subscribe("stream/#")
+        try probe.client.publish("stream/a", payload: Array("hello"))
+        var iterator = stream.makeAsyncIterator()
+        let first = await iterator.next()
+        #expect(first?.topic == "stream/a")
+        #expect(first?.payload == Array("hello"))
+        probe.client.disconnect()
+        #expect(await iterator.next() == nil, "the stream finishes when the client stops")
+    }
+
+    @Test func unsubscribeStopsDelivery() async throws {
+        let broker = try TestBroker()
+        let probe = try await broker.connectedProbe()
+        try probe.client.subscribe("u/a")
+        try probe.client.subscribe("u/b")
+        #expect(try await probe.barrier("u/a"))
+        try probe.client.unsubscribe("u/a")
+        try probe.client.publish("u/a", payload: Array("after"))
+        #expect(try await probe.barrier("u/b"), "u/b is still subscribed, and u/a's UNSUBSCRIBE went first")
+        #expect(!probe.messages.all.contains { $0.topic == "u/a" && $0.payload == Array("after") })
+    }
+
+    @Test func retainedMessageArrivesFlaggedOnSubscription() async throws {
+        let broker = try TestBroker()
+        let publisher = try await broker.connectedProbe()
+        try publisher.client.publish("retained/lamp", payload: Array("on"), qos: .atLeastOnce, retain: true)
+        // DISCONNECT follows the PUBLISH on the same connection, so once it is flushed the broker has the message.
+        publisher.client.disconnect()
+
+        let subscriber = try await broker.connectedProbe()
+        try subscriber.client.subscribe("retained/#")
+        let message = try #require(await subscriber.message(on: "retained/lamp"))
+        #expect(message.retain)
+        #expect(message.payload == Array("on"))
+    }
+
+    @Test func retainAsPublishedKeepsTheFlagOnLivePublishes() async throws {
+        let broker = try TestBroker()
+        let probe = try await broker.connectedProbe()
+        try probe.client.subscribe("rap/on", options: MQTTSubscriptionOptions(retainAsPublished: true))
+        try probe.client.subscribe("rap/off")
+        // Same connection: both SUBSCRIBEs are active before these PUBLISHes.
+        try probe.client.publish("rap/on", payload: Array("1"), retain: true)
+        try probe.client.publish("rap/off", payload: Array("1"), retain: true)
+        let kept = try #require(await probe.message(on: "rap/on"))
+        let cleared = try #require(await probe.message(on: "rap/off"))
+        #expect(kept.retain, "retainAsPublished keeps the publisher's retain flag")
+        #expect(!cleared.retain, "without it, a live delivery has retain cleared")
+    }
+
+    @Test func noLocalSuppressesOwnPublishes() async throws {
+        let broker = try TestBroker()
+        let probe = try await broker.connectedProbe()
+        try probe.client.subscribe("nolocal/x", options: MQTTSubscriptionOptions(noLocal: true))
+        try probe.client.subscribe("nolocal/barrier")
+        try probe.client.publish("nolocal/x", payload: Array("mine"))
+        #expect(try await probe.barrier("nolocal/barrier"))
+        #expect(!probe.messages.all.contains { $0.topic == "nolocal/x" })
+
+        let other = try await broker.connectedProbe()
+        try other.client.publish("nolocal/x", payload: Array("theirs"))
+        #expect(await probe.message(on: "nolocal/x")?.payload == Array("theirs"))
+    }
+
+    @Test func responseTopicAndCorrelationDataRoundTrip() async throws {
+        let broker = try TestBroker()
+        let responder = try await broker.connectedProbe()
+        let requester = try await broker.connectedProbe()
+        try responder.client.subscribe("rpc/request")
+        #expect(try await responder.barrier("rpc/request"))
+        try requester.client.subscribe("rpc/reply/requester")
+        #expect(try await requester.barrier("rpc/reply/requester"))
+
+        let replier = responder.client
+        let requests = responder.messages
+        replier.onMessage = { request in
+            requests.append(request)
+            guard let replyTo = request.responseTopic else { return }
+            // On the network thread, from the handler: the low-latency reply path.
+            try? replier.publish(replyTo, payload: request.payload.reversed(), correlationData: request.correlationData)
+        }
+        let correlation: [UInt8] = [0xde, 0xad, 0xbe, 0xef, 0]
+        try requester.client.publish("rpc/request", payload: [1, 2, 3], qos: .atLeastOnce,
+                                     responseTopic: "rpc/reply/requester", correlationData: correlation)
+
+        let request = try #require(await responder.message(on: "rpc/request") { $0.payload == [1, 2, 3] })
+        #expect(request.responseTopic == "rpc/reply/requester")
+        #expect(request.correlationData == correlation)
+        let reply = try #require(await requester.message(on: "rpc/reply/requester") { $0.payload == [3, 2, 1] })
+        #expect(reply.correlationData == correlation)
+        #expect(reply.responseTopic == nil)
+    }
+
+    @Test func v5PropertiesAreDroppedOnA311Connection() async throws {
+        let broker = try TestBroker()
+        let probe = try await broker.connectedProbe { $0.protocolVersion = .v311 }
+        #expect(probe.client.connectedProtocolVersion == .v311)
+        try probe.client.subscribe("v3/x", options: MQTTSubscriptionOptions(noLocal: true, retainAsPublished: true))
+        try probe.client.publish("v3/x", payload: Array("p"), responseTopic: "v3/reply", correlationData: [1])
+        let message = try #require(await probe.message(on: "v3/x"),
+                                   "v5 subscription options are dropped too (noLocal would have hidden it)")
+        #expect(message.responseTopic == nil)
+        #expect(message.correlationData == nil)
+    }
+
+    @Test func invalidArgumentsAreTypedErrors() async throws {
+        let broker = try TestBroker()
+        let probe = try await broker.connectedProbe()
+        #expect(throws: MQTTError.self) { try probe.client.subscribe("a/#/b") }
+        do {
+            try probe.client.subscribe("a/#/b")
+        } catch {
+            #expect(error.code == .invalidArgument)
+            #expect(error.context.contains("a/#/b"))
+        }
+        do {
+            try probe.client.publish("wild/+", payload: [])
+            Issue.record("publishing to a wildcard must fail")
+        } catch {
+            #expect(error.code == .invalidArgument)
+        }
+        do {
+            try probe.client.publish("nul\u{0}topic", payload: [])
+            Issue.record("a NUL in a topic must fail")
+        } catch {
+            #expect(error.code == .invalidArgument)
+        }
+    }
+}
+
+@Suite struct ConnectionTests {
+    @Test func lastWillIsPublishedWhenTheConnectionDiesWithoutDisconnect() async throws {
+        let broker = try TestBroker()
+        let watcher = try await broker.connectedProbe()
+        try watcher.client.subscribe("will/#", options: MQTTSubscriptionOptions(qos: .atLeastOnce))
+        #expect(try await watcher.barrier("will/barrier"))
+
+        let will = MQTTConnectOptions.Will(topic: "will/crashed", payload: Array("offline"), qos: .atLeastOnce,
+                                           retain: false)
+        let polite = try await broker.connectedProbe(clientID: "polite") {
+            $0.will = MQTTConnectOptions.Will(topic: "will/polite", payload: Array("offline"), retain: false)
+        }
+        let crashing = try await broker.connectedProbe(clientID: "crashing") { $0.will = will }
+
+        polite.client.disconnect()
+        crashing.client.severConnectionWithoutDisconnect()
+
+        let received = try #require(await watcher.message(on: "will/crashed"), "broker log:\n\(broker.log)")
+        #expect(received.payload == Array("offline"))
+        #expect(received.qos == .atLeastOnce)
+        #expect(!watcher.messages.all.contains { $0.topic == "will/polite" },
+                "a clean disconnect() discards the will")
+        // The crashed client reconnects on its own.
+        #expect(await crashing.connects.count(atLeast: 2) { _ in true })
+    }
+
+    @Test func aKilledProcessHasItsWillPublished() async throws {
+        // The same broker behaviour, through a real process death: mosquitto_sub with a will, killed with SIGKILL.
+        let broker = try TestBroker()
+        let watcher = try await broker.connectedProbe()
+        try watcher.client.subscribe("will/process")
+        #expect(try await watcher.barrier("will/process"))
+        let sub = "/usr/bin/mosquitto_sub"
+        try #require(access(sub, X_OK) == 0, "mosquitto_sub (mosquitto-clients) is needed")
+        let child = try TestProcess(sub, ["-h", broker.host, "-p", "\(broker.port)", "-t", "ignored",
+                                          "--will-topic", "will/process", "--will-payload", "gone",
+                                          "-i", "victim"])
+        // Wait until the broker has the victim connected, then kill it.
+        #expect(await eventually { broker.log.contains("as victim") })
+        child.kill()
+        let message = try #require(await watcher.message(on: "will/process") { $0.payload == Array("gone") },
+                                   "broker log:\n\(broker.log)")
+        #expect(message.payload == Array("gone"))
+    }
+
+    @Test func reconnectsAndResubscribesAfterABrokerRestart() async throws {
+        let broker = try TestBroker()
+        let probe = try await broker.connectedProbe(clientID: "survivor")
+        try probe.client.subscribe("restart/#", options: MQTTSubscriptionOptions(qos: .atLeastOnce))
+        #expect(try await probe.barrier("restart/barrier"))
+
+        broker.stop()
+        let lost = await probe.events.first {
+            if case .disconnected(.lost) = $0 { return true } else { return false }
+        }
+        #expect(lost != nil)
+        #expect(!probe.client.isConnected)
+        try broker.restart()
+
+        #expect(await probe.connects.count(atLeast: 2) { _ in true }, "onConnect runs again after the reconnect")
+        #expect(probe.client.isConnected)
+        let publisher = try await broker.connectedProbe()
+        // The broker has no persistence: only the client's own resubscription can deliver these.
+        var delivered = false
+        for attempt in 0..<50 where !delivered {
+            try publisher.client.publish("restart/after", payload: Array("\(attempt)"), qos: .atLeastOnce)
+            delivered = await probe.messages.first(within: .milliseconds(300)) { $0.topic == "restart/after" } != nil
+        }
+        #expect(delivered, "broker log:\n\(broker.log)")
+    }
+
+    @Test func theConnectHandlerRunsAfterResubscribing() async throws {
+        // onConnect republishes retained state; a subscription to the same topic must already be back in place.
+        let broker = try TestBroker()
+        let probe = try Probe(broker.options(clientID: "republisher"))
+        let client = probe.client
+        client.onConnect = { _ in
+            try? client.publish("state/self", payload: Array("republished"), qos: .atLeastOnce)
+        }
+        try client.subscribe("state/self") // before start: recorded, sent on connect
+        try await client.connect()
+        #expect(await probe.message(on: "state/self") != nil)
+        broker.stop()
+        try broker.restart()
+        #expect(await probe.messages.count(atLeast: 2) { $0.topic == "state/self" })
+    }
+
+    @Test func refusedPortIsATypedErrorAndTheClientKeepsTrying() async throws {
+        let port = try TestBroker.unusedLoopbackPort()
+        let probe = try Probe(MQTTConnectOptions(host: "127.0.0.1", port: port, reconnectBackoff:
+            MQTTBackoff(initialDelay: .milliseconds(10), maximumDelay: .milliseconds(50))))
+        do {
+            try await probe.client.connect()
+            Issue.record("nothing listens on \(port)")
+        } catch {
+            #expect(error.code == .system)
+            #expect(error.systemErrno == ECONNREFUSED)
+            #expect(error.context.contains("127.0.0.1:\(port)"))
+            #expect(error.message.contains("refused"))
+        }
+        #expect(await probe.events.count(atLeast: 3) {
+            if case .connectionFailed = $0 { return true } else { return false }
+        }, "it retries with backoff")
+        probe.client.disconnect()
+        #expect(!probe.client.isConnected)
+    }
+
+    @Test func unresolvableHostIsATypedError() async throws {
+        let probe = try Probe(MQTTConnectOptions(host: "no-such-broker.invalid", port: 1883))
+        await #expect(throws: MQTTError.self) { try await probe.client.connect() }
+        probe.client.disconnect()
+    }
+
+    @Test func disconnectIsIdempotentAndEndsTheEventStream() async throws {
+        let broker = try TestBroker()
+        let client = try MQTTClient(options: broker.options())
+        let events = client.connectionEvents()
+        try await client.connect()
+        client.disconnect()
+        client.disconnect()
+        var seen: [MQTTConnectionEvent] = []
+        for await event in events { seen.append(event) }
+        #expect(seen.count == 2)
+        #expect(seen.last == .disconnected(.requested))
+        #expect(throws: MQTTError.self) { try client.start() }
+        #expect(throws: MQTTError.self) { try client.publish("x", payload: []) }
+    }
+
+    @Test func disconnectFromTheNetworkThreadDoesNotDeadlock() async throws {
+        let broker = try TestBroker()
+        let probe = try Probe(broker.options())
+        let client = probe.client
+        client.onConnect = { _ in client.disconnect() }
+        try client.start()
+        #expect(await probe.events.first { $0 == .disconnected(.requested) } != nil)
+    }
+
+    @Test func releasingAClientStopsIt() async throws {
+        let broker = try TestBroker()
+        let events = Recorder<MQTTConnectionEvent>()
+        do {
+            let client = try MQTTClient(options: broker.options())
+            client.onConnectionEvent = { events.append($0) }
+            try await client.connect()
+        }
+        #expect(await events.first { $0 == .disconnected(.requested) } != nil)
+        // Never started at all: nothing to stop, nothing leaks.
+        _ = try MQTTClient(options: broker.options())
+    }
+
+    @Test func disconnectWhileAConnectIsPendingReturns() async throws {
+        // 10.255.255.1 is not routable: the connect either fails at once (no route) or stays pending.
+        let client = try MQTTClient(options: MQTTConnectOptions(host: "10.255.255.1", port: 1883))
+        try client.start()
+        client.disconnect()
+        #expect(!client.isConnected)
+    }
+
+    @Test func publishingWhileDisconnectedIsATypedError() throws {
+        let client = try MQTTClient(options: MQTTConnectOptions(host: "127.0.0.1", port: 1))
+        do {
+            try client.publish("x", payload: [1])
+            Issue.record("no connection")
+        } catch {
+            #expect(error.code == .notConnected)
+        }
+    }
+}
+
+@Suite struct SecurityTests {
+    @Test func passwordIsAcceptedAndAWrongOneRefused() async throws {
+        let broker = try TestBroker(users: ["hub": "s3cret", "other": "x"])
+        let good = try await broker.connectedProbe { $0.username = "hub"; $0.password = "s3cret" }
+        #expect(good.client.isConnected)
+
+        for version in [MQTTProtocolVersion.v5, .v311] {
+            let bad = try MQTTClient(options: broker.options {
+                $0.username = "hub"
+                $0.password = "wrong"
+                $0.protocolVersion = version
+            })
+            do {
+                try await bad.connect()
+                Issue.record("a wrong password must be refused (\(version))")
+            } catch {
+                #expect(error.code == .connectionRefused)
+                // v5: 0x86 bad user name or password / 0x87 not authorized; v3.1.1: 4 or 5.
+                #expect([0x86, 0x87, 4, 5].contains(error.reasonCode ?? -1), "\(error)")
+            }
+            bad.disconnect()
+        }
+
+        let anonymous = try MQTTClient(options: broker.options())
+        await #expect(throws: MQTTError.self) { try await anonymous.connect() }
+    }
+
+    @Test func tlsWithTheTestCAConnects() async throws {
+        let broker = try TestBroker(security: .tls)
+        let certificates = try #require(broker.certificates)
+        for host in ["127.0.0.1", "localhost"] {
+            let probe = try await broker.connectedProbe {
+                $0.host = host
+                $0.tls = MQTTConnectOptions.TLS(caFile: certificates.caFile)
+            }
+            try probe.client.subscribe("tls/x")
+            try probe.client.publish("tls/x", payload: Array("secret"))
+            #expect(await probe.message(on: "tls/x")?.payload == Array("secret"))
+        }
+    }
+
+    @Test func tlsWithAnotherCAIsRefused() async throws {
+        let broker = try TestBroker(security: .tls)
+        let stranger = try TestCertificates.make(in: broker.directory + "/stranger", caName: "Stranger CA")
+        let client = try MQTTClient(options: broker.options { $0.tls = MQTTConnectOptions.TLS(caFile: stranger.caFile) })
+        do {
+            try await client.connect()
+            Issue.record("a server certificate from an unknown CA must be refused")
+        } catch {
+            #expect([.tls, .tlsHandshake, .protocolError, .connectionLost, .system].contains(error.code), "\(error)")
+        }
+        client.disconnect()
+
+        // Without verification the same connection works (encryption only).
+        let unverified = try await broker.connectedProbe {
+            $0.tls = MQTTConnectOptions.TLS(caFile: stranger.caFile, verifyPeer: false)
+        }
+        #expect(unverified.client.isConnected)
+    }
+
+    @Test func mutualTLSNeedsTheClientCertificate() async throws {
+        let broker = try TestBroker(security: .mutualTLS)
+        let certificates = try #require(broker.certificates)
+        let withCertificate = try await broker.connectedProbe {
+            $0.tls = MQTTConnectOptions.TLS(caFile: certificates.caFile,
+                                            certificateFile: certificates.clientCertificateFile,
+                                            keyFile: certificates.clientKeyFile)
+        }
+        #expect(withCertificate.client.isConnected)
+
+        let without = try MQTTClient(options: broker.options {
+            $0.tls = MQTTConnectOptions.TLS(caFile: certificates.caFile)
+        })
+        await #expect(throws: MQTTError.self) { try await without.connect() }
+        without.disconnect()
+    }
+
+    @Test func unreadableTLSFilesAreRejectedUpFront() {
+        do {
+            _ = try MQTTClient(options: MQTTConnectOptions(tls: MQTTConnectOptions.TLS(caFile: "/nonexistent/ca.pem")))
+            Issue.record("a missing CA file must be rejected")
+        } catch {
+            #expect(error.code == .invalidArgument)
+            #expect(error.context.contains("/nonexistent/ca.pem"))
+        }
+    }
+}
+
+@Suite struct ProtocolFallbackTests {
+    @Test func aBrokerRefusingV5GetsA311Connection() async throws {
+        let broker = try TestBroker()
+        let proxy = try V5RefusingProxy(upstreamPort: broker.port)
+        let probe = try Probe(MQTTConnectOptions(host: proxy.host, port: proxy.port))
+        let version = try await probe.client.connect()
+        #expect(version == .v311)
+        #expect(proxy.refusedV5Connections == 1)
+        try probe.client.subscribe("fallback/x")
+        try probe.client.publish("fallback/x", payload: Array("ok"))
+        #expect(await probe.message(on: "fallback/x") != nil)
+        #expect(!probe.events.all.contains {
+            if case .connectionFailed = $0 { return true } else { return false }
+        }, "the fallback is not reported as a failure")
+    }
+
+    @Test func withoutFallbackTheRefusalIsReported() async throws {
+        let broker = try TestBroker()
+        let proxy = try V5RefusingProxy(upstreamPort: broker.port)
+        let client = try MQTTClient(options: MQTTConnectOptions(host: proxy.host, port: proxy.port,
+                                                                allowsProtocolFallback: false))
+        do {
+            try await client.connect()
+            Issue.record("the proxy refuses v5")
+        } catch {
+            #expect(error.code == .connectionRefused || error.code == .malformedPacket || error.code == .protocolError,
+                    "\(error)")
+        }
+        client.disconnect()
+    }
+}

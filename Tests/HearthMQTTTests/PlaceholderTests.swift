@@ -1,4 +1,0 @@
-import Testing
-@testable import HearthMQTT
-
-@Test func placeholder() {}

@@ -1,0 +1,100 @@
+@_spi(Testing) import HearthMQTT
+import HearthTestKit
+import Synchronization
+import Testing
+
+/// Collects values from handlers (any thread) and lets a test await one, with a generous timeout.
+final class Recorder<Element: Sendable>: Sendable {
+    private let items = Mutex<[Element]>([])
+
+    func append(_ element: Element) {
+        items.withLock { $0.append(element) }
+    }
+
+    var all: [Element] { items.withLock { $0 } }
+
+    /// The first recorded element matching `predicate`, waiting up to `timeout` for it; `nil` on timeout.
+    func first(within timeout: Duration = .seconds(15),
+               where predicate: @Sendable (Element) -> Bool) async -> Element? {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if let found = items.withLock({ $0.first(where: predicate) }) { return found }
+            if ContinuousClock.now >= deadline { return nil }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    /// Waits until at least `count` elements match.
+    func count(atLeast count: Int, within timeout: Duration = .seconds(15),
+               where predicate: @Sendable (Element) -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if items.withLock({ $0.filter(predicate).count }) >= count { return true }
+            if ContinuousClock.now >= deadline { return false }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+    }
+}
+
+/// A client with recorders wired to its handlers.
+struct Probe {
+    let client: MQTTClient
+    let messages = Recorder<MQTTMessage>()
+    let events = Recorder<MQTTConnectionEvent>()
+    let connects = Recorder<MQTTProtocolVersion>()
+
+    init(_ options: MQTTConnectOptions) throws {
+        client = try MQTTClient(options: options)
+        let messages = messages, events = events, connects = connects
+        client.onMessage = { messages.append($0) }
+        client.onConnectionEvent = { events.append($0) }
+        client.onConnect = { connects.append($0) }
+    }
+
+    /// Waits for a message on `topic` (and matching `predicate`).
+    func message(on topic: String, where predicate: @escaping @Sendable (MQTTMessage) -> Bool = { _ in true })
+        async -> MQTTMessage? {
+        await messages.first { $0.topic == topic && predicate($0) }
+    }
+
+    /// Publishes a marker to `topic` and waits to receive it: afterwards every earlier SUBSCRIBE of this client is
+    /// active on the broker (one connection is processed in order).
+    func barrier(_ topic: String) async throws -> Bool {
+        let marker = Array("barrier-\(UInt64.random(in: 0...UInt64.max))".utf8)
+        try client.publish(topic, payload: marker, qos: .atLeastOnce)
+        return await message(on: topic) { $0.payload == marker } != nil
+    }
+}
+
+extension TestBroker {
+    func options(clientID: String? = nil, _ configure: (inout MQTTConnectOptions) -> Void = { _ in })
+        -> MQTTConnectOptions {
+        var options = MQTTConnectOptions(host: host, port: port, clientID: clientID)
+        // Quick retries keep the reconnection tests short; the policy itself is unit-tested.
+        options.reconnectBackoff = MQTTBackoff(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(200))
+        configure(&options)
+        return options
+    }
+
+    /// A probe connected to this broker.
+    func connectedProbe(clientID: String? = nil, _ configure: (inout MQTTConnectOptions) -> Void = { _ in })
+        async throws -> Probe {
+        let probe = try Probe(options(clientID: clientID, configure))
+        try await probe.client.connect()
+        return probe
+    }
+}
+
+extension Array where Element == UInt8 {
+    init(_ text: String) { self = Array(text.utf8) }
+}
+
+/// Waits up to `timeout` for `condition` to hold.
+func eventually(within timeout: Duration = .seconds(15), _ condition: @Sendable () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while true {
+        if condition() { return true }
+        if ContinuousClock.now >= deadline { return false }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+}

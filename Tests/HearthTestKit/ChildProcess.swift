@@ -1,0 +1,194 @@
+// Spawning and reaping the tools the fixtures need (mosquitto, mosquitto_passwd, openssl), with posix_spawn.
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A fixture could not be set up: a tool is missing or failed, a broker did not come up.
+public struct TestFixtureError: Error, CustomStringConvertible, Sendable {
+    public var description: String
+
+    public init(_ description: String) {
+        self.description = description
+    }
+}
+
+enum ChildProcess {
+    /// The first executable among `candidates` (absolute paths or names looked up in `PATH`).
+    static func locate(_ candidates: [String]) -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        for candidate in candidates where !candidate.isEmpty {
+            if candidate.contains("/") {
+                if access(candidate, X_OK) == 0 { return candidate }
+                continue
+            }
+            for directory in path.split(separator: ":") {
+                let full = "\(directory)/\(candidate)"
+                if access(full, X_OK) == 0 { return full }
+            }
+        }
+        return nil
+    }
+
+    /// Spawns `executable` with `arguments`, stdin from /dev/null, stdout and stderr appended to `outputFile`.
+    static func spawn(_ executable: String, _ arguments: [String], outputFile: String) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputFile, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+
+        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { for argument in argv { free(argument) } }
+        var pid = pid_t()
+        let rc = argv.withUnsafeBufferPointer { argv in
+            posix_spawn(&pid, executable, &actions, nil, argv.baseAddress!, environ)
+        }
+        guard rc == 0 else {
+            throw TestFixtureError("cannot spawn \(executable): \(String(cString: strerror(rc)))")
+        }
+        return pid
+    }
+
+    /// Runs a tool to completion; throws with its output if it exits non-zero.
+    static func run(_ executable: String, _ arguments: [String], outputFile: String) throws {
+        let pid = try spawn(executable, arguments, outputFile: outputFile)
+        let status = waitForExit(pid)
+        guard status == 0 else {
+            let output = (try? String(contentsOfFile: outputFile, encoding: .utf8)) ?? ""
+            throw TestFixtureError("\(executable) \(arguments.joined(separator: " ")) exited with \(status):\n\(output)")
+        }
+    }
+
+    /// Blocks until `pid` exits; returns its exit code (128 + signal when killed).
+    @discardableResult
+    static func waitForExit(_ pid: pid_t) -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        return decode(status)
+    }
+
+    /// The exit code if `pid` has exited (and reaps it), else `nil`.
+    static func exitStatusIfExited(_ pid: pid_t) -> Int32? {
+        var status: Int32 = 0
+        let rc = waitpid(pid, &status, WNOHANG)
+        if rc == pid { return decode(status) }
+        if rc == -1 && errno == ECHILD { return -1 }
+        return nil
+    }
+
+    private static func decode(_ status: Int32) -> Int32 {
+        let signal = status & 0x7f
+        return signal == 0 ? (status >> 8) & 0xff : 128 + signal
+    }
+
+    /// A fresh private directory under the temporary directory.
+    static func makeTemporaryDirectory(prefix: String) throws -> String {
+        let base = ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
+        var template = Array("\(base)/\(prefix)-XXXXXX".utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw TestFixtureError("mkdtemp in \(base): \(String(cString: strerror(errno)))")
+        }
+        return String(cString: made)
+    }
+}
+
+enum LoopbackSocket {
+    /// A port on 127.0.0.1 that was free a moment ago (bound with port 0, then released).
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw TestFixtureError("socket: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var address = loopback(port: 0)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0 else { throw TestFixtureError("bind: \(String(cString: strerror(errno)))") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Whether something accepts TCP connections on 127.0.0.1:`port`.
+    static func accepts(port: Int) -> Bool {
+        guard let fd = try? connect(port: port) else { return false }
+        close(fd)
+        return true
+    }
+
+    /// A blocking TCP socket connected to 127.0.0.1:`port`.
+    static func connect(port: Int) throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw TestFixtureError("socket: \(String(cString: strerror(errno)))") }
+        var address = loopback(port: port)
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard rc == 0 else {
+            let error = errno
+            close(fd)
+            throw TestFixtureError("connect to 127.0.0.1:\(port): \(String(cString: strerror(error)))")
+        }
+        return fd
+    }
+
+    static func loopback(port: Int) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
+        return address
+    }
+}
+
+/// A child process for a test (a CLI client to kill abruptly, say), killed when released.
+public final class TestProcess: Sendable {
+    public let pid: Int32
+    public let outputFile: String
+    private let reaped = Synchronization.Mutex(false)
+
+    /// Spawns `executable`; its output goes to a temporary file.
+    public init(_ executable: String, _ arguments: [String]) throws {
+        let directory = try ChildProcess.makeTemporaryDirectory(prefix: "hearth-process")
+        outputFile = "\(directory)/output.log"
+        pid = try ChildProcess.spawn(executable, arguments, outputFile: outputFile)
+    }
+
+    deinit {
+        kill()
+        try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: outputFile).deletingLastPathComponent().path)
+    }
+
+    /// Sends SIGKILL (no chance to say goodbye) and reaps the process.
+    public func kill() {
+        send(SIGKILL)
+    }
+
+    /// Sends `signal` and reaps the process.
+    public func send(_ signal: Int32) {
+        let alreadyReaped = reaped.withLock { reaped in
+            defer { reaped = true }
+            return reaped
+        }
+        guard !alreadyReaped else { return }
+        _ = Glibc.kill(pid, signal)
+        ChildProcess.waitForExit(pid)
+    }
+}
+
+extension TestBroker {
+    /// A loopback port nothing listens on (for "connection refused" tests).
+    public static func unusedLoopbackPort() throws -> Int {
+        try LoopbackSocket.freePort()
+    }
+}

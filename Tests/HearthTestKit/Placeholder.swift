@@ -1,1 +1,0 @@
-// Shared test fixtures (a private mosquitto broker, temporary sysfs trees) land here.

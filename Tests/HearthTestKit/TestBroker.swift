@@ -1,0 +1,183 @@
+// A private mosquitto for one test: its own free loopback port, temporary config, log and (optionally) password
+// file and TLS certificates, killed when the fixture is released. Tests run in parallel, so never share one.
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A real mosquitto broker on 127.0.0.1 for the duration of a test.
+///
+/// The executable is `$HEARTH_MOSQUITTO`, else `/usr/sbin/mosquitto`, else `mosquitto` on `PATH`.
+public final class TestBroker: Sendable {
+    /// How the broker's single listener is secured.
+    public enum Security: Sendable {
+        /// Plain TCP.
+        case none
+        /// TLS with a certificate from ``TestBroker/certificates``; clients are not asked for one.
+        case tls
+        /// TLS, and clients must present a certificate signed by the test CA.
+        case mutualTLS
+    }
+
+    public let host = "127.0.0.1"
+    /// The listener's port; the same across ``restart()``.
+    public let port: Int
+    /// The broker's private temporary directory (config, log, password file, certificates); removed on release.
+    public let directory: String
+    /// The test PKI, when the broker was created with TLS.
+    public let certificates: TestCertificates?
+    public let executable: String
+
+    private let configFile: String
+    private let pid: Mutex<pid_t?>
+
+    /// Starts a broker and waits until it accepts connections.
+    ///
+    /// - Parameters:
+    ///   - users: if not empty, anonymous clients are refused and these username/password pairs are accepted.
+    ///   - security: plain TCP, TLS or TLS with client certificates (certificates are made with `openssl`).
+    ///   - extraConfiguration: more `mosquitto.conf` lines.
+    public init(users: [String: String] = [:], security: Security = .none, extraConfiguration: [String] = []) throws {
+        let environment = ProcessInfo.processInfo.environment
+        guard let executable = ChildProcess.locate([environment["HEARTH_MOSQUITTO"] ?? "", "/usr/sbin/mosquitto",
+                                                    "mosquitto"]) else {
+            throw TestFixtureError("mosquitto not found: set HEARTH_MOSQUITTO or apt-get install mosquitto")
+        }
+        self.executable = executable
+        let directory = try ChildProcess.makeTemporaryDirectory(prefix: "hearth-broker")
+        self.directory = directory
+        configFile = "\(directory)/mosquitto.conf"
+        pid = Mutex(nil)
+
+        var lines = [
+            "allow_anonymous \(users.isEmpty)",
+            "persistence false",
+            "log_dest file \(directory)/mosquitto.log",
+            "log_type all",
+            "connection_messages true",
+        ]
+        // Started as root, mosquitto drops to user "mosquitto", which could not read this private directory.
+        if geteuid() == 0 { lines.append("user root") }
+        if !users.isEmpty {
+            guard let passwd = ChildProcess.locate(
+                [URL(fileURLWithPath: executable).deletingLastPathComponent().path + "/mosquitto_passwd",
+                 "mosquitto_passwd", "/usr/bin/mosquitto_passwd"]) else {
+                throw TestFixtureError("mosquitto_passwd not found")
+            }
+            let passwordFile = "\(directory)/passwd"
+            for (index, (user, password)) in users.sorted(by: { $0.key < $1.key }).enumerated() {
+                try ChildProcess.run(passwd, (index == 0 ? ["-c"] : []) + ["-b", passwordFile, user, password],
+                                     outputFile: "\(directory)/mosquitto_passwd.log")
+            }
+            lines.append("password_file \(passwordFile)")
+        }
+        var tlsLines: [String] = []
+        if security != .none {
+            let certificates = try TestCertificates.make(in: "\(directory)/pki")
+            self.certificates = certificates
+            tlsLines = [
+                "cafile \(certificates.caFile)",
+                "certfile \(certificates.serverCertificateFile)",
+                "keyfile \(certificates.serverKeyFile)",
+                "require_certificate \(security == .mutualTLS)",
+            ]
+        } else {
+            certificates = nil
+        }
+
+        // The port was free when probed, but a parallel test may grab it first: retry with another one.
+        var lastError: (any Error)?
+        for _ in 0..<5 {
+            let port = try LoopbackSocket.freePort()
+            let configuration = (["listener \(port) 127.0.0.1"] + tlsLines + lines + extraConfiguration)
+                .joined(separator: "\n") + "\n"
+            try configuration.write(toFile: configFile, atomically: true, encoding: .utf8)
+            do {
+                pid.withLock { $0 = nil }
+                let started = try Self.launch(executable: executable, configFile: configFile, port: port,
+                                              directory: directory)
+                pid.withLock { $0 = started }
+                self.port = port
+                return
+            } catch {
+                lastError = error
+            }
+        }
+        try? FileManager.default.removeItem(atPath: directory)
+        throw lastError ?? TestFixtureError("mosquitto did not start")
+    }
+
+    deinit {
+        if let pid = pid.withLock({ $0 }) {
+            kill(pid, SIGKILL)
+            ChildProcess.waitForExit(pid)
+        }
+        if ProcessInfo.processInfo.environment["HEARTH_KEEP_BROKER_DIRS"] == nil {
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+    }
+
+    /// Whether the broker process is running.
+    public var isRunning: Bool { pid.withLock { $0 != nil } }
+
+    /// Stops the broker: SIGTERM (it closes every client connection), or SIGKILL when `graceful` is false; waits
+    /// for the process to exit.
+    public func stop(graceful: Bool = true) {
+        guard let pid = pid.withLock({ state -> pid_t? in
+            defer { state = nil }
+            return state
+        }) else { return }
+        kill(pid, graceful ? SIGTERM : SIGKILL)
+        for _ in 0..<500 {
+            if ChildProcess.exitStatusIfExited(pid) != nil { return }
+            usleep(10_000)
+        }
+        kill(pid, SIGKILL)
+        ChildProcess.waitForExit(pid)
+    }
+
+    /// Starts the broker again on the same port (stopping it first if it is running).
+    public func restart() throws {
+        stop()
+        var lastError: (any Error)?
+        // The port may linger in TIME_WAIT for a moment; mosquitto sets SO_REUSEADDR, so retries are rare.
+        for _ in 0..<20 {
+            do {
+                let started = try Self.launch(executable: executable, configFile: configFile, port: port,
+                                              directory: directory)
+                pid.withLock { $0 = started }
+                return
+            } catch {
+                lastError = error
+                usleep(100_000)
+            }
+        }
+        throw lastError ?? TestFixtureError("mosquitto did not restart")
+    }
+
+    /// The broker's log so far (handy in a failing test's message).
+    public var log: String {
+        (try? String(contentsOfFile: "\(directory)/mosquitto.log", encoding: .utf8)) ?? ""
+    }
+
+    private static func launch(executable: String, configFile: String, port: Int, directory: String) throws -> pid_t {
+        let output = "\(directory)/mosquitto.out"
+        let pid = try ChildProcess.spawn(executable, ["-c", configFile], outputFile: output)
+        // Up to 10 s for the listener: generous for a loaded Pi; usually a few milliseconds.
+        for _ in 0..<1000 {
+            if let status = ChildProcess.exitStatusIfExited(pid) {
+                let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+                let log = (try? String(contentsOfFile: "\(directory)/mosquitto.log", encoding: .utf8)) ?? ""
+                throw TestFixtureError("mosquitto exited with \(status) before listening on \(port):\n\(text)\n\(log)")
+            }
+            if LoopbackSocket.accepts(port: port) { return pid }
+            usleep(10_000)
+        }
+        kill(pid, SIGKILL)
+        ChildProcess.waitForExit(pid)
+        throw TestFixtureError("mosquitto did not listen on \(port) within 10 s")
+    }
+}
