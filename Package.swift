@@ -26,7 +26,7 @@ let package = Package(
         // libmosquitto's C API, found with pkg-config (Debian: libmosquitto-dev).
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // A safe wrapper over libmosquitto and the MQTT topic contract that publishes the engine's devices.
-        .target(name: "HearthMQTT", dependencies: ["CMosquitto"], swiftSettings: strict),
+        .target(name: "HearthMQTT", dependencies: ["CMosquitto", "HearthEngine"], swiftSettings: strict),
         // libgpiod v1's C API, found with pkg-config (Debian: libgpiod-dev).
         .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
         // Linux I/O under a root prefix: GPIO character device (libgpiod), PWM, IIO and hwmon sysfs.

@@ -11,6 +11,8 @@ import Synchronization
 public final class Home: Sendable {
     public let clock: any EngineClock
     public let options: EngineOptions
+    /// The traits this home runs; adapters read descriptors from it to translate requests.
+    public let registry: TraitRegistry
     private let state: Mutex<State>
     private let observers = Mutex(Observers())
     private let waker = Waker()
@@ -49,6 +51,7 @@ public final class Home: Sendable {
     {
         self.clock = clock
         self.options = options
+        self.registry = registry
         var s = State()
         var warnings: [String] = []
         let now = clock.now

@@ -1,0 +1,53 @@
+public import HearthModel
+
+/// Converts between the engine's values and the JSON clients send and read.
+///
+/// The engine keeps enums and bitmaps as Matter's integers; clients read and write them by name
+/// (`"startUpOnOff":"toggle"`, `"optionsMask":{"executeIfOff":true}`), so no client has to know a
+/// Matter number to use Hearth.
+public enum ValueCoding {
+    public static func json(_ value: Value, as type: ValueType) -> JSON {
+        switch (value, type) {
+        case (.null, _): return .null
+        case (.bool(let b), _): return .bool(b)
+        case (.string(let s), _): return .string(s)
+        case (.int(let i), .enumeration(let e)): return e.name(of: i).map(JSON.string) ?? .int(i)
+        case (.int(let i), .bitmap(let b)):
+            return .object(b.bits.map { (key: $0.name, value: JSON.bool(i & (1 << $0.bit) != 0)) })
+        case (.int(let i), _): return .int(i)
+        }
+    }
+
+    /// A client's JSON as an engine value of `type` (or as the JSON says, when the type is unknown:
+    /// the engine then reports what is wrong with the name). `what` names the field in messages.
+    public static func value(_ json: JSON, as type: ValueType?, what: String) throws(HomeError) -> Value {
+        switch (json, type) {
+        case (.null, _): return .null
+        case (.bool(let b), _): return .bool(b)
+        case (.int(let i), _): return .int(i)
+        case (.double(let d), _):
+            throw .invalidDataType("\(what) must be a whole number, not \(d)")
+        case (.string(let s), .enumeration(let e)?):
+            guard let v = e.value(named: s) else {
+                throw .constraintError("\(what) '\(s)' is not one of \(e.cases.map(\.name).joined(separator: ", "))")
+            }
+            return .int(v)
+        case (.string(let s), _): return .string(s)
+        case (.object(let members), .bitmap(let b)?):
+            var bits = 0
+            for (name, flag) in members {
+                guard let bit = b.bits.first(where: { $0.name == name })?.bit else {
+                    throw .constraintError("\(what) has no flag '\(name)'; its flags are \(b.bits.map(\.name).joined(separator: ", "))")
+                }
+                guard case .bool(let on) = flag else {
+                    throw .invalidDataType("\(what).\(name) must be true or false, not \(flag.kind)")
+                }
+                if on { bits |= 1 << bit }
+            }
+            return .int(bits)
+        case (.object, _), (.array, _):
+            let expected = type.map { " (\($0))" } ?? ""
+            throw .invalidDataType("\(what) must be a single value\(expected), not \(json.kind)")
+        }
+    }
+}

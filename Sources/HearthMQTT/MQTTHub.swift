@@ -1,0 +1,182 @@
+public import HearthEngine
+import HearthModel
+import Synchronization
+
+/// Publishes a `Home` over MQTT and runs the requests that arrive for it (`docs/mqtt-api.md`).
+///
+/// Requests run on the MQTT client's network thread, synchronously: the engine publishes the changed
+/// device document from its observer before the request's response is published, so a client that
+/// waits for the response already has the new state. While the broker is unreachable nothing is
+/// queued: every (re)connection republishes the current state of every device, so the newest state
+/// always wins and memory stays bounded.
+public final class MQTTHub: Sendable {
+    public let home: Home
+    public let client: MQTTClient
+    public let topics: TopicScheme
+    private let log: @Sendable (String) -> Void
+    private let refresh: @Sendable (String) -> Void
+    private let observer = Mutex<Int?>(nil)
+
+    /// Options for the hub's client: `base` plus the last will (`offline` on the status topic).
+    public static func clientOptions(_ base: MQTTConnectOptions, topics: TopicScheme) -> MQTTConnectOptions {
+        var options = base
+        options.will = MQTTConnectOptions.Will(topic: topics.status, payload: Array("offline".utf8), qos: .atLeastOnce,
+                                               retain: true)
+        if options.clientID == nil { options.clientID = "hearth-\(topics.hub)" }
+        return options
+    }
+
+    /// - Parameters:
+    ///   - refresh: called for a `get` request: re-read the device's hardware now (the hub republishes after).
+    ///   - log: one line per event worth a log entry (refused requests, publish failures).
+    public init(home: Home, client: MQTTClient, topics: TopicScheme,
+                refresh: @escaping @Sendable (String) -> Void = { _ in },
+                log: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.home = home
+        self.client = client
+        self.topics = topics
+        self.refresh = refresh
+        self.log = log
+    }
+
+    /// Subscribes, starts the client, and publishes everything on every connection.
+    public func start() throws(MQTTError) {
+        client.onConnect = { [weak self] _ in self?.publishEverything() }
+        client.onMessage = { [weak self] message in self?.handle(message) }
+        let id = home.observe { [weak self] events in self?.publishChanges(events) }
+        observer.withLock { $0 = id }
+        // Retain-as-published lets a retained `set` sent while we are connected be recognised too.
+        try client.subscribe(topics.setFilter, options: MQTTSubscriptionOptions(qos: .atLeastOnce, retainAsPublished: true))
+        try client.start()
+    }
+
+    /// Publishes `offline` and disconnects cleanly (so the will is not needed).
+    public func stop() {
+        if let id = observer.withLock({ $0 }) { home.removeObserver(id) }
+        if client.isConnected {
+            try? client.publish(topics.status, payload: Array("offline".utf8), qos: .atLeastOnce, retain: true)
+        }
+        client.disconnect()
+    }
+
+    // MARK: Publishing
+
+    func publishEverything() {
+        let devices = home.list()
+        for d in devices { publish(d) }
+        publishSummary(devices)
+        send(topics.status, "online", qos: .atLeastOnce, retain: true)
+    }
+
+    func publish(_ device: HomeDevice) {
+        send(topics.device(device.id), DeviceDocument.document(device).text, retain: true)
+    }
+
+    func publishSummary(_ devices: [HomeDevice]) {
+        send(topics.devices, JSON.array(devices.map { DeviceDocument.summary($0) }).text, retain: true)
+    }
+
+    func publishChanges(_ events: [HomeEvent]) {
+        guard client.isConnected else { return }  // republished in full on the next connection
+        var ids: [String] = []
+        var summary = false
+        for e in events {
+            if !ids.contains(e.deviceID) { ids.append(e.deviceID) }
+            switch e.change {
+            case .metadata, .connectivity: summary = true
+            case .attribute, .event: break
+            }
+        }
+        for id in ids { if let d = try? home.device(id) { publish(d) } }
+        if summary { publishSummary(home.list()) }
+    }
+
+    private func send(_ topic: String, _ text: String, qos: MQTTQoS = .atMostOnce, retain: Bool = false,
+                      correlationData: [UInt8]? = nil) {
+        do {
+            try client.publish(topic, payload: Array(text.utf8), qos: qos, retain: retain, correlationData: correlationData)
+        } catch {
+            if error.code != .notConnected { log("publish to \(topic) failed: \(error)") }
+        }
+    }
+
+    // MARK: Requests
+
+    func handle(_ message: MQTTMessage) {
+        guard let deviceID = topics.deviceID(fromSetTopic: message.topic) else { return }
+        if message.retain {
+            // A retained request would run again at every reconnect ("ghost switching"): never run it,
+            // say so, and clear it from the broker.
+            guard !message.payload.isEmpty else { return }
+            log("refused a retained request on \(message.topic); cleared it")
+            let transaction = HubRequest.parse(message.payload).transaction
+            respond(message, HubResponse.failure(transaction: transaction, device: deviceID, .invalidCommand(
+                "retained requests are never executed (they would repeat at every reconnect); publish without retain")))
+            send(message.topic, "", qos: .atLeastOnce, retain: true)
+            return
+        }
+        let (transaction, parsed) = HubRequest.parse(message.payload)
+        let response: JSON
+        switch parsed {
+        case .failure(let error):
+            log("refused a request for \(deviceID): \(error)")
+            response = HubResponse.failure(transaction: transaction, device: deviceID, error)
+        case .success(let request):
+            do throws(HomeError) {
+                let result = try execute(request.action, on: deviceID)
+                response = HubResponse.ok(transaction: transaction, device: deviceID, result: result)
+            } catch {
+                log("request for \(deviceID) failed: \(error)")
+                response = HubResponse.failure(transaction: transaction, device: deviceID, error)
+            }
+        }
+        respond(message, response)
+    }
+
+    private func respond(_ request: MQTTMessage, _ response: JSON) {
+        let text = response.text
+        send(topics.responses, text)
+        if let responseTopic = request.responseTopic {
+            send(responseTopic, text, correlationData: request.correlationData)
+        }
+    }
+
+    /// Runs one request; returns what goes in the response's `result`.
+    func execute(_ action: HubRequest.Action, on deviceID: String) throws(HomeError) -> JSON? {
+        switch action {
+        case .command(let type, let trait, let name, let arguments):
+            let fields = home.registry.server(for: TraitID(qualifiedName: trait))?.descriptor.command(named: name)?.fields
+            var values: [String: Value] = [:]
+            if case .object(let members) = arguments {
+                for (key, json) in members {
+                    values[key] = try ValueCoding.value(json, as: fields?.first { $0.name == key }?.type,
+                                                        what: "\(name).\(key)")
+                }
+            }
+            try home.invoke(deviceID, type: type, trait: trait, command: name, arguments: values)
+            return nil
+        case .update(let type, let trait, let attributes):
+            let descriptor = home.registry.server(for: TraitID(qualifiedName: trait))?.descriptor
+            var values: [String: Value] = [:]
+            if case .object(let members) = attributes {
+                for (key, json) in members {
+                    values[key] = try ValueCoding.value(json, as: descriptor?.attribute(named: key)?.type,
+                                                        what: "\(trait).\(key)")
+                }
+            }
+            try home.update(deviceID, type: type, trait: trait, attributes: values)
+            return nil
+        case .setName(let name):
+            return .object([("name", .string(try home.setName(deviceID, name).name))])
+        case .setRoom(let room):
+            return .object([("roomId", DeviceDocument.optional(try home.setRoom(deviceID, room).roomID))])
+        case .setStructure(let structure):
+            return .object([("structureId", DeviceDocument.optional(try home.setStructure(deviceID, structure).structureID))])
+        case .get:
+            _ = try home.device(deviceID)
+            refresh(deviceID)
+            if client.isConnected, let d = try? home.device(deviceID) { publish(d) }
+            return nil
+        }
+    }
+}
