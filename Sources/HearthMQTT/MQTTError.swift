@@ -135,11 +135,12 @@ public struct MQTTError: Error, Sendable, Hashable, CustomStringConvertible {
         systemErrno = code == .system ? (capturedErrno ?? errno) : nil
         reasonCode = nil
         self.context = context
-        var text = String(cString: mosquitto_strerror(rc))
+        // mosquitto_strerror(MOSQ_ERR_ERRNO) is strerror(errno) of whatever errno is now: use the captured one.
         if let systemErrno, let description = strerror(systemErrno) {
-            text += " (" + String(cString: description) + ")"
+            message = String(cString: description)
+        } else {
+            message = String(cString: mosquitto_strerror(rc))
         }
-        message = text
     }
 
     /// An error for an MQTT reason code the broker sent: a refused CONNACK or a v5 DISCONNECT.

@@ -139,6 +139,33 @@ import Glibc
         #expect(message.correlationData == nil)
     }
 
+    @Test func concurrentPublishersLoseNothing() async throws {
+        let broker = try TestBroker()
+        let subscriber = try await broker.connectedProbe()
+        try subscriber.client.subscribe("burst/#", options: MQTTSubscriptionOptions(qos: .atLeastOnce))
+        #expect(try await subscriber.barrier("burst/barrier"))
+        let publisher = try await broker.connectedProbe()
+        let client = publisher.client
+        // Several threads publish through one client at once while its network thread writes.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for sender in 0..<4 {
+                group.addTask {
+                    for index in 0..<250 {
+                        try client.publish("burst/\(sender)", payload: [UInt8(sender), UInt8(index % 256)],
+                                           qos: .atLeastOnce)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(await subscriber.messages.count(atLeast: 1000) { $0.topic.hasPrefix("burst/") && $0.topic != "burst/barrier" })
+        for sender in 0..<4 {
+            // QoS 1 from one connection keeps each sender's order.
+            let indices = subscriber.messages.all.filter { $0.topic == "burst/\(sender)" }.map { Int($0.payload[1]) }
+            #expect(indices == Array(0..<250))
+        }
+    }
+
     @Test func invalidArgumentsAreTypedErrors() async throws {
         let broker = try TestBroker()
         let probe = try await broker.connectedProbe()
@@ -382,7 +409,7 @@ import Glibc
             try await client.connect()
             Issue.record("a server certificate from an unknown CA must be refused")
         } catch {
-            #expect([.tls, .tlsHandshake, .protocolError, .connectionLost, .system].contains(error.code), "\(error)")
+            #expect(error.code == .tls || error.code == .tlsHandshake, "\(error)")
         }
         client.disconnect()
 
@@ -446,8 +473,10 @@ import Glibc
             try await client.connect()
             Issue.record("the proxy refuses v5")
         } catch {
-            #expect(error.code == .connectionRefused || error.code == .malformedPacket || error.code == .protocolError,
-                    "\(error)")
+            #expect(error.code == .connectionRefused, "\(error)")
+            // libmosquitto reports the v3.1.1 "unacceptable protocol version" as the v5 reason 0x84.
+            #expect(error.reasonCode == 0x84 || error.reasonCode == 1, "\(error)")
+            #expect(proxy.forwardedConnections == 0)
         }
         client.disconnect()
     }

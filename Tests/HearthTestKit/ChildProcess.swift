@@ -42,11 +42,25 @@ enum ChildProcess {
         posix_spawn_file_actions_addopen(&actions, 1, outputFile, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
 
+        // The test runner's threads may block or ignore signals, and a spawned child inherits both: a broker
+        // that ignores SIGTERM would never stop gracefully. Start it with an empty mask and default handlers.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var emptySet = sigset_t()
+        sigemptyset(&emptySet)
+        posix_spawnattr_setsigmask(&attributes, &emptySet)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGCHLD, SIGUSR1, SIGUSR2] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
         var pid = pid_t()
         let rc = argv.withUnsafeBufferPointer { argv in
-            posix_spawn(&pid, executable, &actions, nil, argv.baseAddress!, environ)
+            posix_spawn(&pid, executable, &actions, &attributes, argv.baseAddress!, environ)
         }
         guard rc == 0 else {
             throw TestFixtureError("cannot spawn \(executable): \(String(cString: strerror(rc)))")
