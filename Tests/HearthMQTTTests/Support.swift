@@ -13,6 +13,8 @@ final class Recorder<Element: Sendable>: Sendable {
 
     var all: [Element] { items.withLock { $0 } }
 
+    func removeAll() { items.withLock { $0.removeAll() } }
+
     /// The first recorded element matching `predicate`, waiting up to `timeout` for it; `nil` on timeout.
     func first(within timeout: Duration = .seconds(15),
                where predicate: @Sendable (Element) -> Bool) async -> Element? {
