@@ -239,6 +239,17 @@ final class Core: @unchecked Sendable {
     }
 
     private func configure() throws(MQTTError) {
+        // libmosquitto would only reject these at connect time, on the network thread, over and over.
+        let endpoint = options.endpoint
+        guard !options.host.isEmpty, (1...65535).contains(options.port) else {
+            throw MQTTError(code: .invalidArgument, context: "connect to \(endpoint)",
+                            message: "host must not be empty and port must be in 1...65535")
+        }
+        guard options.keepAlive == 0 || (5...65535).contains(options.keepAlive) else {
+            throw MQTTError(code: .invalidArgument, context: "connect to \(endpoint)",
+                            message: "keepAlive must be 0 (off) or 5...65535 seconds")
+        }
+        try checkCString(options.host, "connect to \(endpoint)")
         try check(mosquitto_threaded_set(mosq, true), "enable threaded mode")
         try check(mosquitto_int_option(mosq, MOSQ_OPT_TCP_NODELAY, 1), "disable Nagle (TCP_NODELAY)")
         try check(mosquitto_int_option(mosq, MOSQ_OPT_PROTOCOL_VERSION, version.level), "set the protocol version")
@@ -387,7 +398,12 @@ final class Core: @unchecked Sendable {
                         // Give a live connection time to flush DISCONNECT; a pending one has nothing to flush.
                         guard attempt.connected else { break }
                         let now = ContinuousClock.now
-                        if stoppingAt == nil { stoppingAt = now }
+                        if stoppingAt == nil {
+                            stoppingAt = now
+                            // Again from here: a DISCONNECT queued by stop() while this thread was (re)connecting
+                            // was dropped with the old connection's queue. A second one is harmless.
+                            try? check(mosquitto_disconnect_v5(mosq, 0, nil), "disconnect from \(options.endpoint)")
+                        }
                         if let stoppingAt, now - stoppingAt > Self.disconnectGrace { break }
                     }
                 }

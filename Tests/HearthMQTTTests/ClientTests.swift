@@ -437,6 +437,14 @@ import Glibc
         without.disconnect()
     }
 
+    @Test func impossibleOptionsAreRejectedUpFront() {
+        for options in [MQTTConnectOptions(host: ""), MQTTConnectOptions(port: 0), MQTTConnectOptions(port: 70_000),
+                        MQTTConnectOptions(keepAlive: 2), MQTTConnectOptions(clientID: nil, cleanStart: false)] {
+            #expect(throws: MQTTError.self) { _ = try MQTTClient(options: options) }
+        }
+        #expect(throws: Never.self) { _ = try MQTTClient(options: MQTTConnectOptions(keepAlive: 0)) }
+    }
+
     @Test func unreadableTLSFilesAreRejectedUpFront() {
         do {
             _ = try MQTTClient(options: MQTTConnectOptions(tls: MQTTConnectOptions.TLS(caFile: "/nonexistent/ca.pem")))
