@@ -17,12 +17,18 @@ let package = Package(
     products: [
         .library(name: "HearthModel", targets: ["HearthModel"]),
         .library(name: "HearthEngine", targets: ["HearthEngine"]),
+        .executable(name: "hearth", targets: ["hearth"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     ],
     targets: [
         // What a client sees: devices, device types, traits, attribute and command descriptors, errors, connectivity.
         .target(name: "HearthModel", swiftSettings: strict),
         // What happens: Matter cluster state machines, transitions on an injected clock, the device registry and its events.
         .target(name: "HearthEngine", dependencies: ["HearthModel"], swiftSettings: strict),
+        // The hub configuration and board files: a YAML subset parsed with line numbers, decoded with every problem listed.
+        .target(name: "HearthConfig", swiftSettings: strict),
         // libmosquitto's C API, found with pkg-config (Debian: libmosquitto-dev).
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // A safe wrapper over libmosquitto and the MQTT topic contract that publishes the engine's devices.
@@ -31,6 +37,11 @@ let package = Package(
         .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
         // Linux I/O under a root prefix: GPIO character device (libgpiod), PWM, IIO and hwmon sysfs.
         .target(name: "HearthLinux", dependencies: ["CGPIOD"], swiftSettings: strict),
+
+        // The `hearth` command-line client: talks to any hub over MQTT only.
+        .executableTarget(name: "hearth", dependencies: [
+            "HearthMQTT", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ], swiftSettings: strict),
 
         // Benchmarks of the engine (run by scripts/bench, never by tests).
         .executableTarget(name: "HearthBench", dependencies: ["HearthEngine"], path: "Benchmarks/HearthBench",
@@ -41,7 +52,9 @@ let package = Package(
 
         .testTarget(name: "HearthModelTests", dependencies: ["HearthModel"], swiftSettings: strict),
         .testTarget(name: "HearthEngineTests", dependencies: ["HearthEngine"], swiftSettings: strict),
+        .testTarget(name: "HearthConfigTests", dependencies: ["HearthConfig"], swiftSettings: strict),
         .testTarget(name: "HearthMQTTTests", dependencies: ["HearthMQTT", "HearthTestKit"], swiftSettings: strict),
+        .testTarget(name: "HearthCLITests", dependencies: ["HearthMQTT", "HearthTestKit"], swiftSettings: strict),
         .testTarget(name: "HearthLinuxTests", dependencies: ["HearthLinux", "HearthTestKit"], swiftSettings: strict),
     ]
 )

@@ -1,0 +1,1 @@
+print("hearth: not built yet")
