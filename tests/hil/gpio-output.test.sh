@@ -2,8 +2,6 @@
 # sim_gpioN/value follows every output line of the board, named as the board file says.
 . "$HIL_TESTS/lib.sh"
 
-used() { gpioinfo "$(hil_line_chip "$1")" | grep "\"$1\"" | grep -q 'used'; }
-
 for label in $(awk '{ print $1 }' /run/hil/gpio-chips); do
     assert_contains "$(gpiodetect)" "[$label]" "gpiodetect lists chip $label"
 done
@@ -14,21 +12,21 @@ for line in $(hil_lines output); do
     for v in 1 0 1; do
         gpioset --mode=signal "$chip" "$off=$v" &
         pid=$!
-        if wait_for 5 used "$line"; then
+        if wait_for 5 hil_line_used "$line" gpioset; then
             assert_eq "$v" "$(hil_sim_value "$line")" "$line driven to $v is $v at gpio-sim"
         else
             fail "$line: gpioset did not request the line"
         fi
         kill "$pid"; wait "$pid" 2>/dev/null
     done
-    wait_for 5 sh -c "! gpioinfo $chip | grep '\"$line\"' | grep -q used" || fail "$line: not released"
+    wait_for 5 eval '! hil_line_used "$line"' && ok "$line released" || fail "$line: not released"
 done
 
 # Two lines at once: the simulator sees both, independently.
 a=relay-1 b=relay-2
 gpioset --mode=signal "$(hil_line_chip $a)" "$(hil_line_offset $a)=1" "$(hil_line_offset $b)=0" &
 pid=$!
-wait_for 5 used "$a" || fail "gpioset did not request $a and $b"
+wait_for 5 hil_line_used "$a" gpioset || fail "gpioset did not request $a and $b"
 assert_eq "1 0" "$(hil_sim_value $a) $(hil_sim_value $b)" "$a=1 and $b=0 together"
 kill "$pid"; wait "$pid" 2>/dev/null
 

@@ -5,7 +5,10 @@
 dev=humidity-1
 iio=$(hil_iio_dir $dev)
 [ -d "$iio" ] || bail "no IIO device for $dev"
-assert_eq si7020 "$(cat "$iio/name")" "$dev is served by the si7020 driver"
+client=/sys/bus/i2c/devices/$(hil_i2c_bus $dev)-$(printf '%04x' "$(hil_i2c_addr $dev)")
+assert_eq si7020 "$(basename "$(readlink "$client/driver")")" "$dev is bound to the si7020 driver"
+[ -d "$client/${iio##*/}" ] && ok "its IIO device ${iio##*/} hangs off the I2C client" \
+    || fail "no ${iio##*/} under $client"
 assert_eq -786 "$(cat "$iio/in_humidityrelative_offset")" "humidity offset is the driver's"
 assert_near 7.629394531 "$(cat "$iio/in_humidityrelative_scale")" 0.000000001 "humidity scale is 125000/16384"
 

@@ -31,16 +31,20 @@ assert_contains() {
     case "$1" in *"$2"*) ok "$3" ;; *) fail "$3: '$2' not in '$1'" ;; esac
 }
 
-# wait_for SECONDS COMMAND... : run COMMAND every 0.05 s until it succeeds; fails after SECONDS.
+# wait_for SECONDS COMMAND... : run COMMAND every 0.05 s until it succeeds; fails after SECONDS
+# (wall time inside the VM: under emulation starting a process alone takes tens of ms).
 wait_for() {
-    _limit=$(($1 * 20)); shift
-    _i=0
+    _deadline=$(awk -v s="$1" '{ printf "%d", ($1 + s) * 100 }' /proc/uptime); shift
     while ! "$@" >/dev/null 2>&1; do
-        _i=$((_i + 1))
-        [ "$_i" -ge "$_limit" ] && return 1
+        [ "$(awk '{ printf "%d", $1 * 100 }' /proc/uptime)" -ge "$_deadline" ] && return 1
         sleep 0.05
     done
     return 0
+}
+
+# hil_line_used NAME [CONSUMER] : the line is requested (by CONSUMER, when given), says gpioinfo.
+hil_line_used() {
+    gpioinfo "$(hil_line_chip "$1")" | grep "\"$1\"" | grep "${2:+\"$2\"}" | grep -q '\[used'
 }
 
 done_testing() {
