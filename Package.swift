@@ -43,6 +43,11 @@ let package = Package(
             "HearthMQTT", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: strict),
 
+        // Hardware bindings (relays, wall switches, PWM dimmers, humidity sensors) and board files, over HearthLinux
+        // or a simulated backend.
+        .target(name: "HearthHardware", dependencies: ["HearthEngine", "HearthLinux", "HearthConfig"],
+                swiftSettings: strict),
+
         // Benchmarks of the engine (run by scripts/bench, never by tests).
         .executableTarget(name: "HearthBench", dependencies: ["HearthEngine"], path: "Benchmarks/HearthBench",
                           swiftSettings: strict),
@@ -55,6 +60,8 @@ let package = Package(
         .testTarget(name: "HearthConfigTests", dependencies: ["HearthConfig"], swiftSettings: strict),
         .testTarget(name: "HearthMQTTTests", dependencies: ["HearthMQTT", "HearthTestKit"], swiftSettings: strict),
         .testTarget(name: "HearthCLITests", dependencies: ["HearthMQTT", "HearthTestKit"], swiftSettings: strict),
+        .testTarget(name: "HearthHardwareTests", dependencies: ["HearthHardware", "HearthTestKit"],
+                    swiftSettings: strict),
         .testTarget(name: "HearthLinuxTests", dependencies: ["HearthLinux", "HearthTestKit"], swiftSettings: strict),
     ]
 )

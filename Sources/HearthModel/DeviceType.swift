@@ -20,8 +20,9 @@ public struct DeviceTypeDescriptor: Sendable, Hashable, CustomStringConvertible 
         self.requiredFeatures = features
     }
 
+    /// Matter traits the type lists; a manufacturer's trait (another namespace) may extend any type.
     public func allows(_ trait: TraitID) -> Bool {
-        requiredTraits.contains(trait) || optionalTraits.contains(trait)
+        trait.namespace != TraitID.matterNamespace || requiredTraits.contains(trait) || optionalTraits.contains(trait)
     }
 
     public var description: String { name }
