@@ -11,6 +11,10 @@ public protocol HardwareBinding: AnyObject, Sendable {
     /// Drives the endpoint's outputs; `nil` for inputs and sensors.
     var actuator: (any EndpointActuator)? { get }
 
+    /// Traits the binding adds to its device type beyond the configured ones (e.g. the simulated
+    /// switch's `dev.hearth.simulatedSwitch`, through which a user presses it over MQTT).
+    var extraTraits: [TraitConfiguration] { get }
+
     /// Requests the hardware and begins reporting to `home`.
     func start(home: Home)
 
@@ -22,6 +26,10 @@ public protocol HardwareBinding: AnyObject, Sendable {
 
     /// Releases the hardware, leaving outputs in their safe state.
     func stop()
+}
+
+extension HardwareBinding {
+    public var extraTraits: [TraitConfiguration] { [] }
 }
 
 /// Where a binding is, for its configuration and its log lines.
