@@ -18,9 +18,12 @@ let package = Package(
         .library(name: "HearthModel", targets: ["HearthModel"]),
         .library(name: "HearthEngine", targets: ["HearthEngine"]),
         .executable(name: "hearth", targets: ["hearth"]),
+        .executable(name: "hearthd", targets: ["hearthd"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     ],
     targets: [
         // What a client sees: devices, device types, traits, attribute and command descriptors, errors, connectivity.
@@ -38,6 +41,16 @@ let package = Package(
         // Linux I/O under a root prefix: GPIO character device (libgpiod), PWM, IIO and hwmon sysfs.
         .target(name: "HearthLinux", dependencies: ["CGPIOD"], swiftSettings: strict),
 
+        // The hub service: configuration, persistence, and the services a board runs, assembled for `hearthd`.
+        .target(name: "HearthHub", dependencies: [
+            "HearthEngine", "HearthMQTT", "HearthHardware", "HearthConfig",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ], swiftSettings: strict),
+        // The daemon a board runs: `hearthd run --config FILE`, `hearthd check-config FILE`.
+        .executableTarget(name: "hearthd", dependencies: [
+            "HearthHub", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ], swiftSettings: strict),
         // The `hearth` command-line client: talks to any hub over MQTT only.
         .executableTarget(name: "hearth", dependencies: [
             "HearthMQTT", .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -62,6 +75,7 @@ let package = Package(
         .testTarget(name: "HearthCLITests", dependencies: ["HearthMQTT", "HearthTestKit"], swiftSettings: strict),
         .testTarget(name: "HearthHardwareTests", dependencies: ["HearthHardware", "HearthTestKit"],
                     swiftSettings: strict),
+        .testTarget(name: "HearthHubTests", dependencies: ["HearthHub", "HearthTestKit"], swiftSettings: strict),
         .testTarget(name: "HearthLinuxTests", dependencies: ["HearthLinux", "HearthTestKit"], swiftSettings: strict),
     ]
 )

@@ -1,0 +1,1 @@
+print("hearthd: not built yet")
