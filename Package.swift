@@ -46,6 +46,7 @@ let package = Package(
             "HearthEngine", "HearthMQTT", "HearthHardware", "HearthConfig",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "UnixSignals", package: "swift-service-lifecycle"),
         ], swiftSettings: strict),
         // The daemon a board runs: `hearthd run --config FILE`, `hearthd check-config FILE`.
         .executableTarget(name: "hearthd", dependencies: [

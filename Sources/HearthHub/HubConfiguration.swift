@@ -229,9 +229,17 @@ public struct HubConfiguration {
 
     // MARK: Paths
 
+    /// The absolute directory of `file`, so paths in it stay right whatever the working directory.
     static func directory(of file: String) -> String {
-        guard let slash = file.lastIndex(of: "/") else { return "." }
-        return slash == file.startIndex ? "/" : String(file[..<slash])
+        var path = file
+        if !path.hasPrefix("/") {
+            var buffer = [CChar](repeating: 0, count: 4096)
+            if getcwd(&buffer, buffer.count) != nil {
+                path = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) + "/" + path
+            }
+        }
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
     static func absolute(_ path: String, near directory: String) -> String {

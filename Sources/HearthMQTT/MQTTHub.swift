@@ -15,6 +15,7 @@ public final class MQTTHub: Sendable {
     public let topics: TopicScheme
     private let log: @Sendable (String) -> Void
     private let refresh: @Sendable (String) -> Void
+    private let online: @Sendable () -> Void
     private let observer = Mutex<Int?>(nil)
 
     /// Options for the hub's client: `base` plus the last will (`offline` on the status topic).
@@ -29,14 +30,17 @@ public final class MQTTHub: Sendable {
     /// - Parameters:
     ///   - refresh: called for a `get` request: re-read the device's hardware now (the hub republishes after).
     ///   - log: one line per event worth a log entry (refused requests, publish failures).
+    ///   - online: called on every connection once everything is published and `online` is sent.
     public init(home: Home, client: MQTTClient, topics: TopicScheme,
                 refresh: @escaping @Sendable (String) -> Void = { _ in },
-                log: @escaping @Sendable (String) -> Void = { _ in }) {
+                log: @escaping @Sendable (String) -> Void = { _ in },
+                online: @escaping @Sendable () -> Void = {}) {
         self.home = home
         self.client = client
         self.topics = topics
         self.refresh = refresh
         self.log = log
+        self.online = online
     }
 
     /// Subscribes, starts the client, and publishes everything on every connection.
@@ -66,6 +70,7 @@ public final class MQTTHub: Sendable {
         for d in devices { publish(d) }
         publishSummary(devices)
         send(topics.status, "online", qos: .atLeastOnce, retain: true)
+        online()
     }
 
     func publish(_ device: HomeDevice) {

@@ -1,1 +1,105 @@
-print("hearthd: not built yet")
+// hearthd: the hub service a board runs.
+import ArgumentParser
+import HearthConfig
+import HearthEngine
+import HearthHardware
+import HearthHub
+import Logging
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Until the hardware bindings land, boards are read for their name and `binding:` sections are refused
+/// with a clear problem; devices without bindings run on the engine alone.
+struct ConfigOnlyHardware: HardwareProvider {
+    func loadBoard(file: String, diagnostics: ConfigDiagnostics) -> Board? {
+        guard let root = ConfigValue.load(file: file, diagnostics: diagnostics), let m = root.anyMapping else { return nil }
+        return Board(name: m["name"]?.string ?? file, isSimulated: m["simulated"]?.bool ?? false)
+    }
+
+    func makeBinding(_ config: ConfigValue, deviceID: String, typeName: String, board: Board,
+                     log: @escaping @Sendable (String) -> Void) -> (any HardwareBinding)? {
+        config.problem("hardware bindings are not available in this build of hearthd")
+        return nil
+    }
+
+    var traitServers: [any TraitServer.Type] { [] }
+}
+
+let hardware = ConfigOnlyHardware()
+
+@main
+struct HearthDaemon: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "hearthd",
+        abstract: "The Hearth hub: binds a board's hardware to smart-home devices and publishes them over MQTT.",
+        subcommands: [Run.self, CheckConfig.self],
+        defaultSubcommand: Run.self)
+}
+
+struct Run: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run the hub until SIGTERM or SIGINT.")
+
+    @Option(name: .shortAndLong, help: "The hub configuration file.")
+    var config: String = "/etc/hearth/hearth.yaml"
+
+    @Option(help: "Keep state in this directory instead of the configuration's stateDirectory.")
+    var state: String?
+
+    @Option(help: "Use this broker (HOST:PORT) instead of the configuration's.")
+    var broker: String?
+
+    @Option(help: "trace, debug, info, notice, warning, error or critical (default: the configuration's, else info).")
+    var logLevel: String?
+
+    func validate() throws {
+        if let broker, parseBroker(broker) == nil { throw ValidationError("--broker must be HOST:PORT, e.g. 127.0.0.1:1883") }
+        if let logLevel, Logger.Level(rawValue: logLevel) == nil {
+            throw ValidationError("--log-level must be one of \(HubConfiguration.logLevels.joined(separator: ", "))")
+        }
+    }
+
+    func run() async throws {
+        let diagnostics = ConfigDiagnostics()
+        let configured = HubConfiguration.load(file: config, diagnostics: diagnostics)?.logLevel
+        let level = Logger.Level(rawValue: logLevel ?? configured ?? "info") ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "hearthd")
+        let status = await HubDaemon.run(
+            configFile: config,
+            overrides: HubDaemon.Overrides(stateDirectory: state, broker: broker.flatMap(parseBroker)),
+            hardware: hardware, logger: logger)
+        if status != 0 { throw ExitCode(status) }
+    }
+}
+
+struct CheckConfig: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check-config", abstract: "Check a configuration and print every problem, without starting anything.")
+
+    @Argument(help: "The hub configuration file.")
+    var file: String
+
+    func run() throws {
+        let problems = HubDaemon.check(configFile: file, hardware: hardware)
+        if problems.isEmpty {
+            print("\(file): OK")
+            return
+        }
+        for p in problems { print(p) }
+        print("\(problems.count) problem(s)")
+        throw ExitCode(HubDaemon.configurationError)
+    }
+}
+
+func parseBroker(_ s: String) -> (host: String, port: Int)? {
+    guard let colon = s.lastIndex(of: ":"), let port = Int(s[s.index(after: colon)...]), (1...65535).contains(port) else {
+        return nil
+    }
+    let host = String(s[..<colon])
+    return host.isEmpty ? nil : (host, port)
+}

@@ -1,0 +1,188 @@
+public import HearthConfig
+import HearthEngine
+import HearthHardware
+import HearthModel
+import HearthMQTT
+public import Logging
+import ServiceLifecycle
+import UnixSignals
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Assembles and runs a hub: configuration → saved state → hardware in its start-up state → MQTT →
+/// everything published → `online`.
+public enum HubDaemon {
+    /// The exit status for a configuration that cannot be used (`EX_CONFIG`).
+    public static let configurationError: Int32 = 78
+
+    public struct Overrides: Sendable {
+        public var stateDirectory: String?
+        public var broker: (host: String, port: Int)?
+        public init(stateDirectory: String? = nil, broker: (host: String, port: Int)? = nil) {
+            self.stateDirectory = stateDirectory
+            self.broker = broker
+        }
+    }
+
+    /// Everything a configuration builds before anything is touched.
+    struct Plan {
+        var config: HubConfiguration
+        var board: Board
+        var devices: [DeviceConfiguration]
+        var bindings: [(device: String, binding: any HardwareBinding)]
+    }
+
+    /// Reads and checks the configuration, its board and its bindings; every problem is listed.
+    static func plan(configFile: String, hardware: any HardwareProvider, logger: Logger) -> Result<Plan, ConfigError> {
+        let diagnostics = ConfigDiagnostics()
+        guard let config = HubConfiguration.load(file: configFile, diagnostics: diagnostics),
+              let board = hardware.loadBoard(file: config.boardFile, diagnostics: diagnostics) else {
+            return .failure(ConfigError(diagnostics.problems))
+        }
+        var devices: [DeviceConfiguration] = []
+        var bindings: [(String, any HardwareBinding)] = []
+        for device in config.devices {
+            var d = device.configuration
+            for (index, section) in device.bindings {
+                let type = d.types[index].type.name
+                let deviceLogger = logger.with(device: d.id, type: type)
+                guard let binding = hardware.makeBinding(section, deviceID: d.id, typeName: type, board: board,
+                                                         log: { deviceLogger.notice("\($0)") }) else { continue }
+                d.types[index].actuator = binding.actuator
+                d.types[index].traits += binding.extraTraits
+                bindings.append((d.id, binding))
+            }
+            devices.append(d)
+        }
+        if !diagnostics.problems.isEmpty { return .failure(ConfigError(diagnostics.problems)) }
+        return .success(Plan(config: config, board: board, devices: devices, bindings: bindings))
+    }
+
+    /// Checks a configuration without starting anything: the problems, one per line, or none.
+    public static func check(configFile: String, hardware: any HardwareProvider) -> [ConfigProblem] {
+        switch plan(configFile: configFile, hardware: hardware, logger: Logger(label: "hearthd")) {
+        case .success: []
+        case .failure(let error): error.problems
+        }
+    }
+
+    /// Runs the hub until SIGTERM or SIGINT; returns the exit status.
+    public static func run(configFile: String, overrides: Overrides = Overrides(), hardware: any HardwareProvider,
+                           logger: Logger) async -> Int32 {
+        let plan: Plan
+        switch Self.plan(configFile: configFile, hardware: hardware, logger: logger) {
+        case .failure(let error):
+            for p in error.problems { logger.critical("\(p)") }
+            logger.critical("the configuration has \(error.problems.count) problem(s); nothing was started")
+            return configurationError
+        case .success(let p): plan = p
+        }
+        var config = plan.config
+        if let dir = overrides.stateDirectory { config.stateDirectory = dir }
+        if let broker = overrides.broker { (config.mqtt.host, config.mqtt.port) = broker }
+
+        let store = StateStore(directory: config.stateDirectory)
+        let (saved, warnings) = store.load()
+        for w in warnings { logger.warning("\(w)") }
+
+        let home: Home
+        do throws(HomeError) {
+            var registry = TraitRegistry.standard
+            for server in hardware.traitServers { registry.register(server) }
+            home = try Home(devices: plan.devices, saved: saved,
+                            options: EngineOptions(stepsPerSecond: config.stepsPerSecond), registry: registry)
+        } catch {
+            logger.critical("the configuration cannot be used: \(error.message)")
+            return configurationError
+        }
+        for w in home.restoreWarnings { logger.warning("\(w)") }
+        for (_, binding) in plan.bindings { binding.start(home: home) }
+
+        let topics = TopicScheme(prefix: config.prefix, hub: config.hubID)
+        let client: MQTTClient
+        do throws(MQTTError) {
+            client = try MQTTClient(options: MQTTHub.clientOptions(config.mqtt, topics: topics))
+        } catch {
+            logger.critical("the MQTT settings cannot be used: \(error)")
+            for (_, binding) in plan.bindings { binding.stop() }
+            return configurationError
+        }
+        let notifier = SystemdNotifier()
+        let brokerName = "\(config.mqtt.host):\(config.mqtt.port)", hubID = config.hubID
+        let announced = Atomic<Bool>(false)
+        let bindingsByDevice = plan.bindings
+        let hub = MQTTHub(
+            home: home, client: client, topics: topics,
+            refresh: { id in for (device, b) in bindingsByDevice where device == id { b.refresh() } },
+            log: { logger.notice("\($0)") },
+            online: {
+                guard !announced.exchange(true, ordering: .relaxed) else {
+                    logger.info("online again: reconnected and republished", metadata: ["broker": "\(brokerName)"])
+                    return
+                }
+                let since = millisecondsSinceExec().map { "\($0) ms after exec" } ?? "now"
+                logger.info("online \(since): \(home.deviceIDs.count) devices published",
+                            metadata: ["hub": "\(hubID)", "broker": "\(brokerName)"])
+                notifier.notify("READY=1\nSTATUS=online")
+            })
+
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: PersistenceService(home: home, store: store, interval: .seconds(1), logger: logger),
+                  serviceName: "persistence"),
+            .init(service: EngineService(home: home), serviceName: "engine"),
+            .init(service: BindingsService(bindings: plan.bindings.map(\.binding)), serviceName: "hardware"),
+            .init(service: MQTTService(hub: hub), serviceName: "mqtt"),
+        ]
+        if let interval = SystemdNotifier.watchdogInterval, notifier.isActive {
+            services.append(.init(service: WatchdogService(notifier: notifier, interval: interval), serviceName: "watchdog"))
+        }
+        var groupConfig = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint],
+                                                    logger: logger)
+        groupConfig.maximumGracefulShutdownDuration = .seconds(2)
+        logger.info("starting", metadata: ["hub": "\(config.hubID)", "board": "\(plan.board.name)",
+                                           "devices": "\(home.deviceIDs.count)", "state": "\(store.file)"])
+        do {
+            try await ServiceGroup(configuration: groupConfig).run()
+        } catch {
+            logger.error("stopped with an error: \(error)")
+            return 1
+        }
+        notifier.notify("STOPPING=1")
+        logger.info("stopped")
+        return 0
+    }
+
+    /// Milliseconds since this process was exec'd, from the kernel's record of its start (10 ms grain).
+    static func millisecondsSinceExec() -> Int? {
+        guard let stat = readSmallFile("/proc/self/stat"), let close = stat.lastIndex(of: ")") else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        // After "(comm)", field 3 is index 0; starttime is field 22 → index 19.
+        guard fields.count > 19, let ticks = Double(fields[19]) else { return nil }
+        let hz = Double(sysconf(Int32(_SC_CLK_TCK)))
+        var now = timespec()
+        clock_gettime(CLOCK_BOOTTIME, &now)
+        let uptime = Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+        return Int(((uptime - ticks / hz) * 1000).rounded())
+    }
+
+    static func readSmallFile(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        return n > 0 ? String(decoding: buffer[..<n], as: UTF8.self) : nil
+    }
+}
+
+extension Logger {
+    /// A logger whose lines carry the device and device type.
+    func with(device: String, type: String) -> Logger {
+        var l = self
+        l[metadataKey: "device"] = "\(device)"
+        l[metadataKey: "type"] = "\(type)"
+        return l
+    }
+}

@@ -1,0 +1,90 @@
+import HearthEngine
+import HearthHardware
+import HearthMQTT
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// Runs the engine's timers (transitions, countdowns) until shutdown.
+struct EngineService: Service {
+    let home: Home
+
+    func run() async throws {
+        // Transitions in flight are cancelled at shutdown; their latest state is what gets saved.
+        await cancelWhenGracefulShutdown { await home.run() }
+    }
+}
+
+/// Runs every binding's loop (polling, edge events, retries); at shutdown releases the hardware in its
+/// safe state.
+struct BindingsService: Service {
+    let bindings: [any HardwareBinding]
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            await withTaskGroup(of: Void.self) { group in
+                for b in bindings { group.addTask { await b.run() } }
+            }
+        }
+        try? await gracefulShutdown()  // with no bindings (or all done) there is still a hub to serve
+        for b in bindings { b.stop() }
+    }
+}
+
+/// Connects to the broker, publishes the home and takes requests until shutdown; then publishes
+/// `offline` and disconnects, so no request is taken after that.
+struct MQTTService: Service {
+    let hub: MQTTHub
+
+    func run() async throws {
+        try hub.start()
+        try? await gracefulShutdown()
+        hub.stop()
+    }
+}
+
+/// Saves the home's state after changes: at most once per `interval`, always the latest state, and
+/// once more at shutdown, so a dimmer transition does not write flash fifty times a second.
+struct PersistenceService: Service {
+    let home: Home
+    let store: StateStore
+    let interval: Duration
+    let logger: Logger
+
+    func run() async throws {
+        let (dirty, signal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let observer = home.observe { _ in signal.yield() }
+        defer { home.removeObserver(observer) }
+        var last = StateStore.encode(home.savedState()).text
+        func flush() {
+            let text = StateStore.encode(home.savedState()).text
+            guard text != last else { return }
+            do throws(StateStoreError) {
+                try store.save(text: text)
+                last = text
+            } catch {
+                logger.error("state not saved: \(error)", metadata: ["file": "\(store.file)"])
+            }
+        }
+        for await _ in dirty.cancelOnGracefulShutdown() {
+            flush()
+            try? await cancelWhenGracefulShutdown { [interval] in try await Task.sleep(for: interval) }
+        }
+        flush()
+    }
+}
+
+/// Pings systemd's watchdog from the service's own loop, so a hung hub is restarted.
+struct WatchdogService: Service {
+    let notifier: SystemdNotifier
+    let interval: Duration
+
+    func run() async throws {
+        try await cancelWhenGracefulShutdown {
+            while true {
+                notifier.notify("WATCHDOG=1")
+                try await Task.sleep(for: interval)
+            }
+        }
+    }
+}

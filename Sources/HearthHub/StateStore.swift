@@ -1,0 +1,156 @@
+public import HearthEngine
+import HearthMQTT
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a hub keeps across restarts and power loss: user-set names, rooms and structures, writable
+/// attributes, and the last on/off and level that "previous" start-up behaviour needs.
+///
+/// A save is atomic and durable: the new state goes to a temporary file that is flushed to disk, then
+/// renamed over the old one, then the directory itself is flushed — so after a power cut the file is
+/// either the old state or the new one, never a torn mix.
+public final class StateStore: Sendable {
+    public let directory: String
+    public var file: String { "\(directory)/state.json" }
+
+    public init(directory: String) { self.directory = directory }
+
+    /// The saved state, or nothing (with a warning) when the file is missing, unreadable or corrupt.
+    /// A corrupt file is moved aside so that it can be looked at and is never read again.
+    public func load() -> (devices: [String: SavedDevice], warnings: [String]) {
+        let fd = open(file, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return ([:], []) }
+            return ([:], ["cannot read \(file): \(String(cString: strerror(errno))); starting from the configuration"])
+        }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        var failed = false
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 { if errno == EINTR { continue }; failed = true; break }
+            if n == 0 { break }
+            bytes += chunk[..<n]
+        }
+        close(fd)
+        if !failed, let devices = try? Self.decode(JSON.parse(bytes)) { return (devices, []) }
+        let aside = "\(file).corrupt-\(time(nil))"
+        rename(file, aside)
+        return ([:], ["\(file) is corrupt or unreadable; moved it to \(aside) and started from the configuration"])
+    }
+
+    /// Writes the state atomically and durably.
+    public func save(_ devices: [String: SavedDevice]) throws(StateStoreError) {
+        try save(text: Self.encode(devices).text)
+    }
+
+    func save(text: String) throws(StateStoreError) {
+        try makeDirectory(directory)
+        let temporary = "\(file).tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o640)
+        guard fd >= 0 else { throw StateStoreError("create \(temporary)") }
+        var ok = true
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if n < 0 { if errno == EINTR { continue }; ok = false; break }
+            offset += n
+        }
+        let saved = errno
+        if ok && fsync(fd) != 0 { ok = false }
+        close(fd)
+        guard ok else { errno = saved; unlink(temporary); throw StateStoreError("write \(temporary)") }
+        guard rename(temporary, file) == 0 else { throw StateStoreError("rename \(temporary) to \(file)") }
+        let dir = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dir >= 0 {
+            fsync(dir)
+            close(dir)
+        }
+    }
+
+    private func makeDirectory(_ path: String) throws(StateStoreError) {
+        var partial = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            partial += "/\(component)"
+            if mkdir(partial, 0o750) != 0 && errno != EEXIST { throw StateStoreError("create the directory \(partial)") }
+        }
+    }
+
+    // MARK: Format
+
+    static let version = 1
+
+    static func encode(_ devices: [String: SavedDevice]) -> JSON {
+        func value(_ v: SavedValue) -> JSON {
+            switch v {
+            case .null: .null
+            case .bool(let b): .bool(b)
+            case .int(let i): .int(i)
+            case .string(let s): .string(s)
+            }
+        }
+        return .object([
+            ("version", .int(version)),
+            ("devices", .object(devices.sorted { $0.key < $1.key }.map { id, d in
+                var members: [(key: String, value: JSON)] = []
+                if let n = d.name { members.append(("name", .string(n))) }
+                if let r = d.roomID { members.append(("roomId", .string(r))) }
+                if let s = d.structureID { members.append(("structureId", .string(s))) }
+                members.append(("attributes", .object(d.attributes.sorted { $0.key < $1.key }.map { type, traits in
+                    (type, .object(traits.sorted { $0.key < $1.key }.map { trait, attributes in
+                        (trait, .object(attributes.sorted { $0.key < $1.key }.map { ($0.key, value($0.value)) }))
+                    }))
+                })))
+                return (id, .object(members))
+            })),
+        ])
+    }
+
+    struct FormatError: Error {}
+
+    static func decode(_ json: JSON) throws -> [String: SavedDevice] {
+        guard json["version"] == .int(version), case .object(let devices)? = json["devices"] else { throw FormatError() }
+        var result: [String: SavedDevice] = [:]
+        for (id, d) in devices {
+            var saved = SavedDevice()
+            if case .string(let n)? = d["name"] { saved.name = n }
+            if case .string(let r)? = d["roomId"] { saved.roomID = r }
+            if case .string(let s)? = d["structureId"] { saved.structureID = s }
+            guard case .object(let types)? = d["attributes"] else { throw FormatError() }
+            for (type, traitsJSON) in types {
+                guard case .object(let traits) = traitsJSON else { throw FormatError() }
+                for (trait, attributesJSON) in traits {
+                    guard case .object(let attributes) = attributesJSON else { throw FormatError() }
+                    for (name, v) in attributes {
+                        let value: SavedValue
+                        switch v {
+                        case .null: value = .null
+                        case .bool(let b): value = .bool(b)
+                        case .int(let i): value = .int(i)
+                        case .string(let s): value = .string(s)
+                        default: throw FormatError()
+                        }
+                        saved.attributes[type, default: [:]][trait, default: [:]][name] = value
+                    }
+                }
+            }
+            result[id] = saved
+        }
+        return result
+    }
+}
+
+/// A state file that could not be written, with the operation and the system's reason.
+public struct StateStoreError: Error, Sendable, CustomStringConvertible {
+    public var operation: String
+    public var errno: Int32
+
+    init(_ operation: String) {
+        self.operation = operation
+        self.errno = Glibc.errno
+    }
+
+    public var description: String { "cannot \(operation): \(String(cString: strerror(errno)))" }
+}
