@@ -73,7 +73,7 @@ let package = Package(
         .testTarget(name: "HearthEngineTests", dependencies: ["HearthEngine"], swiftSettings: strict),
         .testTarget(name: "HearthConfigTests", dependencies: ["HearthConfig"], swiftSettings: strict),
         .testTarget(name: "HearthMQTTTests", dependencies: ["HearthMQTT", "HearthTestKit"], swiftSettings: strict),
-        .testTarget(name: "HearthCLITests", dependencies: ["HearthMQTT", "HearthTestKit"], swiftSettings: strict),
+        .testTarget(name: "HearthCLITests", dependencies: ["HearthMQTT", "HearthEngine", "HearthTestKit"], swiftSettings: strict),
         .testTarget(name: "HearthHardwareTests", dependencies: ["HearthHardware", "HearthTestKit"],
                     swiftSettings: strict),
         .testTarget(name: "HearthHubTests", dependencies: ["HearthHub", "HearthTestKit"], swiftSettings: strict),

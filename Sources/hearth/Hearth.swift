@@ -1,0 +1,473 @@
+// `hearth`: the command-line client of Hearth hubs. It speaks only the MQTT contract of docs/mqtt-api.md.
+import ArgumentParser
+import Dispatch
+import HearthMQTT
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+@main
+struct Hearth: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "hearth",
+        abstract: "Talk to Hearth hubs over MQTT: list, read, watch and control their devices.",
+        discussion: """
+            Every command takes the connection options (--broker, --hub, --prefix, --username, --password, \
+            --tls, --ca-file, --cert, --key, --insecure, --timeout) and --json, which prints the hub's raw JSON \
+            (device list, device documents, responses) for scripts.
+
+            Exit status:
+              0  success
+              1  the hub refused the request (error: <code> (<status>): <message>)
+              2  no such device: the hub's notFound, or not in the hub's device list
+              3  no answer (or no data) from the hub within --timeout
+              4  the broker is unreachable or refused the connection
+              5  no hub: none online, several online without --hub, or it is offline
+             64  bad command line
+            """,
+        subcommands: [Devices.self, Get.self, Watch.self, SetCommand.self, Update.self, Rename.self, Room.self,
+                      Hubs.self])
+}
+
+// MARK: - Shared
+
+/// Runs a command body: a `CLIError` becomes `error: …` on stderr and its exit status.
+func reporting(_ body: () async throws -> Void) async throws {
+    do {
+        try await body()
+    } catch let error as CLIError {
+        if !error.message.isEmpty { Terminal.err("error: \(error.message)") }
+        if error.status != .success { throw ExitCode(error.status.rawValue) }
+    }
+}
+
+/// The error a hub answered with, for stderr and the exit status.
+func hubFailure(_ answer: HubAnswer) -> CLIError {
+    let error = answer.json["error"]
+    let code = error?["code"]?.stringValue ?? "unknown"
+    let status = error?["status"]?.stringValue ?? "unknown"
+    let message = error?["message"]?.stringValue ?? "(no message)"
+    return CLIError(code == "notFound" ? .notFound : .hubError,
+                    "\(Render.sanitized(code)) (\(Render.sanitized(status))): \(Render.sanitized(message))")
+}
+
+func notFound(_ device: String, _ topics: TopicScheme) -> CLIError {
+    CLIError(.notFound, "notFound (notFound): no device '\(Render.sanitized(device))' on hub '\(topics.hub)'; "
+        + "see hearth devices")
+}
+
+func validateLevel(_ id: String, _ what: String) throws {
+    if let problem = TopicScheme.problem(withLevel: id) {
+        throw ValidationError("\(what) '\(id)' cannot be used: \(problem)")
+    }
+}
+
+/// What a session read from the retained topics of one hub.
+struct Snapshot {
+    var summary: JSON?
+    var documents: [String: (payload: [UInt8], json: JSON)] = [:]
+    var complete = false
+
+    func deviceIDs() -> [String]? {
+        summary.map { $0.arrayValue.compactMap { $0["id"]?.stringValue } }
+    }
+
+    mutating func take(_ message: MQTTMessage, _ topics: TopicScheme) {
+        if message.topic == topics.devices {
+            summary = message.payload.isEmpty ? nil : try? JSON.parse(message.payload)
+            return
+        }
+        let head = "\(topics.base)/devices/"
+        guard message.topic.hasPrefix(head) else { return }
+        let id = String(message.topic.dropFirst(head.count))
+        guard !id.contains("/") else { return }
+        if message.payload.isEmpty {
+            documents[id] = nil
+        } else if let json = try? JSON.parse(message.payload) {
+            documents[id] = (message.payload, json)
+        }
+    }
+}
+
+extension Session {
+    /// Reads the hub's device list and, if given, one device's document.
+    func snapshot(_ topics: TopicScheme, device: String?) async throws -> Snapshot {
+        var snapshot = Snapshot()
+        let filters = [topics.devices] + (device.map { [topics.device($0)] } ?? [])
+        snapshot.complete = try await sync(filters) { snapshot.take($0, topics) }
+        return snapshot
+    }
+
+    /// Sends a request for `device` and prints the outcome; the device's document is kept up to date meanwhile, so
+    /// `success` sees the state after the request.
+    func perform(_ topics: TopicScheme, device: String, _ members: (JSON?) throws -> [(key: String, value: JSON)],
+                 success: (HubAnswer, JSON?) -> Void) async throws {
+        var snapshot = try await snapshot(topics, device: device)
+        let answer = try await request(topics, device: device, try members(snapshot.documents[device]?.json)) {
+            snapshot.take($0, topics)
+        }
+        if options.json { Terminal.emit(String(decoding: answer.payload, as: UTF8.self) + "\n", to: 1) }
+        guard answer.isOK else { throw hubFailure(answer) }
+        if !options.json { success(answer, snapshot.documents[device]?.json) }
+    }
+}
+
+// MARK: - devices
+
+struct Devices: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List the hub's devices.",
+        discussion: "Columns: id, name, room, device types (* marks the primary one of a device with several), "
+            + "connectivity and locality. With --json: the hub's device summary as published.")
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        try await reporting {
+            let session = try await Session.connect(global)
+            let topics = try await session.resolveHub()
+            let snapshot = try await session.snapshot(topics, device: nil)
+            guard let summary = snapshot.summary else {
+                throw CLIError(.timeout, snapshot.complete
+                    ? "hub '\(topics.hub)' has published no device list (\(topics.devices)); is it a Hearth hub?"
+                    : "no device list from hub '\(topics.hub)' within \(global.timeoutText); is it online? (hearth hubs)")
+            }
+            if global.json {
+                Terminal.emit(summary.text + "\n", to: 1)
+            } else if summary.arrayValue.isEmpty {
+                Terminal.out("hub '\(topics.hub)' has no devices")
+            } else {
+                Terminal.out(Render.deviceTable(summary).joined(separator: "\n"))
+            }
+        }
+    }
+}
+
+// MARK: - get
+
+struct Get: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show one device: its types, each trait's attributes and commands.",
+        discussion: """
+            Attributes the device does not support are shown as '-  not supported'; a supported attribute that is \
+            null is shown as 'null' and marked nullable. Bitmaps are shown as {flag,flag} (the flags that are set), \
+            the way 'hearth set' and 'hearth update' read them. With --json: the device's document as published.
+            """)
+
+    @Argument(help: "The device's id (see hearth devices).") var device: String
+    @Flag(name: .long, help: "Ask the hub to re-read the device's hardware first.") var refresh = false
+    @OptionGroup var global: GlobalOptions
+
+    func validate() throws { try validateLevel(device, "device id") }
+
+    func run() async throws {
+        try await reporting {
+            let session = try await Session.connect(global)
+            let topics = try await session.resolveHub()
+            if refresh {
+                let answer = try await session.request(topics, device: device, [("get", .bool(true))])
+                guard answer.isOK else { throw hubFailure(answer) }
+            }
+            let snapshot = try await session.snapshot(topics, device: device)
+            if let ids = snapshot.deviceIDs(), !ids.contains(device) { throw notFound(device, topics) }
+            guard let document = snapshot.documents[device] else {
+                if snapshot.complete && snapshot.summary != nil { throw notFound(device, topics) }
+                throw CLIError(.timeout, "no document for '\(Render.sanitized(device))' from hub '\(topics.hub)' within "
+                    + "\(global.timeoutText); is it online? (hearth hubs)")
+            }
+            if global.json {
+                Terminal.emit(String(decoding: document.payload, as: UTF8.self) + "\n", to: 1)
+            } else {
+                Terminal.out(Render.device(document.json).joined(separator: "\n"))
+            }
+        }
+    }
+}
+
+// MARK: - watch
+
+struct Watch: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print every change of the hub's devices (or of one) as it is published.",
+        discussion: """
+            One line per published document that differs from the one before: the time, the device and what \
+            changed (trait.attribute: old → new; a trait on several types of the device is named Type.trait). \
+            A document republished unchanged prints nothing. Hub status changes print a line too. Runs until \
+            Ctrl-C, or until --count lines. With --json: each changed document as published, one per line.
+            """)
+
+    @Argument(help: "Only this device.") var device: String?
+    @Option(name: .long, help: ArgumentHelp("Stop after this many lines.", valueName: "n")) var count: Int?
+    @OptionGroup var global: GlobalOptions
+
+    func validate() throws {
+        if let device { try validateLevel(device, "device id") }
+        if let count, count < 1 { throw ValidationError("--count must be at least 1") }
+    }
+
+    func run() async throws {
+        try await reporting {
+            let lost = Mutex(false)
+            let session = try await Session.connect(global) { event in
+                switch event {
+                case .disconnected(.lost(let error)):
+                    lost.withLock { $0 = true }
+                    Terminal.err("connection to the broker lost (\(error.message)); reconnecting…")
+                case .connected:
+                    if lost.withLock({ $0 }) {
+                        lost.withLock { $0 = false }
+                        Terminal.err("reconnected")
+                    }
+                default: break
+                }
+            }
+            // Ctrl-C and SIGTERM end the watch normally (exit 0, clean DISCONNECT).
+            let mailbox = session.mailbox
+            var sources: [any DispatchSourceSignal] = []
+            for sig in [SIGINT, SIGTERM] {
+                signal(sig, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+                source.setEventHandler { mailbox.interrupt() }
+                source.resume()
+                sources.append(source)
+            }
+            defer { for source in sources { source.cancel() } }
+
+            let topics = try await session.resolveHub(requireOnline: false)
+            var snapshot = Snapshot()
+            var status: String?
+            let documentFilter = device.map(topics.device) ?? "\(topics.base)/devices/+"
+            snapshot.complete = try await session.sync([topics.status, topics.devices, documentFilter]) { message in
+                if message.topic == topics.status {
+                    status = String(decoding: message.payload, as: UTF8.self)
+                } else {
+                    snapshot.take(message, topics)
+                }
+            }
+            if let device, snapshot.complete, snapshot.documents[device] == nil,
+               let ids = snapshot.deviceIDs(), !ids.contains(device) {
+                throw notFound(device, topics)
+            }
+            let what = device.map { "'\(Render.sanitized($0))'" } ?? "\(snapshot.documents.count) devices"
+            Terminal.err("watching \(what) on hub '\(topics.hub)'\(status.map { " (\($0))" } ?? ""); Ctrl-C to stop")
+
+            var printed = 0
+            func emit(_ line: String) -> Bool {
+                Terminal.out(line)
+                printed += 1
+                return count.map { printed >= $0 } ?? false
+            }
+            while true {
+                guard case .message(let message) = await session.mailbox.next(until: nil) else { return }
+                if message.topic == topics.status {
+                    let new = String(decoding: message.payload, as: UTF8.self)
+                    guard new != status else { continue }
+                    status = new
+                    if !global.json, emit("\(Render.clock())  hub '\(topics.hub)' is \(Render.sanitized(new))") { return }
+                    continue
+                }
+                let head = "\(topics.base)/devices/"
+                guard message.topic.hasPrefix(head) else { continue }
+                let id = String(message.topic.dropFirst(head.count))
+                guard !id.contains("/"), device == nil || id == device else { continue }
+                let old = snapshot.documents[id]
+                snapshot.take(message, topics)
+                let new = snapshot.documents[id]
+                let line: String
+                switch (old, new) {
+                case (nil, nil): continue
+                case (let old?, let new?):
+                    let changes = Render.changes(from: old.json, to: new.json)
+                    guard !changes.isEmpty else { continue }
+                    line = changes.joined(separator: "; ")
+                case (nil, let new?):
+                    line = "appeared: \(Render.value(new.json["name"] ?? .null))"
+                case (_?, nil):
+                    line = "removed"
+                }
+                if global.json {
+                    guard let new else { continue }
+                    if emit(String(decoding: new.payload, as: UTF8.self)) { return }
+                } else if emit("\(Render.clock())  \(Render.sanitized(id))  \(line)") {
+                    return
+                }
+            }
+        }
+    }
+}
+
+// MARK: - set / update
+
+let valueRules = """
+    Values (key=value): null, true and false are JSON's; -12 and 300 are integers; other words are strings, which \
+    is how enums are sent (startUpOnOff=toggle, effectIdentifier=dyingLight). Bitmaps: {} sets no flag; \
+    a,b or {a,b} sets those flags ({"a":true,"b":true}; flags not named are false); a single name is a one-flag \
+    bitmap for a command field named …Mask, …Override or …Control (optionsMask=executeIfOff) and for an attribute \
+    whose value is a bitmap (options=executeIfOff). key:=JSON sends JSON as written (name:='"42"', \
+    optionsMask:='{"executeIfOff":true}'). The hub checks every value and answers with a precise error.
+    """
+
+struct SetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "set",
+        abstract: "Send a command to a trait of a device (e.g. set relay onOff toggle).",
+        discussion: valueRules + "\n\nOn success, prints the trait's attributes after the command (--json: the hub's response).")
+
+    @Argument(help: "The device's id.") var device: String
+    @Argument(help: "The trait, e.g. onOff, levelControl.") var trait: String
+    @Argument(help: "The command, e.g. toggle, moveToLevel.") var command: String
+    @Argument(help: ArgumentHelp("The command's fields, e.g. level=127 transitionTime=0.", valueName: "key=value"))
+    var fields: [String] = []
+    @Option(name: .long, help: ArgumentHelp("The device type, when several types of the device have the trait.",
+                                            valueName: "type"))
+    var type: String?
+    @OptionGroup var global: GlobalOptions
+
+    func validate() throws {
+        try validateLevel(device, "device id")
+        _ = try ArgumentValues.parse(fields)
+    }
+
+    func run() async throws {
+        try await reporting {
+            let session = try await Session.connect(global)
+            let topics = try await session.resolveHub()
+            let args = try ArgumentValues.parse(fields)
+            try await session.perform(topics, device: device, { _ in
+                var members: [(key: String, value: JSON)] = []
+                if let type { members.append(("type", .string(type))) }
+                members += [("trait", .string(trait)), ("command", .string(command))]
+                if !args.isEmpty { members.append(("args", .object(args))) }
+                return members
+            }, success: { _, document in
+                Terminal.out(document.flatMap { Render.traitState($0, type: type, trait: trait) } ?? "ok")
+            })
+        }
+    }
+}
+
+struct Update: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write attributes of a trait (e.g. update relay onOff startUpOnOff=toggle onTime=30).",
+        discussion: valueRules + "\n\nAll attributes are written or none. On success, prints the trait's attributes "
+            + "(--json: the hub's response).")
+
+    @Argument(help: "The device's id.") var device: String
+    @Argument(help: "The trait, e.g. onOff.") var trait: String
+    @Argument(help: ArgumentHelp("The attributes to write.", valueName: "key=value")) var attributes: [String]
+    @Option(name: .long, help: ArgumentHelp("The device type, when several types of the device have the trait.",
+                                            valueName: "type"))
+    var type: String?
+    @OptionGroup var global: GlobalOptions
+
+    func validate() throws {
+        try validateLevel(device, "device id")
+        guard !attributes.isEmpty else { throw ValidationError("name at least one attribute to write (key=value)") }
+        _ = try ArgumentValues.parse(attributes)
+    }
+
+    func run() async throws {
+        try await reporting {
+            let session = try await Session.connect(global)
+            let topics = try await session.resolveHub()
+            try await session.perform(topics, device: device, { document in
+                // Attributes whose current value is a bitmap read a single flag name as that flag.
+                var bitmaps = Set<String>()
+                for t in document?["types"]?.arrayValue ?? [] where type == nil || t["type"]?.stringValue == type {
+                    for (name, value) in t["traits"]?[trait]?["attributes"]?.members ?? [] {
+                        if case .object = value { bitmaps.insert(name) }
+                    }
+                }
+                var members: [(key: String, value: JSON)] = []
+                if let type { members.append(("type", .string(type))) }
+                members += [("trait", .string(trait)),
+                            ("update", .object(try ArgumentValues.parse(attributes, bitmapNames: bitmaps)))]
+                return members
+            }, success: { _, document in
+                Terminal.out(document.flatMap { Render.traitState($0, type: type, trait: trait) } ?? "ok")
+            })
+        }
+    }
+}
+
+// MARK: - rename / room
+
+struct Rename: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Rename a device; prints the name as the hub stored it.",
+        discussion: "The hub keeps at most 60 Unicode code points and cuts the rest (a note on stderr says so).")
+
+    @Argument(help: "The device's id.") var device: String
+    @Argument(help: "The new name (quote it if it has spaces).") var name: String
+    @OptionGroup var global: GlobalOptions
+
+    func validate() throws { try validateLevel(device, "device id") }
+
+    func run() async throws {
+        try await reporting {
+            let session = try await Session.connect(global)
+            let topics = try await session.resolveHub()
+            try await session.perform(topics, device: device, { _ in [("setName", .string(name))] }) { answer, _ in
+                let stored = answer.json["result"]?["name"]?.stringValue ?? name
+                Terminal.out(Render.sanitized(stored))
+                if stored != name {
+                    Terminal.err("note: the hub stored \(stored.unicodeScalars.count) of the name's "
+                        + "\(name.unicodeScalars.count) code points")
+                }
+            }
+        }
+    }
+}
+
+struct Room: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Put a device in a room, or take it out with --clear.")
+
+    @Argument(help: "The device's id.") var device: String
+    @Argument(help: "The room's id.") var room: String?
+    @Flag(name: .long, help: "Take the device out of its room.") var clear = false
+    @OptionGroup var global: GlobalOptions
+
+    func validate() throws {
+        try validateLevel(device, "device id")
+        guard (room == nil) != (!clear) else { throw ValidationError("give a room, or --clear (not both)") }
+    }
+
+    func run() async throws {
+        try await reporting {
+            let session = try await Session.connect(global)
+            let topics = try await session.resolveHub()
+            try await session.perform(topics, device: device, { _ in [("setRoom", room.map(JSON.string) ?? .null)] }) { answer, _ in
+                let stored = answer.json["result"]?["roomId"]?.stringValue
+                Terminal.out(stored.map { Render.sanitized($0) } ?? "(no room)")
+            }
+        }
+    }
+}
+
+// MARK: - hubs
+
+struct Hubs: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List the hubs that published a status under the prefix.",
+        discussion: "With --json: [{\"hub\":…,\"status\":…}].")
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        try await reporting {
+            let session = try await Session.connect(global)
+            let statuses = try await session.hubStatuses()
+            if global.json {
+                Terminal.out(JSON.array(statuses.map { .object([("hub", .string($0.hub)), ("status", .string($0.status))]) }).text)
+            } else if statuses.isEmpty {
+                Terminal.out("no hub under '\(global.prefix)/' on \(global.brokerDescription)")
+            } else {
+                Terminal.out(Render.table([["HUB", "STATUS"]] + statuses.map { [Render.sanitized($0.hub), Render.sanitized($0.status)] })
+                    .joined(separator: "\n"))
+            }
+        }
+    }
+}

@@ -1,0 +1,133 @@
+import ArgumentParser
+import HearthMQTT
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The options every subcommand takes: where the broker is, how to log in, which hub, how long to wait.
+struct GlobalOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp(
+        "The MQTT broker as HOST[:PORT] (IPv6 as [ADDR]:PORT); default $HEARTH_BROKER, else 127.0.0.1:1883 (8883 with TLS).",
+        valueName: "host:port"))
+    var broker: String?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "The hub's id; default $HEARTH_HUB, else the only hub online under the prefix.", valueName: "id"))
+    var hub: String?
+
+    @Option(name: .long, help: ArgumentHelp("The topic prefix the hubs publish under.", valueName: "prefix"))
+    var prefix: String = "hearth"
+
+    @Option(name: .long, help: ArgumentHelp("MQTT user name; default $HEARTH_USERNAME.", valueName: "name"))
+    var username: String?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "MQTT password; default $HEARTH_PASSWORD (preferred: a command line is visible to other users).",
+        valueName: "password"))
+    var password: String?
+
+    @Flag(name: .long, help: "Use TLS, trusting the system's certificate authorities (implied by the options below).")
+    var tls = false
+
+    @Option(name: .customLong("ca-file"), help: ArgumentHelp(
+        "PEM file of the certificate authorities to trust for the broker's certificate (turns TLS on).", valueName: "file"))
+    var caFile: String?
+
+    @Option(name: .long, help: ArgumentHelp("PEM client certificate, for brokers that ask for one (with --key).",
+                                            valueName: "file"))
+    var cert: String?
+
+    @Option(name: .long, help: ArgumentHelp("PEM private key of --cert (unencrypted).", valueName: "file"))
+    var key: String?
+
+    @Flag(name: .long, help: "TLS: accept a broker certificate whose host name does not match (like mosquitto_pub --insecure).")
+    var insecure = false
+
+    @Option(name: .long, help: ArgumentHelp("How long to wait for the broker and the hub, in seconds.", valueName: "seconds"))
+    var timeout: Double = 5
+
+    @Flag(name: .long, help: "Print the hub's raw JSON (documents, responses) instead of text, for scripts.")
+    var json = false
+
+    func validate() throws {
+        guard timeout > 0, timeout <= 86_400 else { throw ValidationError("--timeout must be more than 0 seconds") }
+        if cert != nil && key == nil { throw ValidationError("--cert needs --key") }
+        if key != nil && cert == nil { throw ValidationError("--key needs --cert") }
+        if prefix.split(separator: "/", omittingEmptySubsequences: false).contains(where: \.isEmpty)
+            || prefix.contains(where: { $0 == "+" || $0 == "#" }) || prefix.utf8.contains(0) {
+            throw ValidationError("--prefix '\(prefix)' must be topic levels separated by '/', none empty, without '+' or '#'")
+        }
+        if let hub = resolvedHub, let problem = TopicScheme.problem(withLevel: hub) {
+            throw ValidationError("hub id '\(hub)' cannot be used: \(problem)")
+        }
+        _ = try endpoint()
+    }
+
+    static func environment(_ name: String) -> String? {
+        guard let value = getenv(name) else { return nil }
+        let text = String(cString: value)
+        return text.isEmpty ? nil : text
+    }
+
+    var resolvedHub: String? { hub ?? Self.environment("HEARTH_HUB") }
+
+    var usesTLS: Bool { tls || caFile != nil || cert != nil || key != nil || insecure }
+
+    var timeoutText: String {
+        timeout == timeout.rounded() && timeout < 1e9 ? "\(Int(timeout)) s" : "\(timeout) s"
+    }
+
+    /// The broker's host and port, from --broker, $HEARTH_BROKER or the default.
+    func endpoint() throws -> (host: String, port: Int) {
+        let defaultPort = usesTLS ? 8883 : 1883
+        let text = broker ?? Self.environment("HEARTH_BROKER") ?? "127.0.0.1"
+        var host = Substring(text)
+        var portText: Substring?
+        if host.hasPrefix("[") {
+            guard let close = host.firstIndex(of: "]") else {
+                throw ValidationError("broker '\(text)': an IPv6 address needs a closing ']'")
+            }
+            let rest = host[host.index(after: close)...]
+            host = host[host.index(after: host.startIndex)..<close]
+            if !rest.isEmpty {
+                guard rest.hasPrefix(":") else { throw ValidationError("broker '\(text)': expected ':PORT' after ']'") }
+                portText = rest.dropFirst()
+            }
+        } else if let colon = host.lastIndex(of: ":") {
+            guard host.firstIndex(of: ":") == colon else {
+                throw ValidationError("broker '\(text)': write an IPv6 address as [ADDRESS]:PORT")
+            }
+            portText = host[host.index(after: colon)...]
+            host = host[..<colon]
+        }
+        guard !host.isEmpty else { throw ValidationError("broker '\(text)': the host is missing") }
+        var port = defaultPort
+        if let portText {
+            guard let p = Int(portText), (1...65535).contains(p) else {
+                throw ValidationError("broker '\(text)': the port must be a number in 1...65535")
+            }
+            port = p
+        }
+        return (String(host), port)
+    }
+
+    /// Connection options for the MQTT client.
+    func connectOptions() throws -> MQTTConnectOptions {
+        let (host, port) = try endpoint()
+        var options = MQTTConnectOptions(host: host, port: port)
+        options.username = username ?? Self.environment("HEARTH_USERNAME")
+        options.password = password ?? Self.environment("HEARTH_PASSWORD")
+        if usesTLS {
+            options.tls = MQTTConnectOptions.TLS(caFile: caFile, certificateFile: cert, keyFile: key, verifyPeer: true,
+                                                 skipsHostnameVerification: insecure)
+        }
+        return options
+    }
+
+    var brokerDescription: String {
+        guard let (host, port) = try? endpoint() else { return broker ?? "?" }
+        return host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+}

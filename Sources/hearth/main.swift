@@ -1,1 +1,0 @@
-print("hearth: not built yet")
