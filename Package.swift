@@ -69,6 +69,10 @@ let package = Package(
         // Fixtures shared by the test suites: a private mosquitto on a free loopback port, temporary sysfs trees.
         .target(name: "HearthTestKit", path: "Tests/HearthTestKit", swiftSettings: strict),
 
+        // Benchmarks of a running hub against a private broker (run by scripts/bench, never by tests).
+        .executableTarget(name: "HubBench", dependencies: ["HearthMQTT"], path: "Benchmarks/HubBench",
+                          swiftSettings: strict),
+
         .testTarget(name: "HearthModelTests", dependencies: ["HearthModel"], swiftSettings: strict),
         .testTarget(name: "HearthEngineTests", dependencies: ["HearthEngine"], swiftSettings: strict),
         .testTarget(name: "HearthConfigTests", dependencies: ["HearthConfig"], swiftSettings: strict),
@@ -76,7 +80,7 @@ let package = Package(
         .testTarget(name: "HearthCLITests", dependencies: ["HearthMQTT", "HearthEngine", "HearthTestKit"], swiftSettings: strict),
         .testTarget(name: "HearthHardwareTests", dependencies: ["HearthHardware", "HearthTestKit"],
                     swiftSettings: strict),
-        .testTarget(name: "HearthHubTests", dependencies: ["HearthHub", "HearthTestKit"], swiftSettings: strict),
+        .testTarget(name: "HearthHubTests", dependencies: ["HearthHub", "HearthMQTT", "HearthTestKit"], swiftSettings: strict),
         .testTarget(name: "HearthLinuxTests", dependencies: ["HearthLinux", "HearthTestKit"], swiftSettings: strict),
     ]
 )

@@ -1,0 +1,222 @@
+// Hub benchmarks against a private loopback mosquitto, each figure next to a baseline from the same run:
+// command→state round trip over the bare broker echo, memory with 100 devices, exec→online, CPU per
+// command and idle CPU. Usage: HubBench <bin-dir> [--idle-seconds N] [--commands N]
+import HearthMQTT
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+func fail(_ message: String) -> Never {
+    print("bench: \(message)")
+    exit(1)
+}
+func freePort() -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var a = sockaddr_in()
+    a.sin_family = sa_family_t(AF_INET)
+    a.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
+    var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
+    _ = withUnsafeMutablePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+    close(fd)
+    return Int(UInt16(bigEndian: a.sin_port))
+}
+func spawn(_ path: String, _ args: [String], output: String) -> pid_t {
+    var pid = pid_t()
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    let argv: [UnsafeMutablePointer<CChar>?] = ([path] + args).map { strdup($0) } + [nil]
+    let rc = posix_spawn(&pid, path, &actions, nil, argv, environ)
+    guard rc == 0 else { fail("cannot start \(path): \(String(cString: strerror(rc)))") }
+    return pid
+}
+func write(_ text: String, to path: String) {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    _ = Array(text.utf8).withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+    close(fd)
+}
+func readFile(_ path: String) -> String {
+    let fd = open(path, O_RDONLY)
+    guard fd >= 0 else { return "" }
+    defer { close(fd) }
+    var out: [UInt8] = []
+    var buf = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let n = buf.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if n <= 0 { break }
+        out += buf[..<n]
+    }
+    return String(decoding: out, as: UTF8.self)
+}
+func nanos() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}
+func percentile(_ sorted: [UInt64], _ p: Double) -> UInt64 { sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
+func us(_ ns: UInt64) -> String { String(Double(ns / 100) / 10) + " µs" }
+func ratio(_ a: UInt64, _ b: UInt64) -> String { String(Double(a * 100 / max(b, 1)) / 100) + "×" }
+/// CPU ticks (user + system) of a process, from /proc/<pid>/stat.
+func cpuTicks(_ pid: pid_t) -> Int {
+    let stat = readFile("/proc/\(pid)/stat")
+    guard let close = stat.lastIndex(of: ")") else { return 0 }
+    let f = stat[stat.index(after: close)...].split(separator: " ")
+    return (Int(f[11]) ?? 0) + (Int(f[12]) ?? 0)
+}
+func status(_ pid: pid_t, _ key: String) -> String {
+    readFile("/proc/\(pid)/status").split(separator: "\n").first { $0.hasPrefix(key + ":") }
+        .map { $0.dropFirst(key.count + 1).trimmingPrefix(while: { $0 == " " || $0 == "\t" }) }.map(String.init) ?? "?"
+}
+
+/// One client whose received messages wake a waiter.
+final class Endpoint: Sendable {
+    let client: MQTTClient
+    let inbox = Mutex<[MQTTMessage]>([])
+    init(_ id: String, port: Int) throws {
+        client = try MQTTClient(options: MQTTConnectOptions(host: "127.0.0.1", port: port, clientID: id))
+        client.onMessage = { [weak self] m in self?.inbox.withLock { $0.append(m) } }
+    }
+    /// Spins (no sleeping: the figure is a latency) until a message matching `match` arrives.
+    func wait(timeoutNanos: UInt64 = 5_000_000_000, _ match: (MQTTMessage) -> Bool) -> MQTTMessage? {
+        let start = nanos()
+        while nanos() - start < timeoutNanos {
+            if let m = inbox.withLock({ box -> MQTTMessage? in
+                guard let i = box.firstIndex(where: match) else { return nil }
+                return box.remove(at: i)
+            }) { return m }
+        }
+        return nil
+    }
+}
+
+@main
+enum HubBench {
+    static func main() async throws {
+        // MARK: Setup
+
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        func option(_ name: String, _ fallback: Int) -> Int {
+            guard let i = arguments.firstIndex(of: name), i + 1 < arguments.count, let v = Int(arguments[i + 1]) else { return fallback }
+            arguments.removeSubrange(i...(i + 1))
+            return v
+        }
+        let idleSeconds = option("--idle-seconds", 30)
+        let commandCount = option("--commands", 2000)
+        guard let binDir = arguments.first else {
+            print("usage: HubBench <bin-dir> [--idle-seconds N] [--commands N]")
+            exit(2)
+        }
+        let deviceCount = 100
+
+
+
+
+
+
+
+
+
+
+        let work = String(cString: mkdtemp(strdup("/tmp/hearth-bench-XXXXXX")))
+        let port = freePort()
+        write("listener \(port) 127.0.0.1\nallow_anonymous true\npersistence false\n" + (getuid() == 0 ? "user root\n" : ""),
+              to: "\(work)/mosquitto.conf")
+        let mosquitto = spawn(access("/usr/sbin/mosquitto", X_OK) == 0 ? "/usr/sbin/mosquitto" : "/usr/bin/mosquitto",
+                              ["-c", "\(work)/mosquitto.conf"], output: "\(work)/mosquitto.log")
+        defer { kill(mosquitto, SIGTERM) }
+        usleep(300_000)
+
+        // MARK: Baseline: the bare broker echo
+
+        let docSize = 1600
+        let requestPayload = Array(#"{"trait":"onOff","command":"toggle"}"#.utf8)
+        let echo = try Endpoint("bench-echo", port: port)
+        let reply = [UInt8](repeating: UInt8(ascii: "x"), count: docSize)
+        echo.client.onMessage = { [client = echo.client] m in
+            try? client.publish("bench/out", payload: reply, qos: .atMostOnce, retain: true)
+        }
+        try echo.client.subscribe("bench/in")
+        _ = try await echo.client.connect()
+        let probe = try Endpoint("bench-probe", port: port)
+        try probe.client.subscribe("bench/out", options: MQTTSubscriptionOptions(retainHandling: .never))
+        _ = try await probe.client.connect()
+        usleep(200_000)
+        var echoTimes: [UInt64] = []
+        for _ in 0..<commandCount {
+            probe.inbox.withLock { $0.removeAll() }
+            let t = nanos()
+            try probe.client.publish("bench/in", payload: requestPayload)
+            guard probe.wait({ $0.topic == "bench/out" }) != nil else { fail("the broker echo did not answer") }
+            echoTimes.append(nanos() - t)
+        }
+        echoTimes.sort()
+        echo.client.disconnect()
+
+        // MARK: The hub with 100 devices
+
+        var devices = ""
+        for i in 0..<deviceCount {
+            devices += "  - id: light-\(i)\n    name: Light \(i)\n    type: \(i % 2 == 0 ? "DimmableLight" : "OnOffLight")\n"
+        }
+        write("name: bench-board\nsimulated: true\n", to: "\(work)/board.yaml")
+        write("hub:\n  id: bench\n  board: board.yaml\n  stateDirectory: state\n  logLevel: warning\nmqtt:\n  host: 127.0.0.1\n  port: \(port)\ndevices:\n\(devices)",
+              to: "\(work)/hearth.yaml")
+        try probe.client.subscribe("hearth/bench/#")
+        usleep(100_000)
+        probe.inbox.withLock { $0.removeAll() }
+        let execStart = nanos()
+        let hub = spawn("\(binDir)/hearthd", ["run", "--config", "\(work)/hearth.yaml"], output: "\(work)/hearthd.log")
+        guard probe.wait(timeoutNanos: 30_000_000_000, { $0.topic == "hearth/bench/status" && $0.payload == Array("online".utf8) }) != nil else {
+            fail("the hub did not come online:\n" + readFile("\(work)/hearthd.log"))
+        }
+        let online = nanos() - execStart
+        let published = probe.inbox.withLock { box in Set(box.filter { $0.topic.hasPrefix("hearth/bench/devices/") }.map(\.topic)).count }
+        // Everything is published before `online`; the messages are already here or in flight behind it.
+        usleep(200_000)
+        let documents = probe.inbox.withLock { box in Set(box.filter { $0.topic.hasPrefix("hearth/bench/devices/") }.map(\.topic)).count }
+
+        // Command → state: publish a toggle, wait for the device's new document.
+        var hubTimes: [UInt64] = []
+        let cpuBefore = cpuTicks(hub)
+        var state = [Bool](repeating: false, count: deviceCount)
+        for i in 0..<commandCount {
+            let d = i % deviceCount
+            state[d].toggle()
+            let expect = Array(#""onOff":\#(state[d])"#.utf8)
+            let topic = "hearth/bench/devices/light-\(d)"
+            probe.inbox.withLock { $0.removeAll() }
+            let t = nanos()
+            try probe.client.publish("\(topic)/set", payload: requestPayload)
+            guard probe.wait({ $0.topic == topic && $0.payload.firstRange(of: expect) != nil }) != nil else {
+                fail("no new state for \(topic)")
+            }
+            hubTimes.append(nanos() - t)
+        }
+        let cpuCommands = cpuTicks(hub) - cpuBefore
+        hubTimes.sort()
+        let rss = status(hub, "VmRSS"), hwm = status(hub, "VmHWM")
+        let idleBefore = cpuTicks(hub)
+        sleep(UInt32(idleSeconds))
+        let idleTicks = cpuTicks(hub) - idleBefore
+        let hz = sysconf(Int32(_SC_CLK_TCK))
+        kill(hub, SIGTERM)
+        var exitStatus: Int32 = 0
+        let stopStart = nanos()
+        waitpid(hub, &exitStatus, 0)
+        let stopped = nanos() - stopStart
+
+        print("hub, \(deviceCount) devices, \(commandCount) commands, loopback mosquitto")
+        print("  broker echo (baseline):   p50 \(us(percentile(echoTimes, 0.5)))  p99 \(us(percentile(echoTimes, 0.99)))")
+        print("  command → state:          p50 \(us(percentile(hubTimes, 0.5)))  p99 \(us(percentile(hubTimes, 0.99)))")
+        print("  ratio:                    p50 \(ratio(percentile(hubTimes, 0.5), percentile(echoTimes, 0.5))) the echo's p50 (target ≤ 1.5×), p99 \(ratio(percentile(hubTimes, 0.99), percentile(echoTimes, 0.5))) the echo's p50 (target ≤ 3×)")
+        print("  CPU per command:          \(Double(cpuCommands) * 1_000_000 / Double(hz) / Double(commandCount)) µs")
+        print("  memory after the load:    VmRSS \(rss), VmHWM \(hwm)")
+        print("  exec → online:            \(online / 1_000_000) ms (\(published) of \(deviceCount) documents before online, \(documents) just after)")
+        print("  idle CPU over \(idleSeconds) s:       \(Double(idleTicks) * 100 / Double(hz) / Double(idleSeconds))% of a core (\(idleTicks) ticks of 1/\(hz) s)")
+        print("  SIGTERM → exit:           \(stopped / 1_000_000) ms, status \((exitStatus >> 8) & 0xff)")
+
+    }
+}

@@ -1,0 +1,127 @@
+import HearthConfig
+import HearthEngine
+@testable import HearthHub
+import HearthModel
+import Testing
+
+@Suite struct ConfigurationTests {
+    func read(_ yaml: String) -> (HubConfiguration?, [String]) {
+        let d = ConfigDiagnostics()
+        guard let root = ConfigValue.parse(yaml, file: "hearth.yaml", diagnostics: d) else { return (nil, d.problems.map(\.description)) }
+        let c = HubConfiguration.read(root, diagnostics: d)
+        return (c, d.problems.map(\.description).map { $0.replacingBoardLookup() })
+    }
+
+    @Test func aFullConfigurationReads() throws {
+        let (c, problems) = read("""
+        hub:
+          id: attic
+          board: /dev/null
+          stateDirectory: /tmp/hearth-state
+          logLevel: debug
+        mqtt:
+          host: broker.local
+          port: 8883
+          prefix: home
+          keepAlive: 20s
+          username: hub
+          password: s3cret
+          tls: {caFile: /etc/ssl/ca.pem}
+        devices:
+          - id: lamp
+            name: Kitchen lamp
+            room: kitchen
+            info: {vendorName: Acme, serialNumber: SN-1}
+            types:
+              - type: DimmableLight
+                traits:
+                  onOff: {startUpOnOff: toggle}
+                  levelControl: {onLevel: 200, options: [executeIfOff], startUpCurrentLevel: null}
+              - type: HumiditySensor
+          - id: fan
+            type: OnOffPlugInUnit
+            traits:
+              onOff: {features: offOnly}
+        """)
+        #expect(problems == [])
+        let config = try #require(c)
+        #expect(config.hubID == "attic")
+        #expect(config.prefix == "home")
+        #expect(config.mqtt.host == "broker.local")
+        #expect(config.mqtt.port == 8883)
+        #expect(config.mqtt.keepAlive == 20)
+        #expect(config.mqtt.clientID == "hearth-attic")
+        #expect(config.mqtt.tls?.caFile == "/etc/ssl/ca.pem")
+        #expect(config.logLevel == "debug")
+        #expect(config.devices.map(\.configuration.id) == ["lamp", "fan"])
+        let lamp = config.devices[0].configuration
+        #expect(lamp.roomID == "kitchen")
+        #expect(lamp.types.map(\.type.name) == ["DimmableLight", "HumiditySensor"])
+        let level = lamp.types[0].traits.first { $0.id == .levelControl }
+        #expect(level?.attributes == ["onLevel": .int(200), "options": .int(1), "startUpCurrentLevel": .null])
+        #expect(lamp.types[0].traits.first { $0.id == .onOff }?.attributes == ["startUpOnOff": .int(2)])
+        #expect(lamp.types[0].traits.first { $0.id == .basicInformation }?.attributes["vendorName"] == .string("Acme"))
+        #expect(config.devices[1].configuration.types[0].traits[0].features == ["offOnly"])
+    }
+
+    @Test func everyProblemIsListedWithLineAndPath() {
+        let (c, problems) = read("""
+        hub:
+          id: a/b
+          board: nowhere
+          logLevel: loud
+        mqtt:
+          port: 0
+          colour: blue
+        devices:
+          - id: lamp
+            type: DimmableLamp
+          - id: lamp
+            type: OnOffLight
+          - name: No id
+            type: OnOffLight
+          - id: sensor
+            type: HumiditySensor
+            traits:
+              onOff: {}
+          - id: light
+            type: OnOffLight
+            traits:
+              onOff: {startUpOnOff: sometimes, onTime: -1}
+        """)
+        #expect(c == nil)
+        #expect(problems == [
+            "hearth.yaml:2: hub.id: the hub id cannot be used: it contains '/', '+' or '#'",
+            "hearth.yaml:3: hub.board: no board file 'nowhere'; looked for …",
+            "hearth.yaml:4: hub.logLevel: expected one of trace, debug, info, notice, warning, error, critical, found 'loud'",
+            "hearth.yaml:7: mqtt.colour: unknown key 'colour'; allowed: host, port, prefix, clientId, keepAlive, username, password, passwordFile, tls, protocol",
+            "hearth.yaml:6: mqtt.port: 0 is out of range; allowed: 1…65535",
+            "hearth.yaml:10: devices[0].type: unknown device type 'DimmableLamp'; known: OnOffLight, DimmableLight, OnOffPlugInUnit, HumiditySensor, TemperatureSensor, GenericSwitch",
+            "hearth.yaml:11: devices[1]: the device id 'lamp' is already used on line 9; ids must be unique",
+            "hearth.yaml:13: devices[2]: missing 'id' (a stable id, used in MQTT topics)",
+            "hearth.yaml:18: devices[3].traits.onOff: HumiditySensor cannot have trait 'onOff'; it may have identify, relativeHumidityMeasurement, basicInformation",
+            "hearth.yaml:22: devices[4].traits.onOff.startUpOnOff: expected one of off, on, toggle, null, found 'sometimes'",
+            "hearth.yaml:22: devices[4].traits.onOff.onTime: expected a whole number (0…65535), found '-1'",
+        ])
+    }
+
+    @Test func whatOnlyTheEngineKnowsIsReportedAgainstTheDevice() {
+        let (_, problems) = read("""
+        hub: {board: /dev/null}
+        devices:
+          - id: fan
+            type: OnOffLight
+            traits:
+              onOff: {features: [offOnly]}
+        """)
+        #expect(problems == ["hearth.yaml:3: devices(fan): device 'fan' type OnOffLight trait onOff: onOff cannot have both lighting and offOnly (Matter forbids the pair)"])
+    }
+}
+
+extension String {
+    /// The board search list depends on where the test runs; keep the message's start.
+    func replacingBoardLookup() -> String {
+        guard let r = range(of: "looked for ") else { return self }
+        return String(self[..<r.upperBound]) + "…"
+    }
+}

@@ -1,0 +1,233 @@
+import Foundation
+import HearthMQTT
+import HearthTestKit
+import Synchronization
+import Testing
+
+/// Watches a hub over MQTT and sends it requests, as any client would.
+final class Watcher: Sendable {
+    let client: MQTTClient
+    private let messages = Mutex<[MQTTMessage]>([])
+
+    init(port: Int) async throws {
+        client = try MQTTClient(options: MQTTConnectOptions(host: "127.0.0.1", port: port, clientID: "watcher-\(UUID().uuidString.prefix(8))"))
+        client.onMessage = { [messages] m in messages.withLock { $0.append(m) } }
+        try client.subscribe("hearth/#")
+        try await client.connect()
+    }
+
+    deinit { client.disconnect() }
+
+    var all: [MQTTMessage] { messages.withLock { $0 } }
+    func clear() { messages.withLock { $0.removeAll() } }
+
+    func first(_ topic: String, within timeout: Duration = .seconds(20),
+               where predicate: @Sendable (JSON?) -> Bool = { _ in true }) async -> MQTTMessage? {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let m = messages.withLock({ $0.first { $0.topic == topic && predicate(try? JSON.parse($0.payload)) } }) { return m }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return nil
+    }
+
+    /// Waits for the status topic to carry `value`.
+    func waitFor(status value: String, hub: String = "e2e") async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            if messages.withLock({ $0.contains { $0.topic == "hearth/\(hub)/status" && $0.payload == Array(value.utf8) } }) { return true }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return false
+    }
+
+    /// Sends a request and returns its response.
+    func request(_ device: String, _ body: String, hub: String = "e2e") async throws -> JSON? {
+        let t = UUID().uuidString
+        try client.publish("hearth/\(hub)/devices/\(device)/set", payload: Array(#"{"transaction":"\#(t)",\#(body)}"#.utf8), qos: .atLeastOnce)
+        return await first("hearth/\(hub)/responses") { $0?["transaction"] == .string(t) }.flatMap { try? JSON.parse($0.payload) }
+    }
+
+    /// The latest document of a device.
+    func document(_ device: String, hub: String = "e2e") -> JSON? {
+        messages.withLock { $0.last { $0.topic == "hearth/\(hub)/devices/\(device)" } }.flatMap { try? JSON.parse($0.payload) }
+    }
+}
+
+/// A configuration, a broker and the real `hearthd` binary.
+final class DaemonRig: @unchecked Sendable {
+    let broker: TestBroker
+    let directory: String
+    var daemon: RunningProduct?
+    var configFile: String { "\(directory)/hearth.yaml" }
+    var stateFile: String { "\(directory)/state/state.json" }
+    var starts = 0
+
+    init(devices: String = DaemonRig.defaultDevices) throws {
+        broker = try TestBroker()
+        directory = NSTemporaryDirectory() + "hearth-e2e-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try "name: e2e-board\nsimulated: true\n".write(toFile: "\(directory)/board.yaml", atomically: true, encoding: .utf8)
+        try """
+        hub:
+          id: e2e
+          board: board.yaml
+          stateDirectory: state
+        mqtt:
+          host: 127.0.0.1
+          port: \(broker.port)
+          keepAlive: 5s
+        devices:
+        \(devices)
+        """.write(toFile: configFile, atomically: true, encoding: .utf8)
+    }
+
+    static let defaultDevices = """
+      - id: lamp
+        name: Lamp
+        type: DimmableLight
+      - id: relay
+        name: Relay
+        type: OnOffLight
+    """
+
+    func start() throws {
+        starts += 1
+        daemon = try RunningProduct("hearthd", ["run", "--config", configFile], outputFile: "\(directory)/hearthd-\(starts).log")
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: directory) }
+}
+
+func onOff(_ doc: JSON?) -> JSON? {
+    guard case .array(let types)? = doc?["types"] else { return nil }
+    return types.first?["traits"]?["onOff"]?["attributes"]?["onOff"]
+}
+
+func attribute(_ doc: JSON?, _ trait: String, _ name: String) -> JSON? {
+    guard case .array(let types)? = doc?["types"] else { return nil }
+    return types.first?["traits"]?[trait]?["attributes"]?[name]
+}
+
+@Suite(.serialized) struct DaemonTests {
+    @Test func startCommandWriteRenameAndAGracefulStop() async throws {
+        let rig = try DaemonRig()
+        let watcher = try await Watcher(port: rig.broker.port)
+        try rig.start()
+        #expect(await watcher.waitFor(status: "online"))
+        #expect(await watcher.first("hearth/e2e/devices") != nil)
+        #expect(try await watcher.request("relay", #""trait":"onOff","command":"on""#)?["ok"] == .bool(true))
+        #expect(onOff(watcher.document("relay")) == .bool(true))
+        #expect(try await watcher.request("lamp", #""trait":"levelControl","update":{"onLevel":100}"#)?["ok"] == .bool(true))
+        let renamed = try await watcher.request("lamp", #""setName":"\#(String(repeating: "é", count: 65))""#)
+        #expect(renamed?["result"]?["name"] == .string(String(repeating: "é", count: 60)))
+        let bad = try await watcher.request("lamp", #""trait":"levelControl","command":"moveToLevel","args":{"level":999}"#)
+        #expect(bad?["error"]?["status"] == .string("constraintError"))
+        watcher.clear()
+        rig.daemon?.signal(SIGTERM)
+        #expect(await rig.daemon?.exitStatus() == 0)
+        #expect(await watcher.waitFor(status: "offline"))
+        let log = rig.daemon?.output ?? ""
+        #expect(log.contains("online"))
+        #expect(log.contains("ms after exec"))
+        #expect(log.contains("stopped"))
+    }
+
+    @Test(arguments: [("off", false), ("on", true), ("toggle", false), ("null", true)])
+    func restartAppliesStartUpOnOff(startUp: String, expected: Bool) async throws {
+        let rig = try DaemonRig()
+        let watcher = try await Watcher(port: rig.broker.port)
+        try rig.start()
+        #expect(await watcher.waitFor(status: "online"))
+        let value = startUp == "null" ? "null" : "\"\(startUp)\""
+        #expect(try await watcher.request("lamp", #""trait":"onOff","update":{"startUpOnOff":\#(value)}"#)?["ok"] == .bool(true))
+        #expect(try await watcher.request("lamp", #""trait":"levelControl","command":"moveToLevelWithOnOff","args":{"level":77}"#)?["ok"] == .bool(true))
+        rig.daemon?.signal(SIGTERM)
+        #expect(await rig.daemon?.exitStatus() == 0)
+        watcher.clear()
+        try rig.start()
+        #expect(await watcher.waitFor(status: "online"))
+        let doc = await watcher.first("hearth/e2e/devices/lamp").flatMap { try? JSON.parse($0.payload) }
+        #expect(onOff(doc) == .bool(expected), "startUpOnOff \(startUp)")
+        #expect(attribute(doc, "levelControl", "currentLevel") == .int(77))  // startUpCurrentLevel null: as before
+        rig.daemon?.signal(SIGTERM)
+        _ = await rig.daemon?.exitStatus()
+    }
+
+    @Test func sigkillAtRandomMomentsNeverLeavesATornState() async throws {
+        let rig = try DaemonRig()
+        let watcher = try await Watcher(port: rig.broker.port)
+        var rounds = 0
+        for round in 0..<4 {
+            try rig.start()
+            #expect(await watcher.waitFor(status: "online"))
+            watcher.clear()
+            // Stream commands; every state the hub publishes is a state it may legitimately restore.
+            let stream = Task {
+                var i = 0
+                while !Task.isCancelled {
+                    i += 1
+                    try? watcher.client.publish("hearth/e2e/devices/lamp/set",
+                                                payload: Array(#"{"setName":"lamp \#(round)-\#(i)"}"#.utf8))
+                    try? watcher.client.publish("hearth/e2e/devices/lamp/set",
+                                                payload: Array(#"{"trait":"onOff","command":"toggle"}"#.utf8))
+                    try? await Task.sleep(for: .milliseconds(3))
+                }
+            }
+            try await Task.sleep(for: .milliseconds(Int64.random(in: 200...1500)))
+            await rig.daemon?.kill()
+            stream.cancel()
+            _ = await stream.value
+            let published = Set(watcher.all.filter { $0.topic == "hearth/e2e/devices/lamp" }.compactMap { m -> String? in
+                guard let doc = try? JSON.parse(m.payload) else { return nil }
+                return "\(doc["name"]?.text ?? "") \(onOff(doc)?.text ?? "")"
+            })
+            // The state file, if any, must parse and hold a published combination.
+            try rig.start()
+            watcher.clear()
+            #expect(await watcher.waitFor(status: "online"))
+            let log = rig.daemon?.output ?? ""
+            #expect(!log.contains("corrupt"), "round \(round): \(log)")
+            let doc = await watcher.first("hearth/e2e/devices/lamp").flatMap { try? JSON.parse($0.payload) }
+            let restored = "\(doc?["name"]?.text ?? "") \(onOff(doc)?.text ?? "")"
+            let initial = restored == "\"Lamp\" false" || restored.hasPrefix("\"lamp \(round - 1)")
+            #expect(published.contains(restored) || initial, "round \(round): restored \(restored)")
+            await rig.daemon?.kill()
+            rounds += 1
+        }
+        #expect(rounds == 4)
+    }
+
+    @Test func aCorruptStateFileIsMovedAsideAndTheHubStarts() async throws {
+        let rig = try DaemonRig()
+        try FileManager.default.createDirectory(atPath: "\(rig.directory)/state", withIntermediateDirectories: true)
+        try "{ not json".write(toFile: rig.stateFile, atomically: true, encoding: .utf8)
+        let watcher = try await Watcher(port: rig.broker.port)
+        try rig.start()
+        #expect(await watcher.waitFor(status: "online"))
+        #expect(rig.daemon?.output.contains("is corrupt or unreadable; moved it to") == true)
+        rig.daemon?.signal(SIGTERM)
+        #expect(await rig.daemon?.exitStatus() == 0)
+    }
+
+    @Test func aBrokenConfigurationIsRefusedWithEveryProblem() async throws {
+        let rig = try DaemonRig(devices: """
+          - id: lamp
+            type: DimmableLamp
+          - id: lamp
+            type: OnOffLight
+            colour: red
+        """)
+        let check = try BuiltProduct.run("hearthd", ["check-config", rig.configFile])
+        #expect(check.status == 78)
+        #expect(check.output.contains("hearth.yaml:10: devices[0].type: unknown device type 'DimmableLamp'"))
+        #expect(check.output.contains("devices[1].colour: unknown key 'colour'"))
+        #expect(check.output.contains("devices[1]: the device id 'lamp' is already used on line 9"))
+        #expect(check.output.contains("3 problem(s)"))
+        try rig.start()
+        #expect(await rig.daemon?.exitStatus() == 78)
+        #expect(rig.daemon?.output.contains("nothing was started") == true)
+        let good = try DaemonRig()
+        #expect(try BuiltProduct.run("hearthd", ["check-config", good.configFile]).status == 0)
+    }
+}

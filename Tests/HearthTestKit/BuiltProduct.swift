@@ -1,0 +1,75 @@
+// Running the project's own executables (hearthd, hearth) from a test, as a user would.
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One of the package's executables, built next to the test bundle.
+public enum BuiltProduct {
+    /// The path of `name` (e.g. `hearthd`) in the build directory the tests run from, or `$HEARTH_BIN_DIR`.
+    public static func path(_ name: String) throws -> String {
+        var directories: [String] = []
+        if let dir = ProcessInfo.processInfo.environment["HEARTH_BIN_DIR"] { directories.append(dir) }
+        var bundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        for _ in 0..<4 {
+            bundle.deleteLastPathComponent()
+            directories.append(bundle.path)
+        }
+        for dir in directories where access("\(dir)/\(name)", X_OK) == 0 { return "\(dir)/\(name)" }
+        throw TestFixtureError("\(name) is not built next to the tests (looked in \(directories.joined(separator: ", "))); run swift build first")
+    }
+
+    /// Runs `name` to completion; its exit status and everything it printed.
+    public static func run(_ name: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+        let directory = try ChildProcess.makeTemporaryDirectory(prefix: "hearth-run")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let output = "\(directory)/output.log"
+        let pid = try ChildProcess.spawn(try path(name), arguments, outputFile: output)
+        let status = ChildProcess.waitForExit(pid)
+        return (status, (try? String(contentsOfFile: output, encoding: .utf8)) ?? "")
+    }
+}
+
+/// A long-running product (the daemon) started by a test: signal it, wait for it, read what it logged.
+public final class RunningProduct: Sendable {
+    public let pid: Int32
+    public let outputFile: String
+    private let status = Mutex<Int32?>(nil)
+
+    public init(_ name: String, _ arguments: [String], outputFile: String) throws {
+        self.outputFile = outputFile
+        pid = try ChildProcess.spawn(try BuiltProduct.path(name), arguments, outputFile: outputFile)
+    }
+
+    deinit {
+        if status.withLock({ $0 }) == nil {
+            _ = Glibc.kill(pid, SIGKILL)
+            ChildProcess.waitForExit(pid)
+        }
+    }
+
+    public var output: String { (try? String(contentsOfFile: outputFile, encoding: .utf8)) ?? "" }
+
+    public func signal(_ signal: Int32) { _ = Glibc.kill(pid, signal) }
+
+    /// The exit status once the process has ended (waiting up to `timeout`), else nil.
+    public func exitStatus(within timeout: Duration = .seconds(20)) async -> Int32? {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if let s = status.withLock({ $0 }) { return s }
+            if let s = ChildProcess.exitStatusIfExited(pid) {
+                status.withLock { $0 = s }
+                return s
+            }
+            if ContinuousClock.now >= deadline { return nil }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    /// SIGKILL: no chance to save or say goodbye.
+    public func kill() async {
+        signal(SIGKILL)
+        _ = await exitStatus()
+    }
+}
