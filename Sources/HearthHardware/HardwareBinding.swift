@@ -1,4 +1,7 @@
 public import HearthEngine
+public import HearthModel
+import HearthConfig
+import Synchronization
 
 /// Binds one device type of a device (an endpoint) to hardware: a relay, a dimmer, a sensor, a switch.
 ///
@@ -15,6 +18,11 @@ public protocol HardwareBinding: AnyObject, Sendable {
     /// switch's `dev.hearth.simulatedSwitch`, through which a user presses it over MQTT).
     var extraTraits: [TraitConfiguration] { get }
 
+    /// Features the binding needs on traits of its device type (the wall switch's `switch` trait gets
+    /// `momentarySwitch` + `momentarySwitchRelease`, or `latchingSwitch`). The daemon adds them to the
+    /// trait's configured features, adding the trait if the configuration left it out.
+    var requiredFeatures: [TraitID: Set<String>] { get }
+
     /// Requests the hardware and begins reporting to `home`.
     func start(home: Home)
 
@@ -30,6 +38,7 @@ public protocol HardwareBinding: AnyObject, Sendable {
 
 extension HardwareBinding {
     public var extraTraits: [TraitConfiguration] { [] }
+    public var requiredFeatures: [TraitID: Set<String>] { [:] }
 }
 
 /// Where a binding is, for its configuration and its log lines.
@@ -38,13 +47,60 @@ public struct BindingContext: Sendable {
     /// The device type's name, e.g. `DimmableLight`.
     public var typeName: String
     public var board: Board
+    /// Shared by every binding of one configuration, so a pin used twice is reported with both places.
+    public var pins: PinLedger
     /// One line per event worth logging (a fault, a recovery), with the device and trait in it.
     public var log: @Sendable (String) -> Void
 
-    public init(deviceID: String, typeName: String, board: Board, log: @escaping @Sendable (String) -> Void) {
+    public init(deviceID: String, typeName: String, board: Board, pins: PinLedger,
+                log: @escaping @Sendable (String) -> Void) {
         self.deviceID = deviceID
         self.typeName = typeName
         self.board = board
+        self.pins = pins
         self.log = log
     }
+}
+
+/// Which binding holds each pin, PWM channel and GPIO line of one configuration.
+///
+/// Resources are recorded by the wire (chip label and offset, PWM chip and channel), so two board names for one
+/// line, or a board name and a raw `chip`/`line`, still collide. Sensors are not exclusive: a humidity and a
+/// temperature binding read the same chip.
+public final class PinLedger: Sendable {
+    public struct Use: Sendable, Hashable {
+        public var deviceID: String
+        public var typeName: String
+        public var file: String
+        public var line: Int
+        public var path: String
+    }
+
+    private let uses = Mutex<[String: Use]>([:])
+
+    public init() {}
+
+    /// Everything claimed so far, by resource key (`pinctrl-bcm2711:17`, `pwmchip0/pwm1`).
+    public var claims: [String: Use] { uses.withLock { $0 } }
+
+    /// Claims `resource` for the binding at `value`; records a problem naming both places if it is taken.
+    func claim(_ resource: String, what: String, at value: ConfigValue, deviceID: String, typeName: String)
+        -> Bool
+    {
+        let use = Use(deviceID: deviceID, typeName: typeName, file: value.file, line: value.line, path: value.path)
+        let first = uses.withLock { u -> Use? in
+            if let first = u[resource] { return first }
+            u[resource] = use
+            return nil
+        }
+        guard let first else { return true }
+        value.problem("\(what) is already used by \(first.deviceID) \(first.typeName) at \(first.file):\(first.line) "
+                      + "(\(first.path)); each pin can drive only one binding")
+        return false
+    }
+}
+
+/// The manufacturer traits hardware bindings add; the daemon registers them next to `TraitRegistry.standard`.
+public enum HardwareTraits {
+    public static let servers: [any TraitServer.Type] = [SimulatedSwitchServer.self]
 }

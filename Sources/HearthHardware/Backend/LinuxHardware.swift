@@ -1,0 +1,226 @@
+import Glibc
+import HearthEngine
+import HearthLinux
+import Synchronization
+
+/// The real hardware: GPIO through libgpiod, PWM/IIO/hwmon through sysfs, all via HearthLinux.
+struct LinuxHardware: HardwareBackend {
+    /// Where `/sys` is (a temporary tree in tests).
+    var root: SysfsRoot
+    /// Where the `gpiochipN` character devices are.
+    var deviceDirectory: String
+    /// The label other programs see on lines this process holds.
+    var consumer: String
+    /// How many times to look for an exported PWM channel (10 ms apart) before giving up.
+    var pwmExportAttempts: Int
+
+    init(root: SysfsRoot = .system, deviceDirectory: String = "/dev", consumer: String = "hearthd",
+         pwmExportAttempts: Int = 50) {
+        self.root = root
+        self.deviceDirectory = deviceDirectory
+        self.consumer = consumer
+        self.pwmExportAttempts = pwmExportAttempts
+    }
+
+    func openChip(_ reference: String) throws(LinuxIOError) -> GPIOChip {
+        if reference.hasPrefix("/") { return try GPIOChip(path: reference) }
+        if reference.hasPrefix("gpiochip"), Int(reference.dropFirst("gpiochip".count)) != nil {
+            return try GPIOChip(name: reference)
+        }
+        return try GPIOChip(label: reference, deviceDirectory: deviceDirectory)
+    }
+
+    func offset(_ pin: PinAddress, on chip: GPIOChip) throws(LinuxIOError) -> Int {
+        switch pin.line {
+        case .offset(let o): o
+        case .name(let n): try chip.lineOffset(named: n)
+        }
+    }
+
+    func openOutput(_ pin: PinAddress, initialValue: Bool, activeLow: Bool, drive: GPIODrive)
+        throws(LinuxIOError) -> any OutputLine
+    {
+        let chip = try openChip(pin.chip)
+        return try GPIOOutputLine(chip: chip, offset: offset(pin, on: chip), initialValue: initialValue,
+                                  activeLow: activeLow, drive: drive, consumer: consumer)
+    }
+
+    func openInput(_ pin: PinAddress, bias: GPIOBias, activeLow: Bool, clock: any EngineClock)
+        throws(LinuxIOError) -> any InputLine
+    {
+        let chip = try openChip(pin.chip)
+        let line = try GPIOInputLine(chip: chip, offset: offset(pin, on: chip), bias: bias, activeLow: activeLow,
+                                     consumer: consumer)
+        return LinuxInputLine(line: line, clock: clock)
+    }
+
+    func openPWM(_ pwm: PWMAddress) throws(LinuxIOError) -> any PWMOutput {
+        LinuxPWMOutput(channel: try PWMChannel(chip: pwm.chip, channel: pwm.channel, root: root,
+                                               exportAttempts: pwmExportAttempts))
+    }
+
+    func openSensor(_ sensor: SensorAddress, quantity: SensorQuantity) throws(LinuxIOError) -> any SensorSource {
+        switch sensor {
+        case .iio(let name):
+            return IIOSensor(device: try IIODevice(named: name, root: root), quantity: quantity)
+        case .hwmon(let name):
+            return HwmonSensor(device: try HwmonDevice(named: name, root: root), quantity: quantity)
+        case .i2c(let s):
+            // The device's own directory first: IIO names are not unique (si7020 names itself after its bus
+            // address), and two sensors of one kind may share a bus.
+            let client = root.path("/sys/bus/i2c/devices/\(s.bus)-\(hex4(s.address))")
+            if let entry = Self.entries(client).first(where: { $0.hasPrefix("iio:device") }) {
+                return IIOSensor(device: try IIODevice(path: client + "/" + entry), quantity: quantity)
+            }
+            if let entry = Self.entries(client + "/hwmon").first(where: { $0.hasPrefix("hwmon") }) {
+                return HwmonSensor(device: try HwmonDevice(path: client + "/hwmon/" + entry), quantity: quantity)
+            }
+            switch SensorDrivers.kind(of: s.driver) {
+            case .hwmon?:
+                return HwmonSensor(device: try HwmonDevice(named: s.driver, root: root), quantity: quantity)
+            case .iio?, nil:
+                do throws(LinuxIOError) {
+                    return IIOSensor(device: try IIODevice(named: s.driver, root: root), quantity: quantity)
+                } catch {
+                    throw LinuxIOError(operation: error.operation, context: .path(client), errno: error.errno,
+                                       message: "no \(s.driver) sensor at 0x\(String(s.address, radix: 16)) on i2c-\(s.bus) "
+                                           + "(\(client) has no IIO or hwmon device): is the overlay enabled "
+                                           + "(dtoverlay=i2c-sensor,\(s.driver)) and the chip wired to that bus? "
+                                           + "(\(error.message))")
+                }
+            }
+        }
+    }
+
+    private func hex4(_ value: Int) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+    }
+
+    /// The names in a directory, sorted; empty when it does not exist.
+    static func entries(_ path: String) -> [String] {
+        guard let directory = opendir(path) else { return [] }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+}
+
+extension GPIOOutputLine: OutputLine {}
+
+/// An IIO channel in milli-units.
+final class IIOSensor: SensorSource {
+    let device: IIODevice
+    let channel: IIOChannel
+    init(device: IIODevice, quantity: SensorQuantity) {
+        self.device = device
+        channel = quantity == .humidity ? .humidityRelative : .temperature
+    }
+    func read() throws(LinuxIOError) -> Double { try device.read(channel) }
+}
+
+/// A hwmon `humidity1_input` / `temp1_input` in milli-units.
+final class HwmonSensor: SensorSource {
+    let device: HwmonDevice
+    let attribute: HwmonAttribute
+    init(device: HwmonDevice, quantity: SensorQuantity) {
+        self.device = device
+        attribute = quantity == .humidity ? .humidity1Input : .temp1Input
+    }
+    func read() throws(LinuxIOError) -> Double { Double(try device.read(attribute)) }
+}
+
+/// A sysfs PWM channel.
+final class LinuxPWMOutput: PWMOutput {
+    let channel: PWMChannel
+    init(channel: PWMChannel) { self.channel = channel }
+
+    func start(periodNanoseconds: UInt64, dutyCycleNanoseconds: UInt64, polarity: PWMPolarity) throws(LinuxIOError) {
+        try channel.apply(PWMSettings(periodNanoseconds: periodNanoseconds, dutyCycleNanoseconds: dutyCycleNanoseconds,
+                                      polarity: polarity, isEnabled: true))
+    }
+
+    func setDutyCycle(_ nanoseconds: UInt64) throws(LinuxIOError) { try channel.setDutyCycle(nanoseconds) }
+
+    func stop() throws(LinuxIOError) {
+        var first: LinuxIOError?
+        do throws(LinuxIOError) { try channel.setDutyCycle(0) } catch { first = first ?? error }
+        do throws(LinuxIOError) { try channel.setEnabled(false) } catch { first = first ?? error }
+        do throws(LinuxIOError) { try channel.unexport() } catch { first = first ?? error }
+        if let first { throw first }
+    }
+}
+
+/// A GPIO input whose edges are read by a dedicated thread blocked in the kernel (`poll` on the line's event
+/// descriptor), so a switch costs nothing while nobody touches it and never ties up a Swift concurrency thread.
+final class LinuxInputLine: InputLine {
+    let line: GPIOInputLine
+    let clock: any EngineClock
+    private let thread = Mutex<pthread_t?>(nil)
+
+    init(line: GPIOInputLine, clock: any EngineClock) {
+        self.line = line
+        self.clock = clock
+    }
+
+    func value() throws(LinuxIOError) -> Bool { try line.value() }
+
+    func startEvents(_ handler: @escaping @Sendable (InputLineEvent) -> Void) {
+        let line = self.line
+        let clock = self.clock
+        let body: @Sendable () -> Void = {
+            while true {
+                do throws(LinuxIOError) {
+                    let events = try line.waitForEvents(timeout: nil)
+                    if line.isInterrupted { return }
+                    guard !events.isEmpty else { continue }
+                    let now = clock.now
+                    // Kernel timestamps are CLOCK_MONOTONIC, the engine's clock; an old kernel's CLOCK_REALTIME
+                    // stamps would lie in the future, so never trust one beyond now.
+                    handler(.edges(events.map { event in
+                        let at = EngineInstant(milliseconds: Int64(clamping: event.timestampNanoseconds / 1_000_000))
+                        return (event.edge == .rising, min(at, now))
+                    }))
+                } catch {
+                    if !line.isInterrupted { handler(.failed(error)) }
+                    return
+                }
+            }
+        }
+        thread.withLock { thread in
+            precondition(thread == nil, "events of a GPIO input started twice")
+            thread = Thread.start(body)
+        }
+    }
+
+    func close() {
+        line.release()
+        if let t = thread.withLock({ t -> pthread_t? in defer { t = nil }; return t }) { pthread_join(t, nil) }
+    }
+}
+
+/// A bare POSIX thread (no Foundation in this module).
+enum Thread {
+    private final class Box {
+        let body: @Sendable () -> Void
+        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    }
+
+    static func start(_ body: @escaping @Sendable () -> Void) -> pthread_t {
+        var thread = pthread_t()
+        let box = Unmanaged.passRetained(Box(body)).toOpaque()
+        let result = pthread_create(&thread, nil, { argument in
+            let box = Unmanaged<Box>.fromOpaque(argument!).takeRetainedValue()
+            box.body()
+            return nil
+        }, box)
+        precondition(result == 0, "pthread_create failed: \(result)")
+        return thread
+    }
+}

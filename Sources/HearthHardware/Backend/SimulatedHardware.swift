@@ -1,0 +1,413 @@
+import Glibc
+import HearthEngine
+import HearthLinux
+import Synchronization
+
+/// A board that lives in memory (`simulated: true`): lines, PWM channels and sensors behind the same protocols
+/// the real ones implement, so a simulated hub runs the real binding code — debounce, gamma, filters, faults.
+///
+/// Humidity and temperature drift as a bounded random walk around the values the board's registers give (an
+/// si7020's `0xe5`/`0xe3` words), seeded by the board so a run can be replayed. Tests (and the simulated switch
+/// trait) play the outside world through `act(_:on:)`, `fail…` and the inspection methods.
+final class SimulatedHardware: HardwareBackend {
+    struct Output: Sendable {
+        var value: Bool
+        var activeLow: Bool
+        var drive: GPIODrive
+        /// Every logical value the line was given, starting with the one it was requested with.
+        var history: [Bool]
+        var isHeld: Bool
+        /// The electrical level.
+        var wire: Bool { value != activeLow }
+    }
+
+    struct Input: Sendable {
+        var level = false
+        var isOpen = false
+        var handler: (@Sendable (InputLineEvent) -> Void)?
+        var clock: (any EngineClock)?
+    }
+
+    struct PWM: Sendable {
+        var periodNanoseconds: UInt64 = 0
+        var dutyCycleNanoseconds: UInt64 = 0
+        var polarity: PWMPolarity = .normal
+        var isEnabled = false
+        var isExported = false
+        /// Every duty cycle written, in order.
+        var dutyHistory: [UInt64] = []
+    }
+
+    struct Sensor: Sendable {
+        var humidity: Double
+        var temperature: Double
+        let baseHumidity: Double
+        let baseTemperature: Double
+        var random: SplitMix64
+        /// Fixed readings in milli-units, set by a test; `nan` is a reading too.
+        var fixed: [SensorQuantity: Double] = [:]
+        var readFault: LinuxIOError?
+    }
+
+    struct State: Sendable {
+        var outputs: [String: Output] = [:]
+        var inputs: [String: Input] = [:]
+        var pwm: [String: PWM] = [:]
+        var sensors: [String: Sensor] = [:]
+        /// Lines another (simulated) program holds, by key, with its consumer label.
+        var heldBy: [String: String] = [:]
+        /// Failures the next opens of a key meet (a missing chip, a PWM channel that cannot be exported).
+        var openFaults: [String: LinuxIOError] = [:]
+        /// Failures every write to a key meets until cleared.
+        var writeFaults: [String: LinuxIOError] = [:]
+    }
+
+    private let state = Mutex(State())
+    let seed: UInt64
+    let pins: [BoardPin]
+    let boardSensors: [BoardSensor]
+
+    init(board: Board?, seed: UInt64) {
+        self.seed = seed
+        pins = board?.pins ?? []
+        boardSensors = board?.sensors ?? []
+    }
+
+    // MARK: HardwareBackend
+
+    func openOutput(_ pin: PinAddress, initialValue: Bool, activeLow: Bool, drive: GPIODrive)
+        throws(LinuxIOError) -> any OutputLine
+    {
+        let key = try resolve(pin)
+        try state.withLock { (s) throws(LinuxIOError) in
+            try Self.checkOpen(key, pin: pin, in: s)
+            if s.outputs[key]?.isHeld == true || s.inputs[key]?.isOpen == true { throw Self.busy(pin, holder: "hearthd") }
+            var output = s.outputs[key] ?? Output(value: initialValue, activeLow: activeLow, drive: drive, history: [],
+                                                  isHeld: true)
+            output.value = initialValue
+            output.activeLow = activeLow
+            output.drive = drive
+            output.isHeld = true
+            output.history.append(initialValue)
+            s.outputs[key] = output
+        }
+        return SimulatedOutputLine(world: self, key: key, pin: pin)
+    }
+
+    func openInput(_ pin: PinAddress, bias: GPIOBias, activeLow: Bool, clock: any EngineClock)
+        throws(LinuxIOError) -> any InputLine
+    {
+        let key = try resolve(pin)
+        try state.withLock { (s) throws(LinuxIOError) in
+            try Self.checkOpen(key, pin: pin, in: s)
+            if s.outputs[key]?.isHeld == true || s.inputs[key]?.isOpen == true { throw Self.busy(pin, holder: "hearthd") }
+            var input = s.inputs[key] ?? Input()
+            input.isOpen = true
+            input.handler = nil
+            input.clock = clock
+            s.inputs[key] = input
+        }
+        return SimulatedInputLine(world: self, key: key)
+    }
+
+    func openPWM(_ pwm: PWMAddress) throws(LinuxIOError) -> any PWMOutput {
+        let key = pwm.key
+        try state.withLock { (s) throws(LinuxIOError) in
+            if let fault = s.openFaults[key] { throw fault }
+            var channel = s.pwm[key] ?? PWM()
+            channel.isExported = true
+            s.pwm[key] = channel
+        }
+        return SimulatedPWMOutput(world: self, key: key)
+    }
+
+    func openSensor(_ sensor: SensorAddress, quantity: SensorQuantity) throws(LinuxIOError) -> any SensorSource {
+        let key = sensor.simulationKey
+        try state.withLock { (s) throws(LinuxIOError) in
+            if let fault = s.openFaults[key] { throw fault }
+            if s.sensors[key] == nil { s.sensors[key] = makeSensor(sensor) }
+        }
+        return SimulatedSensor(world: self, key: key, quantity: quantity)
+    }
+
+    // MARK: Playing the outside world
+
+    /// What a person does to a simulated switch.
+    enum SwitchAction: String, Sendable, CaseIterable {
+        /// The contact closes (logical high).
+        case press
+        /// The contact opens.
+        case release
+        /// The rocker goes to its other position.
+        case flip
+        /// The contact closes with bounce: it flips five times in a row and stays closed.
+        case bounce
+    }
+
+    /// Moves the contact of the input at `key` and reports the edges at the input's clock's instant.
+    func act(_ action: SwitchAction, on key: String) {
+        let (handler, events) = state.withLock { s -> ((@Sendable (InputLineEvent) -> Void)?, [(level: Bool, at: EngineInstant)]) in
+            var input = s.inputs[key] ?? Input()
+            let now = input.clock?.now ?? EngineInstant(milliseconds: 0)
+            var levels: [Bool] = []
+            switch action {
+            case .press: levels = input.level ? [] : [true]
+            case .release: levels = input.level ? [false] : []
+            case .flip: levels = [!input.level]
+            case .bounce: levels = input.level ? [false, true, false, true] : [true, false, true, false, true]
+            }
+            if let last = levels.last { input.level = last }
+            s.inputs[key] = input
+            return (input.isOpen ? input.handler : nil, levels.map { ($0, now) })
+        }
+        if let handler, !events.isEmpty { handler(.edges(events)) }
+    }
+
+    /// Sets the contact of an input without edges going anywhere (the state before a binding opens it).
+    func setInputLevel(_ level: Bool, key: String) {
+        state.withLock { s in s.inputs[key, default: Input()].level = level }
+    }
+
+    /// The input fails as an unplugged chip would.
+    func failInput(key: String, _ error: LinuxIOError) {
+        let handler = state.withLock { s in s.inputs[key]?.handler }
+        handler?(.failed(error))
+    }
+
+    /// Another program holds the line (or stops holding it, with `nil`).
+    func hold(key: String, by consumer: String?) {
+        state.withLock { s in s.heldBy[key] = consumer }
+    }
+
+    /// Opens of `key` (a pin key, a PWM key, a sensor name) fail with `error` until cleared with `nil`.
+    func failOpens(key: String, _ error: LinuxIOError?) {
+        state.withLock { s in s.openFaults[key] = error }
+    }
+
+    /// Writes to `key` (a pin or PWM key) fail with `error` until cleared with `nil`.
+    func failWrites(key: String, _ error: LinuxIOError?) {
+        state.withLock { s in s.writeFaults[key] = error }
+    }
+
+    /// Fixes a sensor's reading (milli-units; `nil` returns to drifting).
+    func setReading(sensor key: String, _ quantity: SensorQuantity, milli value: Double?) {
+        state.withLock { s in
+            if s.sensors[key] == nil { s.sensors[key] = makeSensor(key: key) }
+            s.sensors[key]?.fixed[quantity] = value
+        }
+    }
+
+    /// Reads of a sensor fail with `error` until cleared with `nil`.
+    func failReads(sensor key: String, _ error: LinuxIOError?) {
+        state.withLock { s in
+            if s.sensors[key] == nil { s.sensors[key] = makeSensor(key: key) }
+            s.sensors[key]?.readFault = error
+        }
+    }
+
+    func output(_ key: String) -> Output? { state.withLock { $0.outputs[key] } }
+    func pwm(_ key: String) -> PWM? { state.withLock { $0.pwm[key] } }
+    func input(_ key: String) -> Input? { state.withLock { $0.inputs[key] } }
+
+    /// The key of a board pin by its name (`relay-1` → `hearth-sim-main:0`).
+    func key(ofPin name: String) -> String? {
+        pins.first { $0.name == name }.map { "\($0.chipLabel):\($0.offset)" }
+    }
+
+    /// The key of a pin address (`chip:offset`), resolving a line given by name; `nil` if the board has no such line.
+    func key(for pin: PinAddress) -> String? { try? resolve(pin) }
+
+    // MARK: For the simulated devices
+
+    func withState<R>(_ body: (inout State) throws(LinuxIOError) -> R) throws(LinuxIOError) -> R {
+        try state.withLock { (s) throws(LinuxIOError) -> R in try body(&s) }
+    }
+
+    func setHandler(_ key: String, _ handler: (@Sendable (InputLineEvent) -> Void)?) {
+        state.withLock { s in s.inputs[key]?.handler = handler }
+    }
+
+    /// A reading: a step of the walk, or what a test fixed.
+    func read(sensor key: String, _ quantity: SensorQuantity) throws(LinuxIOError) -> Double {
+        try state.withLock { (s) throws(LinuxIOError) -> Double in
+            guard var sensor = s.sensors[key] else {
+                throw LinuxIOError(operation: "read", context: .path(key), errno: .noSuchDevice)
+            }
+            if let fault = sensor.readFault { throw fault }
+            if let fixed = sensor.fixed[quantity] { return fixed }
+            let value: Double
+            switch quantity {
+            case .humidity:
+                let step = (sensor.random.nextUnit() - 0.5) * 600 + (sensor.baseHumidity - sensor.humidity) * 0.02
+                sensor.humidity = min(max(sensor.humidity + step, max(1_000, sensor.baseHumidity - 15_000)),
+                                      min(99_000, sensor.baseHumidity + 15_000))
+                value = sensor.humidity
+            case .temperature:
+                let step = (sensor.random.nextUnit() - 0.5) * 100 + (sensor.baseTemperature - sensor.temperature) * 0.02
+                sensor.temperature = min(max(sensor.temperature + step, sensor.baseTemperature - 5_000),
+                                         sensor.baseTemperature + 5_000)
+                value = sensor.temperature
+            }
+            s.sensors[key] = sensor
+            return value.rounded()
+        }
+    }
+
+    private func resolve(_ pin: PinAddress) throws(LinuxIOError) -> String {
+        switch pin.line {
+        case .offset: return pin.key
+        case .name(let name):
+            guard let p = pins.first(where: { $0.chipLabel == pin.chip && $0.name == name }) else {
+                throw LinuxIOError(operation: "gpiod_chip_find_line", context: .gpioChip(pin.chip),
+                                   errno: .noSuchFileOrDirectory,
+                                   message: "the simulated chip '\(pin.chip)' has no line named '\(name)'")
+            }
+            return "\(p.chipLabel):\(p.offset)"
+        }
+    }
+
+    private static func checkOpen(_ key: String, pin: PinAddress, in s: State) throws(LinuxIOError) {
+        if let fault = s.openFaults[key] { throw fault }
+        if let holder = s.heldBy[key] { throw busy(pin, holder: holder) }
+    }
+
+    static func busy(_ pin: PinAddress, holder: String) -> LinuxIOError {
+        LinuxIOError(operation: "gpiod_line_request", context: .gpioChip(pin.chip), errno: .busy,
+                     message: "GPIO \(pin) is busy: another program ('\(holder)') holds it")
+    }
+
+    private func makeSensor(_ address: SensorAddress) -> Sensor {
+        if case .i2c(let s) = address { return makeSensor(key: s.name, registers: s.registers) }
+        return makeSensor(key: address.simulationKey)
+    }
+
+    private func makeSensor(key: String, registers: [Int: Int]? = nil) -> Sensor {
+        let registers = registers ?? boardSensors.first { $0.name == key }?.registers ?? [:]
+        // si7020 conversions (datasheet §5.1.1, §5.1.2), in milli-units.
+        let humidity = registers[0xe5].map { (Double($0) * 125 / 65536 - 6) * 1000 } ?? 45_000
+        let temperature = registers[0xe3].map { (Double($0) * 175.72 / 65536 - 46.85) * 1000 } ?? 21_000
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in key.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return Sensor(humidity: humidity, temperature: temperature, baseHumidity: humidity,
+                      baseTemperature: temperature, random: SplitMix64(seed: seed ^ hash))
+    }
+}
+
+/// A small, fast, seedable generator (Steele, Lea, Flood 2014).
+struct SplitMix64: Sendable, Hashable {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9e37_79b9_7f4a_7c15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
+        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
+        return z ^ (z >> 31)
+    }
+    /// Uniform in [0, 1).
+    mutating func nextUnit() -> Double { Double(next() >> 11) / Double(1 << 53) }
+}
+
+final class SimulatedOutputLine: OutputLine {
+    let world: SimulatedHardware
+    let key: String
+    let pin: PinAddress
+    init(world: SimulatedHardware, key: String, pin: PinAddress) {
+        self.world = world
+        self.key = key
+        self.pin = pin
+    }
+
+    func set(_ value: Bool) throws(LinuxIOError) {
+        try world.withState { (s) throws(LinuxIOError) in
+            if let fault = s.writeFaults[key] { throw fault }
+            precondition(s.outputs[key]?.isHeld == true, "set on simulated GPIO \(pin) after release")
+            s.outputs[key]?.value = value
+            s.outputs[key]?.history.append(value)
+        }
+    }
+
+    func value() throws(LinuxIOError) -> Bool {
+        try world.withState { (s) throws(LinuxIOError) -> Bool in
+            if let fault = s.writeFaults[key] { throw fault }
+            return s.outputs[key]?.value ?? false
+        }
+    }
+
+    func release(leaving safeValue: Bool) throws(LinuxIOError) {
+        try world.withState { (s) throws(LinuxIOError) in
+            s.outputs[key]?.isHeld = false
+            if let fault = s.writeFaults[key] { throw fault }
+            s.outputs[key]?.value = safeValue
+            s.outputs[key]?.history.append(safeValue)
+        }
+    }
+}
+
+final class SimulatedInputLine: InputLine {
+    let world: SimulatedHardware
+    let key: String
+    init(world: SimulatedHardware, key: String) {
+        self.world = world
+        self.key = key
+    }
+
+    func value() throws(LinuxIOError) -> Bool { world.input(key)?.level ?? false }
+
+    func startEvents(_ handler: @escaping @Sendable (InputLineEvent) -> Void) { world.setHandler(key, handler) }
+
+    func close() {
+        try? world.withState { (s) throws(LinuxIOError) in
+            s.inputs[key]?.isOpen = false
+            s.inputs[key]?.handler = nil
+        }
+    }
+}
+
+final class SimulatedPWMOutput: PWMOutput {
+    let world: SimulatedHardware
+    let key: String
+    init(world: SimulatedHardware, key: String) {
+        self.world = world
+        self.key = key
+    }
+
+    func start(periodNanoseconds: UInt64, dutyCycleNanoseconds: UInt64, polarity: PWMPolarity) throws(LinuxIOError) {
+        try world.withState { (s) throws(LinuxIOError) in
+            if let fault = s.writeFaults[key] { throw fault }
+            s.pwm[key]?.periodNanoseconds = periodNanoseconds
+            s.pwm[key]?.dutyCycleNanoseconds = dutyCycleNanoseconds
+            s.pwm[key]?.dutyHistory.append(dutyCycleNanoseconds)
+            s.pwm[key]?.polarity = polarity
+            s.pwm[key]?.isEnabled = true
+        }
+    }
+
+    func setDutyCycle(_ nanoseconds: UInt64) throws(LinuxIOError) {
+        try world.withState { (s) throws(LinuxIOError) in
+            if let fault = s.writeFaults[key] { throw fault }
+            s.pwm[key]?.dutyCycleNanoseconds = nanoseconds
+            s.pwm[key]?.dutyHistory.append(nanoseconds)
+        }
+    }
+
+    func stop() throws(LinuxIOError) {
+        try world.withState { (s) throws(LinuxIOError) in
+            s.pwm[key]?.dutyCycleNanoseconds = 0
+            s.pwm[key]?.isEnabled = false
+            s.pwm[key]?.isExported = false
+        }
+    }
+}
+
+final class SimulatedSensor: SensorSource {
+    let world: SimulatedHardware
+    let key: String
+    let quantity: SensorQuantity
+    init(world: SimulatedHardware, key: String, quantity: SensorQuantity) {
+        self.world = world
+        self.key = key
+        self.quantity = quantity
+    }
+    func read() throws(LinuxIOError) -> Double { try world.read(sensor: key, quantity) }
+}

@@ -1,0 +1,208 @@
+public import HearthConfig
+import HearthLinux
+
+/// Builds bindings from a device type's `binding:` mapping; its `kind:` picks the binding.
+public enum BindingKinds {
+    /// Every kind, with the device types it fits.
+    public static let fits: [(kind: String, types: [String])] = [
+        ("relay", ["OnOffLight", "OnOffPlugInUnit"]),
+        ("pwmDimmer", ["DimmableLight"]),
+        ("humiditySensor", ["HumiditySensor"]),
+        ("temperatureSensor", ["TemperatureSensor"]),
+        ("wallSwitch", ["GenericSwitch"]),
+    ]
+
+    /// Reads `config` (a `binding:` mapping) for the device type `context.typeName`. Records every problem in
+    /// `config.diagnostics` with file, line and key path, and returns `nil` if there was any.
+    public static func make(_ config: ConfigValue, context: BindingContext) -> (any HardwareBinding)? {
+        let before = config.diagnostics.problems.count
+        guard case .mapping(let entries) = config.node.value else {
+            config.problem("expected a mapping with a 'kind' (one of \(fits.map(\.kind).joined(separator: ", ")))")
+            return nil
+        }
+        guard let kindEntry = entries.first(where: { $0.key == "kind" }) else {
+            config.problem("missing 'kind'; for \(context.typeName) use \(kinds(for: context.typeName))")
+            return nil
+        }
+        let kindValue = ConfigValue(node: kindEntry.value, path: config.path.isEmpty ? "kind" : config.path + ".kind",
+                                    file: config.file, diagnostics: config.diagnostics)
+        guard let kind = kindValue.string else { return nil }
+        guard let fit = fits.first(where: { $0.kind == kind }) else {
+            kindValue.problem("unknown binding kind '\(kind)'; kinds: \(fits.map(\.kind).joined(separator: ", "))")
+            return nil
+        }
+        guard fit.types.contains(context.typeName) else {
+            kindValue.problem("a \(kind) binding does not fit a \(context.typeName) (it fits \(fit.types.joined(separator: ", "))); "
+                              + "for \(context.typeName) use \(kinds(for: context.typeName))")
+            return nil
+        }
+        let reader = BindingReader(config: config, context: context)
+        let binding: (any HardwareBinding)?
+        switch kind {
+        case "relay": binding = RelayConfiguration.read(reader).map { RelayBinding($0, context: context) }
+        case "pwmDimmer": binding = DimmerConfiguration.read(reader).map { DimmerBinding($0, context: context) }
+        case "humiditySensor": binding = SensorConfiguration.read(reader, quantity: .humidity)
+            .map { SensorBinding($0, context: context) }
+        case "temperatureSensor": binding = SensorConfiguration.read(reader, quantity: .temperature)
+            .map { SensorBinding($0, context: context) }
+        case "wallSwitch": binding = WallSwitchConfiguration.read(reader).map { WallSwitchBinding($0, context: context) }
+        default: binding = nil
+        }
+        return config.diagnostics.problems.count == before ? binding : nil
+    }
+
+    static func kinds(for typeName: String) -> String {
+        let fitting = fits.filter { $0.types.contains(typeName) }.map(\.kind)
+        return fitting.isEmpty ? "no binding (no hardware binding drives a \(typeName))"
+            : "kind: " + fitting.joined(separator: " or ")
+    }
+}
+
+/// Reads the keys bindings share: pins by board name or by chip and line, PWM channels, sensors.
+struct BindingReader {
+    let config: ConfigValue
+    let context: BindingContext
+
+    func mapping(allowed: [String]) -> ConfigMap? { config.mapping(allowed: ["kind"] + allowed) }
+
+    /// A GPIO line: `<key>: <board pin name>`, or (when `allowRaw`) `chip:` + `line:` (an offset or a line name).
+    func pin(_ map: ConfigMap, key: String, direction: BoardPin.Direction, what: String, required: Bool = true,
+             allowRaw: Bool = true) -> PinAddress? {
+        let board = context.board
+        if let value = map[key], !value.isNull {
+            guard let name = value.string else { return nil }
+            guard let pin = board.pin(named: name) else {
+                let names = board.pins.map(\.name)
+                value.problem("the board '\(board.name)' has no pin '\(name)'; "
+                              + (names.isEmpty ? "it names no pins" : "its pins are \(names.joined(separator: ", "))"))
+                return nil
+            }
+            if let d = pin.direction, d != direction {
+                let fitting = board.pins.filter { $0.direction != d }.map(\.name)
+                value.problem("'\(name)' is an \(d.rawValue) on the board '\(board.name)', but a \(what) needs an "
+                              + "\(direction.rawValue)" + (fitting.isEmpty ? "" : "; \(direction.rawValue)s: "
+                                                           + fitting.joined(separator: ", ")))
+                return nil
+            }
+            let address = PinAddress(chip: pin.chipLabel, line: .offset(pin.offset), name: pin.name)
+            guard claim(address, at: value) else { return nil }
+            return address
+        }
+        if allowRaw, let chipValue = map["chip"] {
+            guard let chip = chipValue.string else { return nil }
+            guard let lineValue = map.required("line", "the line's offset or name on chip '\(chip)'") else { return nil }
+            let line: PinAddress.Line
+            if let text = lineValue.node.scalarText, let offset = Int(text) {
+                guard (0...1023).contains(offset) else {
+                    lineValue.problem("\(offset) is out of range; allowed: 0…1023")
+                    return nil
+                }
+                line = .offset(offset)
+            } else {
+                guard let name = lineValue.string else { return nil }
+                line = .name(name)
+            }
+            if let known = context.board.gpioChips.first(where: { $0.label == chip }), case .offset(let o) = line,
+               o >= known.lineCount {
+                lineValue.problem("chip '\(chip)' has \(known.lineCount) lines (0…\(known.lineCount - 1))")
+                return nil
+            }
+            let address = PinAddress(chip: chip, line: line, name: "")
+            guard claim(address, at: lineValue) else { return nil }
+            return address
+        }
+        if required {
+            let names = board.pins.filter { $0.direction == nil || $0.direction == direction }.map(\.name)
+            map.owner.problem("missing '\(key)' (the board pin of the \(what)"
+                              + (names.isEmpty ? "" : ", e.g. one of \(names.joined(separator: ", "))")
+                              + (allowRaw ? "; or give 'chip' and 'line'" : "") + ")")
+        }
+        return nil
+    }
+
+    private func claim(_ address: PinAddress, at value: ConfigValue) -> Bool {
+        context.pins.claim("gpio " + address.key, what: "GPIO \(address)", at: value, deviceID: context.deviceID,
+                           typeName: context.typeName)
+    }
+
+    /// A PWM channel: `<key>: <board PWM name>`, or `pwmChip:` + `pwmChannel:`.
+    func pwm(_ map: ConfigMap, key: String) -> PWMAddress? {
+        let board = context.board
+        if let value = map[key], !value.isNull {
+            guard let name = value.string else { return nil }
+            guard let channel = board.pwmChannel(named: name) else {
+                let names = board.pwmChannels.map(\.name)
+                value.problem("the board '\(board.name)' has no PWM channel '\(name)'; "
+                              + (names.isEmpty ? "it names no PWM channels (add them under pwm.chips)"
+                                 : "its PWM channels are \(names.joined(separator: ", "))"))
+                return nil
+            }
+            let address = PWMAddress(chip: channel.chip, channel: channel.channel, name: name)
+            return claimPWM(address, at: value) ? address : nil
+        }
+        if let chipValue = map["pwmChip"] {
+            guard let chip = chipValue.int(in: 0...255),
+                  let channel = map.required("pwmChannel", "the channel on pwmchip\(chip)")?.int(in: 0...255)
+            else { return nil }
+            let address = PWMAddress(chip: chip, channel: channel, name: "")
+            return claimPWM(address, at: chipValue) ? address : nil
+        }
+        let names = board.pwmChannels.map(\.name)
+        map.owner.problem("missing '\(key)' (the board's PWM channel"
+                          + (names.isEmpty ? "" : ", e.g. one of \(names.joined(separator: ", "))")
+                          + "; or give 'pwmChip' and 'pwmChannel')")
+        return nil
+    }
+
+    private func claimPWM(_ address: PWMAddress, at value: ConfigValue) -> Bool {
+        context.pins.claim(address.key, what: "PWM \(address)", at: value, deviceID: context.deviceID,
+                           typeName: context.typeName)
+    }
+
+    /// A sensor: `sensor: <board I2C device>`, `iio: <IIO device name>` or `hwmon: <hwmon name>`.
+    func sensor(_ map: ConfigMap) -> SensorAddress? {
+        let board = context.board
+        let given = ["sensor", "iio", "hwmon"].filter { map[$0] != nil }
+        if given.count > 1 {
+            map.owner.problem("give only one of sensor, iio and hwmon (found \(given.joined(separator: ", ")))")
+            return nil
+        }
+        if let value = map["sensor"] {
+            guard let name = value.string else { return nil }
+            guard let sensor = board.sensor(named: name) else {
+                let names = board.sensors.map(\.name)
+                value.problem("the board '\(board.name)' has no sensor '\(name)'; "
+                              + (names.isEmpty ? "it names no sensors (add them under i2c.buses[].devices)"
+                                 : "its sensors are \(names.joined(separator: ", "))"))
+                return nil
+            }
+            return .i2c(sensor)
+        }
+        if let name = map["iio"]?.string { return .iio(name) }
+        if let name = map["hwmon"]?.string { return .hwmon(name) }
+        if given.isEmpty {
+            let names = board.sensors.map(\.name)
+            map.owner.problem("missing 'sensor' (the board's sensor"
+                              + (names.isEmpty ? "" : ", e.g. one of \(names.joined(separator: ", "))")
+                              + "; or 'iio: <device name>' or 'hwmon: <name>')")
+        }
+        return nil
+    }
+
+    /// Milliseconds of a duration key, or `fallback` when absent.
+    func milliseconds(_ map: ConfigMap, _ key: String, in range: ClosedRange<Duration>, default fallback: Int64)
+        -> Int64?
+    {
+        guard let value = map[key] else { return fallback }
+        guard let d = value.duration(in: range) else { return nil }
+        let (seconds, attoseconds) = d.components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}
+
+extension YAMLNode {
+    var scalarText: String? {
+        if case .scalar(let s, _) = value { return s }
+        return nil
+    }
+}

@@ -1,0 +1,172 @@
+import Glibc
+import HearthEngine
+import HearthModel
+import HearthLinux
+import Synchronization
+
+/// A dimmable light on a PWM channel (a MOSFET or a constant-current driver), with an optional relay that cuts
+/// its power whenever it is not lit.
+///
+/// The engine renders transitions 50 times a second and calls the actuator at every step, so every step reaches
+/// the PWM channel. Level 1…254 maps to duty through a gamma curve that starts at the lamp's minimum duty.
+final class DimmerBinding: HardwareBinding, EndpointActuator {
+    let configuration: DimmerConfiguration
+    let hardware: any HardwareBackend
+    let runtime: BindingRuntime
+
+    private struct State {
+        var pwm: (any PWMOutput)?
+        var relay: (any OutputLine)?
+        var duty: UInt64 = 0
+        var relayOn = false
+        var started = false
+        var pendingFault: String?
+        var retryAt: EngineInstant?
+        var backoff = Backoff()
+    }
+    private let state = Mutex(State())
+
+    init(_ configuration: DimmerConfiguration, context: BindingContext) {
+        self.configuration = configuration
+        hardware = context.board.hardware
+        runtime = BindingRuntime(context: context, kind: "pwmDimmer", traits: [.onOff, .levelControl])
+    }
+
+    var actuator: (any EndpointActuator)? { self }
+
+    /// The duty cycle for an output, in nanoseconds of the period.
+    func dutyCycle(for output: EndpointOutput) -> UInt64 {
+        guard output.isLit else { return 0 }
+        // Identify blinking a light that is off shows full brightness, so it can be found.
+        let level = (output.identifyPhase == true && output.onOff == false) ? 254 : Int(output.level ?? 254)
+        let fraction = Self.dutyFraction(level: level, gamma: configuration.gamma, minimumDuty: configuration.minimumDuty)
+        let period = configuration.periodNanoseconds
+        return min(period, UInt64((Double(period) * fraction).rounded()))
+    }
+
+    /// minimumDuty + (1 − minimumDuty) · (level / 254)^gamma, for level 1…254.
+    static func dutyFraction(level: Int, gamma: Double, minimumDuty: Double) -> Double {
+        let x = Double(min(254, max(1, level))) / 254
+        return minimumDuty + (1 - minimumDuty) * pow(x, gamma)
+    }
+
+    // MARK: EndpointActuator
+
+    func drive(_ output: EndpointOutput) throws(HomeError) {
+        let duty = dutyCycle(for: output)
+        let lit = duty > 0
+        try state.withLock { (s) throws(HomeError) in
+            guard let pwm = s.pwm else {
+                guard s.started else { return }
+                throw .unavailable("the dimmer on \(configuration.pwm) is not available: "
+                                   + (runtime.offlineReason ?? s.pendingFault ?? "it is being re-requested"))
+            }
+            do throws(LinuxIOError) {
+                // Power before light, light before power: the relay never switches a load under PWM.
+                if lit, !s.relayOn, let relay = s.relay { try relay.set(true); s.relayOn = true }
+                if duty != s.duty { try pwm.setDutyCycle(duty); s.duty = duty }
+                if !lit, s.relayOn, let relay = s.relay { try relay.set(false); s.relayOn = false }
+            } catch {
+                Self.release(&s, configuration: configuration)
+                s.pendingFault = "driving the dimmer failed: \(error.message)"
+                runtime.wake()
+                throw .hardware("dimmer \(configuration.pwm): \(error.message)")
+            }
+        }
+    }
+
+    private static func release(_ s: inout State, configuration: DimmerConfiguration) {
+        try? s.pwm?.stop()
+        try? s.relay?.release(leaving: false)
+        s.pwm = nil
+        s.relay = nil
+    }
+
+    // MARK: Lifecycle
+
+    func start(home: Home) {
+        runtime.attach(home)
+        state.withLock { $0.started = true }
+        acquire(at: home.clock.now)
+    }
+
+    func run() async {
+        await runtime.run(tick: tick, nextDeadline: { nextDeadline })
+    }
+
+    func refresh() {
+        guard let home = runtime.home else { return }
+        tick(at: home.clock.now)
+    }
+
+    func stop() {
+        runtime.markStopped()
+        let (pwm, relay) = state.withLock { s -> ((any PWMOutput)?, (any OutputLine)?) in
+            defer { s.pwm = nil; s.relay = nil; s.retryAt = nil }
+            return (s.pwm, s.relay)
+        }
+        do throws(LinuxIOError) { try pwm?.stop() } catch { runtime.log("stopping \(configuration.pwm) failed: \(error.message)") }
+        do throws(LinuxIOError) { try relay?.release(leaving: false) } catch {
+            runtime.log("releasing the relay \(configuration.relay?.description ?? "") failed: \(error.message)")
+        }
+        runtime.wake()
+    }
+
+    var nextDeadline: EngineInstant? { state.withLock { $0.retryAt } }
+
+    func tick(at now: EngineInstant) {
+        guard !runtime.isStopped else { return }
+        let (fault, retry) = state.withLock { s -> (String?, Bool) in
+            if let fault = s.pendingFault {
+                s.pendingFault = nil
+                s.retryAt = now + s.backoff.next()
+                return (fault, false)
+            }
+            return (nil, s.retryAt.map { $0 <= now } ?? false)
+        }
+        if let fault { runtime.goOffline(fault) }
+        if retry { acquire(at: now) }
+    }
+
+    private func acquire(at now: EngineInstant) {
+        guard let home = runtime.home, !runtime.isStopped else { return }
+        guard let output = try? home.output(runtime.deviceID, type: runtime.typeName) else { return }
+        let duty = dutyCycle(for: output)
+        var pwm: (any PWMOutput)?
+        var relay: (any OutputLine)?
+        do throws(LinuxIOError) {
+            let channel = try hardware.openPWM(configuration.pwm)
+            pwm = channel
+            try channel.start(periodNanoseconds: configuration.periodNanoseconds, dutyCycleNanoseconds: duty,
+                              polarity: configuration.polarity)
+            if let pin = configuration.relay {
+                relay = try hardware.openOutput(pin, initialValue: duty > 0, activeLow: configuration.relayActiveLow,
+                                                drive: .pushPull)
+            }
+        } catch {
+            try? pwm?.stop()
+            state.withLock { s in s.retryAt = now + s.backoff.next() }
+            runtime.goOffline("requesting the dimmer's hardware failed: \(error.message)")
+            return
+        }
+        let accepted = state.withLock { s -> Bool in
+            guard !runtime.isStopped else { return false }
+            s.pwm = pwm
+            s.relay = relay
+            s.duty = duty
+            s.relayOn = duty > 0
+            s.retryAt = nil
+            s.backoff.reset()
+            return true
+        }
+        guard accepted else {
+            try? pwm?.stop()
+            try? relay?.release(leaving: false)
+            return
+        }
+        if let latest = try? home.output(runtime.deviceID, type: runtime.typeName), latest != output {
+            try? drive(latest)
+        }
+        runtime.goOnline()
+    }
+}

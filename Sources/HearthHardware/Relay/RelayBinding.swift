@@ -1,0 +1,145 @@
+import HearthEngine
+import HearthModel
+import HearthLinux
+import Synchronization
+
+/// A relay (or any on/off load) on a GPIO output: renders `EndpointOutput.isLit`, so Identify blinks it.
+///
+/// Requested in the home's start-up state so it never glitches; released in its safe state on stop. A chip that is
+/// missing, a line someone else holds or a write that fails takes `onOff` offline and is retried with backoff.
+final class RelayBinding: HardwareBinding, EndpointActuator {
+    let configuration: RelayConfiguration
+    let hardware: any HardwareBackend
+    let runtime: BindingRuntime
+
+    private struct State {
+        var line: (any OutputLine)?
+        var started = false
+        /// A fault the actuator saw under the engine's lock, to be reported by the loop.
+        var pendingFault: String?
+        var retryAt: EngineInstant?
+        var backoff = Backoff()
+    }
+    private let state = Mutex(State())
+
+    init(_ configuration: RelayConfiguration, context: BindingContext) {
+        self.configuration = configuration
+        hardware = context.board.hardware
+        runtime = BindingRuntime(context: context, kind: "relay", traits: [.onOff])
+    }
+
+    var actuator: (any EndpointActuator)? { self }
+
+    // MARK: EndpointActuator
+
+    func drive(_ output: EndpointOutput) throws(HomeError) {
+        let lit = output.isLit
+        try state.withLock { (s) throws(HomeError) in
+            guard let line = s.line else {
+                // Before start the home is only settling its start-up state: the request will carry it.
+                guard s.started else { return }
+                throw .unavailable("the relay on \(configuration.pin) is not available: "
+                                   + (runtime.offlineReason ?? s.pendingFault ?? "it is being re-requested"))
+            }
+            do throws(LinuxIOError) {
+                try line.set(lit)
+            } catch {
+                try? line.release(leaving: configuration.safeState)
+                s.line = nil
+                s.pendingFault = "setting the relay failed: \(error.message)"
+                runtime.wake()
+                throw .hardware("relay \(configuration.pin): \(error.message)")
+            }
+        }
+    }
+
+    // MARK: Lifecycle
+
+    func start(home: Home) {
+        runtime.attach(home)
+        state.withLock { $0.started = true }
+        acquire(at: home.clock.now)
+    }
+
+    func run() async {
+        await runtime.run(tick: tick, nextDeadline: { nextDeadline })
+    }
+
+    func refresh() {
+        guard let home = runtime.home else { return }
+        tick(at: home.clock.now)
+    }
+
+    func stop() {
+        runtime.markStopped()
+        let line = state.withLock { s -> (any OutputLine)? in
+            defer { s.line = nil; s.retryAt = nil }
+            return s.line
+        }
+        do throws(LinuxIOError) {
+            try line?.release(leaving: configuration.safeState)
+        } catch {
+            runtime.log("releasing \(configuration.pin) in its safe state failed: \(error.message)")
+        }
+        runtime.wake()
+    }
+
+    // MARK: The loop
+
+    var nextDeadline: EngineInstant? { state.withLock { $0.retryAt } }
+
+    func tick(at now: EngineInstant) {
+        guard !runtime.isStopped else { return }
+        let (fault, retry) = state.withLock { s -> (String?, Bool) in
+            if let fault = s.pendingFault {
+                s.pendingFault = nil
+                s.retryAt = now + s.backoff.next()
+                return (fault, false)
+            }
+            return (nil, s.retryAt.map { $0 <= now } ?? false)
+        }
+        if let fault { runtime.goOffline(fault) }
+        if retry { acquire(at: now) }
+    }
+
+    /// Requests the line at the value the home renders now; on failure goes offline and schedules a retry.
+    private func acquire(at now: EngineInstant) {
+        guard let home = runtime.home, !runtime.isStopped else { return }
+        let desired: Bool
+        do throws(HomeError) {
+            desired = try home.output(runtime.deviceID, type: runtime.typeName).isLit
+        } catch {
+            runtime.log("cannot read the start-up state: \(error.message)")
+            return
+        }
+        let opened: Result<any OutputLine, LinuxIOError>
+        do throws(LinuxIOError) {
+            opened = .success(try hardware.openOutput(configuration.pin, initialValue: desired,
+                                                      activeLow: configuration.activeLow, drive: configuration.drive))
+        } catch {
+            opened = .failure(error)
+        }
+        switch opened {
+        case .failure(let error):
+            state.withLock { s in s.retryAt = now + s.backoff.next() }
+            runtime.goOffline("requesting \(configuration.pin) failed: \(error.message)")
+        case .success(let line):
+            // A command may have changed the output between reading it and requesting the line.
+            let accepted = state.withLock { s -> Bool in
+                guard !runtime.isStopped else { return false }
+                s.line = line
+                s.retryAt = nil
+                s.backoff.reset()
+                return true
+            }
+            guard accepted else {
+                try? line.release(leaving: configuration.safeState)
+                return
+            }
+            if let now = try? home.output(runtime.deviceID, type: runtime.typeName).isLit, now != desired {
+                try? drive(EndpointOutput(onOff: now))
+            }
+            runtime.goOnline()
+        }
+    }
+}

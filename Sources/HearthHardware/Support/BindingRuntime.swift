@@ -1,0 +1,156 @@
+import HearthEngine
+import HearthModel
+import Synchronization
+
+/// What every binding shares: the home it reports to, its log, the connectivity of its traits, and the loop
+/// that runs its timers (polls, debounce, retries) on the home's clock.
+///
+/// A binding is a small state machine with `nextDeadline` and `tick(at:)`; `run()` only sleeps until the next
+/// deadline or until something (an edge, a fault seen by the actuator) wakes it. Tests drive `tick` directly on a
+/// `ManualClock`, so nothing is ever tested by sleeping.
+final class BindingRuntime: Sendable {
+    let deviceID: String
+    let typeName: String
+    /// The traits whose connectivity this binding answers for.
+    let traits: [TraitID]
+    private let logLine: @Sendable (String) -> Void
+    private let waker = BindingWaker()
+
+    private struct State {
+        var home: Home?
+        var offlineReason: String?
+        var isStopped = false
+    }
+    private let state = Mutex(State())
+
+    init(context: BindingContext, kind: String, traits: [TraitID]) {
+        deviceID = context.deviceID
+        typeName = context.typeName
+        self.traits = traits
+        let prefix = "\(context.deviceID) \(context.typeName) (\(kind)): "
+        let log = context.log
+        logLine = { log(prefix + $0) }
+    }
+
+    var home: Home? { state.withLock { $0.home } }
+    var isStopped: Bool { state.withLock { $0.isStopped } }
+    var offlineReason: String? { state.withLock { $0.offlineReason } }
+
+    func attach(_ home: Home) { state.withLock { $0.home = home } }
+    func markStopped() { state.withLock { $0.isStopped = true } }
+
+    func log(_ message: String) { logLine(message) }
+
+    /// Wakes `run()` early (an edge arrived, the actuator saw a fault).
+    func wake() { waker.wake() }
+
+    /// Takes the traits offline, logging the reason once per outage. Never call with the engine's lock held.
+    func goOffline(_ reason: String) {
+        let (home, changed) = state.withLock { s in
+            defer { s.offlineReason = reason }
+            return (s.home, s.offlineReason != reason)
+        }
+        if changed { log("offline: \(reason)") }
+        setConnectivity(home, SourceConnectivity(.offline, .direct))
+    }
+
+    /// Brings the traits back online, logging the recovery if they were offline.
+    func goOnline() {
+        let (home, wasOffline) = state.withLock { s in
+            defer { s.offlineReason = nil }
+            return (s.home, s.offlineReason != nil)
+        }
+        if wasOffline { log("back online") }
+        setConnectivity(home, .directOnline)
+    }
+
+    private func setConnectivity(_ home: Home?, _ connectivity: SourceConnectivity) {
+        guard let home else { return }
+        for trait in traits {
+            do throws(HomeError) {
+                try home.setConnectivity(deviceID, type: typeName, trait: trait.qualifiedName, connectivity)
+            } catch {
+                log("cannot set \(trait) \(connectivity): \(error.message)")
+            }
+        }
+    }
+
+    /// Runs `tick` whenever `nextDeadline` passes or `wake()` is called, until the task is cancelled.
+    func run(tick: (EngineInstant) -> Void, nextDeadline: () -> EngineInstant?) async {
+        guard let clock = home?.clock else { return }
+        while !Task.isCancelled && !isStopped {
+            tick(clock.now)
+            await waker.wait(until: nextDeadline(), clock: clock)
+        }
+    }
+}
+
+/// Capped exponential backoff for retries after a fault: 1 s, 2 s, 4 s … at most a minute.
+struct Backoff: Sendable, Hashable {
+    var initial: Int64 = 1_000
+    var maximum: Int64 = 60_000
+    private(set) var current: Int64?
+
+    init(initial: Int64 = 1_000, maximum: Int64 = 60_000) {
+        self.initial = initial
+        self.maximum = maximum
+    }
+
+    /// The delay before the next attempt; each call doubles it up to `maximum`.
+    mutating func next() -> Int64 {
+        let delay = current.map { min(maximum, $0 * 2) } ?? initial
+        current = delay
+        return delay
+    }
+
+    mutating func reset() { current = nil }
+}
+
+/// Lets a binding's loop sleep until a deadline and be woken early, without polling.
+final class BindingWaker: Sendable {
+    private struct State {
+        var waiter: CheckedContinuation<Void, Never>?
+        var pending = false
+    }
+    private let state = Mutex(State())
+
+    func wake() {
+        state.withLock { s -> CheckedContinuation<Void, Never>? in
+            if let w = s.waiter { s.waiter = nil; return w }
+            s.pending = true
+            return nil
+        }?.resume()
+    }
+
+    /// Returns at `deadline`, at a `wake()`, or when the task is cancelled. The sleeper is a separate task so a
+    /// clock that ignores cancellation (a test's `ManualClock`) never holds up an early wake; a late sleeper only
+    /// causes one extra, harmless tick.
+    func wait(until deadline: EngineInstant?, clock: any EngineClock) async {
+        let sleeper = deadline.map { deadline in
+            Task { [self] in
+                try? await clock.sleep(until: deadline)
+                if !Task.isCancelled { wake() }
+            }
+        }
+        await signal()
+        sleeper?.cancel()
+    }
+
+    private func signal() async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLock { s -> Bool in
+                    if s.pending || Task.isCancelled { s.pending = false; return true }
+                    s.waiter = c
+                    return false
+                }
+                if resumeNow { c.resume() }
+            }
+        } onCancel: {
+            state.withLock { s -> CheckedContinuation<Void, Never>? in
+                defer { s.waiter = nil }
+                return s.waiter
+            }?.resume()
+        }
+    }
+}

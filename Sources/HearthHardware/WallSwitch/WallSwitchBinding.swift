@@ -1,0 +1,206 @@
+import HearthEngine
+import HearthModel
+import HearthLinux
+import Synchronization
+
+/// A wall switch or push button on a GPIO input (the GenericSwitch type's `switch` trait), bound locally to the
+/// lights it `controls`.
+///
+/// Edges come from the kernel with their interrupt timestamps (a blocked thread, never polling) and go through
+/// `Debouncer`; each debounced change is reported to the Switch trait (`currentPosition` and its events) and, by
+/// mode, toggles or sets the controlled lights' `onOff` through the home. On a simulated board the binding adds
+/// `dev.hearth.simulatedSwitch`, whose commands move the simulated contact.
+final class WallSwitchBinding: HardwareBinding {
+    let configuration: WallSwitchConfiguration
+    let hardware: any HardwareBackend
+    let runtime: BindingRuntime
+    let isSimulated: Bool
+
+    private struct State {
+        var line: (any InputLine)?
+        var debouncer: Debouncer
+        var pendingFault: String?
+        var retryAt: EngineInstant?
+        var backoff = Backoff()
+        var observer: Int?
+        /// Bumped at every (re)request, so events of a line given up on are ignored.
+        var generation = 0
+    }
+    private let state: Mutex<State>
+
+    init(_ configuration: WallSwitchConfiguration, context: BindingContext) {
+        self.configuration = configuration
+        hardware = context.board.hardware
+        isSimulated = context.board.isSimulated
+        let traits: [TraitID] = context.board.isSimulated ? [.switchTrait, SimulatedSwitchServer.id] : [.switchTrait]
+        runtime = BindingRuntime(context: context, kind: "wallSwitch", traits: traits)
+        state = Mutex(State(debouncer: Debouncer(window: configuration.debounce, level: false)))
+    }
+
+    var actuator: (any EndpointActuator)? { nil }
+
+    var extraTraits: [TraitConfiguration] {
+        isSimulated ? [TraitConfiguration(SimulatedSwitchServer.id)] : []
+    }
+
+    var requiredFeatures: [TraitID: Set<String>] { [.switchTrait: configuration.switchFeatures] }
+
+    func start(home: Home) {
+        runtime.attach(home)
+        if let simulation = hardware as? SimulatedHardware, let key = simulation.key(for: configuration.pin) {
+            let deviceID = runtime.deviceID, typeName = runtime.typeName
+            let id = home.observe { events in
+                for event in events where event.deviceID == deviceID {
+                    guard case .event(let type, let trait, let name, _) = event.change, type == typeName,
+                          trait == SimulatedSwitchServer.id,
+                          let action = SimulatedHardware.SwitchAction(rawValue: name) else { continue }
+                    simulation.act(action, on: key)
+                }
+            }
+            state.withLock { $0.observer = id }
+        }
+        acquire(at: home.clock.now)
+    }
+
+    func run() async {
+        await runtime.run(tick: tick, nextDeadline: { nextDeadline })
+    }
+
+    /// Re-reads the line and reports its position.
+    func refresh() {
+        guard let line = state.withLock({ $0.line }) else { return }
+        do throws(LinuxIOError) {
+            let level = try line.value()
+            if state.withLock({ $0.debouncer.lastEdge == nil && $0.debouncer.stable == level }) { report(level) }
+        } catch {
+            fault("reading \(configuration.pin) failed: \(error.message)")
+        }
+    }
+
+    func stop() {
+        runtime.markStopped()
+        let (line, observer) = state.withLock { s -> ((any InputLine)?, Int?) in
+            defer { s.line = nil; s.observer = nil; s.retryAt = nil; s.generation += 1 }
+            return (s.line, s.observer)
+        }
+        if let observer { runtime.home?.removeObserver(observer) }
+        line?.close()
+        runtime.wake()
+    }
+
+    var nextDeadline: EngineInstant? {
+        state.withLock { s in
+            [s.debouncer.deadline, s.retryAt].compactMap { $0 }.min()
+        }
+    }
+
+    func tick(at now: EngineInstant) {
+        guard !runtime.isStopped else { return }
+        enum Step { case none, fault(String, (any InputLine)?), retry, change(Bool) }
+        let step = state.withLock { s -> Step in
+            if let fault = s.pendingFault {
+                s.pendingFault = nil
+                s.retryAt = now + s.backoff.next()
+                s.generation += 1
+                defer { s.line = nil }
+                return .fault(fault, s.line)
+            }
+            if let retry = s.retryAt, retry <= now { return .retry }
+            if let level = s.debouncer.settle(at: now) { return .change(level) }
+            return .none
+        }
+        switch step {
+        case .none: break
+        case .fault(let reason, let line):
+            line?.close()
+            runtime.goOffline(reason)
+        case .retry: acquire(at: now)
+        case .change(let pressed): changed(to: pressed)
+        }
+    }
+
+    private func fault(_ reason: String) {
+        state.withLock { $0.pendingFault = reason }
+        runtime.wake()
+    }
+
+    private func acquire(at now: EngineInstant) {
+        guard let home = runtime.home, !runtime.isStopped else { return }
+        let line: any InputLine
+        let level: Bool
+        do throws(LinuxIOError) {
+            line = try hardware.openInput(configuration.pin, bias: configuration.bias, activeLow: configuration.activeLow,
+                                          clock: home.clock)
+            do throws(LinuxIOError) {
+                level = try line.value()
+            } catch {
+                line.close()
+                throw error
+            }
+        } catch {
+            state.withLock { s in s.retryAt = now + s.backoff.next() }
+            runtime.goOffline("requesting \(configuration.pin) failed: \(error.message)")
+            return
+        }
+        let generation = state.withLock { s -> Int? in
+            guard !runtime.isStopped else { return nil }
+            s.generation += 1
+            s.line = line
+            s.retryAt = nil
+            s.backoff.reset()
+            s.debouncer.reset(to: level)
+            return s.generation
+        }
+        guard let generation else {
+            line.close()
+            return
+        }
+        line.startEvents { [weak self] event in self?.receive(event, generation: generation) }
+        runtime.goOnline()
+        report(level)
+    }
+
+    private func receive(_ event: InputLineEvent, generation: Int) {
+        state.withLock { s in
+            guard s.generation == generation else { return }
+            switch event {
+            case .edges(let edges):
+                for edge in edges { s.debouncer.edge(to: edge.level, at: edge.at) }
+            case .failed(let error):
+                s.pendingFault = "\(configuration.pin) stopped delivering events: \(error.message)"
+            }
+        }
+        runtime.wake()
+    }
+
+    /// A debounced change: report it, then work the lights.
+    private func changed(to pressed: Bool) {
+        report(pressed)
+        let command: String
+        switch configuration.mode {
+        case .momentary:
+            guard pressed else { return }
+            command = "toggle"
+        case .latching: command = "toggle"
+        case .follow: command = pressed ? "on" : "off"
+        }
+        guard let home = runtime.home else { return }
+        for target in configuration.controls {
+            do throws(HomeError) {
+                try home.invoke(target, trait: "onOff", command: command)
+            } catch {
+                runtime.log("\(command) of '\(target)' failed: \(error.message)")
+            }
+        }
+    }
+
+    private func report(_ pressed: Bool) {
+        guard let home = runtime.home else { return }
+        do throws(HomeError) {
+            try home.ingest(runtime.deviceID, type: runtime.typeName, trait: TraitID.switchTrait.qualifiedName,
+                            .switchPosition(pressed ? 1 : 0))
+        } catch {
+            runtime.log("the engine refused the switch position: \(error.message)")
+        }
+    }
+}
