@@ -24,7 +24,7 @@ struct GlobalOptions: ParsableArguments {
     var username: String?
 
     @Option(name: .long, help: ArgumentHelp(
-        "MQTT password; default $HEARTH_PASSWORD (preferred: a command line is visible to other users).",
+        "MQTT password; default $HEARTH_PASSWORD (safer: other users can see command lines).",
         valueName: "password"))
     var password: String?
 

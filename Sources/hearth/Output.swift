@@ -43,6 +43,8 @@ enum Terminal {
                 let n = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
                 if n < 0 {
                     if errno == EINTR { continue }
+                    // The reader went away (`hearth watch | head -1` with SIGPIPE ignored): stop like SIGPIPE would.
+                    if errno == EPIPE { exit(128 + SIGPIPE) }
                     return
                 }
                 offset += n

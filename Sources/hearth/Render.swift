@@ -145,11 +145,14 @@ enum Render {
         lines.append("  " + facts.joined(separator: "  ·  "))
 
         let types = doc["types"]?.arrayValue ?? []
-        // One column width for every attribute name of the device, so that all values line up.
-        var nameWidth = 0
+        // One name column and one value column for the whole device, so that every value lines up.
+        var nameWidth = width("commands"), valueWidth = 0
         for type in types {
             for (_, trait) in type["traits"]?.members ?? [] {
-                for (name, _) in trait["attributeInfo"]?.members ?? [] { nameWidth = max(nameWidth, width(name)) }
+                for (name, info) in trait["attributeInfo"]?.members ?? [] {
+                    nameWidth = max(nameWidth, width(sanitized(name)))
+                    valueWidth = max(valueWidth, width(attributeValue(trait, name, info)))
+                }
             }
         }
         for type in types {
@@ -167,27 +170,33 @@ enum Render {
                 let traitConnectivity = connectivity(trait["sourceConnectivity"])
                 if traitConnectivity != typeConnectivity { traitHeader += "  \(traitConnectivity)" }
                 lines.append(traitHeader)
-                var rows: [[String]] = []
-                let attributes = trait["attributes"]
                 for (attribute, info) in trait["attributeInfo"]?.members ?? [] {
-                    let label = "    " + padded(sanitized(attribute), to: nameWidth)
-                    if info["supported"] == .bool(false) {
-                        rows.append([label, "-", "not supported"])
-                        continue
-                    }
-                    let value = attributes?[attribute]
                     var flags: [String] = []
-                    if info["writable"] == .bool(true) { flags.append("writable") }
-                    if value == .null && info["nullable"] == .bool(true) { flags.append("nullable") }
-                    rows.append([label, value.map(Render.value) ?? "?", flags.joined(separator: ", ")])
+                    if info["supported"] == .bool(false) {
+                        flags.append("not supported")
+                    } else {
+                        if info["writable"] == .bool(true) { flags.append("writable") }
+                        if trait["attributes"]?[attribute] == .null && info["nullable"] == .bool(true) {
+                            flags.append("nullable")
+                        }
+                    }
+                    var line = "    " + padded(sanitized(attribute), to: nameWidth) + "  "
+                        + padded(attributeValue(trait, attribute, info), to: valueWidth) + "  " + flags.joined(separator: ", ")
+                    while line.last == " " { line.removeLast() }
+                    lines.append(line)
                 }
-                lines += table(rows)
                 let commands = (trait["commands"]?.arrayValue ?? []).compactMap(\.stringValue).map(sanitized)
                 lines.append("    " + padded("commands", to: nameWidth) + "  "
                              + (commands.isEmpty ? "(none)" : commands.joined(separator: ", ")))
             }
         }
         return lines
+    }
+
+    /// An attribute's value as `get` shows it: `-` when not supported, `?` when the document lacks it.
+    private static func attributeValue(_ trait: JSON, _ attribute: String, _ info: JSON) -> String {
+        if info["supported"] == .bool(false) { return "-" }
+        return trait["attributes"]?[attribute].map(value) ?? "?"
     }
 
     /// One trait's attributes on one line: `onOff=true onTime=0`, after a command or a write.
@@ -206,8 +215,8 @@ enum Render {
     static func flatten(_ doc: JSON) -> [(path: String, value: String)] {
         var out: [(path: String, value: String)] = []
         out.append(("name", value(doc["name"] ?? .null)))
-        out.append(("room", value(doc["roomId"] ?? .null)))
-        out.append(("structure", value(doc["structureId"] ?? .null)))
+        out.append(("room", doc["roomId"]?.stringValue.map(sanitized) ?? "(none)"))
+        out.append(("structure", doc["structureId"]?.stringValue.map(sanitized) ?? "(none)"))
         out.append(("connectivity", connectivity(doc["sourceConnectivity"])))
         let types = doc["types"]?.arrayValue ?? []
         var traitCounts: [String: Int] = [:]

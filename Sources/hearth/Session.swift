@@ -4,8 +4,8 @@
 // Reading retained topics without guessing a settle time: after subscribing, the CLI publishes a marker to a topic of
 // its own (`hearth-cli/<random>/barrier`) that it is also subscribed to. The broker handles one connection's packets
 // in order and sends a subscription's retained messages when it handles the SUBSCRIBE, so once the marker comes back
-// every retained message of the earlier subscriptions has arrived. (If the marker never comes back, say because an
-// ACL forbids the topic, the command goes on with what arrived when --timeout runs out.)
+// every retained message of the earlier subscriptions has arrived. (If the marker does not come back within 2 s, say
+// because an ACL forbids the topic, the session settles for a short quiet spell after the last retained message.)
 import HearthMQTT
 import Synchronization
 
@@ -122,6 +122,7 @@ final class Session {
     /// This invocation's private topics: `hearth-cli/<nonce>/…`.
     let nonce: String
     private var barriers = 0
+    private var barrierWorks = true
 
     var barrierTopic: String { "hearth-cli/\(nonce)/barrier" }
     var responseTopic: String { "hearth-cli/\(nonce)/response" }
@@ -203,28 +204,44 @@ final class Session {
         }
     }
 
-    func remainingTimeText() -> String { options.timeoutText }
-
     // MARK: Reading
 
+    /// How long to wait for the barrier marker before deciding it will not come back (an ACL on `hearth-cli/#`).
+    static let barrierPatience = Duration.seconds(2)
+    /// Without a working barrier: the retained messages are taken to be complete after this long without one.
+    static let quietSettle = Duration.milliseconds(300)
+
     /// Subscribes to `filters` and hands every message to `handle` until the retained messages have all arrived.
-    /// Returns false when that could not be confirmed within the deadline (what arrived was handed over anyway).
+    /// Returns false when that could not be confirmed (what arrived was handed over anyway): the marker did not come
+    /// back, and the command goes on after a short quiet spell instead, now and for the rest of the session.
     @discardableResult
     func sync(_ filters: [String], _ handle: (MQTTMessage) -> Void) async throws -> Bool {
         do {
             for filter in filters { try client.subscribe(filter) }
+            guard barrierWorks else {
+                while true {
+                    switch await mailbox.next(until: min(deadline, .now + Self.quietSettle)) {
+                    case .message(let message): handle(message)
+                    case .timedOut: return false
+                    case .interrupted: throw CLIError(.success, "")
+                    }
+                }
+            }
             barriers += 1
             let marker = Array("\(barriers)".utf8)
             try client.publish(barrierTopic, payload: marker, qos: .atLeastOnce)
+            let limit = min(deadline, .now + Self.barrierPatience)
             while true {
-                switch await mailbox.next(until: deadline) {
+                switch await mailbox.next(until: limit) {
                 case .message(let message):
                     if message.topic == barrierTopic {
                         if message.payload == marker { return true }
                     } else {
                         handle(message)
                     }
-                case .timedOut: return false
+                case .timedOut:
+                    barrierWorks = false
+                    return false
                 case .interrupted: throw CLIError(.success, "")
                 }
             }

@@ -15,11 +15,16 @@ final class CLIRig: Sendable {
     let watcher: MQTTClient
     let seen = MessageLog()
 
-    init() async throws {
-        broker = try TestBroker()
+    /// - Parameters:
+    ///   - users: user names and passwords the broker accepts; the hub and the rig's own client log in as `hub`.
+    ///   - extraConfiguration: more mosquitto.conf lines (an ACL file).
+    init(users: [String: String] = [:], extraConfiguration: [String] = []) async throws {
+        broker = try TestBroker(users: users, extraConfiguration: extraConfiguration)
         home = try Self.home()
-        hub = try Self.hub("test", home, broker)
-        watcher = try MQTTClient(options: MQTTConnectOptions(host: broker.host, port: broker.port, clientID: "watcher"))
+        let login = users["hub"].map { (user: "hub", password: $0) }
+        hub = try Self.hub("test", home, broker, login: login)
+        watcher = try MQTTClient(options: MQTTConnectOptions(host: broker.host, port: broker.port, clientID: "watcher",
+                                                             username: login?.user, password: login?.password))
         let seen = seen
         watcher.onMessage = { message in seen.append(message) }
         try watcher.subscribe("hearth/#")
@@ -38,9 +43,11 @@ final class CLIRig: Sendable {
         ], clock: ManualClock())
     }
 
-    static func hub(_ id: String, _ home: Home, _ broker: TestBroker) throws -> MQTTHub {
+    static func hub(_ id: String, _ home: Home, _ broker: TestBroker,
+                    login: (user: String, password: String)? = nil) throws -> MQTTHub {
         let topics = TopicScheme(hub: id)
-        let options = MQTTHub.clientOptions(MQTTConnectOptions(host: broker.host, port: broker.port, clientID: "hub-\(id)"),
+        let options = MQTTHub.clientOptions(MQTTConnectOptions(host: broker.host, port: broker.port, clientID: "hub-\(id)",
+                                                               username: login?.user, password: login?.password),
                                             topics: topics)
         return MQTTHub(home: home, client: try MQTTClient(options: options), topics: topics)
     }
@@ -328,5 +335,32 @@ extension HomeDevice {
         #expect(offline.status == 5 && offline.stderr.contains("hub 'attic' is offline"), "\(offline)")
         let found = try await rig.run(["devices"])
         #expect(found.status == 0, "\(found)")
+    }
+
+    @Test func credentialsAndABrokerThatForbidsTheCLIsOwnTopics() async throws {
+        // The CLI may use hearth/# only: its barrier and v5 response topics (hearth-cli/…) are denied, so it has to
+        // settle on a quiet spell for the retained documents and take the response from hearth/<hub>/responses.
+        let directory = try FileManager.default.url(for: .itemReplacementDirectory, in: .userDomainMask,
+                                                    appropriateFor: URL(fileURLWithPath: NSTemporaryDirectory()),
+                                                    create: true).path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try "user hub\ntopic readwrite hearth/#\n\nuser cli\ntopic readwrite hearth/#\n"
+            .write(toFile: "\(directory)/acl", atomically: true, encoding: .utf8)
+        let rig = try await CLIRig(users: ["hub": "hub-secret", "cli": "cli-secret"],
+                                   extraConfiguration: ["acl_file \(directory)/acl"])
+        defer { rig.stop() }
+        let set = try await rig.run(["set", "relay", "onOff", "on", "--username", "cli"],
+                                    environment: ["HEARTH_PASSWORD": "cli-secret"])
+        #expect(set.status == 0, "\(set)")
+        #expect(set.stdout.hasPrefix("relay onOff: onOff=true"), "\(set)")
+        #expect(try rig.home.device("relay").value(.onOff, "onOff") == .bool(true))
+        let get = try await rig.run(["get", "lamp", "--username", "cli", "--password", "cli-secret"])
+        #expect(get.status == 0 && get.stdout.hasPrefix("lamp  Lamp\n"), "\(get)")
+        let unknown = try await rig.run(["get", "garage", "--username", "cli", "--password", "cli-secret"])
+        #expect(unknown.status == 2, "\(unknown)")
+
+        let wrong = try await rig.run(["devices", "--username", "cli", "--password", "guess"])
+        #expect(wrong.status == 4, "\(wrong)")
+        #expect(wrong.stderr.contains("refused the connection") && wrong.stderr.contains("--password"), "\(wrong)")
     }
 }
