@@ -2,7 +2,7 @@
 # shellcheck shell=bash
 
 hil_cache_dir() {
-    echo "${XDG_CACHE_HOME:-$HOME/.cache}/hearth"
+    echo "${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/hearth"
 }
 
 # Seconds since the epoch with microseconds, from bash itself.
