@@ -13,7 +13,7 @@ for line in $(hil_lines input); do
 
     # Edge events: a monitor waits for one edge; the simulated pull makes it.
     for edge in rising falling; do
-        [ $edge = rising ] && pull=pull-up || pull=pull-down
+        case $edge in rising) pull=pull-up ;; *) pull=pull-down ;; esac
         ev=/tmp/events.$line.$edge
         gpiomon --num-events=1 --$edge-edge "$chip" "$off" >"$ev" 2>&1 &
         pid=$!
