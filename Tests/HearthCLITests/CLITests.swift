@@ -141,6 +141,9 @@ extension HomeDevice {
         let document = try JSON.parse(json.stdout.trimmingCharacters(in: .newlines))
         #expect(document["id"] == .string("lamp"))
         #expect(document == DeviceDocument.document(try rig.home.device("lamp")))
+
+        let refreshed = try await rig.run(["get", "relay", "--refresh"])
+        #expect(refreshed.status == 0 && refreshed.stdout.hasPrefix("relay  Relay\n"), "\(refreshed)")
     }
 
     @Test func setTogglesTheRelayAndPrintsTheNewState() async throws {
@@ -248,6 +251,13 @@ extension HomeDevice {
         let documents = j.stdout.split(separator: "\n").compactMap { try? JSON.parse(String($0)) }
         #expect(documents.map { $0["id"] } == [.string("lamp"), .string("relay")], "\(j)")
         #expect(documents.first?["name"] == .string("Desk lamp"))
+
+        // Ctrl-C ends a watch normally.
+        let endless = try CLIProcess(["watch"] + rig.brokerArgument)
+        #expect(await endless.waitForStderr(containing: "Ctrl-C to stop"), "\(endless.stderr)")
+        kill(endless.pid, SIGINT)
+        let interrupted = await endless.finish()
+        #expect(interrupted.status == 0 && interrupted.stdout.isEmpty, "\(interrupted)")
     }
 
     @Test func anUnknownDeviceIsNotFound() async throws {
@@ -286,9 +296,9 @@ extension HomeDevice {
         // "mute" says it is online but nothing serves its topics.
         try rig.watcher.publish("hearth/mute/status", payload: Array("online".utf8), qos: .atLeastOnce, retain: true)
         #expect(await rig.waitForMessage { $0.topic == "hearth/mute/status" })
-        let r = try await rig.run(["set", "relay", "onOff", "on", "--hub", "mute", "--timeout", "1"])
+        let r = try await rig.run(["set", "relay", "onOff", "on", "--hub", "mute", "--timeout", "2"])
         #expect(r.status == 3, "\(r)")
-        #expect(r.stderr == "error: no answer from hub 'mute' within 1 s; is it online? (hearth hubs)\n", "\(r)")
+        #expect(r.stderr == "error: no answer from hub 'mute' within 2 s; is it online? (hearth hubs)\n", "\(r)")
         #expect(try rig.home.device("relay").value(.onOff, "onOff") == .bool(false))
     }
 
