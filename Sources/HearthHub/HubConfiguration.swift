@@ -74,17 +74,21 @@ public struct HubConfiguration {
             seen[d.configuration.id] = device.line
             config.devices.append(d)
         }
-        guard diagnostics.problems.count == before else { return nil }
-        // What only the engine can check (features that conflict, values that depend on each other).
-        for d in config.devices {
+        return diagnostics.problems.count == before ? config : nil
+    }
+
+    /// What only the engine can check (features that conflict, values that depend on each other), once
+    /// the bindings have added their traits and features.
+    static func checkWithEngine(_ devices: [(configuration: DeviceConfiguration, line: Int)], file: String,
+                                registry: TraitRegistry, diagnostics: ConfigDiagnostics) {
+        for (configuration, line) in devices {
             do throws(HomeError) {
-                _ = try Home(devices: [d.configuration], clock: ManualClock())
+                _ = try Home(devices: [configuration], clock: ManualClock(), registry: registry)
             } catch {
-                diagnostics.add(ConfigProblem(file: root.file, line: d.line, path: "devices(\(d.configuration.id))",
+                diagnostics.add(ConfigProblem(file: file, line: line, path: "devices(\(configuration.id))",
                                               message: error.message))
             }
         }
-        return diagnostics.problems.count == before ? config : nil
     }
 
     static func readMQTT(_ value: ConfigValue, directory: String, into config: inout HubConfiguration) {

@@ -43,19 +43,31 @@ public enum HubDaemon {
         }
         var devices: [DeviceConfiguration] = []
         var bindings: [(String, any HardwareBinding)] = []
+        let pins = PinLedger()
         for device in config.devices {
             var d = device.configuration
             for (index, section) in device.bindings {
                 let type = d.types[index].type.name
                 let deviceLogger = logger.with(device: d.id, type: type)
-                guard let binding = hardware.makeBinding(section, deviceID: d.id, typeName: type, board: board,
-                                                         log: { deviceLogger.notice("\($0)") }) else { continue }
+                let context = BindingContext(deviceID: d.id, typeName: type, board: board, pins: pins,
+                                             log: { deviceLogger.notice("\($0)") })
+                guard let binding = hardware.makeBinding(section, context: context) else { continue }
                 d.types[index].actuator = binding.actuator
                 d.types[index].traits += binding.extraTraits
+                for (trait, features) in binding.requiredFeatures {
+                    if let t = d.types[index].traits.firstIndex(where: { $0.id == trait }) {
+                        d.types[index].traits[t].features.formUnion(features)
+                    } else {
+                        d.types[index].traits.append(TraitConfiguration(trait, features: features))
+                    }
+                }
                 bindings.append((d.id, binding))
             }
             devices.append(d)
         }
+        if !diagnostics.problems.isEmpty { return .failure(ConfigError(diagnostics.problems)) }
+        HubConfiguration.checkWithEngine(zip(devices, config.devices.map(\.line)).map { ($0, $1) }, file: config.file,
+                                         registry: registry(hardware), diagnostics: diagnostics)
         if !diagnostics.problems.isEmpty { return .failure(ConfigError(diagnostics.problems)) }
         return .success(Plan(config: config, board: board, devices: devices, bindings: bindings))
     }
@@ -89,10 +101,8 @@ public enum HubDaemon {
 
         let home: Home
         do throws(HomeError) {
-            var registry = TraitRegistry.standard
-            for server in hardware.traitServers { registry.register(server) }
             home = try Home(devices: plan.devices, saved: saved,
-                            options: EngineOptions(stepsPerSecond: config.stepsPerSecond), registry: registry)
+                            options: EngineOptions(stepsPerSecond: config.stepsPerSecond), registry: registry(hardware))
         } catch {
             logger.critical("the configuration cannot be used: \(error.message)")
             return configurationError
@@ -152,6 +162,13 @@ public enum HubDaemon {
         notifier.notify("STOPPING=1")
         logger.info("stopped")
         return 0
+    }
+
+    /// The standard traits and those the hardware adds.
+    static func registry(_ hardware: any HardwareProvider) -> TraitRegistry {
+        var registry = TraitRegistry.standard
+        for server in hardware.traitServers { registry.register(server) }
+        return registry
     }
 
     /// Milliseconds since this process was exec'd, from the kernel's record of its start (10 ms grain).

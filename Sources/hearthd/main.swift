@@ -1,32 +1,13 @@
 // hearthd: the hub service a board runs.
 import ArgumentParser
 import HearthConfig
-import HearthEngine
-import HearthHardware
 import HearthHub
 import Logging
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Until the hardware bindings land, boards are read for their name and `binding:` sections are refused
-/// with a clear problem; devices without bindings run on the engine alone.
-struct ConfigOnlyHardware: HardwareProvider {
-    func loadBoard(file: String, diagnostics: ConfigDiagnostics) -> Board? {
-        guard let root = ConfigValue.load(file: file, diagnostics: diagnostics), let m = root.anyMapping else { return nil }
-        return Board(name: m["name"]?.string ?? file, isSimulated: m["simulated"]?.bool ?? false)
-    }
-
-    func makeBinding(_ config: ConfigValue, deviceID: String, typeName: String, board: Board,
-                     log: @escaping @Sendable (String) -> Void) -> (any HardwareBinding)? {
-        config.problem("hardware bindings are not available in this build of hearthd")
-        return nil
-    }
-
-    var traitServers: [any TraitServer.Type] { [] }
-}
-
-let hardware = ConfigOnlyHardware()
+let hardware = BoardHardware()
 
 @main
 struct HearthDaemon: AsyncParsableCommand {

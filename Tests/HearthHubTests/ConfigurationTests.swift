@@ -1,7 +1,9 @@
+import Foundation
 import HearthConfig
 import HearthEngine
 @testable import HearthHub
 import HearthModel
+import HearthMQTT
 import Testing
 
 @Suite struct ConfigurationTests {
@@ -105,8 +107,8 @@ import Testing
         ])
     }
 
-    @Test func whatOnlyTheEngineKnowsIsReportedAgainstTheDevice() {
-        let (_, problems) = read("""
+    @Test func whatOnlyTheEngineKnowsIsReportedAgainstTheDevice() throws {
+        let (c, problems) = read("""
         hub: {board: /dev/null}
         devices:
           - id: fan
@@ -114,7 +116,12 @@ import Testing
             traits:
               onOff: {features: [offOnly]}
         """)
-        #expect(problems == ["hearth.yaml:3: devices(fan): device 'fan' type OnOffLight trait onOff: onOff cannot have both lighting and offOnly (Matter forbids the pair)"])
+        #expect(problems == [])
+        let config = try #require(c)
+        let d = ConfigDiagnostics()
+        HubConfiguration.checkWithEngine(config.devices.map { ($0.configuration, $0.line) }, file: "hearth.yaml",
+                                         registry: .standard, diagnostics: d)
+        #expect(d.problems.map(\.description) == ["hearth.yaml:3: devices(fan): device 'fan' type OnOffLight trait onOff: onOff cannot have both lighting and offOnly (Matter forbids the pair)"])
     }
 }
 
