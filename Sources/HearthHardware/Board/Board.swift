@@ -175,11 +175,11 @@ extension Board {
                             if let word = value.int(in: 0...0xffff) { registers[register] = word }
                         }
                     }
-                    guard let name, let driver, let address else { continue }
-                    if let driverValue = device["driver"], SensorDrivers.kind(of: driver) == nil {
+                    if let driver, let driverValue = device["driver"], SensorDrivers.kind(of: driver) == nil {
                         driverValue.problem("unknown sensor driver '\(driver)'; known: "
                                             + SensorDrivers.known.joined(separator: ", "))
                     }
+                    guard let name, let driver, let address else { continue }
                     guard claim(name, kind: "sensor", at: device["name"] ?? deviceValue) else { continue }
                     board.sensors.append(BoardSensor(name: name, driver: driver, bus: number, address: address,
                                                      registers: registers, line: deviceValue.line))

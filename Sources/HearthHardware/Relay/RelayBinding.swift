@@ -14,6 +14,8 @@ final class RelayBinding: HardwareBinding, EndpointActuator {
 
     private struct State {
         var line: (any OutputLine)?
+        /// What the line was last told, so an unchanged output (Identify ending on an off light) writes nothing.
+        var value = false
         var started = false
         /// A fault the actuator saw under the engine's lock, to be reported by the loop.
         var pendingFault: String?
@@ -41,8 +43,10 @@ final class RelayBinding: HardwareBinding, EndpointActuator {
                 throw .unavailable("the relay on \(configuration.pin) is not available: "
                                    + (runtime.offlineReason ?? s.pendingFault ?? "it is being re-requested"))
             }
+            guard lit != s.value else { return }
             do throws(LinuxIOError) {
                 try line.set(lit)
+                s.value = lit
             } catch {
                 try? line.release(leaving: configuration.safeState)
                 s.line = nil
@@ -128,6 +132,7 @@ final class RelayBinding: HardwareBinding, EndpointActuator {
             let accepted = state.withLock { s -> Bool in
                 guard !runtime.isStopped else { return false }
                 s.line = line
+                s.value = desired
                 s.retryAt = nil
                 s.backoff.reset()
                 return true

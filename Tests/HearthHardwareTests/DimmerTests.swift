@@ -1,0 +1,141 @@
+import HearthEngine
+@testable import HearthHardware
+import HearthLinux
+import HearthModel
+import HearthTestKit
+import Testing
+
+@Suite("PWM dimmer binding")
+struct DimmerTests {
+    /// A rig on the simulated board whose PWM is a real sysfs PWM chip in a temporary tree.
+    func rig(_ tree: SysfsTree, exportAttempts: Int = 50) throws -> Rig {
+        let rig = try Rig()
+        let gpio = try #require(rig.board.hardware as? SimulatedHardware)
+        rig.board.hardware = MixedHardware(gpio: gpio, sysfs: LinuxHardware(root: SysfsRoot(tree.root),
+                                                                             pwmExportAttempts: exportAttempts))
+        return rig
+    }
+
+    func pwm(_ tree: SysfsTree, _ attribute: String) -> String? {
+        tree.contents(of: "/sys/class/pwm/pwmchip0/pwm0/\(attribute)").map { String($0.filter { !$0.isNewline }) }
+    }
+
+    @Test func gammaAndMinimumDuty() {
+        #expect(DimmerBinding.dutyFraction(level: 254, gamma: 2.2, minimumDuty: 0) == 1)
+        #expect(abs(DimmerBinding.dutyFraction(level: 127, gamma: 2.2, minimumDuty: 0) - 0.217637) < 0.00001)
+        #expect(abs(DimmerBinding.dutyFraction(level: 127, gamma: 1, minimumDuty: 0) - 0.5) < 0.00001)
+        #expect(DimmerBinding.dutyFraction(level: 1, gamma: 2.2, minimumDuty: 0.02) > 0.02)
+        #expect(DimmerBinding.dutyFraction(level: 1, gamma: 2.2, minimumDuty: 0.02) < 0.0201)
+        #expect(DimmerBinding.dutyFraction(level: 254, gamma: 2.2, minimumDuty: 0.02) == 1)
+        // Monotonic over the whole range.
+        let curve = (1...254).map { DimmerBinding.dutyFraction(level: $0, gamma: 2.2, minimumDuty: 0.05) }
+        #expect(zip(curve, curve.dropFirst()).allSatisfy { $0 < $1 })
+    }
+
+    @Test func startsAtItsStartUpLevelWithTheRelayOn() throws {
+        let tree = try SysfsTree()
+        try tree.addPWMChip(0, channels: 2)
+        try tree.addPWMChannel(chip: 0, channel: 0, period: 0, dutyCycle: 0)
+        let rig = try rig(tree)
+        let dimmer = try #require(try rig.add(
+            "lamp", .dimmableLight,
+            binding: "{kind: pwmDimmer, pwm: dimmer-1, relay: dimmer-relay, frequency: 2000, minimumDuty: 0.02}",
+            traits: [TraitConfiguration(.onOff, attributes: ["startUpOnOff": .int(1)]),
+                     TraitConfiguration(.levelControl, attributes: ["startUpCurrentLevel": .int(127)])]) as? DimmerBinding)
+        try rig.start()
+        #expect(pwm(tree, "period") == "500000")
+        #expect(pwm(tree, "enable") == "1")
+        #expect(pwm(tree, "polarity") == "normal")
+        #expect(pwm(tree, "duty_cycle") == String(dimmer.dutyCycle(for: EndpointOutput(onOff: true, level: 127))))
+        #expect(rig.simulation.output(try key(rig, "dimmer-relay"))?.history == [true])
+        #expect(try rig.connectivity("lamp", "levelControl") == .directOnline)
+    }
+
+    @Test func everyTransitionStepReachesThePWM() throws {
+        let tree = try SysfsTree()
+        try tree.addPWMChip(0, channels: 2)
+        try tree.addPWMChannel(chip: 0, channel: 0)
+        let rig = try rig(tree)
+        let dimmer = try #require(try rig.add("lamp", .dimmableLight,
+                                              binding: "{kind: pwmDimmer, pwm: dimmer-1, relay: dimmer-relay}") as? DimmerBinding)
+        try rig.start()
+        try rig.home.invoke("lamp", trait: "levelControl", command: "moveToLevelWithOnOff",
+                            arguments: ["level": .int(254), "transitionTime": .int(0)])
+        try rig.home.invoke("lamp", trait: "levelControl", command: "moveToLevel",
+                            arguments: ["level": .int(54), "transitionTime": .int(10)])
+        var seen: [UInt64] = []
+        for _ in 0..<50 {
+            rig.advance(by: 20)
+            let output = try rig.home.output("lamp", type: "DimmableLight")
+            let expected = dimmer.dutyCycle(for: output)
+            #expect(pwm(tree, "duty_cycle") == String(expected), "at \(rig.clock.now), level \(output.level ?? 0)")
+            seen.append(expected)
+        }
+        #expect(Set(seen).count == 50, "each of the 50 steps set a new duty")
+        #expect(try rig.value("lamp", "levelControl", "currentLevel") == .int(54))
+        #expect(seen.last == dimmer.dutyCycle(for: EndpointOutput(onOff: true, level: 54)))
+    }
+
+    @Test func theRelayCutsPowerWhenTheLightIsOff() throws {
+        let tree = try SysfsTree()
+        try tree.addPWMChip(0, channels: 2)
+        try tree.addPWMChannel(chip: 0, channel: 0)
+        let rig = try rig(tree)
+        try rig.add("lamp", .dimmableLight, binding: "{kind: pwmDimmer, pwm: dimmer-1, relay: dimmer-relay}",
+                    traits: [TraitConfiguration(.levelControl, attributes: ["offTransitionTime": .int(2)])])
+        try rig.start()
+        let relay = try key(rig, "dimmer-relay")
+        #expect(rig.simulation.output(relay)?.history == [false])
+        #expect(pwm(tree, "duty_cycle") == "0")
+        try rig.home.invoke("lamp", trait: "onOff", command: "on")
+        #expect(rig.simulation.output(relay)?.value == true)
+        rig.advance(by: 1000)
+        #expect(pwm(tree, "duty_cycle") == "1000000")
+        try rig.home.invoke("lamp", trait: "onOff", command: "off")
+        // Fading out over 0.2 s: still powered until the fade ends.
+        rig.advance(by: 100)
+        #expect(rig.simulation.output(relay)?.value == true)
+        #expect(pwm(tree, "duty_cycle") != "0")
+        rig.advance(by: 200)
+        #expect(pwm(tree, "duty_cycle") == "0")
+        #expect(rig.simulation.output(relay)?.value == false)
+        #expect(rig.simulation.output(relay)?.history == [false, true, false])
+    }
+
+    @Test func inversedPolarityAndStopReleasesTheChannel() throws {
+        let tree = try SysfsTree()
+        try tree.addPWMChip(0, channels: 2)
+        try tree.addPWMChannel(chip: 0, channel: 0)
+        let rig = try rig(tree)
+        let dimmer = try rig.add("lamp", .dimmableLight, binding: "{kind: pwmDimmer, pwm: dimmer-1, polarity: inversed}")
+        try rig.start()
+        #expect(pwm(tree, "polarity") == "inversed")
+        dimmer?.stop()
+        #expect(pwm(tree, "enable") == "0")
+        #expect(pwm(tree, "duty_cycle") == "0")
+        #expect(tree.contents(of: "/sys/class/pwm/pwmchip0/unexport") == "0")
+    }
+
+    @Test func aChannelThatCannotBeExportedIsOfflineUntilItAppears() throws {
+        let tree = try SysfsTree()
+        try tree.addPWMChip(0, channels: 2)
+        let rig = try rig(tree, exportAttempts: 1)
+        try rig.add("lamp", .dimmableLight, binding: "{kind: pwmDimmer, pwm: dimmer-1}")
+        try rig.add("porch", .onOffLight, binding: "{kind: relay, pin: relay-1}")
+        try rig.start()
+        #expect(try rig.connectivity("lamp", "onOff") == SourceConnectivity(.offline, .direct))
+        #expect(try rig.connectivity("lamp", "levelControl") == SourceConnectivity(.offline, .direct))
+        #expect(rig.logs.contains("lamp DimmableLight (pwmDimmer): offline: requesting the dimmer's hardware failed: "
+            + "exported channel 0 of pwmchip0 but \(tree.root)/sys/class/pwm/pwmchip0/pwm0 did not appear"))
+        let error = #expect(throws: HomeError.self) { try rig.home.invoke("lamp", trait: "onOff", command: "on") }
+        #expect(error?.code == .unavailable)
+        try rig.home.invoke("porch", trait: "onOff", command: "on")
+
+        try tree.addPWMChannel(chip: 0, channel: 0)
+        rig.advance(by: 1000)
+        #expect(try rig.connectivity("lamp", "onOff") == .directOnline)
+        try rig.home.invoke("lamp", trait: "onOff", command: "on")
+        rig.advance(by: 1000)
+        #expect(pwm(tree, "duty_cycle") == "1000000")
+    }
+}

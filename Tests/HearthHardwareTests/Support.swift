@@ -1,0 +1,175 @@
+import Glibc
+import HearthConfig
+import HearthEngine
+@testable import HearthHardware
+import HearthLinux
+import HearthModel
+import Synchronization
+import Testing
+
+/// The repository's root, from this file's path.
+let repositoryRoot: String = {
+    var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
+    parts.removeLast(3)
+    return parts.joined(separator: "/")
+}()
+
+func boardFile(_ name: String) -> String { "\(repositoryRoot)/boards/\(name).yaml" }
+
+/// Loads a shipped board, failing the test with its problems if it does not load.
+func shippedBoard(_ name: String) throws -> Board {
+    let diagnostics = ConfigDiagnostics()
+    let board = Board.load(file: boardFile(name), diagnostics: diagnostics)
+    #expect(diagnostics.problems.isEmpty, "\(diagnostics.problems)")
+    return try #require(board)
+}
+
+/// Parses a board from text.
+func parseBoard(_ text: String, file: String = "board.yaml") -> (Board?, [ConfigProblem]) {
+    let diagnostics = ConfigDiagnostics()
+    guard let root = ConfigValue.parse(text, file: file, diagnostics: diagnostics) else {
+        return (nil, diagnostics.problems)
+    }
+    return (Board.read(root), diagnostics.problems)
+}
+
+/// Collects log lines.
+final class LogSink: Sendable {
+    private let lines = Mutex<[String]>([])
+    var all: [String] { lines.withLock { $0 } }
+    var log: @Sendable (String) -> Void { { [self] line in lines.withLock { $0.append(line) } } }
+    func contains(_ text: String) -> Bool { all.contains { $0.contains(text) } }
+}
+
+/// GPIO from the simulated board, PWM and sensors from a sysfs-shaped tree: for bindings whose sysfs half is
+/// tested for real and whose GPIO half runs against the simulation (the real GPIO is tested in the HIL VM).
+struct MixedHardware: HardwareBackend {
+    let gpio: SimulatedHardware
+    let sysfs: LinuxHardware
+
+    func openOutput(_ pin: PinAddress, initialValue: Bool, activeLow: Bool, drive: GPIODrive)
+        throws(LinuxIOError) -> any OutputLine
+    {
+        try gpio.openOutput(pin, initialValue: initialValue, activeLow: activeLow, drive: drive)
+    }
+    func openInput(_ pin: PinAddress, bias: GPIOBias, activeLow: Bool, clock: any EngineClock)
+        throws(LinuxIOError) -> any InputLine
+    {
+        try gpio.openInput(pin, bias: bias, activeLow: activeLow, clock: clock)
+    }
+    func openPWM(_ pwm: PWMAddress) throws(LinuxIOError) -> any PWMOutput { try sysfs.openPWM(pwm) }
+    func openSensor(_ sensor: SensorAddress, quantity: SensorQuantity) throws(LinuxIOError) -> any SensorSource {
+        try sysfs.openSensor(sensor, quantity: quantity)
+    }
+}
+
+/// A small hub: a board, bindings read from YAML, a home on a manual clock, as the daemon assembles them.
+final class Rig {
+    let clock = ManualClock()
+    var board: Board
+    let pins = PinLedger()
+    let logs = LogSink()
+    let diagnostics = ConfigDiagnostics()
+    var devices: [DeviceConfiguration] = []
+    var bindings: [any HardwareBinding] = []
+    private(set) var home: Home!
+
+    init(board: Board) { self.board = board }
+
+    convenience init(_ boardName: String = "sim") throws {
+        self.init(board: try shippedBoard(boardName))
+    }
+
+    var simulation: SimulatedHardware {
+        if let sim = board.hardware as? SimulatedHardware { return sim }
+        return (board.hardware as! MixedHardware).gpio
+    }
+
+    /// Reads one binding (`{kind: relay, pin: relay-1}`) for a device type, as `BindingKinds.make` does.
+    func makeBinding(_ yaml: String, device: String, type: String, file: String = "hub.yaml")
+        -> (any HardwareBinding)?
+    {
+        guard let value = ConfigValue.parse(yaml, file: file, diagnostics: diagnostics) else { return nil }
+        let context = BindingContext(deviceID: device, typeName: type, board: board, pins: pins, log: logs.log)
+        return BindingKinds.make(value, context: context)
+    }
+
+    /// Adds a device with one bound type (and optional extra trait configurations).
+    @discardableResult
+    func add(_ device: String, _ type: DeviceTypeDescriptor, binding yaml: String?,
+             traits: [TraitConfiguration] = []) throws -> (any HardwareBinding)? {
+        var binding: (any HardwareBinding)?
+        var traitConfigs = traits
+        if let yaml {
+            binding = makeBinding(yaml, device: device, type: type.name)
+            #expect(diagnostics.problems.isEmpty, "\(diagnostics.problems)")
+            let b = try #require(binding)
+            traitConfigs += b.extraTraits
+            for (id, features) in b.requiredFeatures {
+                if let i = traitConfigs.firstIndex(where: { $0.id == id }) {
+                    traitConfigs[i].features.formUnion(features)
+                } else {
+                    traitConfigs.append(TraitConfiguration(id, features: features))
+                }
+            }
+            bindings.append(b)
+        }
+        devices.append(DeviceConfiguration(id: device, name: device, types: [
+            DeviceTypeConfiguration(type, traits: traitConfigs, actuator: binding?.actuator),
+        ]))
+        return binding
+    }
+
+    /// Builds the home (start-up state applied) and starts every binding.
+    func start(saved: [String: SavedDevice] = [:]) throws {
+        var registry = TraitRegistry.standard
+        for server in HardwareTraits.servers { registry.register(server) }
+        home = try Home(devices: devices, saved: saved, clock: clock, registry: registry)
+        for binding in bindings { binding.start(home: home) }
+    }
+
+    /// Moves the clock, runs the engine's timers and every binding's due work, as the run loops would.
+    func advance(by milliseconds: Int64) {
+        clock.advance(by: milliseconds)
+        home.advance(to: clock.now)
+        tick()
+    }
+
+    /// Runs every binding's due work now.
+    func tick() {
+        for binding in bindings {
+            switch binding {
+            case let b as RelayBinding: b.tick(at: clock.now)
+            case let b as DimmerBinding: b.tick(at: clock.now)
+            case let b as SensorBinding: b.tick(at: clock.now)
+            case let b as WallSwitchBinding: b.tick(at: clock.now)
+            default: Issue.record("unknown binding \(binding)")
+            }
+        }
+    }
+
+    func value(_ device: String, _ trait: String, _ attribute: String) throws -> Value? {
+        let d = try home.device(device)
+        for type in d.types {
+            for t in type.traits where t.descriptor.id.qualifiedName == trait {
+                return t.attributes.first { $0.descriptor.name == attribute }?.value
+            }
+        }
+        return nil
+    }
+
+    func connectivity(_ device: String, _ trait: String) throws -> SourceConnectivity? {
+        let d = try home.device(device)
+        for type in d.types {
+            for t in type.traits where t.descriptor.id.qualifiedName == trait { return t.sourceConnectivity }
+        }
+        return nil
+    }
+
+    func isOn(_ device: String) throws -> Bool { try value(device, "onOff", "onOff") == .bool(true) }
+}
+
+/// A simulated line's key from its board name.
+func key(_ rig: Rig, _ pin: String) throws -> String {
+    try #require(rig.simulation.key(ofPin: pin))
+}
