@@ -103,7 +103,7 @@ import Testing
             "hearth.yaml:13: devices[2]: missing 'id' (a stable id, used in MQTT topics)",
             "hearth.yaml:18: devices[3].traits.onOff: HumiditySensor cannot have trait 'onOff'; it may have identify, relativeHumidityMeasurement, basicInformation",
             "hearth.yaml:22: devices[4].traits.onOff.startUpOnOff: expected one of off, on, toggle, null, found 'sometimes'",
-            "hearth.yaml:22: devices[4].traits.onOff.onTime: expected a whole number (0…65535), found '-1'",
+            "hearth.yaml:22: devices[4].traits.onOff.onTime: -1 is out of range; allowed: 0…65535",
         ])
     }
 

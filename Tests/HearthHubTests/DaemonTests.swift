@@ -11,7 +11,7 @@ final class Watcher: Sendable {
 
     init(port: Int) async throws {
         client = try MQTTClient(options: MQTTConnectOptions(host: "127.0.0.1", port: port, clientID: "watcher-\(UUID().uuidString.prefix(8))"))
-        client.onMessage = { [messages] m in messages.withLock { $0.append(m) } }
+        client.onMessage = { [weak self] m in self?.messages.withLock { $0.append(m) } }
         try client.subscribe("hearth/#")
         try await client.connect()
     }
@@ -220,9 +220,9 @@ func attribute(_ doc: JSON?, _ trait: String, _ name: String) -> JSON? {
         """)
         let check = try BuiltProduct.run("hearthd", ["check-config", rig.configFile])
         #expect(check.status == 78)
-        #expect(check.output.contains("hearth.yaml:10: devices[0].type: unknown device type 'DimmableLamp'"))
+        #expect(check.output.contains("hearth.yaml:11: devices[0].type: unknown device type 'DimmableLamp'"))
         #expect(check.output.contains("devices[1].colour: unknown key 'colour'"))
-        #expect(check.output.contains("devices[1]: the device id 'lamp' is already used on line 9"))
+        #expect(check.output.contains("devices[1]: the device id 'lamp' is already used on line 10"))
         #expect(check.output.contains("3 problem(s)"))
         try rig.start()
         #expect(await rig.daemon?.exitStatus() == 78)
