@@ -19,7 +19,7 @@ final class CLIRig: Sendable {
     ///   - users: user names and passwords the broker accepts; the hub and the rig's own client log in as `hub`.
     ///   - extraConfiguration: more mosquitto.conf lines (an ACL file).
     init(users: [String: String] = [:], extraConfiguration: [String] = []) async throws {
-        broker = try TestBroker(users: users, extraConfiguration: extraConfiguration)
+        broker = try await Self.privateBroker(users: users, extraConfiguration: extraConfiguration)
         home = try Self.home()
         let login = users["hub"].map { (user: "hub", password: $0) }
         hub = try Self.hub("test", home, broker, login: login)
@@ -31,6 +31,25 @@ final class CLIRig: Sendable {
         try await watcher.connect()
         try hub.start()
         #expect(await waitForMessage { $0.topic == "hearth/test/status" && $0.payload == Array("online".utf8) })
+    }
+
+    /// A TestBroker whose own mosquitto is the one listening on its port. TestBroker probes a free port, releases it
+    /// and starts mosquitto there; a broker of another test (or test process) may be given the same port meanwhile,
+    /// and the loser's start-up then sees the winner accepting connections. Its log tells them apart.
+    static func privateBroker(users: [String: String], extraConfiguration: [String]) async throws -> TestBroker {
+        for _ in 0..<5 {
+            let broker = try TestBroker(users: users, extraConfiguration: extraConfiguration)
+            let deadline = ContinuousClock.now + .seconds(10)
+            while ContinuousClock.now < deadline {
+                let log = broker.log
+                if log.contains("Opening ipv4 listen socket on port \(broker.port).") && log.contains(" running") {
+                    return broker
+                }
+                if log.contains("Error") { break }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        }
+        throw CLIError("no private mosquitto could be started")
     }
 
     static func home() throws -> Home {
@@ -97,7 +116,7 @@ extension HomeDevice {
         let r = try await rig.run(["devices"])
         #expect(r.status == 0, "\(r)")
         let lines = r.stdout.split(separator: "\n").map(String.init)
-        #expect(lines.count == 3, "\(r)")
+        try #require(lines.count == 3, "\(r)")
         #expect(lines.first?.hasPrefix("ID") == true)
         let lamp = lines.first { $0.hasPrefix("lamp ") } ?? ""
         #expect(lamp.contains("Lamp") && lamp.contains("kitchen") && lamp.contains("DimmableLight*, HumiditySensor")
@@ -105,7 +124,7 @@ extension HomeDevice {
         let relay = lines.first { $0.hasPrefix("relay ") } ?? ""
         #expect(relay.contains("Relay") && relay.contains("OnOffLight") && !relay.contains("*"), "\(relay)")
         // Columns line up: every row's name starts where the header's NAME does.
-        let column = lines[0].range(of: "NAME")!.lowerBound.utf16Offset(in: lines[0])
+        let column = try #require(lines[0].range(of: "NAME")).lowerBound.utf16Offset(in: lines[0])
         #expect(lines.dropFirst().allSatisfy { $0.utf16.count > column && $0.utf16.dropFirst(column).first != 0x20 })
 
         let json = try await rig.run(["devices", "--json"])
