@@ -57,6 +57,4 @@ enum Terminal {
 
     /// Writes `text` and a newline to standard error.
     static func err(_ text: String) { emit(text + "\n", to: 2) }
-
-    static var stdoutIsTerminal: Bool { isatty(1) == 1 }
 }
