@@ -164,7 +164,9 @@ enum HubBench {
         write("name: bench-board\nsimulated: true\n", to: "\(work)/board.yaml")
         write("hub:\n  id: bench\n  board: board.yaml\n  stateDirectory: state\n  logLevel: warning\nmqtt:\n  host: 127.0.0.1\n  port: \(port)\ndevices:\n\(devices)",
               to: "\(work)/hearth.yaml")
-        try probe.client.subscribe("hearth/bench/#")
+        // A client that watches state subscribes to the documents and the status, not to its own requests.
+        try probe.client.subscribe("hearth/bench/devices/+")
+        try probe.client.subscribe("hearth/bench/status")
         usleep(100_000)
         probe.inbox.withLock { $0.removeAll() }
         let execStart = nanos()
