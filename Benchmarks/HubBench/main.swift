@@ -2,6 +2,7 @@
 // command→state round trip over the bare broker echo, memory with 100 devices, exec→online, CPU per
 // command and idle CPU. Usage: HubBench <bin-dir> [--idle-seconds N] [--commands N]
 import HearthMQTT
+import Dispatch
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -71,24 +72,30 @@ func status(_ pid: pid_t, _ key: String) -> String {
         .map { $0.dropFirst(key.count + 1).trimmingPrefix(while: { $0 == " " || $0 == "\t" }) }.map(String.init) ?? "?"
 }
 
-/// One client whose received messages wake a waiter.
+/// One client whose received messages wake a waiter (blocking, not spinning: on two cores a spinning
+/// probe would take a core from the broker and the hub it measures).
 final class Endpoint: Sendable {
     let client: MQTTClient
     let inbox = Mutex<[MQTTMessage]>([])
+    let arrived = DispatchSemaphore(value: 0)
     init(_ id: String, port: Int) throws {
         client = try MQTTClient(options: MQTTConnectOptions(host: "127.0.0.1", port: port, clientID: id))
-        client.onMessage = { [weak self] m in self?.inbox.withLock { $0.append(m) } }
+        client.onMessage = { [weak self] m in
+            self?.inbox.withLock { $0.append(m) }
+            self?.arrived.signal()
+        }
     }
-    /// Spins (no sleeping: the figure is a latency) until a message matching `match` arrives.
     func wait(timeoutNanos: UInt64 = 5_000_000_000, _ match: (MQTTMessage) -> Bool) -> MQTTMessage? {
-        let start = nanos()
-        while nanos() - start < timeoutNanos {
+        let deadline = DispatchTime.now().uptimeNanoseconds + timeoutNanos
+        while true {
             if let m = inbox.withLock({ box -> MQTTMessage? in
                 guard let i = box.firstIndex(where: match) else { return nil }
                 return box.remove(at: i)
             }) { return m }
+            let now = DispatchTime.now().uptimeNanoseconds
+            if now >= deadline { return nil }
+            _ = arrived.wait(timeout: .now() + .nanoseconds(Int(deadline - now)))
         }
-        return nil
     }
 }
 

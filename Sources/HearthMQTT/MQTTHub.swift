@@ -17,6 +17,7 @@ public final class MQTTHub: Sendable {
     private let refresh: @Sendable (String) -> Void
     private let online: @Sendable () -> Void
     private let observer = Mutex<Int?>(nil)
+    private let writer = Mutex(DocumentWriter())
 
     /// Options for the hub's client: `base` plus the last will (`offline` on the status topic).
     public static func clientOptions(_ base: MQTTConnectOptions, topics: TopicScheme) -> MQTTConnectOptions {
@@ -69,16 +70,16 @@ public final class MQTTHub: Sendable {
         let devices = home.list()
         for d in devices { publish(d) }
         publishSummary(devices)
-        send(topics.status, "online", qos: .atLeastOnce, retain: true)
+        send(topics.status, Array("online".utf8), qos: .atLeastOnce, retain: true)
         online()
     }
 
     func publish(_ device: HomeDevice) {
-        send(topics.device(device.id), DeviceDocument.document(device).text, retain: true)
+        send(topics.device(device.id), writer.withLock { $0.document(device) }, retain: true)
     }
 
     func publishSummary(_ devices: [HomeDevice]) {
-        send(topics.devices, JSON.array(devices.map { DeviceDocument.summary($0) }).text, retain: true)
+        send(topics.devices, JSON.array(devices.map { DeviceDocument.summary($0) }).bytes, retain: true)
     }
 
     func publishChanges(_ events: [HomeEvent]) {
@@ -96,10 +97,10 @@ public final class MQTTHub: Sendable {
         if summary { publishSummary(home.list()) }
     }
 
-    private func send(_ topic: String, _ text: String, qos: MQTTQoS = .atMostOnce, retain: Bool = false,
+    private func send(_ topic: String, _ payload: [UInt8], qos: MQTTQoS = .atMostOnce, retain: Bool = false,
                       correlationData: [UInt8]? = nil) {
         do {
-            try client.publish(topic, payload: Array(text.utf8), qos: qos, retain: retain, correlationData: correlationData)
+            try client.publish(topic, payload: payload, qos: qos, retain: retain, correlationData: correlationData)
         } catch {
             if error.code != .notConnected { log("publish to \(topic) failed: \(error)") }
         }
@@ -117,7 +118,7 @@ public final class MQTTHub: Sendable {
             let transaction = HubRequest.parse(message.payload).transaction
             respond(message, HubResponse.failure(transaction: transaction, device: deviceID, .invalidCommand(
                 "retained requests are never executed (they would repeat at every reconnect); publish without retain")))
-            send(message.topic, "", qos: .atLeastOnce, retain: true)
+            send(message.topic, [], qos: .atLeastOnce, retain: true)
             return
         }
         let (transaction, parsed) = HubRequest.parse(message.payload)
@@ -139,10 +140,10 @@ public final class MQTTHub: Sendable {
     }
 
     private func respond(_ request: MQTTMessage, _ response: JSON) {
-        let text = response.text
-        send(topics.responses, text)
+        let payload = response.bytes
+        send(topics.responses, payload)
         if let responseTopic = request.responseTopic {
-            send(responseTopic, text, correlationData: request.correlationData)
+            send(responseTopic, payload, correlationData: request.correlationData)
         }
     }
 

@@ -160,6 +160,26 @@ import Testing
         #expect(summary["types"] == .array([.object([("type", .string("DimmableLight")), ("deviceTypeId", .int(257)), ("isPrimaryType", .bool(true))])]))
     }
 
+    @Test func theFastWriterWritesExactlyTheDocument() throws {
+        let home = try Home(devices: [
+            DeviceConfiguration(id: "lamp", name: "Lamp \"q\" \n🏠", roomID: "kitchen", types: [
+                DeviceTypeConfiguration(.dimmableLight), DeviceTypeConfiguration(.humiditySensor),
+            ]),
+            DeviceConfiguration(id: "switch", name: "S", types: [
+                DeviceTypeConfiguration(.genericSwitch, traits: [TraitConfiguration(.switchTrait, features: ["latchingSwitch"])]),
+            ]),
+        ], clock: ManualClock())
+        var writer = DocumentWriter()
+        for _ in 0..<2 {  // the second time from the cache of static parts
+            for id in ["lamp", "switch"] {
+                let d = try home.device(id)
+                #expect(writer.document(d) == DeviceDocument.document(d).bytes)
+            }
+            try home.invoke("lamp", trait: "levelControl", command: "moveToLevelWithOnOff", arguments: ["level": .int(9)])
+            try home.setConnectivity("lamp", type: "HumiditySensor", trait: "relativeHumidityMeasurement", SourceConnectivity(.offline, .direct))
+        }
+    }
+
     @Test func topicsFollowTheContract() {
         let t = TopicScheme(hub: "attic")
         #expect(t.status == "hearth/attic/status")

@@ -269,60 +269,89 @@ private struct JSONParser {
 
 extension JSON {
     /// Compact JSON text.
-    public var text: String {
-        var out = ""
-        out.reserveCapacity(256)
+    public var text: String { String(decoding: bytes, as: UTF8.self) }
+
+    /// Compact JSON as UTF-8 bytes, ready to publish. Written straight into one byte buffer: documents
+    /// are serialised on every state change, on the command path.
+    public var bytes: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(2048)
         write(to: &out)
         return out
     }
 
-    public func write(to out: inout String) {
+    public func write(to out: inout [UInt8]) {
         switch self {
-        case .null: out += "null"
-        case .bool(let b): out += b ? "true" : "false"
-        case .int(let i): out += String(i)
-        case .double(let d): out += d.isFinite ? String(d) : "null"
+        case .null: out.append(contentsOf: JSON.nullBytes)
+        case .bool(let b): out.append(contentsOf: b ? JSON.trueBytes : JSON.falseBytes)
+        case .int(let i): JSON.writeInt(i, to: &out)
+        case .double(let d): out.append(contentsOf: d.isFinite ? Array(String(d).utf8) : JSON.nullBytes)
         case .string(let s): JSON.writeString(s, to: &out)
         case .array(let a):
-            out += "["
+            out.append(UInt8(ascii: "["))
             for (k, v) in a.enumerated() {
-                if k > 0 { out += "," }
+                if k > 0 { out.append(UInt8(ascii: ",")) }
                 v.write(to: &out)
             }
-            out += "]"
+            out.append(UInt8(ascii: "]"))
         case .object(let o):
-            out += "{"
+            out.append(UInt8(ascii: "{"))
             for (k, member) in o.enumerated() {
-                if k > 0 { out += "," }
+                if k > 0 { out.append(UInt8(ascii: ",")) }
                 JSON.writeString(member.key, to: &out)
-                out += ":"
+                out.append(UInt8(ascii: ":"))
                 member.value.write(to: &out)
             }
-            out += "}"
+            out.append(UInt8(ascii: "}"))
         }
     }
 
-    static func writeString(_ s: String, to out: inout String) {
-        out += "\""
-        var needsEscape = false
-        for b in s.utf8 where b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") { needsEscape = true; break }
-        if !needsEscape {
-            out += s
-        } else {
-            for scalar in s.unicodeScalars {
-                switch scalar {
-                case "\"": out += "\\\""
-                case "\\": out += "\\\\"
-                case "\n": out += "\\n"
-                case "\r": out += "\\r"
-                case "\t": out += "\\t"
-                case _ where scalar.value < 0x20:
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                default: out.unicodeScalars.append(scalar)
-                }
+    static let nullBytes = Array("null".utf8), trueBytes = Array("true".utf8), falseBytes = Array("false".utf8)
+    static let hexDigits = Array("0123456789abcdef".utf8)
+
+    static func writeInt(_ i: Int, to out: inout [UInt8]) {
+        if i == 0 { out.append(UInt8(ascii: "0")); return }
+        var v = i.magnitude
+        if i < 0 { out.append(UInt8(ascii: "-")) }
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var n = 0
+        withUnsafeMutableBytes(of: &digits) { d in
+            while v > 0 {
+                d[n] = UInt8(ascii: "0") + UInt8(v % 10)
+                v /= 10
+                n += 1
+            }
+            for k in stride(from: n - 1, through: 0, by: -1) { out.append(d[k]) }
+        }
+    }
+
+    static func writeString(_ s: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        var plain = true
+        for b in s.utf8 where b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") {
+            plain = false
+            break
+        }
+        if plain {
+            out.append(contentsOf: s.utf8)
+            out.append(UInt8(ascii: "\""))
+            return
+        }
+        for b in s.utf8 {
+            switch b {
+            case UInt8(ascii: "\""): out.append(UInt8(ascii: "\\")); out.append(b)
+            case UInt8(ascii: "\\"): out.append(UInt8(ascii: "\\")); out.append(b)
+            case 0x0A: out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "n"))
+            case 0x0D: out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "r"))
+            case 0x09: out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "t"))
+            case 0..<0x20:
+                out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                                        hexDigits[Int(b >> 4)], hexDigits[Int(b & 0xF)]])
+            default: out.append(b)
             }
         }
-        out += "\""
+        out.append(UInt8(ascii: "\""))
     }
 }
