@@ -19,7 +19,8 @@ assert_eq "640 root mosquitto" "$(stat -c '%a %U %G' /etc/hearth/broker/passwd)"
 assert_eq "750 hearth hearth" "$(stat -c '%a %U %G' /var/lib/hearth)" "the state directory"
 grep -q "^$HUB:\\\$" /etc/hearth/broker/passwd && ok "password file has a hashed entry for the hub" || fail "no hashed entry for '$HUB'"
 grep -q "$(cat /etc/hearth/mqtt-password)" /etc/hearth/broker/passwd && fail "a plain password in mosquitto's file" || ok "no plain password in mosquitto's file"
-mountpoint -q /var/lib/hearth && ok "the state directory is on the data disk" || fail "/var/lib/hearth is not a mount"
+grep -q '^/dev/vda /var/lib/hearth ext4 ' /proc/mounts && ok "the state directory is on the data disk (/dev/vda)" \
+    || fail "/var/lib/hearth is not the data disk: $(grep ' /var/lib/hearth ' /proc/mounts)"
 
 # Anonymous and wrong-password clients are refused.
 mosquitto_sub -h 127.0.0.1 -t "$PREFIX/#" -C 1 -W 3 >/dev/null 2>&1 && fail "an anonymous client was let in" || ok "anonymous client refused"
