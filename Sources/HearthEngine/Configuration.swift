@@ -29,13 +29,17 @@ public struct DeviceTypeConfiguration: Sendable {
     public var traits: [TraitConfiguration]
     /// What drives the hardware (a relay, a dimmer); `nil` for pure inputs and mirrors.
     public var actuator: (any EndpointActuator)?
+    /// The type is another hub's: its traits hold what the owner publishes (`TraitInput.mirror`) and
+    /// start as not heard from.
+    public var isMirrored: Bool
 
     public init(_ type: DeviceTypeDescriptor, isPrimary: Bool? = nil, traits: [TraitConfiguration] = [],
-                actuator: (any EndpointActuator)? = nil) {
+                actuator: (any EndpointActuator)? = nil, isMirrored: Bool = false) {
         self.type = type
         self.isPrimary = isPrimary
         self.traits = traits
         self.actuator = actuator
+        self.isMirrored = isMirrored
     }
 }
 

@@ -101,15 +101,20 @@ public final class Home: Sendable {
                 traitConfigs.append(TraitConfiguration(required))
             }
             let isPrimary = typeConfig.isPrimary ?? (primaries == 0 && n == 0)
-            if isPrimary && type.allows(.basicInformation) && !traitConfigs.contains(where: { $0.id == .basicInformation }) {
+            if isPrimary && !typeConfig.isMirrored && type.allows(.basicInformation)
+                && !traitConfigs.contains(where: { $0.id == .basicInformation }) {
                 traitConfigs.append(TraitConfiguration(.basicInformation))
+            }
+            if typeConfig.isMirrored {
+                for i in traitConfigs.indices { traitConfigs[i].connectivity = .notHeardFrom }
             }
             var traits: [any TraitServer] = []
             for tc in traitConfigs {
                 let ta = "\(at) trait \(tc.id)"
-                guard let server = registry.server(for: tc.id) else {
+                guard let standard = registry.server(for: tc.id) else {
                     throw .unsupportedCluster("\(ta) is not a trait this hub implements")
                 }
+                let server = typeConfig.isMirrored ? mirrored(standard) : standard
                 var trait: any TraitServer
                 do throws(HomeError) {
                     trait = try server.init(features: tc.features.union(type.requiredFeatures[tc.id] ?? []))

@@ -99,6 +99,8 @@ public enum TraitInput: Sendable, Hashable {
     case measurement(Value)
     /// A switch's position (0 released/off, 1 pressed/on).
     case switchPosition(Int)
+    /// What the owning hub published for a mirrored trait: attribute values by name, supported commands.
+    case mirror([String: Value], commands: [String])
 }
 
 /// What an endpoint's hardware should show, rendered from its traits after every change and step.

@@ -25,6 +25,9 @@ public struct HubConfiguration {
     public var prefix: String
     public var mqtt: MQTTConnectOptions
     public var devices: [Device]
+    public var peers: [PeerConfiguration] = []
+    public var mirrors: [MirrorRoute] = []
+    public var bindings: [PeerBinding] = []
 
     public static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
 
@@ -37,7 +40,7 @@ public struct HubConfiguration {
     public static func read(_ root: ConfigValue, diagnostics: ConfigDiagnostics) -> HubConfiguration? {
         let before = diagnostics.problems.count
         let directory = Self.directory(of: root.file)
-        guard let top = root.mapping(allowed: ["hub", "mqtt", "devices"]) else { return nil }
+        guard let top = root.mapping(allowed: ["hub", "mqtt", "devices", "peers", "bindings"]) else { return nil }
 
         var config = HubConfiguration(
             file: root.file, hubID: hostName(), boardFile: "", stateDirectory: "/var/lib/hearth", logLevel: "info",
@@ -64,9 +67,14 @@ public struct HubConfiguration {
         if let mqtt = top["mqtt"] { readMQTT(mqtt, directory: directory, into: &config) }
         config.mqtt.clientID = config.mqtt.clientID ?? "hearth-\(config.hubID)"
 
+        for peer in top["peers"]?.list ?? [] {
+            guard let m = peer.mapping(allowed: ["hub", "route"]), let hub = m.required("hub", "the peer hub's id")?.string else { continue }
+            let route = m["route"]?.oneOf(["local", "remote"]).flatMap(PeerRoute.init(rawValue:)) ?? .local
+            config.peers.append(PeerConfiguration(hub: hub, route: route))
+        }
         var seen: [String: Int] = [:]
         for device in top.required("devices", "the devices of this hub")?.list ?? [] {
-            guard let d = readDevice(device) else { continue }
+            guard let d = readDevice(device, mirrors: &config.mirrors) else { continue }
             if let first = seen[d.configuration.id] {
                 device.problem("the device id '\(d.configuration.id)' is already used on line \(first); ids must be unique")
                 continue
@@ -74,7 +82,48 @@ public struct HubConfiguration {
             seen[d.configuration.id] = device.line
             config.devices.append(d)
         }
+        for binding in top["bindings"]?.list ?? [] {
+            if let b = readBinding(binding, hub: config.hubID, devices: config.devices) { config.bindings.append(b) }
+        }
         return diagnostics.problems.count == before ? config : nil
+    }
+
+    /// `{from: hall-switch, event: press, to: {hub: garage, device: lamp, trait: onOff, command: toggle, args: {…}}}`
+    static func readBinding(_ value: ConfigValue, hub: String, devices: [Device]) -> PeerBinding? {
+        guard let m = value.mapping(allowed: ["from", "event", "to"]),
+              let fromValue = m.required("from", "a local GenericSwitch device"), let from = fromValue.string,
+              let to = m.required("to", "the command to send: {hub, device, trait, command}")?.mapping(
+                  allowed: ["hub", "device", "type", "trait", "command", "args"]) else { return nil }
+        if let d = devices.first(where: { $0.configuration.id == from }) {
+            if !d.configuration.types.contains(where: { $0.type == .genericSwitch }) {
+                fromValue.problem("'\(from)' is not a GenericSwitch; a binding starts at a switch")
+            }
+        } else {
+            fromValue.problem("no local device '\(from)'; a binding starts at one of this hub's switches")
+        }
+        let events: Set<String>
+        switch m["event"]?.oneOf(["press", "release", "latch", "any"]) {
+        case "press"?: events = ["initialPress"]
+        case "release"?: events = ["shortRelease"]
+        case "latch"?: events = ["switchLatched"]
+        case "any"?: events = ["initialPress", "shortRelease", "switchLatched"]
+        default: events = ["initialPress", "switchLatched"]
+        }
+        guard let device = to.required("device", "the target device's id")?.string,
+              let trait = to.required("trait", "e.g. onOff")?.string,
+              let command = to.required("command", "e.g. toggle")?.string else { return nil }
+        var arguments: [(key: String, value: JSON)] = []
+        if let args = to["args"]?.anyMapping {
+            for (k, v) in args.values {
+                guard let text = v.string else { continue }
+                if let i = Int(text) { arguments.append((k, .int(i))) }
+                else if text == "true" || text == "false" { arguments.append((k, .bool(text == "true"))) }
+                else if text == "null" { arguments.append((k, .null)) }
+                else { arguments.append((k, .string(text))) }
+            }
+        }
+        return PeerBinding(from: from, events: events, hub: to["hub"]?.string ?? hub, device: device,
+                           type: to["type"]?.string, trait: trait, command: command, arguments: .object(arguments))
     }
 
     /// What only the engine can check (features that conflict, values that depend on each other), once
@@ -133,9 +182,9 @@ public struct HubConfiguration {
     }
 
     static let deviceKeys = ["id", "name", "room", "structure", "matter", "info", "type", "types", "traits", "binding"]
-    static let typeKeys = ["type", "primary", "traits", "binding"]
+    static let typeKeys = ["type", "primary", "traits", "binding", "mirror"]
 
-    static func readDevice(_ value: ConfigValue) -> Device? {
+    static func readDevice(_ value: ConfigValue, mirrors: inout [MirrorRoute]) -> Device? {
         guard let m = value.mapping(allowed: deviceKeys) else { return nil }
         guard let idValue = m.required("id", "a stable id, used in MQTT topics"), let id = idValue.string else { return nil }
         if let problem = TopicScheme.problem(withLevel: id) { idValue.problem("the device id cannot be used: \(problem)") }
@@ -163,6 +212,15 @@ public struct HubConfiguration {
                 continue
             }
             var typeConfig = DeviceTypeConfiguration(type, isPrimary: tm["primary"]?.bool)
+            if let mirror = tm["mirror"]?.mapping(allowed: ["hub", "device", "type"]) {
+                if tm["binding"] != nil { mirror.owner.problem("a mirrored type has no binding here: its hardware is on hub \(mirror["hub"]?.string ?? "?")") }
+                if let hub = mirror.required("hub", "the hub that owns it")?.string,
+                   let peerDevice = mirror.required("device", "the device's id on that hub")?.string {
+                    typeConfig.isMirrored = true
+                    mirrors.append(MirrorRoute(localDevice: id, localType: name, peerHub: hub, peerDevice: peerDevice,
+                                               peerType: mirror["type"]?.string ?? name))
+                }
+            }
             if let traits = tm["traits"]?.anyMapping {
                 for (traitName, traitValue) in traits.values {
                     if let t = readTrait(traitName, traitValue, type: type) { typeConfig.traits.append(t) }

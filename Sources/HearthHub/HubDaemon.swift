@@ -123,6 +123,8 @@ public enum HubDaemon {
         let brokerName = "\(config.mqtt.host):\(config.mqtt.port)", hubID = config.hubID
         let announced = Atomic<Bool>(false)
         let bindingsByDevice = plan.bindings
+        let router = PeerRouter(home: home, topics: topics, peers: config.peers, mirrors: config.mirrors,
+                                bindings: config.bindings, log: { logger.notice("\($0)") })
         let hub = MQTTHub(
             home: home, client: client, topics: topics,
             refresh: { id in for (device, b) in bindingsByDevice where device == id { b.refresh() } },
@@ -136,7 +138,7 @@ public enum HubDaemon {
                 logger.info("online \(since): \(home.deviceIDs.count) devices published",
                             metadata: ["hub": "\(hubID)", "broker": "\(brokerName)"])
                 notifier.notify("READY=1\nSTATUS=online")
-            })
+            }, router: router)
 
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: PersistenceService(home: home, store: store, interval: .seconds(1), logger: logger),

@@ -38,7 +38,11 @@ struct MQTTService: Service {
 
     func run() async throws {
         try hub.start()
-        try? await gracefulShutdown()
+        if let router = hub.router {
+            await cancelWhenGracefulShutdown { await router.run() }
+        } else {
+            try? await gracefulShutdown()
+        }
         hub.stop()
     }
 }

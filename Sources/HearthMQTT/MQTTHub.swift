@@ -16,6 +16,8 @@ public final class MQTTHub: Sendable {
     private let log: @Sendable (String) -> Void
     private let refresh: @Sendable (String) -> Void
     private let online: @Sendable () -> Void
+    /// Peers, mirrors and cross-hub bindings; nil for a hub on its own.
+    public let router: PeerRouter?
     private let observer = Mutex<Int?>(nil)
     private let writer = Mutex(DocumentWriter())
 
@@ -35,7 +37,8 @@ public final class MQTTHub: Sendable {
     public init(home: Home, client: MQTTClient, topics: TopicScheme,
                 refresh: @escaping @Sendable (String) -> Void = { _ in },
                 log: @escaping @Sendable (String) -> Void = { _ in },
-                online: @escaping @Sendable () -> Void = {}) {
+                online: @escaping @Sendable () -> Void = {}, router: PeerRouter? = nil) {
+        self.router = router
         self.home = home
         self.client = client
         self.topics = topics
@@ -47,6 +50,10 @@ public final class MQTTHub: Sendable {
     /// Subscribes, starts the client, and publishes everything on every connection.
     public func start() throws(MQTTError) {
         client.onConnect = { [weak self] _ in self?.publishEverything() }
+        client.onConnectionEvent = { [weak self] event in
+            if case .disconnected = event { self?.router?.linkChanged(up: false) }
+        }
+        try router?.attach(client)
         client.onMessage = { [weak self] message in self?.handle(message) }
         let id = home.observe { [weak self] events in self?.publishChanges(events) }
         observer.withLock { $0 = id }
@@ -71,6 +78,7 @@ public final class MQTTHub: Sendable {
         for d in devices { publish(d) }
         publishSummary(devices)
         send(topics.status, Array("online".utf8), qos: .atLeastOnce, retain: true)
+        router?.linkChanged(up: true)
         online()
     }
 
@@ -94,7 +102,10 @@ public final class MQTTHub: Sendable {
             }
         }
         for id in ids { if let d = try? home.device(id) { publish(d) } }
-        if summary { publishSummary(home.list()) }
+        if summary {
+            publishSummary(home.list())
+            router?.publishHome()
+        }
     }
 
     private func send(_ topic: String, _ payload: [UInt8], qos: MQTTQoS = .atMostOnce, retain: Bool = false,
@@ -109,6 +120,7 @@ public final class MQTTHub: Sendable {
     // MARK: Requests
 
     func handle(_ message: MQTTMessage) {
+        if router?.handle(message) == true { return }
         guard let deviceID = topics.deviceID(fromSetTopic: message.topic) else { return }
         if message.retain {
             // A retained request would run again at every reconnect ("ghost switching"): never run it,
@@ -128,6 +140,14 @@ public final class MQTTHub: Sendable {
             log("refused a request for \(deviceID): \(error)")
             response = HubResponse.failure(transaction: transaction, device: deviceID, error)
         case .success(let request):
+            if let router, let (owner, device, forwarded) = router.target(of: request, device: deviceID) {
+                guard let error = router.forward(forwarded, transaction: transaction, device: deviceID, to: owner,
+                                                 ownerDevice: device, responseTopic: message.responseTopic,
+                                                 correlationData: message.correlationData) else { return }
+                log("request for \(deviceID) not forwarded to hub '\(owner)': \(error)")
+                response = HubResponse.failure(transaction: transaction, device: deviceID, error)
+                break
+            }
             do throws(HomeError) {
                 let result = try execute(request.action, on: deviceID)
                 response = HubResponse.ok(transaction: transaction, device: deviceID, result: result)

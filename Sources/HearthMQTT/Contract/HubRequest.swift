@@ -15,12 +15,32 @@ public struct HubRequest: Sendable, Hashable {
     /// Echoed in the response: a string or a number from the client, or null.
     public var transaction: JSON
     public var action: Action
+    /// The hub that forwarded this request on a client's behalf; such a request is never forwarded again,
+    /// so routes between hubs cannot loop.
+    public var forwardedBy: String?
+    /// The request as it arrived, to forward it unchanged.
+    public var json: JSON = .object([])
+
+    public init(transaction: JSON, action: Action, forwardedBy: String? = nil) {
+        self.transaction = transaction
+        self.action = action
+        self.forwardedBy = forwardedBy
+    }
+
+    public static func == (a: HubRequest, b: HubRequest) -> Bool {
+        a.transaction == b.transaction && a.action == b.action && a.forwardedBy == b.forwardedBy
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(transaction)
+        hasher.combine(action)
+    }
 
     /// The largest request a hub reads.
     public static let maximumSize = 64 * 1024
 
     static let actionKeys = ["command", "update", "setName", "setRoom", "setStructure", "get"]
-    static let allKeys = ["transaction", "type", "trait", "args"] + actionKeys
+    static let allKeys = ["transaction", "type", "trait", "args"] + actionKeys + ["forwardedBy"]
 
     /// Parses a payload. The transaction is returned even when the rest is wrong, so that the error
     /// response can carry it.
@@ -47,7 +67,14 @@ public struct HubRequest: Sendable, Hashable {
             return (.null, .failure(.invalidCommand("transaction must be a string or a number, not \(t.kind)")))
         }
         do throws(HomeError) {
-            return (transaction, .success(HubRequest(transaction: transaction, action: try action(members, json))))
+            var request = HubRequest(transaction: transaction, action: try action(members, json))
+            switch json["forwardedBy"] {
+            case nil: break
+            case .string(let hub)?: request.forwardedBy = hub
+            case let other?: throw .invalidCommand("forwardedBy must be a hub id, not \(other.kind)")
+            }
+            request.json = json
+            return (transaction, .success(request))
         } catch {
             return (transaction, .failure(error))
         }
@@ -72,7 +99,7 @@ public struct HubRequest: Sendable, Hashable {
             }
         }
         func only(_ allowed: [String]) throws(HomeError) {
-            for (key, _) in members where key != "transaction" && key != verb && !allowed.contains(key) {
+            for (key, _) in members where key != "transaction" && key != "forwardedBy" && key != verb && !allowed.contains(key) {
                 throw .invalidCommand("'\(key)' does not go with \(verb)")
             }
         }

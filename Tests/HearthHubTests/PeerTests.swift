@@ -1,0 +1,185 @@
+import Foundation
+import HearthMQTT
+import HearthTestKit
+import Testing
+
+/// Several real `hearthd` processes on one real broker.
+final class HomeRig: @unchecked Sendable {
+    let broker: TestBroker
+    let directory: String
+    var daemons: [String: RunningProduct] = [:]
+    var starts = 0
+
+    init() throws {
+        broker = try TestBroker()
+        directory = NSTemporaryDirectory() + "hearth-peers-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        // The repository's simulated board, found from this source file.
+        let boards = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("boards/sim.yaml").path
+        try FileManager.default.copyItem(atPath: boards, toPath: "\(directory)/sim.yaml")
+    }
+
+    func configure(_ hub: String, _ body: String) throws {
+        try """
+        hub:
+          id: \(hub)
+          board: sim.yaml
+          stateDirectory: state-\(hub)
+        mqtt:
+          host: 127.0.0.1
+          port: \(broker.port)
+          keepAlive: 5s
+        \(body)
+        """.write(toFile: "\(directory)/\(hub).yaml", atomically: true, encoding: .utf8)
+    }
+
+    func start(_ hub: String) throws {
+        starts += 1
+        daemons[hub] = try RunningProduct("hearthd", ["run", "--config", "\(directory)/\(hub).yaml"],
+                                         outputFile: "\(directory)/\(hub)-\(starts).log")
+    }
+
+    func log(_ hub: String) -> String { daemons[hub]?.output ?? "" }
+
+    deinit { try? FileManager.default.removeItem(atPath: directory) }
+}
+
+extension Watcher {
+    /// Waits until the latest message on `topic` satisfies `predicate`.
+    func latest(_ topic: String, within timeout: Duration = .seconds(20), _ predicate: @Sendable (JSON) -> Bool) async -> JSON? {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let m = all.last(where: { $0.topic == topic }), let j = try? JSON.parse(m.payload), predicate(j) { return j }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return all.last(where: { $0.topic == topic }).flatMap { try? JSON.parse($0.payload) }
+    }
+}
+
+func entry(_ home: JSON?, _ hub: String, _ device: String) -> JSON? {
+    guard case .array(let list)? = home else { return nil }
+    return list.first { $0["hub"] == .string(hub) && $0["id"] == .string(device) }
+}
+
+func connectivity(_ j: JSON?) -> String {
+    func s(_ v: JSON?) -> String { if case .string(let x)? = v { x } else { "?" } }
+    return "\(s(j?["sourceConnectivity"]?["connectivityState"]))/\(s(j?["sourceConnectivity"]?["dataSourceLocality"]))"
+}
+
+func typeConnectivity(_ doc: JSON?, _ type: String) -> String {
+    guard case .array(let types)? = doc?["types"] else { return "?" }
+    return connectivity(types.first { $0["type"] == .string(type) })
+}
+
+/// Presses and releases a simulated wall switch, held longer than its debounce so it counts.
+func press(_ w: Watcher) async throws {
+    _ = try await w.request("hall-switch", #""trait":"dev.hearth.simulatedSwitch","command":"press""#, hub: "a")
+    try await Task.sleep(for: .milliseconds(100))
+    _ = try await w.request("hall-switch", #""trait":"dev.hearth.simulatedSwitch","command":"release""#, hub: "a")
+}
+
+@Suite(.serialized) struct PeerTests {
+    @Test func twoHubsAndARemotePeerMakeOneHome() async throws {
+        let rig = try HomeRig()
+        // Hub a: a wall switch bound to hub b's lamp, and a bathroom fan whose humidity sensor is hub b's.
+        try rig.configure("a", """
+        peers:
+          - {hub: b}
+          - {hub: c, route: remote}
+        devices:
+          - id: hall-switch
+            type: GenericSwitch
+            binding: {kind: wallSwitch, pin: wall-switch-1, mode: momentary}
+          - id: bathroom
+            types:
+              - type: OnOffPlugInUnit
+                binding: {kind: relay, pin: relay-1}
+              - type: HumiditySensor
+                mirror: {hub: b, device: climate}
+        bindings:
+          - {from: hall-switch, to: {hub: b, device: lamp, trait: onOff, command: toggle}}
+        """)
+        try rig.configure("b", """
+        devices:
+          - id: lamp
+            type: OnOffLight
+            binding: {kind: relay, pin: relay-2}
+          - id: climate
+            type: HumiditySensor
+            binding: {kind: humiditySensor, sensor: humidity-1, interval: 1s}
+        """)
+        try rig.configure("c", """
+        devices:
+          - id: porch
+            type: OnOffLight
+        """)
+        let w = try await Watcher(port: rig.broker.port)
+        try rig.start("a")
+        // Before b is heard from, a's mirror of it is unknown/unspecified.
+        let early = await w.latest("hearth/a/devices/bathroom") { typeConnectivity($0, "HumiditySensor") == "unknown/unspecified" }
+        #expect(typeConnectivity(early, "HumiditySensor") == "unknown/unspecified")
+        try rig.start("b")
+        try rig.start("c")
+        #expect(await w.waitFor(status: "online", hub: "b"))
+        #expect(await w.waitFor(status: "online", hub: "c"))
+
+        // Mirrors: b's devices localPeer, c's remote, a's own direct.
+        let home = await w.latest("hearth/a/home") { entry($0, "b", "lamp") != nil && entry($0, "c", "porch") != nil
+            && connectivity(entry($0, "b", "lamp")) == "online/localPeer" }
+        #expect(connectivity(entry(home, "b", "lamp")) == "online/localPeer")
+        #expect(connectivity(entry(home, "c", "porch")) == "online/remote")
+        #expect(connectivity(entry(home, "a", "hall-switch")) == "online/direct")
+
+        // The composite device mixes a direct relay with b's sensor.
+        let bathroom = await w.latest("hearth/a/devices/bathroom") { connectivity($0) == "online/mixed" }
+        #expect(connectivity(bathroom) == "online/mixed")
+        #expect(typeConnectivity(bathroom, "HumiditySensor") == "online/localPeer")
+        #expect(bathroom?.text.contains(#""measuredValue":"#) == true)
+
+        // A press on a's switch toggles b's lamp.
+        try await press(w)
+        #expect(await w.latest("hearth/b/devices/lamp") { onOff($0) == .bool(true) }.flatMap(onOff) == .bool(true))
+
+        // A client may talk to any hub: a forwards to b and relays b's answer.
+        let forwarded = try await w.request("lamp", #""trait":"onOff","command":"off""#, hub: "a")
+        #expect(forwarded?["ok"] == .bool(true))
+        #expect(forwarded?["device"] == .string("lamp"))
+        #expect(await w.latest("hearth/b/devices/lamp") { onOff($0) == .bool(false) }.flatMap(onOff) == .bool(false))
+        let unknown = try await w.request("garage-door", #""trait":"onOff","command":"on""#, hub: "a")
+        #expect(unknown?["error"]?["code"] == .string("notFound"))
+
+        // kill -9 b: its will says offline; a's mirrors go offline and the binding fails fast.
+        await rig.daemons["b"]?.kill()
+        #expect(await w.waitFor(status: "offline", hub: "b"))
+        let down = await w.latest("hearth/a/devices/bathroom") { connectivity($0) == "partiallyOnline/mixed" }
+        #expect(connectivity(down) == "partiallyOnline/mixed")
+        #expect(typeConnectivity(down, "HumiditySensor") == "offline/localPeer")
+        let homeDown = await w.latest("hearth/a/home") { connectivity(entry($0, "b", "lamp")) == "offline/localPeer" }
+        #expect(connectivity(entry(homeDown, "b", "lamp")) == "offline/localPeer")
+        try await press(w)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !rig.log("a").contains("unavailable") && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(rig.log("a").contains("binding hall-switch → b/lamp onOff.toggle failed: unavailable"))
+        let refused = try await w.request("lamp", #""trait":"onOff","command":"on""#, hub: "a")
+        #expect(refused?["error"]?["code"] == .string("unavailable"))
+
+        // b is back: mirrors online again and the binding works.
+        w.clear()
+        try rig.start("b")
+        #expect(await w.waitFor(status: "online", hub: "b"))
+        let up = await w.latest("hearth/a/devices/bathroom") { connectivity($0) == "online/mixed" }
+        #expect(connectivity(up) == "online/mixed")
+        // (b may have restored either state: a kill -9 can come before its last change was saved.)
+        let restored = await w.latest("hearth/b/devices/lamp") { onOff($0) != nil }.flatMap(onOff)
+        try await press(w)
+        let flipped: JSON = restored == .bool(true) ? .bool(false) : .bool(true)
+        #expect(await w.latest("hearth/b/devices/lamp") { onOff($0) == flipped }.flatMap(onOff) == flipped)
+
+        // A forwarded request is never forwarded again.
+        let loop = try await w.request("nowhere", #""trait":"onOff","command":"on","forwardedBy":"x""#, hub: "a")
+        #expect(loop?["error"]?["code"] == .string("notFound"))
+        for hub in ["a", "b", "c"] { rig.daemons[hub]?.signal(SIGTERM) }
+        for hub in ["a", "b", "c"] { #expect(await rig.daemons[hub]?.exitStatus() == 0) }
+    }
+}
