@@ -125,10 +125,25 @@ struct Devices: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
+    @Flag(help: "The whole home as this hub sees it: its own devices and every peer hub's, each with its hub.")
+    var all = false
+
     func run() async throws {
         try await reporting {
             let session = try await Session.connect(global)
             let topics = try await session.resolveHub()
+            if all {
+                let homeTopic = "\(topics.base)/home"
+                var home: JSON?
+                _ = try await session.sync([homeTopic]) { m in
+                    if m.topic == homeTopic { home = try? JSON.parse(m.payload) }
+                }
+                guard let home else {
+                    throw CLIError(.timeout, "hub '\(topics.hub)' has published no view of the home (\(homeTopic))")
+                }
+                if global.json { Terminal.emit(home.text + "\n", to: 1) } else { Terminal.out(Render.deviceTable(home, withHub: true).joined(separator: "\n")) }
+                return
+            }
             let snapshot = try await session.snapshot(topics, device: nil)
             guard let summary = snapshot.summary else {
                 throw CLIError(.timeout, snapshot.complete

@@ -112,15 +112,15 @@ enum Render {
     // MARK: Devices
 
     /// `hearth devices`: one row per device of the summary. `*` marks the primary type of a device with several.
-    static func deviceTable(_ summary: JSON) -> [String] {
-        var rows = [["ID", "NAME", "ROOM", "TYPES", "CONNECTIVITY"]]
+    static func deviceTable(_ summary: JSON, withHub: Bool = false) -> [String] {
+        var rows = [(withHub ? ["HUB"] : []) + ["ID", "NAME", "ROOM", "TYPES", "CONNECTIVITY"]]
         for device in summary.arrayValue {
             let types = device["types"]?.arrayValue ?? []
             let typeText = types.map { type in
                 let name = sanitized(type["type"]?.stringValue ?? "?")
                 return types.count > 1 && type["isPrimaryType"] == .bool(true) ? name + "*" : name
             }.joined(separator: ", ")
-            rows.append([
+            rows.append((withHub ? [sanitized(device["hub"]?.stringValue ?? "?")] : []) + [
                 sanitized(device["id"]?.stringValue ?? "?"), sanitized(device["name"]?.stringValue ?? ""),
                 device["roomId"]?.stringValue.map(sanitized) ?? "-", typeText,
                 connectivity(device["sourceConnectivity"]),

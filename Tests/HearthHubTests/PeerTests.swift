@@ -130,6 +130,12 @@ func press(_ w: Watcher) async throws {
         #expect(connectivity(entry(home, "b", "lamp")) == "online/localPeer")
         #expect(connectivity(entry(home, "c", "porch")) == "online/remote")
         #expect(connectivity(entry(home, "a", "hall-switch")) == "online/direct")
+        let cli = try BuiltProduct.run("hearth", ["devices", "--all", "--hub", "a", "--broker", "127.0.0.1:\(rig.broker.port)"])
+        #expect(cli.status == 0)
+        #expect(cli.output.contains("HUB"))
+        #expect(cli.output.split(separator: "\n").contains { $0.hasPrefix("b ") && $0.contains("lamp") && $0.contains("online, localPeer") },
+                "\(cli.output)")
+        #expect(cli.output.split(separator: "\n").contains { $0.hasPrefix("c ") && $0.contains("online, remote") })
 
         // The composite device mixes a direct relay with b's sensor.
         let bathroom = await w.latest("hearth/a/devices/bathroom") { connectivity($0) == "online/mixed" }
