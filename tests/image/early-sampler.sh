@@ -1,4 +1,4 @@
-# /hil/early for the second boot (run by rcS before mosquitto and hearthd start): pull the relay
+# The second boot's /hil/early hook (run by rcS before mosquitto and hearthd start): pull the relay
 # wires up (as a relay module's input pull-up would) and sample both lines' gpio-sim value in a
 # tight loop, keeping every distinct value in order, until restore.test.sh says stop.
 HIL_TESTS=/hil/tests
