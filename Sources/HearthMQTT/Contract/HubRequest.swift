@@ -82,7 +82,8 @@ public struct HubRequest: Sendable, Hashable {
 
     private static func action(_ members: [(key: String, value: JSON)], _ json: JSON) throws(HomeError) -> Action {
         for (key, _) in members where !allKeys.contains(key) {
-            throw .invalidCommand("unknown key '\(key)'; a request may have \(allKeys.joined(separator: ", "))")
+            // forwardedBy is for hubs, not people: it is accepted but not advertised.
+            throw .invalidCommand("unknown key '\(key)'; a request may have \(allKeys.dropLast().joined(separator: ", "))")
         }
         let actions = members.map(\.key).filter(actionKeys.contains)
         guard actions.count == 1 else {
