@@ -55,7 +55,7 @@ public struct DocumentWriter: Sendable {
                     first = false
                     JSON.writeString(reading.descriptor.name, to: &out)
                     out.append(UInt8(ascii: ":"))
-                    ValueCoding.json(v, as: reading.descriptor.type).write(to: &out)
+                    write(v, as: reading.descriptor.type, &out)
                 }
                 out.append(UInt8(ascii: "}"))
                 if fresh || cached[t].count <= k {
@@ -69,6 +69,27 @@ public struct DocumentWriter: Sendable {
         raw("]}", &out)
         if fresh { fragments[d.id] = cached }
         return out
+    }
+
+    /// `ValueCoding.json(value, as: type).write(to:)` without the intermediate JSON.
+    private func write(_ value: Value, as type: ValueType, _ out: inout [UInt8]) {
+        switch (value, type) {
+        case (.null, _): raw("null", &out)
+        case (.bool(let b), _): if b { raw("true", &out) } else { raw("false", &out) }
+        case (.string(let s), _): JSON.writeString(s, to: &out)
+        case (.int(let i), .enumeration(let e)):
+            if let name = e.name(of: i) { JSON.writeString(name, to: &out) } else { JSON.writeInt(i, to: &out) }
+        case (.int(let i), .bitmap(let b)):
+            out.append(UInt8(ascii: "{"))
+            for (k, bit) in b.bits.enumerated() {
+                if k > 0 { out.append(UInt8(ascii: ",")) }
+                JSON.writeString(bit.name, to: &out)
+                out.append(UInt8(ascii: ":"))
+                if i & (1 << bit.bit) != 0 { raw("true", &out) } else { raw("false", &out) }
+            }
+            out.append(UInt8(ascii: "}"))
+        case (.int(let i), _): JSON.writeInt(i, to: &out)
+        }
     }
 
     /// `,"attributeInfo":{…},"commands":[…]`
