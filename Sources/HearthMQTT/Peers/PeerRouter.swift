@@ -127,8 +127,10 @@ public final class PeerRouter: Sendable {
     func attach(_ client: MQTTClient) throws(MQTTError) {
         state.withLock { $0.client = client }
         let p = topics.prefix
+        // No-local: a hub's own documents must not come back to it. Besides the wasted work, the broker
+        // would hold the next request behind them (Nagle on its side, a delayed ACK on ours: 40 ms).
         for filter in ["\(p)/+/status", "\(p)/+/devices", "\(p)/+/devices/+", "\(p)/+/responses"] {
-            try client.subscribe(filter, options: MQTTSubscriptionOptions(qos: .atLeastOnce))
+            try client.subscribe(filter, options: MQTTSubscriptionOptions(qos: .atLeastOnce, noLocal: true))
         }
         _ = home.observe { [weak self] events in self?.fireBindings(events) }
     }
