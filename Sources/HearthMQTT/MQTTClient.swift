@@ -211,7 +211,7 @@ final class Core: @unchecked Sendable {
     /// How long `disconnect()` lets the network thread flush DISCONNECT before it closes the socket itself.
     private static let disconnectGrace = Duration.seconds(2)
     /// `mosquitto_loop`'s select timeout: bounds how late keep-alive and stop checks run.
-    private static let loopTimeoutMilliseconds: Int32 = 500
+    private static let loopTimeoutMilliseconds: Int32 = 1000
 
     init(options: MQTTConnectOptions) throws(MQTTError) {
         try ensureLibraryInitialised()

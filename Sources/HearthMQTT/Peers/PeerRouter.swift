@@ -105,6 +105,9 @@ public final class PeerRouter: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Wakes `run` when a request starts waiting; idle, nothing wakes at all.
+    private let waiting: (stream: AsyncStream<Void>, continuation: AsyncStream<Void>.Continuation) =
+        AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
 
     public init(home: Home, topics: TopicScheme, peers: [PeerConfiguration] = [], mirrors: [MirrorRoute] = [],
                 bindings: [PeerBinding] = [], timeout: Duration = .seconds(3),
@@ -317,6 +320,7 @@ public final class PeerRouter: Sendable {
         let payload = JSON.object(members).bytes
         let topic = "\(topics.prefix)/\(owner)/devices/\(device)/set"
         state.withLock { $0.pending[id] = Pending(waiter: waiter, owner: owner, deadline: .now + timeout, payload: payload, topic: topic) }
+        waiting.continuation.yield()
         do {
             try client.publish(topic, payload: payload, qos: .atLeastOnce)
         } catch {
@@ -370,10 +374,16 @@ public final class PeerRouter: Sendable {
         }
     }
 
-    /// Expires requests nobody answered; a binding's command is retried once. Runs until cancelled.
+    /// Expires requests nobody answered; a binding's command is retried once. Runs until cancelled, and
+    /// sleeps without waking while nothing is waiting for an answer.
     public func run() async {
+        var signals = waiting.stream.makeAsyncIterator()
         while !Task.isCancelled {
-            try? await Task.sleep(for: .milliseconds(100))
+            if let next = state.withLock({ $0.pending.values.map(\.deadline).min() }) {
+                try? await Task.sleep(until: next, clock: .continuous)
+            } else if await signals.next() == nil {
+                return
+            }
             let now = ContinuousClock.now
             let expired = state.withLock { s -> [Pending] in
                 let due = s.pending.filter { $0.value.deadline <= now }
