@@ -176,6 +176,8 @@ func attribute(_ doc: JSON?, _ trait: String, _ name: String) -> JSON? {
             }
             try await Task.sleep(for: .milliseconds(Int64.random(in: 200...1500)))
             await rig.daemon?.kill()
+            // kill -9 leaves no chance to say goodbye: the broker publishes the hub's last will.
+            #expect(await watcher.waitFor(status: "offline"))
             stream.cancel()
             _ = await stream.value
             let published = Set(watcher.all.filter { $0.topic == "hearth/e2e/devices/lamp" }.compactMap { m -> String? in
