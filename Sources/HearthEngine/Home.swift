@@ -15,7 +15,7 @@ public final class Home: Sendable {
     public let registry: TraitRegistry
     private let state: Mutex<State>
     private let observers = Mutex(Observers())
-    private let waker = Waker()
+    private let waker = DeadlineWaker()
 
     struct Device: Sendable {
         var id: String
@@ -546,47 +546,3 @@ struct DeadlineHeap: Sendable {
     }
 }
 
-/// Lets the timer loop sleep until its next deadline and be woken early when a command starts an
-/// earlier one, without polling.
-final class Waker: Sendable {
-    private struct State {
-        var waiter: CheckedContinuation<Void, Never>?
-        var pending = false
-    }
-    private let state = Mutex(State())
-
-    func wake() {
-        state.withLock { s -> CheckedContinuation<Void, Never>? in
-            if let w = s.waiter { s.waiter = nil; return w }
-            s.pending = true
-            return nil
-        }?.resume()
-    }
-
-    func wait(until deadline: EngineInstant?, clock: any EngineClock) async {
-        await withTaskGroup(of: Void.self) { group in
-            if let deadline { group.addTask { try? await clock.sleep(until: deadline) } }
-            group.addTask { await self.signal() }
-            await group.next()
-            group.cancelAll()
-        }
-    }
-
-    private func signal() async {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                let resumeNow = state.withLock { s -> Bool in
-                    if s.pending || Task.isCancelled { s.pending = false; return true }
-                    s.waiter = c
-                    return false
-                }
-                if resumeNow { c.resume() }
-            }
-        } onCancel: {
-            state.withLock { s -> CheckedContinuation<Void, Never>? in
-                defer { s.waiter = nil }
-                return s.waiter
-            }?.resume()
-        }
-    }
-}

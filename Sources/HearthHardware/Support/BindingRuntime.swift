@@ -14,7 +14,7 @@ final class BindingRuntime: Sendable {
     /// The traits whose connectivity this binding answers for.
     let traits: [TraitID]
     private let logLine: @Sendable (String) -> Void
-    private let waker = BindingWaker()
+    private let waker = DeadlineWaker()
 
     private struct State {
         var home: Home?
@@ -106,51 +106,3 @@ struct Backoff: Sendable, Hashable {
     mutating func reset() { current = nil }
 }
 
-/// Lets a binding's loop sleep until a deadline and be woken early, without polling.
-final class BindingWaker: Sendable {
-    private struct State {
-        var waiter: CheckedContinuation<Void, Never>?
-        var pending = false
-    }
-    private let state = Mutex(State())
-
-    func wake() {
-        state.withLock { s -> CheckedContinuation<Void, Never>? in
-            if let w = s.waiter { s.waiter = nil; return w }
-            s.pending = true
-            return nil
-        }?.resume()
-    }
-
-    /// Returns at `deadline`, at a `wake()`, or when the task is cancelled. The sleeper is a separate task so a
-    /// clock that ignores cancellation (a test's `ManualClock`) never holds up an early wake; a late sleeper only
-    /// causes one extra, harmless tick.
-    func wait(until deadline: EngineInstant?, clock: any EngineClock) async {
-        let sleeper = deadline.map { deadline in
-            Task { [self] in
-                try? await clock.sleep(until: deadline)
-                if !Task.isCancelled { wake() }
-            }
-        }
-        await signal()
-        sleeper?.cancel()
-    }
-
-    private func signal() async {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                let resumeNow = state.withLock { s -> Bool in
-                    if s.pending || Task.isCancelled { s.pending = false; return true }
-                    s.waiter = c
-                    return false
-                }
-                if resumeNow { c.resume() }
-            }
-        } onCancel: {
-            state.withLock { s -> CheckedContinuation<Void, Never>? in
-                defer { s.waiter = nil }
-                return s.waiter
-            }?.resume()
-        }
-    }
-}
