@@ -120,6 +120,7 @@ enum HubBench {
             return v
         }
         let idleSeconds = option("--idle-seconds", 30)
+        let settleSeconds = option("--settle-seconds", 5)
         let commandCount = option("--commands", 2000)
         guard let binDir = arguments.first else {
             print("usage: HubBench <bin-dir> [--idle-seconds N] [--commands N]")
@@ -217,6 +218,8 @@ enum HubBench {
         let cpuCommands = cpuTicks(hub) - cpuBefore
         hubTimes.sort()
         let rss = status(hub, "VmRSS"), hwm = status(hub, "VmHWM")
+        // Idle means idle: the load's threads are given a few seconds to wind down first.
+        sleep(UInt32(settleSeconds))
         let idleBefore = cpuNanoseconds(hub)
         sleep(UInt32(idleSeconds))
         let idleNanos = cpuNanoseconds(hub) - idleBefore
