@@ -20,9 +20,7 @@ final class DimmerBinding: HardwareBinding, EndpointActuator {
         var duty: UInt64 = 0
         var relayOn = false
         var started = false
-        var pendingFault: String?
-        var retryAt: EngineInstant?
-        var backoff = Backoff()
+        var retry = FaultRetry()
     }
     private let state = Mutex(State())
 
@@ -59,7 +57,7 @@ final class DimmerBinding: HardwareBinding, EndpointActuator {
             guard let pwm = s.pwm else {
                 guard s.started else { return }
                 throw .unavailable("the dimmer on \(configuration.pwm) is not available: "
-                                   + (runtime.offlineReason ?? s.pendingFault ?? "it is being re-requested"))
+                                   + (runtime.offlineReason ?? s.retry.pendingFault ?? "it is being re-requested"))
             }
             do throws(LinuxIOError) {
                 // Power before light, light before power: the relay never switches a load under PWM.
@@ -68,7 +66,7 @@ final class DimmerBinding: HardwareBinding, EndpointActuator {
                 if !lit, s.relayOn, let relay = s.relay { try relay.set(false); s.relayOn = false }
             } catch {
                 Self.release(&s, configuration: configuration)
-                s.pendingFault = "driving the dimmer failed: \(error.message)"
+                s.retry.record("driving the dimmer failed: \(error.message)")
                 runtime.wake()
                 throw .hardware("dimmer \(configuration.pwm): \(error.message)")
             }
@@ -102,7 +100,7 @@ final class DimmerBinding: HardwareBinding, EndpointActuator {
     func stop() {
         runtime.markStopped()
         let (pwm, relay) = state.withLock { s -> ((any PWMOutput)?, (any OutputLine)?) in
-            defer { s.pwm = nil; s.relay = nil; s.retryAt = nil }
+            defer { s.pwm = nil; s.relay = nil; s.retry.cancel() }
             return (s.pwm, s.relay)
         }
         do throws(LinuxIOError) { try pwm?.stop() } catch { runtime.log("stopping \(configuration.pwm) failed: \(error.message)") }
@@ -112,18 +110,11 @@ final class DimmerBinding: HardwareBinding, EndpointActuator {
         runtime.wake()
     }
 
-    var nextDeadline: EngineInstant? { state.withLock { $0.retryAt } }
+    var nextDeadline: EngineInstant? { state.withLock { $0.retry.retryAt } }
 
     func tick(at now: EngineInstant) {
         guard !runtime.isStopped else { return }
-        let (fault, retry) = state.withLock { s -> (String?, Bool) in
-            if let fault = s.pendingFault {
-                s.pendingFault = nil
-                s.retryAt = now + s.backoff.next()
-                return (fault, false)
-            }
-            return (nil, s.retryAt.map { $0 <= now } ?? false)
-        }
+        let (fault, retry) = state.withLock { $0.retry.due(at: now) }
         if let fault { runtime.goOffline(fault) }
         if retry { acquire(at: now) }
     }
@@ -145,7 +136,7 @@ final class DimmerBinding: HardwareBinding, EndpointActuator {
             }
         } catch {
             try? pwm?.stop()
-            state.withLock { s in s.retryAt = now + s.backoff.next() }
+            state.withLock { $0.retry.failed(at: now) }
             runtime.goOffline("requesting the dimmer's hardware failed: \(error.message)")
             return
         }
@@ -155,8 +146,7 @@ final class DimmerBinding: HardwareBinding, EndpointActuator {
             s.relay = relay
             s.duty = duty
             s.relayOn = duty > 0
-            s.retryAt = nil
-            s.backoff.reset()
+            s.retry.succeeded()
             return true
         }
         guard accepted else {

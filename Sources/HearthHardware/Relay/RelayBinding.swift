@@ -17,10 +17,7 @@ final class RelayBinding: HardwareBinding, EndpointActuator {
         /// What the line was last told, so an unchanged output (Identify ending on an off light) writes nothing.
         var value = false
         var started = false
-        /// A fault the actuator saw under the engine's lock, to be reported by the loop.
-        var pendingFault: String?
-        var retryAt: EngineInstant?
-        var backoff = Backoff()
+        var retry = FaultRetry()
     }
     private let state = Mutex(State())
 
@@ -41,7 +38,7 @@ final class RelayBinding: HardwareBinding, EndpointActuator {
                 // Before start the home is only settling its start-up state: the request will carry it.
                 guard s.started else { return }
                 throw .unavailable("the relay on \(configuration.pin) is not available: "
-                                   + (runtime.offlineReason ?? s.pendingFault ?? "it is being re-requested"))
+                                   + (runtime.offlineReason ?? s.retry.pendingFault ?? "it is being re-requested"))
             }
             guard lit != s.value else { return }
             do throws(LinuxIOError) {
@@ -50,7 +47,7 @@ final class RelayBinding: HardwareBinding, EndpointActuator {
             } catch {
                 try? line.release(leaving: configuration.safeState)
                 s.line = nil
-                s.pendingFault = "setting the relay failed: \(error.message)"
+                s.retry.record("setting the relay failed: \(error.message)")
                 runtime.wake()
                 throw .hardware("relay \(configuration.pin): \(error.message)")
             }
@@ -77,7 +74,7 @@ final class RelayBinding: HardwareBinding, EndpointActuator {
     func stop() {
         runtime.markStopped()
         let line = state.withLock { s -> (any OutputLine)? in
-            defer { s.line = nil; s.retryAt = nil }
+            defer { s.line = nil; s.retry.cancel() }
             return s.line
         }
         do throws(LinuxIOError) {
@@ -90,18 +87,11 @@ final class RelayBinding: HardwareBinding, EndpointActuator {
 
     // MARK: The loop
 
-    var nextDeadline: EngineInstant? { state.withLock { $0.retryAt } }
+    var nextDeadline: EngineInstant? { state.withLock { $0.retry.retryAt } }
 
     func tick(at now: EngineInstant) {
         guard !runtime.isStopped else { return }
-        let (fault, retry) = state.withLock { s -> (String?, Bool) in
-            if let fault = s.pendingFault {
-                s.pendingFault = nil
-                s.retryAt = now + s.backoff.next()
-                return (fault, false)
-            }
-            return (nil, s.retryAt.map { $0 <= now } ?? false)
-        }
+        let (fault, retry) = state.withLock { $0.retry.due(at: now) }
         if let fault { runtime.goOffline(fault) }
         if retry { acquire(at: now) }
     }
@@ -125,7 +115,7 @@ final class RelayBinding: HardwareBinding, EndpointActuator {
         }
         switch opened {
         case .failure(let error):
-            state.withLock { s in s.retryAt = now + s.backoff.next() }
+            state.withLock { $0.retry.failed(at: now) }
             runtime.goOffline("requesting \(configuration.pin) failed: \(error.message)")
         case .success(let line):
             // A command may have changed the output between reading it and requesting the line.
@@ -133,8 +123,7 @@ final class RelayBinding: HardwareBinding, EndpointActuator {
                 guard !runtime.isStopped else { return false }
                 s.line = line
                 s.value = desired
-                s.retryAt = nil
-                s.backoff.reset()
+                s.retry.succeeded()
                 return true
             }
             guard accepted else {

@@ -85,6 +85,39 @@ final class BindingRuntime: Sendable {
     }
 }
 
+/// An output binding's fault-and-retry schedule. A fault the actuator sees under the engine's lock is only
+/// recorded; the binding's loop reports it (offline) and retries the hardware with capped backoff.
+struct FaultRetry: Sendable {
+    /// A fault seen but not reported yet.
+    private(set) var pendingFault: String?
+    private(set) var retryAt: EngineInstant?
+    private var backoff = Backoff()
+
+    mutating func record(_ fault: String) { pendingFault = fault }
+
+    /// At `now`: the fault to report (its retry is scheduled), and whether a retry is due.
+    mutating func due(at now: EngineInstant) -> (fault: String?, retry: Bool) {
+        if let fault = pendingFault {
+            pendingFault = nil
+            retryAt = now + backoff.next()
+            return (fault, false)
+        }
+        return (nil, retryAt.map { $0 <= now } ?? false)
+    }
+
+    /// An attempt failed: try again later, a little later each time.
+    mutating func failed(at now: EngineInstant) { retryAt = now + backoff.next() }
+
+    /// The hardware is back: no retry, and the next fault starts from the shortest delay.
+    mutating func succeeded() {
+        retryAt = nil
+        backoff.reset()
+    }
+
+    /// Stopped: nothing more to retry.
+    mutating func cancel() { retryAt = nil }
+}
+
 /// Capped exponential backoff for retries after a fault: 1 s, 2 s, 4 s … at most a minute.
 struct Backoff: Sendable, Hashable {
     var initial: Int64 = 1_000

@@ -19,9 +19,7 @@ final class WallSwitchBinding: HardwareBinding {
     private struct State {
         var line: (any InputLine)?
         var debouncer: Debouncer
-        var pendingFault: String?
-        var retryAt: EngineInstant?
-        var backoff = Backoff()
+        var retry = FaultRetry()
         var observer: Int?
         /// Bumped at every (re)request, so events of a line given up on are ignored.
         var generation = 0
@@ -80,7 +78,7 @@ final class WallSwitchBinding: HardwareBinding {
     func stop() {
         runtime.markStopped()
         let (line, observer) = state.withLock { s -> ((any InputLine)?, Int?) in
-            defer { s.line = nil; s.observer = nil; s.retryAt = nil; s.generation += 1 }
+            defer { s.line = nil; s.observer = nil; s.retry.cancel(); s.generation += 1 }
             return (s.line, s.observer)
         }
         if let observer { runtime.home?.removeObserver(observer) }
@@ -90,7 +88,7 @@ final class WallSwitchBinding: HardwareBinding {
 
     var nextDeadline: EngineInstant? {
         state.withLock { s in
-            [s.debouncer.deadline, s.retryAt].compactMap { $0 }.min()
+            [s.debouncer.deadline, s.retry.retryAt].compactMap { $0 }.min()
         }
     }
 
@@ -98,14 +96,13 @@ final class WallSwitchBinding: HardwareBinding {
         guard !runtime.isStopped else { return }
         enum Step { case none, fault(String, (any InputLine)?), retry, change(Bool) }
         let step = state.withLock { s -> Step in
-            if let fault = s.pendingFault {
-                s.pendingFault = nil
-                s.retryAt = now + s.backoff.next()
+            let (fault, retry) = s.retry.due(at: now)
+            if let fault {
                 s.generation += 1
                 defer { s.line = nil }
                 return .fault(fault, s.line)
             }
-            if let retry = s.retryAt, retry <= now { return .retry }
+            if retry { return .retry }
             if let level = s.debouncer.settle(at: now) { return .change(level) }
             return .none
         }
@@ -120,7 +117,7 @@ final class WallSwitchBinding: HardwareBinding {
     }
 
     private func fault(_ reason: String) {
-        state.withLock { $0.pendingFault = reason }
+        state.withLock { $0.retry.record(reason) }
         runtime.wake()
     }
 
@@ -138,7 +135,7 @@ final class WallSwitchBinding: HardwareBinding {
                 throw error
             }
         } catch {
-            state.withLock { s in s.retryAt = now + s.backoff.next() }
+            state.withLock { $0.retry.failed(at: now) }
             runtime.goOffline("requesting \(configuration.pin) failed: \(error.message)")
             return
         }
@@ -146,8 +143,7 @@ final class WallSwitchBinding: HardwareBinding {
             guard !runtime.isStopped else { return nil }
             s.generation += 1
             s.line = line
-            s.retryAt = nil
-            s.backoff.reset()
+            s.retry.succeeded()
             s.debouncer.reset(to: level)
             return s.generation
         }
@@ -167,7 +163,7 @@ final class WallSwitchBinding: HardwareBinding {
             case .edges(let edges):
                 for edge in edges { s.debouncer.edge(to: edge.level, at: edge.at) }
             case .failed(let error):
-                s.pendingFault = "\(configuration.pin) stopped delivering events: \(error.message)"
+                s.retry.record("\(configuration.pin) stopped delivering events: \(error.message)")
             }
         }
         runtime.wake()
