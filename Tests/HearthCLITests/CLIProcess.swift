@@ -1,9 +1,7 @@
-// Runs the real `hearth` binary as a child process, with stdout and stderr captured separately.
-//
-// Modelled on HearthTestKit's ChildProcess (whose helpers are internal and merge the two streams): posix_spawn with an
-// empty signal mask and default handlers, because the test runner's threads may block or ignore signals and a child
-// inherits both.
+// Runs the real `hearth` binary as a child process, with stdout and stderr captured separately (through
+// HearthTestKit's ChildProcess, which starts children with default signal handling).
 import Foundation
+import HearthTestKit
 import Synchronization
 import Testing
 #if canImport(Glibc)
@@ -53,46 +51,18 @@ final class CLIProcess: Sendable {
         directory = try FileManager.default.url(for: .itemReplacementDirectory, in: .userDomainMask,
                                                 appropriateFor: URL(fileURLWithPath: NSTemporaryDirectory()),
                                                 create: true).path
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "\(directory)/stdout", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_addopen(&actions, 2, "\(directory)/stderr", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var emptySet = sigset_t()
-        sigemptyset(&emptySet)
-        posix_spawnattr_setsigmask(&attributes, &emptySet)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGCHLD, SIGUSR1, SIGUSR2] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
-        let argv: [UnsafeMutablePointer<CChar>?] = ([CLI.executable] + arguments).map { strdup($0) } + [nil]
-        defer { for argument in argv { free(argument) } }
-        let envp: [UnsafeMutablePointer<CChar>?] = CLI.environment(environment).map { strdup($0) } + [nil]
-        defer { for variable in envp { free(variable) } }
-        var pid = pid_t()
-        let rc = argv.withUnsafeBufferPointer { argv in
-            envp.withUnsafeBufferPointer { envp in
-                posix_spawn(&pid, CLI.executable, &actions, &attributes, argv.baseAddress!, envp.baseAddress!)
-            }
+        do {
+            pid = try ChildProcess.spawn(CLI.executable, arguments, outputFile: "\(directory)/stdout",
+                                         errorFile: "\(directory)/stderr", environment: CLI.environment(environment))
+        } catch {
+            throw CLIError("cannot spawn \(CLI.executable): \(error) (build it, or set HEARTH_CLI)")
         }
-        guard rc == 0 else {
-            throw CLIError("cannot spawn \(CLI.executable): \(String(cString: strerror(rc))) (build it, or set HEARTH_CLI)")
-        }
-        self.pid = pid
     }
 
     deinit {
         if exitStatus.withLock({ $0 }) == nil {
             kill(pid, SIGKILL)
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+            ChildProcess.waitForExit(pid)
         }
         try? FileManager.default.removeItem(atPath: directory)
     }
@@ -106,11 +76,7 @@ final class CLIProcess: Sendable {
         var killed = false
         while true {
             if let status = exitStatus.withLock({ $0 }) { return CLIResult(status: status, stdout: stdout, stderr: stderr) }
-            var raw: Int32 = 0
-            let rc = waitpid(pid, &raw, WNOHANG)
-            if rc == pid {
-                let signal = raw & 0x7f
-                let status = signal == 0 ? (raw >> 8) & 0xff : 128 + signal
+            if let status = ChildProcess.exitStatusIfExited(pid) {
                 exitStatus.withLock { $0 = status }
                 continue
             }

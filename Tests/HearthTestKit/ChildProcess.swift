@@ -16,7 +16,7 @@ public struct TestFixtureError: Error, CustomStringConvertible, Sendable {
     }
 }
 
-enum ChildProcess {
+public enum ChildProcess {
     /// The first executable among `candidates` (absolute paths or names looked up in `PATH`).
     static func locate(_ candidates: [String]) -> String? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
@@ -33,14 +33,20 @@ enum ChildProcess {
         return nil
     }
 
-    /// Spawns `executable` with `arguments`, stdin from /dev/null, stdout and stderr appended to `outputFile`.
-    static func spawn(_ executable: String, _ arguments: [String], outputFile: String) throws -> pid_t {
+    /// Spawns `executable` with `arguments`, stdin from /dev/null, stdout appended to `outputFile` and stderr
+    /// to `errorFile` (or to `outputFile` too), in `environment` (or this process's).
+    public static func spawn(_ executable: String, _ arguments: [String], outputFile: String, errorFile: String? = nil,
+                             environment: [String]? = nil) throws -> Int32 {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputFile, O_WRONLY | O_CREAT | O_APPEND, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        if let errorFile {
+            posix_spawn_file_actions_addopen(&actions, 2, errorFile, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        } else {
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        }
 
         // The test runner's threads may block or ignore signals, and a spawned child inherits both: a broker
         // that ignores SIGTERM would never stop gracefully. Start it with an empty mask and default handlers.
@@ -58,9 +64,14 @@ enum ChildProcess {
 
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
+        let envp: [UnsafeMutablePointer<CChar>?]? = environment.map { $0.map { strdup($0) } + [nil] }
+        defer { for variable in envp ?? [] { free(variable) } }
         var pid = pid_t()
         let rc = argv.withUnsafeBufferPointer { argv in
-            posix_spawn(&pid, executable, &actions, &attributes, argv.baseAddress!, environ)
+            guard let envp else { return posix_spawn(&pid, executable, &actions, &attributes, argv.baseAddress!, environ) }
+            return envp.withUnsafeBufferPointer {
+                posix_spawn(&pid, executable, &actions, &attributes, argv.baseAddress!, $0.baseAddress!)
+            }
         }
         guard rc == 0 else {
             throw TestFixtureError("cannot spawn \(executable): \(String(cString: strerror(rc)))")
@@ -80,14 +91,14 @@ enum ChildProcess {
 
     /// Blocks until `pid` exits; returns its exit code (128 + signal when killed).
     @discardableResult
-    static func waitForExit(_ pid: pid_t) -> Int32 {
+    public static func waitForExit(_ pid: Int32) -> Int32 {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
         return decode(status)
     }
 
     /// The exit code if `pid` has exited (and reaps it), else `nil`.
-    static func exitStatusIfExited(_ pid: pid_t) -> Int32? {
+    public static func exitStatusIfExited(_ pid: Int32) -> Int32? {
         var status: Int32 = 0
         let rc = waitpid(pid, &status, WNOHANG)
         if rc == pid { return decode(status) }
