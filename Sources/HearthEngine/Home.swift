@@ -13,7 +13,7 @@ public final class Home: Sendable {
     public let options: EngineOptions
     /// The traits this home runs; adapters read descriptors from it to translate requests.
     public let registry: TraitRegistry
-    private let state: Mutex<State>
+    let state: Mutex<State>
     private let observers = Mutex(Observers())
     private let waker = DeadlineWaker()
 
@@ -380,7 +380,7 @@ public final class Home: Sendable {
 
     // MARK: Resolution
 
-    private static func deviceIndex(_ id: String, in s: State) throws(HomeError) -> Int {
+    static func deviceIndex(_ id: String, in s: State) throws(HomeError) -> Int {
         guard let d = s.index[id] else {
             let known = s.devices.prefix(20).map(\.id).joined(separator: ", ")
             throw .notFound("no device '\(id)'" + (known.isEmpty ? "; this hub has no devices" : "; devices: \(known)")

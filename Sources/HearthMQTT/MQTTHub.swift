@@ -74,15 +74,14 @@ public final class MQTTHub: Sendable {
     // MARK: Publishing
 
     func publishEverything() {
-        let devices = home.list()
-        for d in devices { publish(d) }
-        publishSummary(devices)
+        for d in home.views() { publish(d) }
+        publishSummary(home.list())
         send(topics.status, Array("online".utf8), qos: .atLeastOnce, retain: true)
         router?.linkChanged(up: true)
         online()
     }
 
-    func publish(_ device: HomeDevice) {
+    func publish(_ device: DeviceView) {
         send(topics.device(device.id), writer.withLock { $0.document(device) }, retain: true)
     }
 
@@ -101,7 +100,7 @@ public final class MQTTHub: Sendable {
             case .attribute, .event: break
             }
         }
-        for id in ids { if let d = try? home.device(id) { publish(d) } }
+        for id in ids { if let d = try? home.view(id) { publish(d) } }
         if summary {
             publishSummary(home.list())
             router?.publishHome()
@@ -201,7 +200,7 @@ public final class MQTTHub: Sendable {
         case .get:
             _ = try home.device(deviceID)
             refresh(deviceID)
-            if client.isConnected, let d = try? home.device(deviceID) { publish(d) }
+            if client.isConnected, let d = try? home.view(deviceID) { publish(d) }
             return nil
         }
     }

@@ -44,6 +44,7 @@ public struct SourceConnectivity: Sendable, Hashable, CustomStringConvertible {
     /// States: all online → online; all offline → offline; nothing but unknown (or nothing) → unknown;
     /// any other mix → partiallyOnline. Localities: unspecified parts are ignored while others are
     /// known; one known locality → it; several → mixed; none → unspecified.
+    @inlinable
     public static func aggregate<S: Sequence>(_ parts: S) -> SourceConnectivity where S.Element == SourceConnectivity {
         var online = false, offline = false, unknown = false, partial = false
         var locality: DataSourceLocality?

@@ -170,14 +170,35 @@ import Testing
             ]),
         ], clock: ManualClock())
         var writer = DocumentWriter()
-        for _ in 0..<2 {  // the second time from the cache of static parts
+        for _ in 0..<2 {  // the second time from the cached parts
             for id in ["lamp", "switch"] {
-                let d = try home.device(id)
-                #expect(writer.document(d) == DeviceDocument.document(d).bytes)
+                #expect(writer.document(try home.view(id)) == DeviceDocument.document(try home.device(id)).bytes)
             }
             try home.invoke("lamp", trait: "levelControl", command: "moveToLevelWithOnOff", arguments: ["level": .int(9)])
             try home.setConnectivity("lamp", type: "HumiditySensor", trait: "relativeHumidityMeasurement", SourceConnectivity(.offline, .direct))
         }
+        try home.setName("lamp", "Lamp 2")
+        #expect(writer.document(try home.view("lamp")) == DeviceDocument.document(try home.device("lamp")).bytes)
+    }
+
+    /// A mirrored trait learns its supported attributes and commands from its owner, after its first document.
+    @Test func theFastWriterFollowsWhatAMirrorLearnsLate() throws {
+        let home = try Home(devices: [DeviceConfiguration(id: "bathroom", name: "Bathroom", types: [
+            DeviceTypeConfiguration(.onOffPlugInUnit), DeviceTypeConfiguration(.humiditySensor, isMirrored: true),
+        ])], clock: ManualClock())
+        var writer = DocumentWriter()
+        func check() throws {
+            #expect(writer.document(try home.view("bathroom")) == DeviceDocument.document(try home.device("bathroom")).bytes)
+        }
+        try check()
+        try home.ingest("bathroom", type: "HumiditySensor", trait: "identify",
+                        .mirror(["identifyTime": .int(0), "identifyType": .int(1)], commands: ["identify"]))
+        try home.ingest("bathroom", type: "HumiditySensor", trait: "relativeHumidityMeasurement",
+                        .mirror(["measuredValue": .int(6120), "minMeasuredValue": .null], commands: []))
+        try check()
+        #expect(String(decoding: writer.document(try home.view("bathroom")), as: UTF8.self).contains(#""commands":["identify"]"#))
+        try home.ingest("bathroom", type: "HumiditySensor", trait: "identify", .mirror([:], commands: []))
+        try check()
     }
 
     @Test func topicsFollowTheContract() {

@@ -1,141 +1,225 @@
-public import HearthModel
+public import HearthEngine
+import HearthModel
 
-/// Writes a device document straight to bytes, without building a `JSON` tree first.
+/// Writes a device document straight to bytes from a `DeviceView`, without a snapshot or a `JSON` tree.
 ///
-/// The document is published after every state change, on the path between a command and its
-/// answer, so it is written in one pass into one buffer. Each trait's static part (`attributeInfo`
-/// and `commands`, fixed for a trait instance's lifetime) is written once and reused. The output is
-/// byte for byte `DeviceDocument.document(device).bytes` (a test holds it to that).
+/// The document is published after every state change, on the path between a command and the state a
+/// client waits for, so everything that does not change between two documents is encoded once and
+/// shared by every device of the same kind: each device type's opening, each trait's opening and
+/// attribute keys, and each trait's `attributeInfo` and `commands` — those last two for each set of
+/// supported attributes and commands, since a trait mirrored from a peer learns them late. What is
+/// left per document is the device's own header, the connectivity, and the values. The output is byte
+/// for byte `DeviceDocument.document(device).bytes` (a test holds it to that).
 public struct DocumentWriter: Sendable {
-    /// Static fragments by device id, type index and trait index.
-    private var fragments: [String: [[[UInt8]]]] = [:]
+    /// What every trait with one descriptor shares; a class, so that using it copies nothing.
+    final class TraitLayout: Sendable {
+        /// `"onOff":{"namespace":"matter","clusterId":6,"sourceConnectivity":`
+        let opening: [UInt8]
+        let attributes: [AttributeDescriptor]
+        let ids: [UInt32]
+        let types: [ValueType]
+        /// `"onOff":` for each attribute, in descriptor order, one after the other; `keyEnds[i]` ends key `i`.
+        let keys: [UInt8]
+        let keyEnds: [Int]
+        let commands: [CommandDescriptor]
+        /// Bit sets only work up to 64 attributes and commands; a larger trait's closing is written each time.
+        var isCacheable: Bool { attributes.count <= 64 && commands.count <= 64 }
+
+        init(_ descriptor: TraitDescriptor) {
+            var opening: [UInt8] = []
+            JSON.writeString(descriptor.id.qualifiedName, to: &opening)
+            DocumentWriter.raw(#":{"namespace":"#, &opening); JSON.writeString(descriptor.id.namespace, to: &opening)
+            DocumentWriter.raw(#","clusterId":"#, &opening); JSON.writeInt(Int(descriptor.clusterID), to: &opening)
+            DocumentWriter.raw(#","sourceConnectivity":"#, &opening)
+            var keys: [UInt8] = [], keyEnds: [Int] = []
+            for a in descriptor.attributes {
+                JSON.writeString(a.name, to: &keys)
+                keys.append(UInt8(ascii: ":"))
+                keyEnds.append(keys.count)
+            }
+            self.opening = opening
+            self.attributes = descriptor.attributes
+            self.ids = descriptor.attributes.map(\.id)
+            self.types = descriptor.attributes.map(\.type)
+            self.keys = keys
+            self.keyEnds = keyEnds
+            self.commands = descriptor.commands
+        }
+
+        func key(_ i: Int) -> Range<Int> { (i == 0 ? 0 : keyEnds[i - 1])..<keyEnds[i] }
+    }
+
+    /// Per device type of a device: the index of its opening and a layout index per trait.
+    struct TypeLayout: Sendable {
+        var opening: Int
+        var traits: [Int]
+    }
+
+    private var traits: [TraitLayout] = []
+    private var traitIndex: [TraitID: Int] = [:]
+    /// `,"attributeInfo":{…},"commands":[…]}` per trait layout, by (supported attributes, supported commands).
+    private var closings: [[(attributes: UInt64, commands: UInt64, bytes: [UInt8])]] = []
+    /// `{"type":"DimmableLight","deviceTypeId":257,"isPrimaryType":true,"sourceConnectivity":`
+    private var typeOpenings: [[UInt8]] = []
+    private var typeOpeningIndex: [String: Int] = [:]
+    private var devices: [String: [TypeLayout]] = [:]
 
     public init() {}
 
-    public mutating func document(_ d: HomeDevice) -> [UInt8] {
+    public mutating func document(_ d: DeviceView) -> [UInt8] {
+        let layout = self.layout(of: d)
         var out: [UInt8] = []
         out.reserveCapacity(2048)
-        key("id", &out); JSON.writeString(d.id, to: &out)
-        comma("name", &out); JSON.writeString(d.name, to: &out)
-        comma("structureId", &out); optional(d.structureID, &out)
-        comma("roomId", &out); optional(d.roomID, &out)
-        comma("isMatterDevice", &out); out.append(contentsOf: d.isMatterDevice ? JSON.trueBytes : JSON.falseBytes)
-        comma("sourceConnectivity", &out); connectivity(d.sourceConnectivity, &out)
-        comma("types", &out)
-        out.append(UInt8(ascii: "["))
-        var cached = fragments[d.id] ?? []
-        let fresh = cached.count != d.types.count
-        if fresh { cached = [] }
-        for (t, type) in d.types.enumerated() {
-            if t > 0 { out.append(UInt8(ascii: ",")) }
-            out.append(contentsOf: Array(#"{"type":"#.utf8))
-            JSON.writeString(type.descriptor.name, to: &out)
-            out.append(contentsOf: Array(#","deviceTypeId":"#.utf8))
-            JSON.writeInt(Int(type.descriptor.id), to: &out)
-            out.append(contentsOf: Array(#","isPrimaryType":"#.utf8))
-            out.append(contentsOf: type.metadata.isPrimaryType ? JSON.trueBytes : JSON.falseBytes)
-            out.append(contentsOf: Array(#","sourceConnectivity":"#.utf8))
-            connectivity(type.sourceConnectivity, &out)
-            out.append(contentsOf: Array(#","traits":{"#.utf8))
-            if fresh { cached.append([]) }
-            for (k, trait) in type.traits.enumerated() {
-                if k > 0 { out.append(UInt8(ascii: ",")) }
-                JSON.writeString(trait.descriptor.id.qualifiedName, to: &out)
-                out.append(contentsOf: Array(#":{"namespace":"#.utf8))
-                JSON.writeString(trait.descriptor.id.namespace, to: &out)
-                out.append(contentsOf: Array(#","clusterId":"#.utf8))
-                JSON.writeInt(Int(trait.descriptor.clusterID), to: &out)
-                out.append(contentsOf: Array(#","sourceConnectivity":"#.utf8))
-                connectivity(trait.sourceConnectivity, &out)
-                out.append(contentsOf: Array(#","attributes":{"#.utf8))
-                var first = true
-                for reading in trait.attributes {
-                    guard let v = reading.value else { continue }
-                    if !first { out.append(UInt8(ascii: ",")) }
-                    first = false
-                    JSON.writeString(reading.descriptor.name, to: &out)
-                    out.append(UInt8(ascii: ":"))
-                    write(v, as: reading.descriptor.type, &out)
-                }
-                out.append(UInt8(ascii: "}"))
-                if fresh || cached[t].count <= k {
-                    cached[t].append(staticPart(trait))
-                }
-                out.append(contentsOf: cached[t][k])
-                out.append(UInt8(ascii: "}"))
+        Self.raw(#"{"id":"#, &out); JSON.writeString(d.id, to: &out)
+        Self.raw(#","name":"#, &out); JSON.writeString(d.name, to: &out)
+        Self.raw(#","structureId":"#, &out); optional(d.structureID, &out)
+        Self.raw(#","roomId":"#, &out); optional(d.roomID, &out)
+        Self.raw(#","isMatterDevice":"#, &out); Self.raw(d.isMatterDevice ? "true" : "false", &out)
+        Self.raw(#","sourceConnectivity":"#, &out); connectivity(d.sourceConnectivity, &out)
+        Self.raw(#","types":["#, &out)
+        for t in layout.indices {
+            if t > 0 { Self.raw(",", &out) }
+            out.append(contentsOf: typeOpenings[layout[t].opening])
+            connectivity(d.sourceConnectivity(type: t), &out)
+            Self.raw(#","traits":{"#, &out)
+            for k in layout[t].traits.indices {
+                if k > 0 { Self.raw(",", &out) }
+                write(d, type: t, trait: k, layout: layout[t].traits[k], &out)
             }
-            raw("}}", &out)
+            Self.raw("}}", &out)
         }
-        raw("]}", &out)
-        if fresh { fragments[d.id] = cached }
+        Self.raw("]}", &out)
+        return out
+    }
+
+    private mutating func write(_ d: DeviceView, type t: Int, trait k: Int, layout l: Int, _ out: inout [UInt8]) {
+        let layout = traits[l]
+        out.append(contentsOf: layout.opening)
+        connectivity(d.sourceConnectivity(type: t, trait: k), &out)
+        Self.raw(#","attributes":{"#, &out)
+        var supported: UInt64 = 0
+        var first = true
+        layout.keys.withUnsafeBufferPointer { keys in
+            d.forEachValue(type: t, trait: k, of: layout.ids) { i, v in
+                if i < 64 { supported |= 1 << UInt64(i) }
+                if !first { Self.raw(",", &out) }
+                first = false
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: keys[layout.key(i)]))
+                write(v, as: layout.types[i], &out)
+            }
+        }
+        Self.raw("}", &out)
+        let commands = d.supportedCommands(type: t, trait: k, of: layout.commands)
+        guard layout.isCacheable else {
+            out.append(contentsOf: closing(layout, supported: supported, commands: commands))
+            return
+        }
+        if let cached = closings[l].first(where: { $0.attributes == supported && $0.commands == commands }) {
+            out.append(contentsOf: cached.bytes)
+        } else {
+            let bytes = closing(layout, supported: supported, commands: commands)
+            closings[l].append((supported, commands, bytes))
+            out.append(contentsOf: bytes)
+        }
+    }
+
+    /// The layout of a device, made on its first document (a device's types and traits never change).
+    private mutating func layout(of d: DeviceView) -> [TypeLayout] {
+        if let known = devices[d.id], known.count == d.typeCount { return known }
+        var layout: [TypeLayout] = []
+        for t in 0..<d.typeCount {
+            let type = d.type(t)
+            let key = "\(type.descriptor.name)|\(type.isPrimaryType)"
+            let opening: Int
+            if let known = typeOpeningIndex[key] {
+                opening = known
+            } else {
+                var bytes: [UInt8] = []
+                Self.raw(#"{"type":"#, &bytes); JSON.writeString(type.descriptor.name, to: &bytes)
+                Self.raw(#","deviceTypeId":"#, &bytes); JSON.writeInt(Int(type.descriptor.id), to: &bytes)
+                Self.raw(#","isPrimaryType":"#, &bytes); Self.raw(type.isPrimaryType ? "true" : "false", &bytes)
+                Self.raw(#","sourceConnectivity":"#, &bytes)
+                opening = typeOpenings.count
+                typeOpenings.append(bytes)
+                typeOpeningIndex[key] = opening
+            }
+            var traitLayouts: [Int] = []
+            for k in 0..<type.traitCount {
+                let descriptor = type.traitDescriptor(k)
+                if let known = traitIndex[descriptor.id] {
+                    traitLayouts.append(known)
+                } else {
+                    traitIndex[descriptor.id] = traits.count
+                    traitLayouts.append(traits.count)
+                    traits.append(TraitLayout(descriptor))
+                    closings.append([])
+                }
+            }
+            layout.append(TypeLayout(opening: opening, traits: traitLayouts))
+        }
+        devices[d.id] = layout
+        return layout
+    }
+
+    /// `,"attributeInfo":{…},"commands":[…]}` for one set of supported attributes and commands.
+    private func closing(_ l: TraitLayout, supported: UInt64, commands: UInt64) -> [UInt8] {
+        var out: [UInt8] = []
+        Self.raw(#","attributeInfo":{"#, &out)
+        for (i, a) in l.attributes.enumerated() {
+            if i > 0 { Self.raw(",", &out) }
+            out.append(contentsOf: l.keys[l.key(i)])
+            Self.raw(#"{"supported":"#, &out)
+            Self.raw(i < 64 && supported & (1 << UInt64(i)) != 0 ? "true" : "false", &out)
+            Self.raw(#","nullable":"#, &out); Self.raw(a.isNullable ? "true" : "false", &out)
+            Self.raw(#","writable":"#, &out); Self.raw(a.isWritable ? "true" : "false", &out)
+            Self.raw("}", &out)
+        }
+        Self.raw(#"},"commands":["#, &out)
+        var first = true
+        for (i, c) in l.commands.enumerated() where i < 64 && commands & (1 << UInt64(i)) != 0 {
+            if !first { Self.raw(",", &out) }
+            first = false
+            JSON.writeString(c.name, to: &out)
+        }
+        Self.raw("]}", &out)
         return out
     }
 
     /// `ValueCoding.json(value, as: type).write(to:)` without the intermediate JSON.
     private func write(_ value: Value, as type: ValueType, _ out: inout [UInt8]) {
         switch (value, type) {
-        case (.null, _): raw("null", &out)
-        case (.bool(let b), _): if b { raw("true", &out) } else { raw("false", &out) }
+        case (.null, _): Self.raw("null", &out)
+        case (.bool(let b), _): Self.raw(b ? "true" : "false", &out)
         case (.string(let s), _): JSON.writeString(s, to: &out)
         case (.int(let i), .enumeration(let e)):
             if let name = e.name(of: i) { JSON.writeString(name, to: &out) } else { JSON.writeInt(i, to: &out) }
         case (.int(let i), .bitmap(let b)):
-            out.append(UInt8(ascii: "{"))
+            Self.raw("{", &out)
             for (k, bit) in b.bits.enumerated() {
-                if k > 0 { out.append(UInt8(ascii: ",")) }
+                if k > 0 { Self.raw(",", &out) }
                 JSON.writeString(bit.name, to: &out)
-                out.append(UInt8(ascii: ":"))
-                if i & (1 << bit.bit) != 0 { raw("true", &out) } else { raw("false", &out) }
+                Self.raw(":", &out)
+                Self.raw(i & (1 << bit.bit) != 0 ? "true" : "false", &out)
             }
-            out.append(UInt8(ascii: "}"))
+            Self.raw("}", &out)
         case (.int(let i), _): JSON.writeInt(i, to: &out)
         }
     }
 
-    /// `,"attributeInfo":{…},"commands":[…]`
-    func staticPart(_ trait: TraitSnapshot) -> [UInt8] {
-        var out: [UInt8] = []
-        let info = JSON.object(trait.attributes.map { reading in
-            (key: reading.descriptor.name, value: JSON.object([
-                ("supported", .bool(reading.isSupported)), ("nullable", .bool(reading.descriptor.isNullable)),
-                ("writable", .bool(reading.descriptor.isWritable)),
-            ]))
-        })
-        out.append(contentsOf: Array(#","attributeInfo":"#.utf8))
-        info.write(to: &out)
-        out.append(contentsOf: Array(#","commands":"#.utf8))
-        JSON.array(trait.supportedCommands.map(JSON.string)).write(to: &out)
-        return out
-    }
-
     /// Appends a literal without making an array of it.
-    private func raw(_ s: StaticString, _ out: inout [UInt8]) {
+    static func raw(_ s: StaticString, _ out: inout [UInt8]) {
         out.append(contentsOf: UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
     }
 
-    private func key(_ name: StaticString, _ out: inout [UInt8]) {
-        out.append(UInt8(ascii: "{"))
-        out.append(UInt8(ascii: "\""))
-        raw(name, &out)
-        raw("\":", &out)
-    }
-
-    private func comma(_ name: StaticString, _ out: inout [UInt8]) {
-        raw(",\"", &out)
-        raw(name, &out)
-        raw("\":", &out)
-    }
-
     private func optional(_ s: String?, _ out: inout [UInt8]) {
-        if let s { JSON.writeString(s, to: &out) } else { out.append(contentsOf: JSON.nullBytes) }
+        if let s { JSON.writeString(s, to: &out) } else { Self.raw("null", &out) }
     }
 
     private func connectivity(_ c: SourceConnectivity, _ out: inout [UInt8]) {
-        out.append(contentsOf: Array(#"{"connectivityState":"#.utf8))
+        Self.raw(#"{"connectivityState":"#, &out)
         JSON.writeString(c.connectivityState.rawValue, to: &out)
-        out.append(contentsOf: Array(#","dataSourceLocality":"#.utf8))
+        Self.raw(#","dataSourceLocality":"#, &out)
         JSON.writeString(c.dataSourceLocality.rawValue, to: &out)
-        out.append(UInt8(ascii: "}"))
+        Self.raw("}", &out)
     }
 }
-

@@ -1,0 +1,78 @@
+public import HearthModel
+import Synchronization
+
+/// A device at one moment, read lazily: the values a `HomeDevice` snapshot holds, without copying every
+/// descriptor into it.
+///
+/// A device document is written after every state change, on the path between a command and the
+/// state a client waits for; building a full `HomeDevice` there (a `TraitSnapshot` with copied
+/// descriptors per trait) cost as much as running the command. A view shares the engine's storage
+/// (copy on write), so taking one is a few reference counts, and it never changes once taken.
+public struct DeviceView: Sendable {
+    let device: Home.Device
+
+    public var id: String { device.id }
+    public var name: String { device.name }
+    public var structureID: String? { device.structureID }
+    public var roomID: String? { device.roomID }
+    public var isMatterDevice: Bool { device.isMatterDevice }
+    public var typeCount: Int { device.endpoints.count }
+    public func type(_ index: Int) -> DeviceTypeView { DeviceTypeView(endpoint: device.endpoints[index]) }
+    /// The aggregate over the device's types, as `HomeDevice.sourceConnectivity`.
+    public var sourceConnectivity: SourceConnectivity {
+        .aggregate(device.endpoints.lazy.map { SourceConnectivity.aggregate($0.connectivity) })
+    }
+
+    // Reading in place, by index, without a view of each type and trait: for writers on the command path.
+
+    public func traitCount(type t: Int) -> Int { device.endpoints[t].traits.count }
+    public func sourceConnectivity(type t: Int) -> SourceConnectivity { .aggregate(device.endpoints[t].connectivity) }
+    public func sourceConnectivity(type t: Int, trait k: Int) -> SourceConnectivity { device.endpoints[t].connectivity[k] }
+    /// Calls `body` with the position and value of each attribute of `ids` the trait supports, in order.
+    public func forEachValue(type t: Int, trait k: Int, of ids: [UInt32], _ body: (Int, Value) -> Void) {
+        device.endpoints.withUnsafeBufferPointer { endpoints in
+            endpoints[t].traits.withUnsafeBufferPointer { traits in
+                for i in ids.indices { if let v = traits[k].read(ids[i]) { body(i, v) } }
+            }
+        }
+    }
+
+    /// Which of `commands` the trait takes, as bits (bit i for `commands[i]`, the first 64 only); it can
+    /// change for a trait mirrored from a peer.
+    public func supportedCommands(type t: Int, trait k: Int, of commands: [CommandDescriptor]) -> UInt64 {
+        device.endpoints.withUnsafeBufferPointer { endpoints in
+            endpoints[t].traits.withUnsafeBufferPointer { traits in
+                var bits: UInt64 = 0
+                for i in commands.indices where i < 64 && traits[k].supports(commands[i]) { bits |= 1 << UInt64(i) }
+                return bits
+            }
+        }
+    }
+}
+
+/// One device type of a `DeviceView`.
+public struct DeviceTypeView: Sendable {
+    let endpoint: Endpoint
+
+    public var descriptor: DeviceTypeDescriptor { endpoint.descriptor }
+    public var isPrimaryType: Bool { endpoint.isPrimary }
+    public var traitCount: Int { endpoint.traits.count }
+    public func traitDescriptor(_ index: Int) -> TraitDescriptor { type(of: endpoint.traits[index]).descriptor }
+}
+
+extension Home {
+    /// The device as it is now, read lazily (see `DeviceView`); `device(_:)` for a full snapshot.
+    public func view(_ id: String) throws(HomeError) -> DeviceView {
+        try state.withLock { s throws(HomeError) in DeviceView(device: s.devices[try Self.deviceIndex(id, in: s)]) }
+    }
+
+    /// Every device as it is now, read lazily, in configuration order.
+    public func views() -> [DeviceView] {
+        state.withLock { s in s.devices.map(DeviceView.init) }
+    }
+
+    /// Whether the home has a device with this id.
+    public func contains(_ id: String) -> Bool {
+        state.withLock { $0.index[id] != nil }
+    }
+}
