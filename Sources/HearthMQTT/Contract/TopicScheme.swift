@@ -25,12 +25,20 @@ public struct TopicScheme: Sendable, Hashable {
 
     /// The device id of a `…/devices/<id>/set` topic of this hub, or nil.
     public func deviceID(fromSetTopic topic: String) -> String? {
-        let head = "\(base)/devices/", tail = "/set"
-        guard topic.hasPrefix(head), topic.hasSuffix(tail), topic.utf8.count > head.utf8.count + tail.utf8.count else {
-            return nil
-        }
-        let id = topic.dropFirst(head.count).dropLast(tail.count)
-        return id.contains("/") ? nil : String(id)
+        guard let levels = levels(of: topic, maxSplits: 3), levels.count == 4, levels[0].elementsEqual(hub.utf8),
+              levels[1].elementsEqual("devices".utf8), !levels[2].isEmpty, levels[3].elementsEqual("set".utf8)
+        else { return nil }
+        return String(Substring(levels[2]))
+    }
+
+    /// The levels of a topic below the prefix (which may itself have several levels), or nil when the
+    /// topic is not under it. Bytes, not characters: this runs for every message the hub receives.
+    func levels(of topic: String, maxSplits: Int) -> [Substring.UTF8View]? {
+        let t = topic.utf8
+        guard t.starts(with: prefix.utf8) else { return nil }
+        let rest = t.dropFirst(prefix.utf8.count)
+        guard rest.first == UInt8(ascii: "/") else { return nil }
+        return rest.dropFirst().split(separator: UInt8(ascii: "/"), maxSplits: maxSplits, omittingEmptySubsequences: false)
     }
 
     /// Why `name` cannot be one level of a topic (a hub or device id), or nil if it can.

@@ -147,26 +147,25 @@ public final class PeerRouter: Sendable {
 
     /// Takes a peer's message; returns false when it is not one.
     func handle(_ message: MQTTMessage) -> Bool {
-        let parts = message.topic.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count >= 3, parts[0] == Substring(topics.prefix) else { return false }
-        let hub = String(parts[1])
-        guard hub != topics.hub else { return false }
-        switch (parts.count, parts[2]) {
-        case (3, "status"):
+        guard let parts = topics.levels(of: message.topic, maxSplits: 3), parts.count >= 2,
+              !parts[0].elementsEqual(topics.hub.utf8) else { return false }
+        let hub = String(Substring(parts[0]))
+        switch (parts.count, Substring(parts[1])) {
+        case (2, "status"):
             let online = message.payload == Array("online".utf8)
             state.withLock { $0.peers[hub, default: Peer()].status = message.payload.isEmpty ? .unknown : (online ? .online : .offline) }
             if !online { failPending(owner: hub) }
             refreshMirrors(hub: hub)
             publishHome()
-        case (3, "devices"):
+        case (2, "devices"):
             let summary = try? JSON.parse(message.payload)
             state.withLock { $0.peers[hub, default: Peer()].summary = summary }
             publishHome()
-        case (4, "devices"):
+        case (3, "devices"):
             let doc = try? JSON.parse(message.payload)
-            state.withLock { $0.peers[hub, default: Peer()].documents[String(parts[3])] = doc }
+            state.withLock { $0.peers[hub, default: Peer()].documents[String(Substring(parts[2]))] = doc }
             refreshMirrors(hub: hub)
-        case (3, "responses"):
+        case (2, "responses"):
             answered(by: hub, message.payload)
         default:
             return false  // e.g. another hub's requests
@@ -276,9 +275,11 @@ public final class PeerRouter: Sendable {
     /// mirrored type of a composite device. Nil when it is this hub's to run.
     func target(of request: HubRequest, device: String) -> (owner: String, device: String, request: JSON)? {
         guard request.forwardedBy == nil else { return nil }
-        guard let local = try? home.device(device) else {
+        guard home.contains(device) else {
             return owner(of: device).map { ($0, device, request.json) }
         }
+        // Most devices are wholly this hub's: no snapshot on the command path for them.
+        guard mirrors.contains(where: { $0.localDevice == device }), let local = try? home.device(device) else { return nil }
         let type: String?, trait: String
         switch request.action {
         case .command(let t, let tr, _, _), .update(let t, let tr, _): (type, trait) = (t, tr)
