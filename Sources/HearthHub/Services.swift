@@ -49,6 +49,9 @@ struct MQTTService: Service {
 
 /// Saves the home's state after changes: at most once per `interval`, always the latest state, and
 /// once more at shutdown, so a dimmer transition does not write flash fifty times a second.
+///
+/// Only the devices that changed are read and re-encoded (each under the engine's lock for one device,
+/// not a hundred), so a save never holds up a command for long.
 struct PersistenceService: Service {
     let home: Home
     let store: StateStore
@@ -57,15 +60,29 @@ struct PersistenceService: Service {
 
     func run() async throws {
         let (dirty, signal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let observer = home.observe { _ in signal.yield() }
+        let changed = Mutex(Set<String>())
+        let observer = home.observe { events in
+            changed.withLock { ids in for e in events { ids.insert(e.deviceID) } }
+            signal.yield()
+        }
         defer { home.removeObserver(observer) }
-        var last = StateStore.encode(home.savedState()).text
+        let order = home.deviceIDs.sorted()
+        var entries: [String: [UInt8]] = [:]
+        for id in order { if let saved = try? home.saved(id) { entries[id] = StateStore.entry(id, saved) } }
+        var unsaved = false
         func flush() {
-            let text = StateStore.encode(home.savedState()).text
-            guard text != last else { return }
+            for id in changed.withLock({ ids in defer { ids.removeAll() }; return ids }) {
+                guard let saved = try? home.saved(id) else { continue }
+                let entry = StateStore.entry(id, saved)
+                if entry != entries[id] {
+                    entries[id] = entry
+                    unsaved = true
+                }
+            }
+            guard unsaved else { return }
             do throws(StateStoreError) {
-                try store.save(text: text)
-                last = text
+                try store.save(bytes: StateStore.file(order.compactMap { entries[$0] }))
+                unsaved = false
             } catch {
                 logger.error("state not saved: \(error)", metadata: ["file": "\(store.file)"])
             }

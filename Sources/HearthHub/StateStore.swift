@@ -42,16 +42,15 @@ public final class StateStore: Sendable {
 
     /// Writes the state atomically and durably.
     public func save(_ devices: [String: SavedDevice]) throws(StateStoreError) {
-        try save(text: Self.encode(devices).text)
+        try save(bytes: Self.encode(devices))
     }
 
-    func save(text: String) throws(StateStoreError) {
+    func save(bytes: [UInt8]) throws(StateStoreError) {
         try makeDirectory(directory)
         let temporary = "\(file).tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o640)
         guard fd >= 0 else { throw StateStoreError("create \(temporary)") }
         var ok = true
-        let bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
             let n = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
@@ -82,7 +81,25 @@ public final class StateStore: Sendable {
 
     static let version = 1
 
-    static func encode(_ devices: [String: SavedDevice]) -> JSON {
+    /// The whole file: `{"version":1,"devices":{…}}` with the devices in id order.
+    static func encode(_ devices: [String: SavedDevice]) -> [UInt8] {
+        file(devices.sorted { $0.key < $1.key }.map { entry($0.key, $0.value) })
+    }
+
+    /// The file around device entries that are already in id order.
+    static func file(_ entries: [[UInt8]]) -> [UInt8] {
+        var out = Array(#"{"version":\#(version),"devices":{"#.utf8)
+        for (i, e) in entries.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(contentsOf: e)
+        }
+        out.append(contentsOf: Array("}}".utf8))
+        return out
+    }
+
+    /// One device's entry, `"id":{…}`: the unit the hub re-encodes when that device changes, so that a
+    /// save does not re-encode a hundred devices for one that changed.
+    static func entry(_ id: String, _ d: SavedDevice) -> [UInt8] {
         func value(_ v: SavedValue) -> JSON {
             switch v {
             case .null: .null
@@ -91,21 +108,19 @@ public final class StateStore: Sendable {
             case .string(let s): .string(s)
             }
         }
-        return .object([
-            ("version", .int(version)),
-            ("devices", .object(devices.sorted { $0.key < $1.key }.map { id, d in
-                var members: [(key: String, value: JSON)] = []
-                if let n = d.name { members.append(("name", .string(n))) }
-                if let r = d.roomID { members.append(("roomId", .string(r))) }
-                if let s = d.structureID { members.append(("structureId", .string(s))) }
-                members.append(("attributes", .object(d.attributes.sorted { $0.key < $1.key }.map { type, traits in
-                    (type, .object(traits.sorted { $0.key < $1.key }.map { trait, attributes in
-                        (trait, .object(attributes.sorted { $0.key < $1.key }.map { ($0.key, value($0.value)) }))
-                    }))
-                })))
-                return (id, .object(members))
-            })),
-        ])
+        var members: [(key: String, value: JSON)] = []
+        if let n = d.name { members.append(("name", .string(n))) }
+        if let r = d.roomID { members.append(("roomId", .string(r))) }
+        if let s = d.structureID { members.append(("structureId", .string(s))) }
+        members.append(("attributes", .object(d.attributes.sorted { $0.key < $1.key }.map { type, traits in
+            (type, .object(traits.sorted { $0.key < $1.key }.map { trait, attributes in
+                (trait, .object(attributes.sorted { $0.key < $1.key }.map { ($0.key, value($0.value)) }))
+            }))
+        })))
+        var out = JSON.string(id).bytes
+        out.append(UInt8(ascii: ":"))
+        JSON.object(members).write(to: &out)
+        return out
     }
 
     struct FormatError: Error {}
