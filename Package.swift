@@ -63,7 +63,7 @@ let package = Package(
                 swiftSettings: strict),
 
         // Benchmarks of the engine (run by scripts/bench, never by tests).
-        .executableTarget(name: "HearthBench", dependencies: ["HearthEngine"], path: "Benchmarks/HearthBench",
+        .executableTarget(name: "HearthBench", dependencies: ["HearthEngine", "HearthMQTT"], path: "Benchmarks/HearthBench",
                           swiftSettings: strict),
 
         // Fixtures shared by the test suites: a private mosquitto on a free loopback port, temporary sysfs trees.

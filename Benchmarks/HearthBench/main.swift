@@ -85,3 +85,12 @@ print("  moveToLevelWithOnOff:        \(rate(levels)) commands/s, \(perCommand(l
 print("  update onLevel:              \(rate(writes)) writes/s, \(perCommand(writes)) ns each, \(ratio(writes))× baseline")
 let stepsPerSecond = Double(fadeSteps * deviceCount) / fades
 if fadeSteps > 0 { print("  1000 simultaneous fades:     \(Int(stepsPerSecond)) steps/s; rendering them at 50/s takes \(Int(50_000 / stepsPerSecond * 1000) / 10)% of a core") }
+
+let rounds = Int(getenv("HEARTH_BENCH_ROUNDS").map { String(cString: $0) } ?? "") ?? 20_000
+let stages = try pipeline(rounds: rounds)
+let total = stages.reduce(0) { $0 + $1.1 }
+print("hub pipeline without the network, 100 DimmableLights, onOff.toggle (\(Int(total / Double(rounds) * 1e9)) ns a command)")
+for (name, seconds) in stages {
+    let label = name + ":"
+    print("  " + label + String(repeating: " ", count: max(1, 28 - label.count)) + "\(Int(seconds / Double(rounds) * 1e9)) ns")
+}
