@@ -211,6 +211,11 @@ import Testing
         #expect(t.deviceID(fromSetTopic: "hearth/attic/devices/lamp/set") == "lamp")
         #expect(t.deviceID(fromSetTopic: "hearth/attic/devices//set") == nil)
         #expect(t.deviceID(fromSetTopic: "hearth/other/devices/lamp/set") == nil)
+        #expect(t.deviceID(fromSetTopic: "hearth/attic/devices/lamp/set/more") == nil)
+        #expect(t.deviceID(fromSetTopic: "hearthx/attic/devices/lamp/set") == nil)
+        let nested = TopicScheme(prefix: "home/hearth", hub: "attic")
+        #expect(nested.deviceID(fromSetTopic: "home/hearth/attic/devices/lamp/set") == "lamp")
+        #expect(nested.deviceID(fromSetTopic: "home/attic/devices/lamp/set") == nil)
         #expect(TopicScheme.problem(withLevel: "a/b") != nil)
         #expect(TopicScheme.problem(withLevel: "lamp-1") == nil)
     }
