@@ -210,8 +210,13 @@ final class Core: @unchecked Sendable {
 
     /// How long `disconnect()` lets the network thread flush DISCONNECT before it closes the socket itself.
     private static let disconnectGrace = Duration.seconds(2)
-    /// `mosquitto_loop`'s select timeout: bounds how late keep-alive and stop checks run.
-    private static let loopTimeoutMilliseconds: Int32 = 1000
+    /// `mosquitto_loop`'s select timeout while connected or connecting. Nothing needs a periodic wake-up:
+    /// libmosquitto shortens the wait to the next keep-alive ping itself, and whatever needs the thread
+    /// (a publish, a subscribe, `stop()`'s DISCONNECT) writes to libmosquitto's socket pair, which wakes
+    /// it. An idle hub then costs no CPU between pings (a 1 s timeout cost ~0.01 % of a core).
+    private static let idleLoopTimeoutMilliseconds: Int32 = 3_600_000
+    /// …and while stopping, so the grace period for flushing DISCONNECT is checked.
+    private static let stoppingLoopTimeoutMilliseconds: Int32 = 50
 
     init(options: MQTTConnectOptions) throws(MQTTError) {
         try ensureLibraryInitialised()
@@ -391,7 +396,8 @@ final class Core: @unchecked Sendable {
                 }
                 try check(rc, "connect to \(options.endpoint)")
                 while true {
-                    try check(mosquitto_loop(mosq, Self.loopTimeoutMilliseconds, 1),
+                    let timeout = isStopRequested ? Self.stoppingLoopTimeoutMilliseconds : Self.idleLoopTimeoutMilliseconds
+                    try check(mosquitto_loop(mosq, timeout, 1),
                               attempt.connected ? "connection to \(options.endpoint)"
                                                 : "connect to \(options.endpoint)")
                     if isStopRequested {

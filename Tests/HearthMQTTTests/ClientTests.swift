@@ -342,11 +342,24 @@ import Glibc
     }
 
     @Test func disconnectWhileAConnectIsPendingReturns() async throws {
-        // 10.255.255.1 is not routable: the connect either fails at once (no route) or stays pending.
-        let client = try MQTTClient(options: MQTTConnectOptions(host: "10.255.255.1", port: 1883))
+        let stalled = try StalledListener()
+        let client = try MQTTClient(options: MQTTConnectOptions(host: "127.0.0.1", port: stalled.port))
         try client.start()
+        try await Task.sleep(for: .milliseconds(100))  // the network thread is waiting for the connect now
         client.disconnect()
         #expect(!client.isConnected)
+    }
+
+    /// The network thread sleeps until there is something to do; the keep-alive pings must still go out
+    /// (the broker drops a client that is silent for 1.5 × its keep-alive).
+    @Test func anIdleConnectionIsKeptAliveByPings() async throws {
+        let broker = try TestBroker()
+        let probe = try await broker.connectedProbe { $0.keepAlive = 5 }
+        try probe.client.subscribe("idle/#")
+        try await Task.sleep(for: .seconds(9))
+        #expect(probe.client.isConnected)
+        #expect(probe.connects.all.count == 1, "the connection was never lost and remade")
+        #expect(try await probe.barrier("idle/after"), "broker log:\n\(broker.log)")
     }
 
     @Test func publishingWhileDisconnectedIsATypedError() throws {
