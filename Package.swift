@@ -43,7 +43,7 @@ let package = Package(
 
         // The hub service: configuration, persistence, and the services a board runs, assembled for `hearthd`.
         .target(name: "HearthHub", dependencies: [
-            "HearthEngine", "HearthMQTT", "HearthHardware", "HearthConfig",
+            "HearthEngine", "HearthMQTT", "HearthHardware", "HearthConfig", "HearthLinux",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),

@@ -1,6 +1,7 @@
 public import HearthConfig
 import HearthEngine
 import HearthHardware
+import HearthLinux
 import HearthModel
 import HearthMQTT
 public import Logging
@@ -138,6 +139,9 @@ public enum HubDaemon {
                 logger.info("online \(since): \(home.deviceIDs.count) devices published",
                             metadata: ["hub": "\(hubID)", "broker": "\(brokerName)"])
                 notifier.notify("READY=1\nSTATUS=online")
+                // What start-up alone touched (see StartupPages) need not stay in the hub's resident set.
+                let released = StartupPages.release()
+                logger.debug("released \(released) kB of start-up code and read-only data pages")
             }, router: router)
 
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
