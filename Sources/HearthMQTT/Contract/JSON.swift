@@ -329,13 +329,13 @@ extension JSON {
 
     static func writeString(_ s: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        var plain = true
-        for b in s.utf8 where b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") {
-            plain = false
-            break
+        // Nearly every string (names, ids, enum cases) needs no escaping: scan and copy its bytes in place.
+        let copied: Bool? = s.utf8.withContiguousStorageIfAvailable { bytes in
+            for b in bytes where b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") { return false }
+            out.append(contentsOf: bytes)
+            return true
         }
-        if plain {
-            out.append(contentsOf: s.utf8)
+        if copied == true {
             out.append(UInt8(ascii: "\""))
             return
         }
