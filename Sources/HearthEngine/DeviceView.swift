@@ -28,11 +28,13 @@ public struct DeviceView: Sendable {
     public func traitCount(type t: Int) -> Int { device.endpoints[t].traits.count }
     public func sourceConnectivity(type t: Int) -> SourceConnectivity { .aggregate(device.endpoints[t].connectivity) }
     public func sourceConnectivity(type t: Int, trait k: Int) -> SourceConnectivity { device.endpoints[t].connectivity[k] }
-    /// Calls `body` with the position and value of each attribute of `ids` the trait supports, in order.
-    public func forEachValue(type t: Int, trait k: Int, of ids: [UInt32], _ body: (Int, Value) -> Void) {
+    /// The values of the attributes `ids` of the trait, nil where it does not support one, into `values`
+    /// (emptied first; its storage is reused, so a writer calling this per document allocates nothing).
+    public func readValues(type t: Int, trait k: Int, of ids: [UInt32], into values: inout [Value?]) {
+        values.removeAll(keepingCapacity: true)
         device.endpoints.withUnsafeBufferPointer { endpoints in
             endpoints[t].traits.withUnsafeBufferPointer { traits in
-                for i in ids.indices { if let v = traits[k].read(ids[i]) { body(i, v) } }
+                for id in ids { values.append(traits[k].read(id)) }
             }
         }
     }

@@ -63,6 +63,8 @@ public struct DocumentWriter: Sendable {
     private var typeOpenings: [[UInt8]] = []
     private var typeOpeningIndex: [String: Int] = [:]
     private var devices: [String: [TypeLayout]] = [:]
+    /// One trait's values while it is written; kept to reuse its storage.
+    private var scratch: [Value?] = []
 
     public init() {}
 
@@ -99,15 +101,21 @@ public struct DocumentWriter: Sendable {
         Self.raw(#","attributes":{"#, &out)
         var supported: UInt64 = 0
         var first = true
+        var values: [Value?] = []
+        swap(&values, &scratch)
+        d.readValues(type: t, trait: k, of: layout.ids, into: &values)
+        let types = layout.types
         layout.keys.withUnsafeBufferPointer { keys in
-            d.forEachValue(type: t, trait: k, of: layout.ids) { i, v in
+            for i in values.indices {
+                guard let v = values[i] else { continue }
                 if i < 64 { supported |= 1 << UInt64(i) }
                 if !first { Self.raw(",", &out) }
                 first = false
                 out.append(contentsOf: UnsafeBufferPointer(rebasing: keys[layout.key(i)]))
-                write(v, as: layout.types[i], &out)
+                write(v, as: types[i], &out)
             }
         }
+        swap(&values, &scratch)
         Self.raw("}", &out)
         let commands = d.supportedCommands(type: t, trait: k, of: layout.commands)
         guard layout.isCacheable else {
