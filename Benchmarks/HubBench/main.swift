@@ -1,6 +1,6 @@
 // Hub benchmarks against a private loopback mosquitto, each figure next to a baseline from the same run:
 // command→state round trip over the bare broker echo, memory with 100 devices, exec→online, CPU per
-// command and idle CPU. Usage: HubBench <bin-dir> [--idle-seconds N] [--commands N]
+// command and idle CPU. Usage: HubBench <bin-dir> [--idle-seconds N] [--settle-seconds N] [--commands N]
 import HearthMQTT
 import Dispatch
 import Synchronization
@@ -131,7 +131,7 @@ enum HubBench {
         let settleSeconds = option("--settle-seconds", 5)
         let commandCount = option("--commands", 2000)
         guard let binDir = arguments.first else {
-            print("usage: HubBench <bin-dir> [--idle-seconds N] [--commands N]")
+            print("usage: HubBench <bin-dir> [--idle-seconds N] [--settle-seconds N] [--commands N]")
             exit(2)
         }
         let deviceCount = 100
