@@ -207,7 +207,7 @@ enum HubBench {
             // Timed up to the document's arrival; its content is checked after the clock stops.
             guard let doc = probe.wait({ $0.topic == topic }) else { fail("no new state for \(topic)") }
             hubTimes.append(nanos() - t)
-            if dump { trace.append((t, nanos() - t)) }
+            if dump { trace.append((t, hubTimes[hubTimes.count - 1])) }
             guard contains(doc.payload, #""onOff":\#(state[d])"#) else { fail("\(topic) did not change to \(state[d])") }
         }
         let hubCPU = cpuNanoseconds(hub) - cpuBefore
@@ -236,6 +236,5 @@ enum HubBench {
         print("  exec → online:            \(online / 1_000_000) ms (\(published) of \(deviceCount) documents before online, \(documents) just after)")
         print("  idle CPU over \(idleSeconds) s:       \(percent(idleNanos, of: UInt64(idleSeconds) * 1_000_000_000)) of a core (\(idleNanos / 1000) µs of CPU, target ≤ 0.01%)")
         print("  SIGTERM → exit:           \(stopped / 1_000_000) ms, status \((exitStatus >> 8) & 0xff)")
-
     }
 }

@@ -25,7 +25,6 @@ public struct DeviceView: Sendable {
 
     // Reading in place, by index, without a view of each type and trait: for writers on the command path.
 
-    public func traitCount(type t: Int) -> Int { device.endpoints[t].traits.count }
     public func sourceConnectivity(type t: Int) -> SourceConnectivity { .aggregate(device.endpoints[t].connectivity) }
     public func sourceConnectivity(type t: Int, trait k: Int) -> SourceConnectivity { device.endpoints[t].connectivity[k] }
     /// The values of the attributes `ids` of the trait, nil where it does not support one, into `values`

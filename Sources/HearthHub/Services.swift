@@ -70,8 +70,10 @@ struct PersistenceService: Service {
         var entries: [String: [UInt8]] = [:]
         for id in order { if let saved = try? home.saved(id) { entries[id] = StateStore.entry(id, saved) } }
         var unsaved = false
-        func flush() {
-            for id in changed.withLock({ ids in defer { ids.removeAll() }; return ids }) {
+        /// `everything`: at shutdown, when a quiet attribute (a level mid-fade) may have changed unreported.
+        func flush(everything: Bool = false) {
+            let reported = changed.withLock { ids in defer { ids.removeAll() }; return ids }
+            for id in everything ? order : Array(reported) {
                 guard let saved = try? home.saved(id) else { continue }
                 let entry = StateStore.entry(id, saved)
                 if entry != entries[id] {
@@ -91,7 +93,7 @@ struct PersistenceService: Service {
             flush()
             try? await cancelWhenGracefulShutdown { [interval] in try await Task.sleep(for: interval) }
         }
-        flush()
+        flush(everything: true)
     }
 }
 
