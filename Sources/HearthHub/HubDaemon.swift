@@ -92,6 +92,7 @@ public enum HubDaemon {
             return configurationError
         case .success(let p): plan = p
         }
+        StartupPages.release()  // the arguments and the configuration have been read: keep the peak low
         var config = plan.config
         if let dir = overrides.stateDirectory { config.stateDirectory = dir }
         if let broker = overrides.broker { (config.mqtt.host, config.mqtt.port) = broker }
