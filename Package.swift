@@ -80,7 +80,9 @@ let package = Package(
         .testTarget(name: "HearthCLITests", dependencies: ["HearthMQTT", "HearthEngine", "HearthTestKit"], swiftSettings: strict),
         .testTarget(name: "HearthHardwareTests", dependencies: ["HearthHardware", "HearthTestKit"],
                     swiftSettings: strict),
-        .testTarget(name: "HearthHubTests", dependencies: ["HearthHub", "HearthMQTT", "HearthTestKit"], swiftSettings: strict),
+        .testTarget(name: "HearthHubTests", dependencies: [
+            "HearthHub", "HearthMQTT", "HearthTestKit", .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: strict),
         .testTarget(name: "HearthLinuxTests", dependencies: ["HearthLinux", "HearthTestKit"], swiftSettings: strict),
     ]
 )

@@ -1,6 +1,8 @@
 import Foundation
 import HearthEngine
 @testable import HearthHub
+import HearthModel
+import Logging
 import Testing
 
 @Suite struct StateStoreTests {
@@ -46,5 +48,44 @@ import Testing
     @Test func anUnwritableDirectoryIsATypedError() {
         let store = StateStore(directory: "/proc/hearth-cannot-be-here")
         #expect(throws: StateStoreError.self) { try store.save([:]) }
+    }
+}
+
+@Suite struct PersistenceServiceTests {
+    /// Each save re-encodes only the devices that changed; the file must still hold every device, each as it
+    /// is now, and the last save at shutdown must match the home exactly.
+    @Test func savesOnlyWhatChangedAndKeepsTheRest() async throws {
+        let home = try Home(devices: [
+            DeviceConfiguration(id: "lamp", name: "Lamp", types: [DeviceTypeConfiguration(.dimmableLight)]),
+            DeviceConfiguration(id: "porch", name: "Porch", types: [DeviceTypeConfiguration(.onOffLight)]),
+        ], clock: ManualClock())
+        let store = StateStore(directory: NSTemporaryDirectory() + "hearth-persistence-\(UUID().uuidString)")
+        let service = PersistenceService(home: home, store: store, interval: .milliseconds(10),
+                                         logger: Logger(label: "test"))
+        let running = Task { try await service.run() }
+
+        // The service may not be observing yet: repeat the change until a save shows it.
+        var saved: [String: SavedDevice] = [:]
+        for attempt in 0..<500 {
+            try home.setName("lamp", "Desk \(attempt)")
+            try await Task.sleep(for: .milliseconds(20))
+            saved = store.load().devices
+            if saved["lamp"]?.name == "Desk \(attempt)" { break }
+        }
+        #expect(saved["lamp"]?.name?.hasPrefix("Desk") == true)
+        #expect(saved["porch"] != nil, "a device that did not change is in the file too")
+
+        try home.invoke("porch", trait: "onOff", command: "on")
+        var porchOn = false
+        for _ in 0..<500 where !porchOn {
+            try await Task.sleep(for: .milliseconds(10))
+            porchOn = store.load().devices["porch"]?.attributes["OnOffLight"]?["onOff"]?["onOff"] == .bool(true)
+        }
+        #expect(porchOn)
+        #expect(store.load().devices["lamp"]?.name == saved["lamp"]?.name, "the lamp's entry is kept as it was")
+
+        running.cancel()
+        _ = try? await running.value
+        #expect(store.load().devices == home.savedState())
     }
 }
