@@ -29,7 +29,7 @@ struct Hearth: AsyncParsableCommand {
              64  bad command line
             """,
         subcommands: [Devices.self, Get.self, Watch.self, SetCommand.self, Update.self, Rename.self, Room.self,
-                      Hubs.self])
+                      Structure.self, Hubs.self])
 }
 
 // MARK: - Shared
@@ -445,19 +445,44 @@ struct Room: AsyncParsableCommand {
     @Flag(name: .long, help: "Take the device out of its room.") var clear = false
     @OptionGroup var global: GlobalOptions
 
-    func validate() throws {
-        try validateLevel(device, "device id")
-        guard (room == nil) != (!clear) else { throw ValidationError("give a room, or --clear (not both)") }
-    }
+    func validate() throws { try validatePlacement(device, room, clear: clear, what: "room") }
 
     func run() async throws {
-        try await reporting {
-            let session = try await Session.connect(global)
-            let topics = try await session.resolveHub()
-            try await session.perform(topics, device: device, { _ in [("setRoom", room.map(JSON.string) ?? .null)] }) { answer, _ in
-                let stored = answer.json["result"]?["roomId"]?.stringValue
-                Terminal.out(stored.map { Render.sanitized($0) } ?? "(no room)")
-            }
+        try await place(device, in: room, request: "setRoom", result: "roomId", none: "(no room)", global: global)
+    }
+}
+
+struct Structure: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Put a device in a structure (a home), or take it out with --clear.")
+
+    @Argument(help: "The device's id.") var device: String
+    @Argument(help: "The structure's id.") var structure: String?
+    @Flag(name: .long, help: "Take the device out of its structure.") var clear = false
+    @OptionGroup var global: GlobalOptions
+
+    func validate() throws { try validatePlacement(device, structure, clear: clear, what: "structure") }
+
+    func run() async throws {
+        try await place(device, in: structure, request: "setStructure", result: "structureId", none: "(no structure)",
+                        global: global)
+    }
+}
+
+private func validatePlacement(_ device: String, _ place: String?, clear: Bool, what: String) throws {
+    try validateLevel(device, "device id")
+    guard (place == nil) != (!clear) else { throw ValidationError("give a \(what), or --clear (not both)") }
+}
+
+/// `room` and `structure`: sends the request and prints the id as the hub stored it.
+private func place(_ device: String, in place: String?, request: String, result: String, none: String,
+                   global: GlobalOptions) async throws {
+    try await reporting {
+        let session = try await Session.connect(global)
+        let topics = try await session.resolveHub()
+        try await session.perform(topics, device: device, { _ in [(request, place.map(JSON.string) ?? .null)] }) { answer, _ in
+            let stored = answer.json["result"]?[result]?.stringValue
+            Terminal.out(stored.map { Render.sanitized($0) } ?? none)
         }
     }
 }

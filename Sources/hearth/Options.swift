@@ -9,7 +9,8 @@ import Darwin
 /// The options every subcommand takes: where the broker is, how to log in, which hub, how long to wait.
 struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
-        "The MQTT broker as HOST[:PORT] (IPv6 as [ADDR]:PORT); default $HEARTH_BROKER, else 127.0.0.1:1883 (8883 with TLS).",
+        "The MQTT broker as HOST[:PORT] (IPv6 as [ADDR]:PORT) or as a URL, mqtt://[USER[:PASSWORD]@]HOST[:PORT] "
+            + "(mqtts:// for TLS); default $HEARTH_BROKER, else 127.0.0.1:1883 (8883 with TLS).",
         valueName: "host:port"))
     var broker: String?
 
@@ -73,17 +74,77 @@ struct GlobalOptions: ParsableArguments {
 
     var resolvedHub: String? { hub ?? Self.environment("HEARTH_HUB") }
 
-    var usesTLS: Bool { tls || caFile != nil || cert != nil || key != nil || insecure }
+    var usesTLS: Bool { tls || caFile != nil || cert != nil || key != nil || insecure || brokerURL?.scheme == "mqtts" }
 
     var timeoutText: String {
         timeout == timeout.rounded() && timeout < 1e9 ? "\(Int(timeout)) s" : "\(timeout) s"
     }
 
+    /// --broker, $HEARTH_BROKER or the default, as given.
+    var brokerText: String { broker ?? Self.environment("HEARTH_BROKER") ?? "127.0.0.1" }
+
+    /// The broker as given, for messages: a password in a URL is masked.
+    var displayedBrokerText: String {
+        guard let url = brokerURL, url.password != nil, let at = brokerText.lastIndex(of: "@"),
+              let separator = brokerText.firstRange(of: "://") else { return brokerText }
+        let credentials = brokerText[separator.upperBound..<at]
+        guard let colon = credentials.firstIndex(of: ":") else { return brokerText }
+        return String(brokerText[..<colon]) + ":***" + String(brokerText[at...])
+    }
+
+    /// The parts of a broker given as a URL (what Home Assistant and most MQTT tools write): the scheme and
+    /// any user name and password; nil when it is given as HOST[:PORT].
+    var brokerURL: (scheme: String, username: String?, password: String?, address: Substring)? {
+        let text = brokerText
+        guard let separator = text.firstRange(of: "://") else { return nil }
+        let scheme = text[..<separator.lowerBound].lowercased()
+        var rest = text[separator.upperBound...]
+        if rest.hasSuffix("/") { rest = rest.dropLast() }
+        var username: String?, password: String?
+        if let at = rest.lastIndex(of: "@") {
+            let credentials = rest[..<at]
+            if let colon = credentials.firstIndex(of: ":") {
+                username = Self.percentDecoded(credentials[..<colon])
+                password = Self.percentDecoded(credentials[credentials.index(after: colon)...])
+            } else {
+                username = Self.percentDecoded(credentials)
+            }
+            rest = rest[rest.index(after: at)...]
+        }
+        return (scheme, username, password, rest)
+    }
+
+    /// `%40` → `@` and so on, as URLs escape user names and passwords; invalid escapes stay as written.
+    static func percentDecoded(_ text: Substring) -> String {
+        var bytes: [UInt8] = []
+        var utf8 = text.utf8[...]
+        while let b = utf8.popFirst() {
+            if b == UInt8(ascii: "%"), utf8.count >= 2,
+               let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16) {
+                bytes.append(value)
+                utf8 = utf8.dropFirst(2)
+            } else {
+                bytes.append(b)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     /// The broker's host and port, from --broker, $HEARTH_BROKER or the default.
     func endpoint() throws -> (host: String, port: Int) {
         let defaultPort = usesTLS ? 8883 : 1883
-        let text = broker ?? Self.environment("HEARTH_BROKER") ?? "127.0.0.1"
+        let text = displayedBrokerText
         var host = Substring(text)
+        if let url = brokerURL {
+            guard url.scheme == "mqtt" || url.scheme == "mqtts" || url.scheme == "tcp" || url.scheme == "ssl" else {
+                throw ValidationError("broker '\(text)': '\(url.scheme)://' is not supported; "
+                                      + "use mqtt://HOST:PORT, or mqtts:// for TLS (MQTT over WebSockets is not spoken)")
+            }
+            guard !url.address.contains("/") else {
+                throw ValidationError("broker '\(text)': a broker URL has no path; write mqtt://HOST:PORT")
+            }
+            host = url.address
+        }
         var portText: Substring?
         if host.hasPrefix("[") {
             guard let close = host.firstIndex(of: "]") else {
@@ -117,8 +178,8 @@ struct GlobalOptions: ParsableArguments {
     func connectOptions() throws -> MQTTConnectOptions {
         let (host, port) = try endpoint()
         var options = MQTTConnectOptions(host: host, port: port)
-        options.username = username ?? Self.environment("HEARTH_USERNAME")
-        options.password = password ?? Self.environment("HEARTH_PASSWORD")
+        options.username = username ?? brokerURL?.username ?? Self.environment("HEARTH_USERNAME")
+        options.password = password ?? brokerURL?.password ?? Self.environment("HEARTH_PASSWORD")
         if usesTLS {
             options.tls = MQTTConnectOptions.TLS(caFile: caFile, certificateFile: cert, keyFile: key, verifyPeer: true,
                                                  skipsHostnameVerification: insecure)

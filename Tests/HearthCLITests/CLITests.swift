@@ -245,6 +245,14 @@ extension HomeDevice {
         #expect(cleared.status == 0 && cleared.stdout == "(no room)\n", "\(cleared)")
         #expect(try rig.home.device("lamp").roomID == nil)
         #expect(try rig.home.device("relay").roomID == "porch")
+        let structure = try await rig.run(["structure", "relay", "cottage"])
+        #expect(structure.status == 0 && structure.stdout == "cottage\n", "\(structure)")
+        #expect(try rig.home.device("relay").structureID == "cottage")
+        let out = try await rig.run(["structure", "relay", "--clear"])
+        #expect(out.status == 0 && out.stdout == "(no structure)\n", "\(out)")
+        #expect(try rig.home.device("relay").structureID == nil)
+        let both = try await rig.run(["structure", "relay", "cottage", "--clear"])
+        #expect(both.status == 64 && both.stderr.contains("give a structure, or --clear (not both)"), "\(both)")
     }
 
     @Test func watchPrintsWhatChanged() async throws {
@@ -307,6 +315,14 @@ extension HomeDevice {
         #expect(env.status == 4 && env.stderr.contains("127.0.0.1:\(port)"), "\(env)")
         let usage = try await CLIProcess(["devices", "--broker", "127.0.0.1:http"]).finish()
         #expect(usage.status == 64, "\(usage)")
+        // Broker URLs as other MQTT tools write them; a password in one is never echoed.
+        let url = try await CLIProcess(["devices", "--broker", "mqtt://someone:s3cret@127.0.0.1:\(port)/"]).finish()
+        #expect(url.status == 4 && url.stderr.contains("127.0.0.1:\(port)") && !url.stderr.contains("s3cret"), "\(url)")
+        let websocket = try await CLIProcess(["devices", "--broker", "ws://127.0.0.1:\(port)"]).finish()
+        #expect(websocket.status == 64 && websocket.stderr.contains("'ws://' is not supported"), "\(websocket)")
+        let badPort = try await CLIProcess(["devices", "--broker", "mqtt://someone:s3cret@127.0.0.1:99999"]).finish()
+        #expect(badPort.status == 64 && badPort.stderr.contains("someone:***@") && !badPort.stderr.contains("s3cret"),
+                "\(badPort)")
     }
 
     @Test func aHubThatDoesNotAnswerIsATimeout() async throws {
@@ -387,6 +403,11 @@ extension HomeDevice {
         #expect(get.status == 0 && get.stdout.hasPrefix("lamp  Lamp\n"), "\(get)")
         let unknown = try await rig.run(["get", "garage", "--username", "cli", "--password", "cli-secret"])
         #expect(unknown.status == 2, "\(unknown)")
+
+        // The same credentials in a broker URL, escaped as URLs escape them.
+        let url = try await CLIProcess(["get", "lamp", "--broker", "mqtt://cli:cli%2Dsecret@\(rig.broker.host):\(rig.broker.port)"])
+            .finish()
+        #expect(url.status == 0 && url.stdout.hasPrefix("lamp  Lamp\n"), "\(url)")
 
         let wrong = try await rig.run(["devices", "--username", "cli", "--password", "guess"])
         #expect(wrong.status == 4, "\(wrong)")
