@@ -1,6 +1,6 @@
 // Hub benchmarks against a private loopback mosquitto, each figure next to a baseline from the same run:
 // command→state round trip over the bare broker echo, memory with 100 devices, exec→online, CPU per
-// command and idle CPU. Usage: HubBench <bin-dir> [--idle-seconds N] [--settle-seconds N] [--commands N]
+// command and idle CPU. Usage: HubBench <bin-dir> [--idle-seconds N] [--settle-seconds N] [--commands N] [--sequential]
 import HearthMQTT
 import Dispatch
 import Synchronization
@@ -130,8 +130,11 @@ enum HubBench {
         let idleSeconds = option("--idle-seconds", 30)
         let settleSeconds = option("--settle-seconds", 5)
         let commandCount = option("--commands", 2000)
+        // The first version's method, for comparison: every echo round trip first, then every command.
+        let sequential = arguments.contains("--sequential")
+        arguments.removeAll { $0 == "--sequential" }
         guard let binDir = arguments.first else {
-            print("usage: HubBench <bin-dir> [--idle-seconds N] [--settle-seconds N] [--commands N]")
+            print("usage: HubBench <bin-dir> [--idle-seconds N] [--settle-seconds N] [--commands N] [--sequential]")
             exit(2)
         }
         let deviceCount = 100
@@ -191,18 +194,21 @@ enum HubBench {
         var trace: [(UInt64, UInt64)] = []
         let cpuBefore = cpuNanoseconds(hub)  // the hub is idle while the echo is timed
         var state = [Bool](repeating: false, count: deviceCount)
-        for i in 0..<commandCount {
+        func echoRoundTrip() throws {
             probe.inbox.withLock { $0.removeAll() }
-            var t = nanos()
+            let t = nanos()
             try probe.client.publish("bench/in", payload: requestPayload)
             guard probe.wait({ $0.topic == "bench/out" }) != nil else { fail("the broker echo did not answer") }
             echoTimes.append(nanos() - t)
-
+        }
+        if sequential { for _ in 0..<commandCount { try echoRoundTrip() } }
+        for i in 0..<commandCount {
+            if !sequential { try echoRoundTrip() }
             let d = i % deviceCount
             state[d].toggle()
             let topic = "hearth/bench/devices/light-\(d)"
             probe.inbox.withLock { $0.removeAll() }
-            t = nanos()
+            let t = nanos()
             try probe.client.publish("\(topic)/set", payload: requestPayload)
             // Timed up to the document's arrival; its content is checked after the clock stops.
             guard let doc = probe.wait({ $0.topic == topic }) else { fail("no new state for \(topic)") }
@@ -227,7 +233,8 @@ enum HubBench {
         let stopped = nanos() - stopStart
 
         print("hub, \(deviceCount) devices, \(commandCount) commands, loopback mosquitto")
-        print("  (the echo and the hub timed alternately, \(commandCount) round trips each)")
+        print(sequential ? "  (the echo timed first, then the hub: --sequential)"
+                         : "  (the echo and the hub timed alternately, \(commandCount) round trips each)")
         print("  broker echo (baseline):   p50 \(us(percentile(echoTimes, 0.5)))  p99 \(us(percentile(echoTimes, 0.99)))")
         print("  command → state:          p50 \(us(percentile(hubTimes, 0.5)))  p99 \(us(percentile(hubTimes, 0.99)))")
         print("  ratio:                    p50 \(ratio(percentile(hubTimes, 0.5), percentile(echoTimes, 0.5))) the echo's p50 (target ≤ 1.5×), p99 \(ratio(percentile(hubTimes, 0.99), percentile(echoTimes, 0.5))) the echo's p50 (target ≤ 3×)")
