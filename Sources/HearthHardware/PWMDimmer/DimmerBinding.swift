@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// The engine renders transitions 50 times a second and calls the actuator at every step, so every step reaches
 /// the PWM channel. Level 1…254 maps to duty through a gamma curve that starts at the lamp's minimum duty.
-final class DimmerBinding: HardwareBinding, EndpointActuator {
+final class DimmerBinding: RetryingOutputBinding, EndpointActuator {
     let configuration: DimmerConfiguration
     let hardware: any HardwareBackend
     let runtime: BindingRuntime
@@ -82,20 +82,8 @@ final class DimmerBinding: HardwareBinding, EndpointActuator {
 
     // MARK: Lifecycle
 
-    func start(home: Home) {
-        runtime.attach(home)
-        state.withLock { $0.started = true }
-        acquire(at: home.clock.now)
-    }
-
-    func run() async {
-        await runtime.run(tick: tick, nextDeadline: { nextDeadline })
-    }
-
-    func refresh() {
-        guard let home = runtime.home else { return }
-        tick(at: home.clock.now)
-    }
+    func withRetry<R: Sendable>(_ body: (inout FaultRetry) -> R) -> R { state.withLock { body(&$0.retry) } }
+    func markStarted() { state.withLock { $0.started = true } }
 
     func stop() {
         runtime.markStopped()
@@ -110,16 +98,7 @@ final class DimmerBinding: HardwareBinding, EndpointActuator {
         runtime.wake()
     }
 
-    var nextDeadline: EngineInstant? { state.withLock { $0.retry.retryAt } }
-
-    func tick(at now: EngineInstant) {
-        guard !runtime.isStopped else { return }
-        let (fault, retry) = state.withLock { $0.retry.due(at: now) }
-        if let fault { runtime.goOffline(fault) }
-        if retry { acquire(at: now) }
-    }
-
-    private func acquire(at now: EngineInstant) {
+    func acquire(at now: EngineInstant) {
         guard let home = runtime.home, !runtime.isStopped else { return }
         guard let output = try? home.output(runtime.deviceID, type: runtime.typeName) else { return }
         let duty = dutyCycle(for: output)

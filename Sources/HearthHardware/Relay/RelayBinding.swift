@@ -7,7 +7,7 @@ import Synchronization
 ///
 /// Requested in the home's start-up state so it never glitches; released in its safe state on stop. A chip that is
 /// missing, a line someone else holds or a write that fails takes `onOff` offline and is retried with backoff.
-final class RelayBinding: HardwareBinding, EndpointActuator {
+final class RelayBinding: RetryingOutputBinding, EndpointActuator {
     let configuration: RelayConfiguration
     let hardware: any HardwareBackend
     let runtime: BindingRuntime
@@ -56,20 +56,8 @@ final class RelayBinding: HardwareBinding, EndpointActuator {
 
     // MARK: Lifecycle
 
-    func start(home: Home) {
-        runtime.attach(home)
-        state.withLock { $0.started = true }
-        acquire(at: home.clock.now)
-    }
-
-    func run() async {
-        await runtime.run(tick: tick, nextDeadline: { nextDeadline })
-    }
-
-    func refresh() {
-        guard let home = runtime.home else { return }
-        tick(at: home.clock.now)
-    }
+    func withRetry<R: Sendable>(_ body: (inout FaultRetry) -> R) -> R { state.withLock { body(&$0.retry) } }
+    func markStarted() { state.withLock { $0.started = true } }
 
     func stop() {
         runtime.markStopped()
@@ -85,19 +73,8 @@ final class RelayBinding: HardwareBinding, EndpointActuator {
         runtime.wake()
     }
 
-    // MARK: The loop
-
-    var nextDeadline: EngineInstant? { state.withLock { $0.retry.retryAt } }
-
-    func tick(at now: EngineInstant) {
-        guard !runtime.isStopped else { return }
-        let (fault, retry) = state.withLock { $0.retry.due(at: now) }
-        if let fault { runtime.goOffline(fault) }
-        if retry { acquire(at: now) }
-    }
-
     /// Requests the line at the value the home renders now; on failure goes offline and schedules a retry.
-    private func acquire(at now: EngineInstant) {
+    func acquire(at now: EngineInstant) {
         guard let home = runtime.home, !runtime.isStopped else { return }
         let desired: Bool
         do throws(HomeError) {

@@ -9,7 +9,7 @@ import Synchronization
 /// measurement trait. A sensor that fails or returns nothing plausible for `staleAfter` intervals goes offline and
 /// its value becomes null; the next plausible reading brings it back. A sensor that cannot even be opened goes
 /// offline at once and is retried with backoff.
-final class SensorBinding: HardwareBinding {
+final class SensorBinding: TickingBinding {
     let configuration: SensorConfiguration
     let hardware: any HardwareBackend
     let runtime: BindingRuntime
@@ -43,10 +43,6 @@ final class SensorBinding: HardwareBinding {
         let now = home.clock.now
         open(at: now)
         tick(at: now)
-    }
-
-    func run() async {
-        await runtime.run(tick: tick, nextDeadline: { nextDeadline })
     }
 
     /// Reads now and publishes a plausible reading even if the filters would hold it back.

@@ -85,6 +85,52 @@ final class BindingRuntime: Sendable {
     }
 }
 
+/// A binding driven by `BindingRuntime.run`: `tick(at:)` whenever `nextDeadline` passes or something wakes it.
+protocol TickingBinding: HardwareBinding {
+    var runtime: BindingRuntime { get }
+    var nextDeadline: EngineInstant? { get }
+    func tick(at now: EngineInstant)
+}
+
+extension TickingBinding {
+    func run() async {
+        await runtime.run(tick: tick, nextDeadline: { nextDeadline })
+    }
+}
+
+/// An output (relay, dimmer): requested in the home's start-up state once started, and after a fault re-requested
+/// on `FaultRetry`'s schedule. The binding supplies its lock-held schedule and how to request its hardware.
+protocol RetryingOutputBinding: TickingBinding {
+    /// Runs `body` on the binding's retry schedule under its lock.
+    func withRetry<R: Sendable>(_ body: (inout FaultRetry) -> R) -> R
+    /// From now on a missing output is a fault, not the start-up state settling.
+    func markStarted()
+    /// Requests the hardware in the output the home renders now; on failure goes offline and schedules a retry.
+    func acquire(at now: EngineInstant)
+}
+
+extension RetryingOutputBinding {
+    func start(home: Home) {
+        runtime.attach(home)
+        markStarted()
+        acquire(at: home.clock.now)
+    }
+
+    func refresh() {
+        guard let home = runtime.home else { return }
+        tick(at: home.clock.now)
+    }
+
+    var nextDeadline: EngineInstant? { withRetry { $0.retryAt } }
+
+    func tick(at now: EngineInstant) {
+        guard !runtime.isStopped else { return }
+        let (fault, retry) = withRetry { $0.due(at: now) }
+        if let fault { runtime.goOffline(fault) }
+        if retry { acquire(at: now) }
+    }
+}
+
 /// An output binding's fault-and-retry schedule. A fault the actuator sees under the engine's lock is only
 /// recorded; the binding's loop reports it (offline) and retries the hardware with capped backoff.
 struct FaultRetry: Sendable {

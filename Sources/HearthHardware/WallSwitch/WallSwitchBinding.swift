@@ -10,7 +10,7 @@ import Synchronization
 /// `Debouncer`; each debounced change is reported to the Switch trait (`currentPosition` and its events) and, by
 /// mode, toggles or sets the controlled lights' `onOff` through the home. On a simulated board the binding adds
 /// `dev.hearth.simulatedSwitch`, whose commands move the simulated contact.
-final class WallSwitchBinding: HardwareBinding {
+final class WallSwitchBinding: TickingBinding {
     let configuration: WallSwitchConfiguration
     let hardware: any HardwareBackend
     let runtime: BindingRuntime
@@ -58,10 +58,6 @@ final class WallSwitchBinding: HardwareBinding {
             state.withLock { $0.observer = id }
         }
         acquire(at: home.clock.now)
-    }
-
-    func run() async {
-        await runtime.run(tick: tick, nextDeadline: { nextDeadline })
     }
 
     /// Re-reads the line and reports its position.
