@@ -37,6 +37,11 @@ enum SysfsLookup {
         return nil
     }
 
+    /// The lowest-numbered `directory/<prefix>N`, or nil when there is none (or no such directory).
+    static func firstNumbered(in directory: String, prefix: String) -> String? {
+        (try? FileIO.numberedEntries(directory, prefix: prefix))?.first.map { directory + "/" + $0.name }
+    }
+
     /// A directory given by path must exist; the error says which.
     static func requireDirectory(_ path: String, kind: String) throws(LinuxIOError) {
         guard FileIO.isDirectory(path) else {
@@ -90,6 +95,13 @@ public final class IIODevice: Sendable {
     public convenience init(path: String) throws(LinuxIOError) {
         try SysfsLookup.requireDirectory(path, kind: "IIO")
         self.init(verifiedPath: path, name: SysfsLookup.readName(path, nameFiles: ["name"]))
+    }
+
+    /// The IIO device a bus device registered (`<device>/iio:deviceN`, e.g. an I2C client's), if it has one:
+    /// IIO names are not unique, so a sensor known by its bus address is found through its own directory.
+    public static func registered(by device: String) throws(LinuxIOError) -> IIODevice? {
+        guard let path = SysfsLookup.firstNumbered(in: device, prefix: "iio:device") else { return nil }
+        return try IIODevice(path: path)
     }
 
     private init(verifiedPath path: String, name: String?) {
@@ -201,6 +213,12 @@ public final class HwmonDevice: Sendable {
     public convenience init(path: String) throws(LinuxIOError) {
         try SysfsLookup.requireDirectory(path, kind: "hwmon")
         self.init(verifiedPath: path, name: SysfsLookup.readName(path, nameFiles: ["name", "device/name"]))
+    }
+
+    /// The hwmon device a bus device registered (`<device>/hwmon/hwmonN`), if it has one.
+    public static func registered(by device: String) throws(LinuxIOError) -> HwmonDevice? {
+        guard let path = SysfsLookup.firstNumbered(in: device + "/hwmon", prefix: "hwmon") else { return nil }
+        return try HwmonDevice(path: path)
     }
 
     private init(verifiedPath path: String, name: String?) {

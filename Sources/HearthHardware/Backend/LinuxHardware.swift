@@ -69,12 +69,8 @@ struct LinuxHardware: HardwareBackend {
             // The device's own directory first: IIO names are not unique (si7020 names itself after its bus
             // address), and two sensors of one kind may share a bus.
             let client = root.path("/sys/bus/i2c/devices/\(s.bus)-\(hex4(s.address))")
-            if let entry = Self.entries(client).first(where: { $0.hasPrefix("iio:device") }) {
-                return IIOSensor(device: try IIODevice(path: client + "/" + entry), quantity: quantity)
-            }
-            if let entry = Self.entries(client + "/hwmon").first(where: { $0.hasPrefix("hwmon") }) {
-                return HwmonSensor(device: try HwmonDevice(path: client + "/hwmon/" + entry), quantity: quantity)
-            }
+            if let device = try IIODevice.registered(by: client) { return IIOSensor(device: device, quantity: quantity) }
+            if let device = try HwmonDevice.registered(by: client) { return HwmonSensor(device: device, quantity: quantity) }
             switch SensorDrivers.kind(of: s.driver) {
             case .hwmon?:
                 return HwmonSensor(device: try HwmonDevice(named: s.driver, root: root), quantity: quantity)
@@ -95,20 +91,6 @@ struct LinuxHardware: HardwareBackend {
     private func hex4(_ value: Int) -> String {
         let digits = String(value, radix: 16)
         return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
-    }
-
-    /// The names in a directory, sorted; empty when it does not exist.
-    static func entries(_ path: String) -> [String] {
-        guard let directory = opendir(path) else { return [] }
-        defer { closedir(directory) }
-        var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names.sorted()
     }
 }
 
