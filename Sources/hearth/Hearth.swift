@@ -101,6 +101,16 @@ extension Session {
         return snapshot
     }
 
+    /// A command that is one request: connects, finds the hub, `perform`s, and reports failures as every command does.
+    static func perform(_ global: GlobalOptions, device: String,
+                        _ members: (JSON?) throws -> [(key: String, value: JSON)],
+                        success: (HubAnswer, JSON?) -> Void) async throws {
+        try await reporting {
+            let session = try await connect(global)
+            try await session.perform(try await session.resolveHub(), device: device, members, success: success)
+        }
+    }
+
     /// Sends a request for `device` and prints the outcome; the device's document is kept up to date meanwhile, so
     /// `success` sees the state after the request.
     func perform(_ topics: TopicScheme, device: String, _ members: (JSON?) throws -> [(key: String, value: JSON)],
@@ -347,21 +357,23 @@ struct SetCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await reporting {
-            let session = try await Session.connect(global)
-            let topics = try await session.resolveHub()
+        try await performOnTrait(global, device: device, type: type, trait: trait) { _ in
             let args = try ArgumentValues.parse(fields)
-            try await session.perform(topics, device: device, { _ in
-                var members: [(key: String, value: JSON)] = []
-                if let type { members.append(("type", .string(type))) }
-                members += [("trait", .string(trait)), ("command", .string(command))]
-                if !args.isEmpty { members.append(("args", .object(args))) }
-                return members
-            }, success: { _, document in
-                Terminal.out(document.flatMap { Render.traitState($0, type: type, trait: trait) } ?? "ok")
-            })
+            return [("command", .string(command))] + (args.isEmpty ? [] : [("args", .object(args))])
         }
     }
+}
+
+/// `set` and `update`: a request to one trait of a device, answered by printing that trait's attributes.
+private func performOnTrait(_ global: GlobalOptions, device: String, type: String?, trait: String,
+                            _ action: (JSON?) throws -> [(key: String, value: JSON)]) async throws {
+    try await Session.perform(global, device: device, { document in
+        var members: [(key: String, value: JSON)] = type.map { [("type", .string($0))] } ?? []
+        members.append(("trait", .string(trait)))
+        return members + (try action(document))
+    }, success: { _, document in
+        Terminal.out(document.flatMap { Render.traitState($0, type: type, trait: trait) } ?? "ok")
+    })
 }
 
 struct Update: AsyncParsableCommand {
@@ -385,25 +397,15 @@ struct Update: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await reporting {
-            let session = try await Session.connect(global)
-            let topics = try await session.resolveHub()
-            try await session.perform(topics, device: device, { document in
-                // Attributes whose current value is a bitmap read a single flag name as that flag.
-                var bitmaps = Set<String>()
-                for t in document?["types"]?.arrayValue ?? [] where type == nil || t["type"]?.stringValue == type {
-                    for (name, value) in t["traits"]?[trait]?["attributes"]?.members ?? [] {
-                        if case .object = value { bitmaps.insert(name) }
-                    }
+        try await performOnTrait(global, device: device, type: type, trait: trait) { document in
+            // Attributes whose current value is a bitmap read a single flag name as that flag.
+            var bitmaps = Set<String>()
+            for t in document?["types"]?.arrayValue ?? [] where type == nil || t["type"]?.stringValue == type {
+                for (name, value) in t["traits"]?[trait]?["attributes"]?.members ?? [] {
+                    if case .object = value { bitmaps.insert(name) }
                 }
-                var members: [(key: String, value: JSON)] = []
-                if let type { members.append(("type", .string(type))) }
-                members += [("trait", .string(trait)),
-                            ("update", .object(try ArgumentValues.parse(attributes, bitmapNames: bitmaps)))]
-                return members
-            }, success: { _, document in
-                Terminal.out(document.flatMap { Render.traitState($0, type: type, trait: trait) } ?? "ok")
-            })
+            }
+            return [("update", .object(try ArgumentValues.parse(attributes, bitmapNames: bitmaps)))]
         }
     }
 }
@@ -422,16 +424,12 @@ struct Rename: AsyncParsableCommand {
     func validate() throws { try validateLevel(device, "device id") }
 
     func run() async throws {
-        try await reporting {
-            let session = try await Session.connect(global)
-            let topics = try await session.resolveHub()
-            try await session.perform(topics, device: device, { _ in [("setName", .string(name))] }) { answer, _ in
-                let stored = answer.json["result"]?["name"]?.stringValue ?? name
-                Terminal.out(Render.sanitized(stored))
-                if stored != name {
-                    Terminal.err("note: the hub stored \(stored.unicodeScalars.count) of the name's "
-                        + "\(name.unicodeScalars.count) code points")
-                }
+        try await Session.perform(global, device: device, { _ in [("setName", .string(name))] }) { answer, _ in
+            let stored = answer.json["result"]?["name"]?.stringValue ?? name
+            Terminal.out(Render.sanitized(stored))
+            if stored != name {
+                Terminal.err("note: the hub stored \(stored.unicodeScalars.count) of the name's "
+                    + "\(name.unicodeScalars.count) code points")
             }
         }
     }
@@ -477,13 +475,9 @@ private func validatePlacement(_ device: String, _ place: String?, clear: Bool, 
 /// `room` and `structure`: sends the request and prints the id as the hub stored it.
 private func place(_ device: String, in place: String?, request: String, result: String, none: String,
                    global: GlobalOptions) async throws {
-    try await reporting {
-        let session = try await Session.connect(global)
-        let topics = try await session.resolveHub()
-        try await session.perform(topics, device: device, { _ in [(request, place.map(JSON.string) ?? .null)] }) { answer, _ in
-            let stored = answer.json["result"]?[result]?.stringValue
-            Terminal.out(stored.map { Render.sanitized($0) } ?? none)
-        }
+    try await Session.perform(global, device: device, { _ in [(request, place.map(JSON.string) ?? .null)] }) { answer, _ in
+        let stored = answer.json["result"]?[result]?.stringValue
+        Terminal.out(stored.map { Render.sanitized($0) } ?? none)
     }
 }
 
