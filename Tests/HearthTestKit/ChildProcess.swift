@@ -128,6 +128,11 @@ enum LoopbackSocket {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestFixtureError("socket: \(String(cString: strerror(errno)))") }
         defer { close(fd) }
+        return try bindToFreePort(fd)
+    }
+
+    /// Binds `fd` to 127.0.0.1 on a port the kernel picks; returns the port.
+    static func bindToFreePort(_ fd: Int32) throws -> Int {
         var address = loopback(port: 0)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {

@@ -13,20 +13,13 @@ public final class StalledListener: Sendable {
     public init() throws {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard listener >= 0 else { throw TestFixtureError("socket: \(String(cString: strerror(errno)))") }
-        var address = LoopbackSocket.loopback(port: 0)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(listener, 0) == 0 else {
-            let error = errno
+        do {
+            port = try LoopbackSocket.bindToFreePort(listener)
+            guard listen(listener, 0) == 0 else { throw TestFixtureError("listen: \(String(cString: strerror(errno)))") }
+        } catch {
             close(listener)
-            throw TestFixtureError("listen on 127.0.0.1: \(String(cString: strerror(error)))")
+            throw error
         }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
-        }
-        port = Int(UInt16(bigEndian: address.sin_port))
         // Fill the accept queue with connections nobody accepts (non-blocking: the last ones stay pending).
         var fillers: [Int32] = []
         for _ in 0..<3 {
