@@ -1,6 +1,6 @@
 // swift-tools-version: 6.2
-// Hearth: a local smart-home hub. Dependencies point one way:
-// model → engine → hardware / MQTT adapters → executables.
+// Hearth: a local smart-home hub. Dependencies point one way (docs/architecture.md):
+// model → engine → adapters (contract, MQTT transport, hardware, configuration) → hub → executables.
 import PackageDescription
 
 /// Every target of ours: Swift 6 mode (the tools default), strict concurrency, and no warnings.
@@ -32,18 +32,23 @@ let package = Package(
         .target(name: "HearthEngine", dependencies: ["HearthModel"], swiftSettings: strict),
         // The hub configuration and board files: a YAML subset parsed with line numbers, decoded with every problem listed.
         .target(name: "HearthConfig", swiftSettings: strict),
+        // A strict JSON parser and a byte writer (duplicate keys, invalid UTF-8 and depth refused), with no Foundation.
+        .target(name: "HearthJSON", swiftSettings: strict),
+        // The MQTT contract every client and hub speaks: topics, requests, responses, device documents, value coding.
+        .target(name: "HearthContract", dependencies: ["HearthModel", "HearthJSON"], swiftSettings: strict),
         // libmosquitto's C API, found with pkg-config (Debian: libmosquitto-dev).
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
-        // A safe wrapper over libmosquitto and the MQTT topic contract that publishes the engine's devices.
-        .target(name: "HearthMQTT", dependencies: ["CMosquitto", "HearthEngine"], swiftSettings: strict),
+        // A safe MQTT client over libmosquitto: its own network thread, reconnection, v5 properties, TLS. Transport only.
+        .target(name: "HearthMQTT", dependencies: ["CMosquitto"], swiftSettings: strict),
         // libgpiod v1's C API, found with pkg-config (Debian: libgpiod-dev).
         .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
         // Linux I/O under a root prefix: GPIO character device (libgpiod), PWM, IIO and hwmon sysfs.
         .target(name: "HearthLinux", dependencies: ["CGPIOD"], swiftSettings: strict),
 
-        // The hub service: configuration, persistence, and the services a board runs, assembled for `hearthd`.
+        // The hub service: publishing the engine over MQTT, peer routing, configuration, persistence, and the services
+        // a board runs, assembled for `hearthd`.
         .target(name: "HearthHub", dependencies: [
-            "HearthEngine", "HearthMQTT", "HearthHardware", "HearthConfig", "HearthLinux",
+            "HearthEngine", "HearthContract", "HearthJSON", "HearthMQTT", "HearthHardware", "HearthConfig", "HearthLinux",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -54,7 +59,7 @@ let package = Package(
         ], swiftSettings: strict),
         // The `hearth` command-line client: talks to any hub over MQTT only.
         .executableTarget(name: "hearth", dependencies: [
-            "HearthMQTT", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "HearthContract", "HearthJSON", "HearthMQTT", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: strict),
 
         // Hardware bindings (relays, wall switches, PWM dimmers, humidity sensors) and board files, over HearthLinux
@@ -63,11 +68,11 @@ let package = Package(
                 swiftSettings: strict),
 
         // Benchmarks of the engine (run by scripts/bench, never by tests).
-        .executableTarget(name: "HearthBench", dependencies: ["HearthEngine", "HearthMQTT"], path: "Benchmarks/HearthBench",
+        .executableTarget(name: "HearthBench", dependencies: ["HearthEngine", "HearthContract", "HearthHub", "HearthJSON"], path: "Benchmarks/HearthBench",
                           swiftSettings: strict),
 
         // Fixtures shared by the test suites: a private mosquitto on a free loopback port, temporary sysfs trees.
-        .target(name: "HearthTestKit", path: "Tests/HearthTestKit", swiftSettings: strict),
+        .target(name: "HearthTestKit", dependencies: ["HearthMQTT"], path: "Tests/HearthTestKit", swiftSettings: strict),
 
         // Benchmarks of a running hub against a private broker (run by scripts/bench, never by tests).
         .executableTarget(name: "HubBench", dependencies: ["HearthMQTT"], path: "Benchmarks/HubBench",
@@ -76,12 +81,16 @@ let package = Package(
         .testTarget(name: "HearthModelTests", dependencies: ["HearthModel"], swiftSettings: strict),
         .testTarget(name: "HearthEngineTests", dependencies: ["HearthEngine"], swiftSettings: strict),
         .testTarget(name: "HearthConfigTests", dependencies: ["HearthConfig"], swiftSettings: strict),
+        .testTarget(name: "HearthJSONTests", dependencies: ["HearthJSON"], swiftSettings: strict),
+        .testTarget(name: "HearthContractTests", dependencies: ["HearthContract", "HearthEngine"], swiftSettings: strict),
         .testTarget(name: "HearthMQTTTests", dependencies: ["HearthMQTT", "HearthTestKit"], swiftSettings: strict),
-        .testTarget(name: "HearthCLITests", dependencies: ["HearthMQTT", "HearthEngine", "HearthTestKit"], swiftSettings: strict),
+        .testTarget(name: "HearthCLITests", dependencies: ["HearthContract", "HearthJSON", "HearthHub", "HearthTestKit"],
+                    swiftSettings: strict),
         .testTarget(name: "HearthHardwareTests", dependencies: ["HearthHardware", "HearthTestKit"],
                     swiftSettings: strict),
         .testTarget(name: "HearthHubTests", dependencies: [
-            "HearthHub", "HearthMQTT", "HearthTestKit", .product(name: "Logging", package: "swift-log"),
+            "HearthHub", "HearthContract", "HearthJSON", "HearthMQTT", "HearthTestKit",
+            .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         .testTarget(name: "HearthLinuxTests", dependencies: ["HearthLinux", "HearthTestKit"], swiftSettings: strict),
     ]

@@ -2,7 +2,9 @@
 // request costs between the socket read and the socket write (the hub's part of command → state).
 import HearthEngine
 import HearthModel
-import HearthMQTT
+import HearthContract
+import HearthHub
+import HearthJSON
 
 func pipeline(rounds: Int) throws -> [(String, Double)] {
     let count = 100

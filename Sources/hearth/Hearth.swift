@@ -1,4 +1,6 @@
 // `hearth`: the command-line client of Hearth hubs. It speaks only the MQTT contract of docs/mqtt-api.md.
+import HearthContract
+import HearthJSON
 import ArgumentParser
 import Dispatch
 import HearthMQTT

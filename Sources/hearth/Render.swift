@@ -1,5 +1,7 @@
 // Text for humans: the device table, one device in detail, the changes between two documents.
 #if canImport(Glibc)
+import HearthContract
+import HearthJSON
 import Glibc
 #elseif canImport(Darwin)
 import Darwin

@@ -6,6 +6,8 @@
 // in order and sends a subscription's retained messages when it handles the SUBSCRIBE, so once the marker comes back
 // every retained message of the earlier subscriptions has arrived. (If the marker does not come back within 2 s, say
 // because an ACL forbids the topic, the session settles for a short quiet spell after the last retained message.)
+import HearthContract
+import HearthJSON
 import HearthMQTT
 import Synchronization
 

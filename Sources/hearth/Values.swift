@@ -1,3 +1,5 @@
+import HearthContract
+import HearthJSON
 import ArgumentParser
 import HearthMQTT
 

@@ -1,7 +1,10 @@
 import Foundation
+import HearthContract
 import HearthEngine
-import HearthModel
+import HearthHub
+import HearthJSON
 import HearthMQTT
+import HearthModel
 import HearthTestKit
 import Synchronization
 import Testing

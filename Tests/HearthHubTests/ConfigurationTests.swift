@@ -1,9 +1,11 @@
 import Foundation
 import HearthConfig
+import HearthContract
 import HearthEngine
 @testable import HearthHub
-import HearthModel
+import HearthJSON
 import HearthMQTT
+import HearthModel
 import Testing
 
 @Suite struct ConfigurationTests {

@@ -1,4 +1,6 @@
 import Foundation
+import HearthContract
+import HearthJSON
 import HearthMQTT
 import HearthTestKit
 import Testing

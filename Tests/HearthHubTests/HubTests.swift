@@ -1,6 +1,9 @@
+import HearthContract
 import HearthEngine
+@testable import HearthHub
+import HearthJSON
+@_spi(Testing) import HearthMQTT
 import HearthModel
-@_spi(Testing) @testable import HearthMQTT
 import HearthTestKit
 import Synchronization
 import Testing

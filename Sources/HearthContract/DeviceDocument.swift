@@ -1,15 +1,16 @@
+public import HearthJSON
 public import HearthModel
 
 /// The JSON documents a hub publishes: one per device and a summary of all.
 public enum DeviceDocument {
-    static func connectivity(_ c: SourceConnectivity) -> JSON {
+    public static func connectivity(_ c: SourceConnectivity) -> JSON {
         .object([("connectivityState", .string(c.connectivityState.rawValue)),
                  ("dataSourceLocality", .string(c.dataSourceLocality.rawValue))])
     }
 
-    static func optional(_ s: String?) -> JSON { s.map(JSON.string) ?? .null }
+    public static func optional(_ s: String?) -> JSON { s.map(JSON.string) ?? .null }
 
-    static func header(_ d: HomeDevice, hub: String?) -> [(key: String, value: JSON)] {
+    public static func header(_ d: HomeDevice, hub: String?) -> [(key: String, value: JSON)] {
         var members: [(key: String, value: JSON)] = [
             ("id", .string(d.id)), ("name", .string(d.name)),
             ("structureId", optional(d.structureID)), ("roomId", optional(d.roomID)),

@@ -1,3 +1,6 @@
+public import HearthContract
+public import HearthJSON
+import HearthMQTT
 public import HearthEngine
 import HearthModel
 import Synchronization

@@ -1,22 +1,22 @@
-@_spi(Testing) import HearthMQTT
-import HearthTestKit
+public import HearthMQTT
 import Synchronization
 import Testing
 
 /// Collects values from handlers (any thread) and lets a test await one, with a generous timeout.
-final class Recorder<Element: Sendable>: Sendable {
+public final class Recorder<Element: Sendable>: Sendable {
+    public init() {}
     private let items = Mutex<[Element]>([])
 
-    func append(_ element: Element) {
+    public func append(_ element: Element) {
         items.withLock { $0.append(element) }
     }
 
-    var all: [Element] { items.withLock { $0 } }
+    public var all: [Element] { items.withLock { $0 } }
 
-    func removeAll() { items.withLock { $0.removeAll() } }
+    public func removeAll() { items.withLock { $0.removeAll() } }
 
     /// The first recorded element matching `predicate`, waiting up to `timeout` for it; `nil` on timeout.
-    func first(within timeout: Duration = .seconds(15),
+    public func first(within timeout: Duration = .seconds(15),
                where predicate: @Sendable (Element) -> Bool) async -> Element? {
         let deadline = ContinuousClock.now + timeout
         while true {
@@ -27,7 +27,7 @@ final class Recorder<Element: Sendable>: Sendable {
     }
 
     /// Waits until at least `count` elements match.
-    func count(atLeast count: Int, within timeout: Duration = .seconds(15),
+    public func count(atLeast count: Int, within timeout: Duration = .seconds(15),
                where predicate: @Sendable (Element) -> Bool) async -> Bool {
         let deadline = ContinuousClock.now + timeout
         while true {
@@ -39,13 +39,13 @@ final class Recorder<Element: Sendable>: Sendable {
 }
 
 /// A client with recorders wired to its handlers.
-struct Probe {
-    let client: MQTTClient
-    let messages = Recorder<MQTTMessage>()
-    let events = Recorder<MQTTConnectionEvent>()
-    let connects = Recorder<MQTTProtocolVersion>()
+public struct Probe {
+    public let client: MQTTClient
+    public let messages = Recorder<MQTTMessage>()
+    public let events = Recorder<MQTTConnectionEvent>()
+    public let connects = Recorder<MQTTProtocolVersion>()
 
-    init(_ options: MQTTConnectOptions) throws {
+    public init(_ options: MQTTConnectOptions) throws {
         client = try MQTTClient(options: options)
         let messages = messages, events = events, connects = connects
         client.onMessage = { messages.append($0) }
@@ -54,14 +54,14 @@ struct Probe {
     }
 
     /// Waits for a message on `topic` (and matching `predicate`).
-    func message(on topic: String, where predicate: @escaping @Sendable (MQTTMessage) -> Bool = { _ in true })
+    public func message(on topic: String, where predicate: @escaping @Sendable (MQTTMessage) -> Bool = { _ in true })
         async -> MQTTMessage? {
         await messages.first { $0.topic == topic && predicate($0) }
     }
 
     /// Publishes a marker to `topic` and waits to receive it: afterwards every earlier SUBSCRIBE of this client is
     /// active on the broker (one connection is processed in order).
-    func barrier(_ topic: String) async throws -> Bool {
+    public func barrier(_ topic: String) async throws -> Bool {
         let marker = Array("barrier-\(UInt64.random(in: 0...UInt64.max))".utf8)
         try client.publish(topic, payload: marker, qos: .atLeastOnce)
         return await message(on: topic) { $0.payload == marker } != nil
@@ -69,7 +69,7 @@ struct Probe {
 }
 
 extension TestBroker {
-    func options(clientID: String? = nil, _ configure: (inout MQTTConnectOptions) -> Void = { _ in })
+    public func options(clientID: String? = nil, _ configure: (inout MQTTConnectOptions) -> Void = { _ in })
         -> MQTTConnectOptions {
         var options = MQTTConnectOptions(host: host, port: port, clientID: clientID)
         // Quick retries keep the reconnection tests short; the policy itself is unit-tested.
@@ -79,7 +79,7 @@ extension TestBroker {
     }
 
     /// A probe connected to this broker.
-    func connectedProbe(clientID: String? = nil, _ configure: (inout MQTTConnectOptions) -> Void = { _ in })
+    public func connectedProbe(clientID: String? = nil, _ configure: (inout MQTTConnectOptions) -> Void = { _ in })
         async throws -> Probe {
         let probe = try Probe(options(clientID: clientID, configure))
         try await probe.client.connect()
@@ -88,11 +88,11 @@ extension TestBroker {
 }
 
 extension Array where Element == UInt8 {
-    init(_ text: String) { self = Array(text.utf8) }
+    public init(_ text: String) { self = Array(text.utf8) }
 }
 
 /// Waits up to `timeout` for `condition` to hold.
-func eventually(within timeout: Duration = .seconds(15), _ condition: @Sendable () -> Bool) async -> Bool {
+public func eventually(within timeout: Duration = .seconds(15), _ condition: @Sendable () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while true {
         if condition() { return true }

@@ -1,3 +1,4 @@
+public import HearthJSON
 public import HearthModel
 
 /// One request on a device's `set` topic, as `docs/mqtt-api.md` defines it.

@@ -1,3 +1,5 @@
+import HearthContract
+import HearthJSON
 import HearthEngine
 import HearthHardware
 import HearthMQTT

@@ -1,3 +1,4 @@
+public import HearthJSON
 public import HearthModel
 
 /// Converts between the engine's values and the JSON clients send and read.

@@ -1,5 +1,5 @@
 public import HearthEngine
-import HearthMQTT
+import HearthJSON
 #if canImport(Glibc)
 import Glibc
 #endif

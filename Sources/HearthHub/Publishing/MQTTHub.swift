@@ -1,3 +1,6 @@
+public import HearthContract
+import HearthJSON
+public import HearthMQTT
 public import HearthEngine
 import HearthModel
 import Synchronization

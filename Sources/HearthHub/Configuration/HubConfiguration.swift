@@ -1,3 +1,5 @@
+import HearthContract
+import HearthJSON
 public import HearthConfig
 public import HearthEngine
 import HearthModel

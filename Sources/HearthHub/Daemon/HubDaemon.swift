@@ -1,3 +1,5 @@
+import HearthContract
+import HearthJSON
 public import HearthConfig
 import HearthEngine
 import HearthHardware

@@ -306,10 +306,10 @@ extension JSON {
         }
     }
 
-    static let nullBytes = Array("null".utf8), trueBytes = Array("true".utf8), falseBytes = Array("false".utf8)
+    public static let nullBytes = Array("null".utf8), trueBytes = Array("true".utf8), falseBytes = Array("false".utf8)
     static let hexDigits = Array("0123456789abcdef".utf8)
 
-    static func writeInt(_ i: Int, to out: inout [UInt8]) {
+    public static func writeInt(_ i: Int, to out: inout [UInt8]) {
         if i == 0 { out.append(UInt8(ascii: "0")); return }
         var v = i.magnitude
         if i < 0 { out.append(UInt8(ascii: "-")) }
@@ -327,7 +327,7 @@ extension JSON {
         }
     }
 
-    static func writeString(_ s: String, to out: inout [UInt8]) {
+    public static func writeString(_ s: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         // Nearly every string (names, ids, enum cases) needs no escaping: scan and copy its bytes in place.
         let copied: Bool? = s.utf8.withContiguousStorageIfAvailable { bytes in

@@ -33,7 +33,7 @@ public struct TopicScheme: Sendable, Hashable {
 
     /// The levels of a topic below the prefix (which may itself have several levels), or nil when the
     /// topic is not under it. Bytes, not characters: this runs for every message the hub receives.
-    func levels(of topic: String, maxSplits: Int) -> [Substring.UTF8View]? {
+    public func levels(of topic: String, maxSplits: Int) -> [Substring.UTF8View]? {
         let t = topic.utf8
         guard t.starts(with: prefix.utf8) else { return nil }
         let rest = t.dropFirst(prefix.utf8.count)

@@ -1,0 +1,44 @@
+@testable import HearthJSON
+import Testing
+
+@Suite struct JSONTests {
+    func fails(_ text: String) -> JSONParseError? {
+        do { _ = try JSON.parse(text); return nil } catch { return error }
+    }
+
+    @Test func parsesEveryKind() throws {
+        let j = try JSON.parse(#" { "a": [1, -2, 3.5, 1e3, true, false, null], "b": {"c": "d"} } "#)
+        #expect(j["a"] == .array([.int(1), .int(-2), .double(3.5), .double(1000), .bool(true), .bool(false), .null]))
+        #expect(j["b"]?["c"] == .string("d"))
+    }
+
+    @Test func stringsUnescapeIncludingSurrogatePairs() throws {
+        #expect(try JSON.parse(#""a\"b\\c\/\n\t\u00e9\ud83c\udfe0""#) == .string("a\"b\\c/\n\té🏠"))
+        #expect(fails(#""\ud83c""#)?.message == "unpaired surrogate in \\u escape")
+        #expect(fails(#""\q""#) != nil)
+    }
+
+    @Test func refusesWhatIsNotStrictJSON() {
+        #expect(fails("{\"a\":1,\"a\":2}")?.message == "the key 'a' appears twice")
+        #expect(fails("{\"a\":1} x")?.message == "unexpected data after the JSON value")
+        #expect(fails("{'a':1}") != nil)
+        #expect(fails("[1,]") != nil)
+        #expect(fails("01") != nil)
+        #expect(fails("1.") != nil)
+        #expect(fails("\"a\u{1}\"") != nil)
+        #expect(fails("") != nil)
+        #expect(fails(String(repeating: "[", count: 40) + String(repeating: "]", count: 40))?.message
+            == "JSON nested deeper than 32 levels")
+    }
+
+    @Test func invalidUTF8InAStringIsRefused() {
+        let bytes: [UInt8] = Array("{\"a\":\"".utf8) + [0xC3, 0x28] + Array("\"}".utf8)
+        #expect(throws: JSONParseError.self) { try JSON.parse(bytes) }
+    }
+
+    @Test func serialisesAndRoundTrips() throws {
+        let j = JSON.object([("s", .string("q\"\\\n\u{1}é")), ("n", .int(-3)), ("a", .array([.null, .bool(true)]))])
+        #expect(j.text == #"{"s":"q\"\\\n\u0001é","n":-3,"a":[null,true]}"#)
+        #expect(try JSON.parse(j.text) == j)
+    }
+}
