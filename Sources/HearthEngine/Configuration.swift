@@ -120,9 +120,10 @@ public enum SavedValue: Sendable, Hashable, Codable {
 
 /// Drives an endpoint's hardware from its rendered output.
 ///
-/// Called with the engine's lock held, on every change and every transition step, so it must be
-/// quick (a GPIO ioctl, a sysfs write) and must never call back into the `Home`. A throw during a
-/// command undoes the command; during a timer step it is left to the actuator to report its fault.
+/// The engine calls it outside its lock, with the device's gate held, on every change and on every transition
+/// step (those from the device's lane): calls for one device never overlap, and it may block — only that device
+/// waits. It must not call back into the `Home` for the same device (the gate is not re-entrant). A throw during
+/// a command undoes the command; during a timer step it is left to the actuator to report its fault.
 public protocol EndpointActuator: Sendable {
     func drive(_ output: EndpointOutput) throws(HomeError)
 }

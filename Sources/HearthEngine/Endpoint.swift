@@ -7,8 +7,10 @@ struct Endpoint: Sendable {
     var traits: [any TraitServer]
     var connectivity: [SourceConnectivity]
     let actuator: (any EndpointActuator)?
-    /// What the hardware was last told, so unchanged steps cost nothing below.
+    /// What the hardware was last asked to show, so unchanged steps cost nothing below.
     var lastOutput: EndpointOutput
+    /// A timer step's output not yet written to the hardware (its lane writes the newest one).
+    var pendingOutput: EndpointOutput?
 
     /// Per trait, the ids of the attributes reported on change (not quiet), computed once.
     private let loudIDs: [[UInt32]]
@@ -106,16 +108,8 @@ struct Endpoint: Sendable {
         return HomeEvent(deviceID: deviceID, change: .attribute(type: typeName, trait: d.id, attribute: name, value: value))
     }
 
-    /// Tells the hardware the new output, if it changed. Throws when the hardware refuses.
-    mutating func drive() throws(HomeError) {
-        let now = output
-        guard now != lastOutput else { return }
-        try actuator?.drive(now)
-        lastOutput = now
-    }
-
-    /// Runs every timer due at `instant`. Timer steps cannot fail; an output fault is the actuator's
-    /// to report, and the next step tries again.
+    /// Runs every timer due at `instant`. Timer steps cannot fail; writing their output is the lane's job
+    /// (`recordStepOutput`), and an output fault is the actuator's to report.
     mutating func advance(at instant: EngineInstant, stepInterval: Int64, deviceID: String, changes: inout [HomeEvent]) {
         for i in traits.indices {
             guard let due = traits[i].nextDeadline, due <= instant else { continue }
@@ -123,7 +117,17 @@ struct Endpoint: Sendable {
                 t.advance(context: &c)
             }
         }
-        try? drive()
+    }
+
+    /// After a timer step: keeps the output for the lane to write if it changed. True when no write of this
+    /// endpoint is queued yet (otherwise the queued one will take the newest output).
+    mutating func recordStepOutput() -> Bool {
+        guard actuator != nil else { return false }
+        let now = output
+        guard now != lastOutput else { return false }
+        lastOutput = now
+        defer { pendingOutput = now }
+        return pendingOutput == nil
     }
 
     func snapshot() -> DeviceTypeSnapshot {

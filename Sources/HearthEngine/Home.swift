@@ -4,10 +4,14 @@ import Synchronization
 /// The hub's devices and their running traits: the one place commands, writes and hardware
 /// readings change state.
 ///
-/// Every call is synchronous under one lock, so the MQTT thread that receives a command can run it
-/// and publish the result without a hop to another thread (the command→state latency budget is a
-/// fraction of a broker round trip). Each call works on a copy of the endpoint and keeps it only if
-/// every step succeeded: an error never leaves a command or a write half-applied.
+/// The state has one owner, the engine lock, and that lock is held only to compute: never across I/O,
+/// never while calling out. A command or write runs in three steps (docs/architecture.md):
+/// 1. under the engine lock, the endpoint is copied and the command runs on the copy;
+/// 2. if the hardware must change, the lock is released and the device's actuator is driven;
+/// 3. under the lock again, the copy is kept, or, if the hardware refused, dropped: nothing is half-applied.
+/// A per-device gate keeps two transactions of one device from interleaving (gate, then engine lock: never
+/// the other way round), so a device whose hardware is slow delays only itself. Timer steps (fades, blinks)
+/// are committed at once and their output is written on the device's lane (`DeviceLanes`), newest first.
 public final class Home: Sendable {
     public let clock: any EngineClock
     public let options: EngineOptions
@@ -16,6 +20,12 @@ public final class Home: Sendable {
     let state: Mutex<State>
     private let observers = Mutex(Observers())
     private let waker = DeadlineWaker()
+    /// Device ids by index; devices are fixed once the home is built, so this needs no lock.
+    private let indexByID: [String: Int]
+    /// One per device: held from computing a transaction to committing it, across its hardware write.
+    private let gates: [DeviceGate]
+    /// One per device: where its hardware writes of timer steps, and whatever callers queue, run.
+    private let lanes: DeviceLanes
 
     struct Device: Sendable {
         var id: String
@@ -26,6 +36,10 @@ public final class Home: Sendable {
         var endpoints: [Endpoint]
         /// Which of name, structureID and roomID a user set (only those are saved).
         var userSet: Set<String> = []
+        /// A transaction has computed a new state and is writing it to the hardware; timers wait for its commit.
+        var isWriting = false
+        /// A timer came due while `isWriting`; the transaction's commit runs it.
+        var timerDeferred = false
     }
 
     struct State: Sendable {
@@ -67,6 +81,9 @@ public final class Home: Sendable {
                 if let d = endpoint.nextDeadline { s.timers.push(d, device: s.devices.count - 1, endpoint: e) }
             }
         }
+        indexByID = s.index
+        gates = s.devices.map { _ in DeviceGate() }
+        lanes = DeviceLanes(deviceIDs: s.devices.map(\.id))
         state = Mutex(s)
         restoreWarnings = warnings
     }
@@ -315,31 +332,86 @@ public final class Home: Sendable {
 
     private typealias Body = (inout Endpoint, Int, EngineInstant, Int64, String, inout [HomeEvent]) throws(HomeError) -> Void
 
-    /// Finds the trait, runs `body` on a copy of its endpoint, drives the hardware, and keeps the copy
-    /// only if all of that succeeded. Events go to observers after the lock is released.
+    /// Finds the trait, runs `body` on a copy of its endpoint, drives the hardware outside the engine lock,
+    /// and keeps the copy only if all of that succeeded. Events go to observers after every lock is released.
     private func transaction(_ deviceID: String, type: String?, trait: String, needsConnectivity: Bool,
                              _ body: Body) throws(HomeError)
     {
-        let now = clock.now
+        let d = try index(of: deviceID)
         let step = options.stepInterval
         var changes: [HomeEvent] = []
-        let woke = try state.withLock { s throws(HomeError) -> Bool in
-            let d = try Self.deviceIndex(deviceID, in: s)
-            let (e, i) = try Self.resolve(trait: trait, type: type, in: s.devices[d])
-            var endpoint = s.devices[d].endpoints[e]
-            let before = endpoint.nextDeadline
-            try body(&endpoint, i, now, step, deviceID, &changes)
-            try endpoint.drive()
-            s.devices[d].endpoints[e] = endpoint
-            let after = endpoint.nextDeadline
-            if let after, after != before {
-                s.timers.push(after, device: d, endpoint: e)
-                return true
+        let woke = try gates[d].lock.withLock { _ throws(HomeError) -> Bool in
+            let now = clock.now
+            // 1. Compute on a copy, under the engine lock.
+            var woke = false
+            let write = try state.withLock { s throws(HomeError) -> PendingWrite? in
+                let (e, i) = try Self.resolve(trait: trait, type: type, in: s.devices[d])
+                var endpoint = s.devices[d].endpoints[e]
+                let before = endpoint.nextDeadline
+                try body(&endpoint, i, now, step, deviceID, &changes)
+                let output = endpoint.output
+                guard output != endpoint.lastOutput, let actuator = endpoint.actuator else {
+                    woke = Self.commit(&s, d, e, endpoint, before: before)
+                    return nil
+                }
+                s.devices[d].isWriting = true
+                return PendingWrite(endpoint: e, copy: endpoint, before: before, output: output, actuator: actuator)
             }
-            return false
+            guard let write else { return woke }
+            // 2. Drive the hardware with no engine lock held: only this device waits for it.
+            var refusal: HomeError?
+            do throws(HomeError) { try write.actuator.drive(write.output) } catch { refusal = error }
+            // 3. Keep the copy, or drop it if the hardware refused; run any timer held back meanwhile.
+            woke = state.withLock { s -> Bool in
+                s.devices[d].isWriting = false
+                var woke = false
+                if refusal == nil {
+                    var endpoint = write.copy
+                    endpoint.lastOutput = write.output
+                    endpoint.pendingOutput = nil
+                    woke = Self.commit(&s, d, write.endpoint, endpoint, before: write.before)
+                }
+                if s.devices[d].timerDeferred {
+                    s.devices[d].timerDeferred = false
+                    Self.scheduleTimers(&s, d)
+                    woke = true
+                }
+                return woke
+            }
+            if let refusal {
+                if woke { waker.wake() }
+                throw refusal
+            }
+            return woke
         }
         if woke { waker.wake() }
         deliver(changes)
+    }
+
+    /// A transaction between computing its state and committing it.
+    private struct PendingWrite {
+        var endpoint: Int
+        var copy: Endpoint
+        var before: EngineInstant?
+        var output: EndpointOutput
+        var actuator: any EndpointActuator
+    }
+
+    /// Keeps `endpoint` as endpoint `e` of device `d`; true when it needs a timer earlier than before.
+    private static func commit(_ s: inout State, _ d: Int, _ e: Int, _ endpoint: Endpoint, before: EngineInstant?) -> Bool {
+        s.devices[d].endpoints[e] = endpoint
+        if let after = endpoint.nextDeadline, after != before {
+            s.timers.push(after, device: d, endpoint: e)
+            return true
+        }
+        return false
+    }
+
+    /// Puts every timer of device `d` back on the heap (after a transaction held them back).
+    private static func scheduleTimers(_ s: inout State, _ d: Int) {
+        for (e, endpoint) in s.devices[d].endpoints.enumerated() {
+            if let next = endpoint.nextDeadline { s.timers.push(next, device: d, endpoint: e) }
+        }
     }
 
     // MARK: Metadata
@@ -379,6 +451,12 @@ public final class Home: Sendable {
     }
 
     // MARK: Resolution
+
+    /// The index of a device, without the engine lock (devices never change once the home is built).
+    private func index(of id: String) throws(HomeError) -> Int {
+        if let d = indexByID[id] { return d }
+        return try state.withLock { s throws(HomeError) in try Self.deviceIndex(id, in: s) }
+    }
 
     static func deviceIndex(_ id: String, in s: State) throws(HomeError) -> Int {
         guard let d = s.index[id] else {
@@ -480,22 +558,71 @@ public final class Home: Sendable {
         }
     }
 
-    /// Runs every timer due up to `now`, each at its own instant, in order.
+    /// Runs every timer due up to `now`, each at its own instant, in order. A device whose transaction is writing
+    /// to its hardware is skipped; that transaction runs its timers when it commits. Outputs that changed are
+    /// written on each device's lane, so a slow device's hardware never holds up another device's steps.
     public func advance(to now: EngineInstant) {
         let step = options.stepInterval
         var changes: [HomeEvent] = []
+        var writes: [(device: Int, endpoint: Int)] = []
         state.withLock { s in
             while let top = s.timers.peek, top.deadline <= now {
                 s.timers.pop()
                 let (d, e) = (top.device, top.endpoint)
                 // Entries are never removed when a deadline moves; a stale one no longer matches.
                 guard s.devices[d].endpoints[e].nextDeadline == top.deadline else { continue }
+                guard !s.devices[d].isWriting else {
+                    s.devices[d].timerDeferred = true
+                    continue
+                }
                 s.devices[d].endpoints[e].advance(at: top.deadline, stepInterval: step, deviceID: s.devices[d].id,
                                                   changes: &changes)
+                if s.devices[d].endpoints[e].recordStepOutput() { writes.append((d, e)) }
                 if let next = s.devices[d].endpoints[e].nextDeadline { s.timers.push(next, device: d, endpoint: e) }
             }
         }
+        for w in writes { lanes.async(w.device) { [self] in writePending(device: w.device, endpoint: w.endpoint) } }
         deliver(changes)
+    }
+
+    /// Writes the newest output a timer step left for an endpoint, if a transaction has not written a newer one.
+    /// A fault is the actuator's to report (its binding takes the device offline); the next step tries again.
+    private func writePending(device d: Int, endpoint e: Int) {
+        gates[d].lock.withLock { _ in
+            let pending = state.withLock { s -> (EndpointOutput, any EndpointActuator)? in
+                guard let output = s.devices[d].endpoints[e].pendingOutput,
+                      let actuator = s.devices[d].endpoints[e].actuator else { return nil }
+                s.devices[d].endpoints[e].pendingOutput = nil
+                return (output, actuator)
+            }
+            guard let (output, actuator) = pending else { return }
+            try? actuator.drive(output)
+        }
+    }
+
+    // MARK: Lanes
+
+    /// Runs `work` on the device's lane: after everything queued for that device, never on the caller's thread.
+    /// For work that may block on the device's hardware (a request, a re-read); false for an unknown device.
+    @discardableResult
+    public func enqueue(on deviceID: String, _ work: @escaping @Sendable () -> Void) -> Bool {
+        guard let d = indexByID[deviceID] else { return false }
+        lanes.async(d, work)
+        return true
+    }
+
+    /// Runs `work` on the device's lane and returns its result, suspending (not blocking) the caller meanwhile.
+    public func onLane<R: Sendable>(of deviceID: String, _ work: @escaping @Sendable () -> R) async -> R? {
+        guard let d = indexByID[deviceID] else { return nil }
+        return await withCheckedContinuation { (c: CheckedContinuation<R?, Never>) in
+            lanes.async(d) { c.resume(returning: work()) }
+        }
+    }
+
+    /// Returns once every lane has run what was queued on it so far: the hardware shows every committed step.
+    /// For tests and for shutdown.
+    public func drainLanes() {
+        for d in gates.indices { lanes.drain(d) }
     }
 
     /// Runs timers on the clock until the task is cancelled. Idle, it sleeps without waking.
@@ -505,6 +632,11 @@ public final class Home: Sendable {
             await waker.wait(until: nextDeadline, clock: clock)
         }
     }
+}
+
+/// Serialises the transactions of one device; taken before the engine lock, never while holding it.
+final class DeviceGate: Sendable {
+    let lock = Mutex(())
 }
 
 /// A min-heap of (deadline, device, endpoint); entries go stale instead of being removed.

@@ -275,7 +275,7 @@ import Testing
         #expect(seen.last == .metadata)
     }
 
-    @Test func runLoopDrivesTransitionsOnTheRealClock() async throws {
+    @Test(.timeLimit(.minutes(1))) func runLoopDrivesTransitionsOnTheRealClock() async throws {
         let actuator = RecordingActuator()
         let h = try Home(devices: [DeviceConfiguration(id: "lamp", name: "Lamp", types: [
             DeviceTypeConfiguration(.dimmableLight, actuator: actuator),
@@ -289,7 +289,10 @@ import Testing
         }
         loop.cancel()
         await loop.value
+        h.drainLanes()
+        // The first output comes from the command, the last from the final step; steps the loop ran late in one
+        // go are written once, newest first, so how many come between depends on how busy the machine is.
+        #expect(actuator.outputs.first?.level ?? 0 > 10)
         #expect(actuator.last?.level == 10)
-        #expect(actuator.outputs.count > 2)
     }
 }

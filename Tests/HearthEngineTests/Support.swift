@@ -69,10 +69,17 @@ struct Rig {
     func onOff() throws -> Bool? { try read(.onOff, "onOff")?.boolValue }
     func level() throws -> Int? { try read(.levelControl, "currentLevel")?.intValue }
 
-    /// Moves the clock and runs every timer due, step by step.
+    /// Moves the clock 20 ms at a time (one output step, as the run loop wakes) and runs every timer due, waiting
+    /// each time until the step's output has been written on the device's lane.
     func advance(_ ms: Int64) {
-        clock.advance(by: ms)
-        home.advance(to: clock.now)
+        var left = ms
+        while left > 0 {
+            let step = min(20, left)
+            clock.advance(by: step)
+            left -= step
+            home.advance(to: clock.now)
+            home.drainLanes()
+        }
     }
 }
 

@@ -132,6 +132,8 @@ final class Rig {
     func advance(by milliseconds: Int64) {
         clock.advance(by: milliseconds)
         home.advance(to: clock.now)
+        // Timer steps are written on each device's lane; wait until they have reached the hardware.
+        home.drainLanes()
         tick()
     }
 
@@ -146,6 +148,8 @@ final class Rig {
             default: Issue.record("unknown binding \(binding)")
             }
         }
+        // What the bindings queued on devices' lanes (a wall switch's command to its light) has run.
+        home.drainLanes()
     }
 
     func value(_ device: String, _ trait: String, _ attribute: String) throws -> Value? {

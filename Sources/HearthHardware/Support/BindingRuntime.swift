@@ -76,10 +76,14 @@ final class BindingRuntime: Sendable {
     }
 
     /// Runs `tick` whenever `nextDeadline` passes or `wake()` is called, until the task is cancelled.
-    func run(tick: (EngineInstant) -> Void, nextDeadline: () -> EngineInstant?) async {
-        guard let clock = home?.clock else { return }
+    ///
+    /// `tick` does the binding's blocking I/O (a sensor read, a line request), so it runs on the device's lane, never
+    /// on a thread of Swift's cooperative pool: a read that stalls for seconds delays only this device.
+    func run(tick: @escaping @Sendable (EngineInstant) -> Void, nextDeadline: () -> EngineInstant?) async {
+        guard let home else { return }
+        let clock = home.clock
         while !Task.isCancelled && !isStopped {
-            tick(clock.now)
+            _ = await home.onLane(of: deviceID) { tick(clock.now) }
             await waker.wait(until: nextDeadline(), clock: clock)
         }
     }
@@ -94,7 +98,7 @@ protocol TickingBinding: HardwareBinding {
 
 extension TickingBinding {
     func run() async {
-        await runtime.run(tick: tick, nextDeadline: { nextDeadline })
+        await runtime.run(tick: { [self] now in tick(at: now) }, nextDeadline: { nextDeadline })
     }
 }
 

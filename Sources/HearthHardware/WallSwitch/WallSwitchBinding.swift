@@ -177,12 +177,17 @@ final class WallSwitchBinding: TickingBinding {
         case .follow: command = pressed ? "on" : "off"
         }
         guard let home = runtime.home else { return }
+        let runtime = runtime
         for target in configuration.controls {
-            do throws(HomeError) {
-                try home.invoke(target, trait: "onOff", command: command)
-            } catch {
-                runtime.log("\(command) of '\(target)' failed: \(error.message)")
+            // On the light's lane: its hardware may be slow, and the switch must not wait for it.
+            let queued = home.enqueue(on: target) {
+                do throws(HomeError) {
+                    try home.invoke(target, trait: "onOff", command: command)
+                } catch {
+                    runtime.log("\(command) of '\(target)' failed: \(error.message)")
+                }
             }
+            if !queued { runtime.log("\(command) of '\(target)' failed: no such device") }
         }
     }
 

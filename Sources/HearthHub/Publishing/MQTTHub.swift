@@ -7,11 +7,14 @@ import Synchronization
 
 /// Publishes a `Home` over MQTT and runs the requests that arrive for it (`docs/mqtt-api.md`).
 ///
-/// Requests run on the MQTT client's network thread, synchronously: the engine publishes the changed
-/// device document from its observer before the request's response is published, so a client that
-/// waits for the response already has the new state. While the broker is unreachable nothing is
-/// queued: every (re)connection republishes the current state of every device, so the newest state
-/// always wins and memory stays bounded.
+/// The libmosquitto network thread only parses a request and answers what needs no device (malformed,
+/// retained, forwarded to a peer); a request for a local device leaves it at once for that device's lane
+/// (`Home.enqueue(on:)`), where it runs with whatever hardware I/O it needs. So a slow device delays only
+/// its own requests, requests to one device are answered in the order they arrived, and the network thread
+/// is never blocked. On the lane, the engine publishes the changed device document from its observer before
+/// the request's response is published, so a client that waits for the response already has the new state.
+/// While the broker is unreachable nothing is queued: every (re)connection republishes the current state of
+/// every device, so the newest state always wins and memory stays bounded.
 public final class MQTTHub: Sendable {
     public let home: Home
     public let client: MQTTClient
@@ -34,7 +37,8 @@ public final class MQTTHub: Sendable {
     }
 
     /// - Parameters:
-    ///   - refresh: called for a `get` request: re-read the device's hardware now (the hub republishes after).
+    ///   - refresh: called for a `get` request, on the device's lane: re-read the device's hardware now (the hub
+    ///     republishes after). It may block; only that device waits.
     ///   - log: one line per event worth a log entry (refused requests, publish failures).
     ///   - online: called on every connection once everything is published and `online` is sent.
     public init(home: Home, client: MQTTClient, topics: TopicScheme,
@@ -150,15 +154,25 @@ public final class MQTTHub: Sendable {
                 response = HubResponse.failure(transaction: transaction, device: deviceID, error)
                 break
             }
-            do throws(HomeError) {
-                let result = try execute(request.action, on: deviceID)
-                response = HubResponse.ok(transaction: transaction, device: deviceID, result: result)
-            } catch {
-                log("request for \(deviceID) failed: \(error)")
-                response = HubResponse.failure(transaction: transaction, device: deviceID, error)
+            // Off the network thread: the request may wait for the device's hardware.
+            let queued = home.enqueue(on: deviceID) { [self] in
+                respond(message, run(request.action, transaction: transaction, on: deviceID))
             }
+            if queued { return }
+            response = run(request.action, transaction: transaction, on: deviceID)  // unknown device: notFound
         }
         respond(message, response)
+    }
+
+    /// Runs one request and writes its response.
+    private func run(_ action: HubRequest.Action, transaction: JSON, on deviceID: String) -> JSON {
+        do throws(HomeError) {
+            let result = try execute(action, on: deviceID)
+            return HubResponse.ok(transaction: transaction, device: deviceID, result: result)
+        } catch {
+            log("request for \(deviceID) failed: \(error)")
+            return HubResponse.failure(transaction: transaction, device: deviceID, error)
+        }
     }
 
     private func respond(_ request: MQTTMessage, _ response: JSON) {
