@@ -128,7 +128,7 @@ func press(_ w: Watcher) async throws {
 
         // Mirrors: b's devices localPeer, c's remote, a's own direct.
         let home = await w.latest("hearth/a/home") { entry($0, "b", "lamp") != nil && entry($0, "c", "porch") != nil
-            && connectivity(entry($0, "b", "lamp")) == "online/localPeer" }
+            && connectivity(entry($0, "b", "lamp")) == "online/localPeer" && connectivity(entry($0, "c", "porch")) == "online/remote" }
         #expect(connectivity(entry(home, "b", "lamp")) == "online/localPeer")
         #expect(connectivity(entry(home, "c", "porch")) == "online/remote")
         #expect(connectivity(entry(home, "a", "hall-switch")) == "online/direct")
