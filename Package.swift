@@ -72,14 +72,14 @@ let package = Package(
                           swiftSettings: strict),
 
         // Fixtures shared by the test suites: a private mosquitto on a free loopback port, temporary sysfs trees.
-        .target(name: "HearthTestKit", dependencies: ["HearthMQTT"], path: "Tests/HearthTestKit", swiftSettings: strict),
+        .target(name: "HearthTestKit", dependencies: ["HearthEngine", "HearthMQTT"], path: "Tests/HearthTestKit", swiftSettings: strict),
 
         // Benchmarks of a running hub against a private broker (run by scripts/bench, never by tests).
         .executableTarget(name: "HubBench", dependencies: ["HearthMQTT"], path: "Benchmarks/HubBench",
                           swiftSettings: strict),
 
         .testTarget(name: "HearthModelTests", dependencies: ["HearthModel"], swiftSettings: strict),
-        .testTarget(name: "HearthEngineTests", dependencies: ["HearthEngine"], swiftSettings: strict),
+        .testTarget(name: "HearthEngineTests", dependencies: ["HearthEngine", "HearthTestKit"], swiftSettings: strict),
         .testTarget(name: "HearthConfigTests", dependencies: ["HearthConfig"], swiftSettings: strict),
         .testTarget(name: "HearthJSONTests", dependencies: ["HearthJSON"], swiftSettings: strict),
         .testTarget(name: "HearthContractTests", dependencies: ["HearthContract", "HearthEngine"], swiftSettings: strict),
