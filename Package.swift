@@ -43,7 +43,8 @@ let package = Package(
 
         // The hub service: configuration, persistence, and the services a board runs, assembled for `hearthd`.
         .target(name: "HearthHub", dependencies: [
-            "HearthEngine", "HearthMQTT", "HearthHardware", "HearthConfig", "HearthLinux",
+            "HearthEngine", "HearthMQTT", "HearthHardware", "HearthHardwareLinux", "HearthSimulator", "HearthConfig",
+            "HearthLinux",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -57,10 +58,13 @@ let package = Package(
             "HearthMQTT", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: strict),
 
-        // Hardware bindings (relays, wall switches, PWM dimmers, humidity sensors) and board files, over HearthLinux
-        // or a simulated backend.
-        .target(name: "HearthHardware", dependencies: ["HearthEngine", "HearthLinux", "HearthConfig"],
-                swiftSettings: strict),
+        // Hardware bindings (relays, wall switches, PWM dimmers, humidity sensors), board files, and the backend
+        // protocols they open hardware through, in platform-neutral types and errors (`HardwareError`).
+        .target(name: "HearthHardware", dependencies: ["HearthEngine", "HearthConfig"], swiftSettings: strict),
+        // The Linux backend of HearthHardware (`LinuxHardware`): GPIO, PWM and sensors through HearthLinux.
+        .target(name: "HearthHardwareLinux", dependencies: ["HearthHardware", "HearthLinux"], swiftSettings: strict),
+        // A board in memory (`SimulatedHardware`): lines, PWM, drifting sensors and the simulated-switch trait.
+        .target(name: "HearthSimulator", dependencies: ["HearthHardware", "HearthEngine"], swiftSettings: strict),
 
         // Benchmarks of the engine (run by scripts/bench, never by tests).
         .executableTarget(name: "HearthBench", dependencies: ["HearthEngine", "HearthMQTT"], path: "Benchmarks/HearthBench",
@@ -78,8 +82,9 @@ let package = Package(
         .testTarget(name: "HearthConfigTests", dependencies: ["HearthConfig"], swiftSettings: strict),
         .testTarget(name: "HearthMQTTTests", dependencies: ["HearthMQTT", "HearthTestKit"], swiftSettings: strict),
         .testTarget(name: "HearthCLITests", dependencies: ["HearthMQTT", "HearthEngine", "HearthTestKit"], swiftSettings: strict),
-        .testTarget(name: "HearthHardwareTests", dependencies: ["HearthHardware", "HearthTestKit"],
-                    swiftSettings: strict),
+        .testTarget(name: "HearthHardwareTests", dependencies: [
+            "HearthHardware", "HearthHardwareLinux", "HearthSimulator", "HearthTestKit",
+        ], swiftSettings: strict),
         .testTarget(name: "HearthHubTests", dependencies: [
             "HearthHub", "HearthMQTT", "HearthTestKit", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),

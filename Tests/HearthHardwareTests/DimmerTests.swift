@@ -1,6 +1,8 @@
 import HearthEngine
 @testable import HearthHardware
+import HearthHardwareLinux
 import HearthLinux
+@testable import HearthSimulator
 import HearthModel
 import HearthTestKit
 import Testing
@@ -10,8 +12,8 @@ struct DimmerTests {
     /// A rig on the simulated board whose PWM is a real sysfs PWM chip in a temporary tree.
     func rig(_ tree: SysfsTree, exportAttempts: Int = 50) throws -> Rig {
         let rig = try Rig()
-        let gpio = try #require(rig.board.hardware as? SimulatedHardware)
-        rig.board.hardware = MixedHardware(gpio: gpio, sysfs: LinuxHardware(root: SysfsRoot(tree.root),
+        let gpio = try #require(rig.hardware as? SimulatedHardware)
+        rig.hardware = MixedHardware(gpio: gpio, sysfs: LinuxHardware(root: SysfsRoot(tree.root),
                                                                              pwmExportAttempts: exportAttempts))
         return rig
     }
