@@ -44,6 +44,19 @@ public final class SimulatedHardware: HardwareBackend {
         public var dutyHistory: [UInt64] = []
     }
 
+    /// A write that reached the simulated hardware; `operations` keeps them in order, across lines and channels,
+    /// so a test can check an order between devices (a dimmer's relay closes only while its PWM is dark).
+    public enum Operation: Sendable, Hashable {
+        /// An output line was requested at, set to or released at `value` (logical).
+        case output(key: String, value: Bool)
+        /// A PWM channel was configured and enabled at `dutyCycleNanoseconds`.
+        case pwmStart(key: String, dutyCycleNanoseconds: UInt64)
+        /// A running PWM channel's duty cycle changed.
+        case pwmDuty(key: String, nanoseconds: UInt64)
+        /// A PWM channel was set to duty 0, disabled and given back.
+        case pwmStop(key: String)
+    }
+
     struct Sensor: Sendable {
         var humidity: Double
         var temperature: Double
@@ -66,6 +79,8 @@ public final class SimulatedHardware: HardwareBackend {
         var openFaults: [String: HardwareError] = [:]
         /// Failures every write to a key meets until cleared.
         var writeFaults: [String: HardwareError] = [:]
+        /// Every write that succeeded, in order.
+        var operations: [Operation] = []
     }
 
     private let state = Mutex(State())
@@ -95,6 +110,7 @@ public final class SimulatedHardware: HardwareBackend {
             output.drive = drive
             output.isHeld = true
             output.history.append(initialValue)
+            s.operations.append(.output(key: key, value: initialValue))
             s.outputs[key] = output
         }
         return SimulatedOutputLine(world: self, key: key, pin: pin)
@@ -226,6 +242,8 @@ public final class SimulatedHardware: HardwareBackend {
     public func output(_ key: String) -> Output? { state.withLock { $0.outputs[key] } }
     public func pwm(_ key: String) -> PWM? { state.withLock { $0.pwm[key] } }
     public func input(_ key: String) -> Input? { state.withLock { $0.inputs[key] } }
+    /// Every write to the simulated lines and PWM channels so far, in order.
+    public var operations: [Operation] { state.withLock { $0.operations } }
 
     /// The key of a board pin by its name (`relay-1` → `hearth-sim-main:0`).
     public func key(ofPin name: String) -> String? {
@@ -342,6 +360,7 @@ final class SimulatedOutputLine: OutputLine {
             precondition(s.outputs[key]?.isHeld == true, "set on simulated GPIO \(pin) after release")
             s.outputs[key]?.value = value
             s.outputs[key]?.history.append(value)
+            s.operations.append(.output(key: key, value: value))
         }
     }
 
@@ -358,6 +377,7 @@ final class SimulatedOutputLine: OutputLine {
             if let fault = s.writeFaults[key] { throw fault }
             s.outputs[key]?.value = safeValue
             s.outputs[key]?.history.append(safeValue)
+            s.operations.append(.output(key: key, value: safeValue))
         }
     }
 }
@@ -398,6 +418,7 @@ final class SimulatedPWMOutput: PWMOutput {
             s.pwm[key]?.dutyHistory.append(dutyCycleNanoseconds)
             s.pwm[key]?.polarity = polarity
             s.pwm[key]?.isEnabled = true
+            s.operations.append(.pwmStart(key: key, dutyCycleNanoseconds: dutyCycleNanoseconds))
         }
     }
 
@@ -406,6 +427,7 @@ final class SimulatedPWMOutput: PWMOutput {
             if let fault = s.writeFaults[key] { throw fault }
             s.pwm[key]?.dutyCycleNanoseconds = nanoseconds
             s.pwm[key]?.dutyHistory.append(nanoseconds)
+            s.operations.append(.pwmDuty(key: key, nanoseconds: nanoseconds))
         }
     }
 
@@ -414,6 +436,7 @@ final class SimulatedPWMOutput: PWMOutput {
             s.pwm[key]?.dutyCycleNanoseconds = 0
             s.pwm[key]?.isEnabled = false
             s.pwm[key]?.isExported = false
+            s.operations.append(.pwmStop(key: key))
         }
     }
 }

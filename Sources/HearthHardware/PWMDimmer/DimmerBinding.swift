@@ -108,16 +108,20 @@ final class DimmerBinding: RetryingOutputBinding, EndpointActuator {
         var pwm: (any PWMOutput)?
         var relay: (any OutputLine)?
         do throws(HardwareError) {
+            // Power before light, as in `drive`: the channel starts dark (whatever a previous owner left it at),
+            // the relay closes, and only then does the light come up.
             let channel = try hardware.openPWM(configuration.pwm)
             pwm = channel
-            try channel.start(periodNanoseconds: configuration.periodNanoseconds, dutyCycleNanoseconds: duty,
+            try channel.start(periodNanoseconds: configuration.periodNanoseconds, dutyCycleNanoseconds: 0,
                               polarity: configuration.polarity)
             if let pin = configuration.relay {
                 relay = try hardware.openOutput(pin, initialValue: duty > 0, activeLow: configuration.relayActiveLow,
                                                 drive: .pushPull)
             }
+            if duty > 0 { try channel.setDutyCycle(duty) }
         } catch {
             try? pwm?.stop()
+            try? relay?.release(leaving: false)
             state.withLock { $0.retry.failed(at: now) }
             runtime.goOffline("requesting the dimmer's hardware failed: \(error.message)")
             return
