@@ -86,7 +86,8 @@ let package = Package(
             "HearthHardware", "HearthHardwareLinux", "HearthSimulator", "HearthTestKit",
         ], swiftSettings: strict),
         .testTarget(name: "HearthHubTests", dependencies: [
-            "HearthHub", "HearthMQTT", "HearthTestKit", .product(name: "Logging", package: "swift-log"),
+            "HearthHub", "HearthMQTT", "HearthHardware", "HearthHardwareLinux", "HearthSimulator", "HearthTestKit",
+            .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         .testTarget(name: "HearthLinuxTests", dependencies: ["HearthLinux", "HearthTestKit"], swiftSettings: strict),
     ]
