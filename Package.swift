@@ -48,7 +48,8 @@ let package = Package(
         // The hub service: publishing the engine over MQTT, peer routing, configuration, persistence, and the services
         // a board runs, assembled for `hearthd`.
         .target(name: "HearthHub", dependencies: [
-            "HearthEngine", "HearthContract", "HearthJSON", "HearthMQTT", "HearthHardware", "HearthConfig", "HearthLinux",
+            "HearthEngine", "HearthContract", "HearthJSON", "HearthMQTT", "HearthHardware", "HearthHardwareLinux",
+            "HearthSimulator", "HearthConfig", "HearthLinux",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -62,10 +63,13 @@ let package = Package(
             "HearthContract", "HearthJSON", "HearthMQTT", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: strict),
 
-        // Hardware bindings (relays, wall switches, PWM dimmers, humidity sensors) and board files, over HearthLinux
-        // or a simulated backend.
-        .target(name: "HearthHardware", dependencies: ["HearthEngine", "HearthLinux", "HearthConfig"],
-                swiftSettings: strict),
+        // Hardware bindings (relays, wall switches, PWM dimmers, humidity sensors), board files, and the backend
+        // protocols they open hardware through, in platform-neutral types and errors (`HardwareError`).
+        .target(name: "HearthHardware", dependencies: ["HearthEngine", "HearthConfig"], swiftSettings: strict),
+        // The Linux backend of HearthHardware (`LinuxHardware`): GPIO, PWM and sensors through HearthLinux.
+        .target(name: "HearthHardwareLinux", dependencies: ["HearthHardware", "HearthLinux"], swiftSettings: strict),
+        // A board in memory (`SimulatedHardware`): lines, PWM, drifting sensors and the simulated-switch trait.
+        .target(name: "HearthSimulator", dependencies: ["HearthHardware", "HearthEngine"], swiftSettings: strict),
 
         // Benchmarks of the engine (run by scripts/bench, never by tests).
         .executableTarget(name: "HearthBench", dependencies: ["HearthEngine", "HearthContract", "HearthHub", "HearthJSON"], path: "Benchmarks/HearthBench",
@@ -86,10 +90,12 @@ let package = Package(
         .testTarget(name: "HearthMQTTTests", dependencies: ["HearthMQTT", "HearthTestKit"], swiftSettings: strict),
         .testTarget(name: "HearthCLITests", dependencies: ["HearthContract", "HearthJSON", "HearthHub", "HearthTestKit"],
                     swiftSettings: strict),
-        .testTarget(name: "HearthHardwareTests", dependencies: ["HearthHardware", "HearthTestKit"],
-                    swiftSettings: strict),
+        .testTarget(name: "HearthHardwareTests", dependencies: [
+            "HearthHardware", "HearthHardwareLinux", "HearthSimulator", "HearthTestKit",
+        ], swiftSettings: strict),
         .testTarget(name: "HearthHubTests", dependencies: [
-            "HearthHub", "HearthContract", "HearthJSON", "HearthMQTT", "HearthTestKit",
+            "HearthHub", "HearthContract", "HearthJSON", "HearthMQTT", "HearthHardware", "HearthHardwareLinux",
+            "HearthSimulator", "HearthTestKit",
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         .testTarget(name: "HearthLinuxTests", dependencies: ["HearthLinux", "HearthTestKit"], swiftSettings: strict),

@@ -1,5 +1,4 @@
 public import HearthConfig
-import HearthLinux
 
 /// Builds bindings from a device type's `binding:` mapping; its `kind:` picks the binding.
 public enum BindingKinds {

@@ -14,8 +14,8 @@ public protocol HardwareBinding: AnyObject, Sendable {
     /// Drives the endpoint's outputs; `nil` for inputs and sensors.
     var actuator: (any EndpointActuator)? { get }
 
-    /// Traits the binding adds to its device type beyond the configured ones (e.g. the simulated
-    /// switch's `dev.hearth.simulatedSwitch`, through which a user presses it over MQTT).
+    /// Traits the binding adds to its device type beyond the configured ones (e.g. those its backend serves
+    /// for an input line: the simulated switch's `dev.hearth.simulatedSwitch`, pressed by a user over MQTT).
     var extraTraits: [TraitConfiguration] { get }
 
     /// Features the binding needs on traits of its device type (the wall switch's `switch` trait gets
@@ -47,16 +47,20 @@ public struct BindingContext: Sendable {
     /// The device type's name, e.g. `DimmableLight`.
     public var typeName: String
     public var board: Board
+    /// Where the binding opens its hardware: the kernel's (`LinuxHardware`) or a simulated board's memory
+    /// (`SimulatedHardware`), chosen once per board by whoever assembles the hub.
+    public var hardware: any HardwareBackend
     /// Shared by every binding of one configuration, so a pin used twice is reported with both places.
     public var pins: PinLedger
     /// One line per event worth logging (a fault, a recovery), with the device and trait in it.
     public var log: @Sendable (String) -> Void
 
-    public init(deviceID: String, typeName: String, board: Board, pins: PinLedger,
+    public init(deviceID: String, typeName: String, board: Board, hardware: any HardwareBackend, pins: PinLedger,
                 log: @escaping @Sendable (String) -> Void) {
         self.deviceID = deviceID
         self.typeName = typeName
         self.board = board
+        self.hardware = hardware
         self.pins = pins
         self.log = log
     }
@@ -98,9 +102,4 @@ public final class PinLedger: Sendable {
                       + "(\(first.path)); each pin can drive only one binding")
         return false
     }
-}
-
-/// The manufacturer traits hardware bindings add; the daemon registers them next to `TraitRegistry.standard`.
-public enum HardwareTraits {
-    public static let servers: [any TraitServer.Type] = [SimulatedSwitchServer.self]
 }

@@ -1,7 +1,7 @@
 import HearthConfig
 import HearthEngine
-import HearthLinux
 @testable import HearthHardware
+import HearthSimulator
 import HearthModel
 import Testing
 
@@ -31,8 +31,8 @@ struct BindingConfigurationTests {
         let root = try #require(ConfigValue.parse(text, file: "hub.yaml", diagnostics: rig.diagnostics))
         let list = try #require(root.anyMapping?["devices"]?.list)
         for (i, device) in list.enumerated() {
-            let context = BindingContext(deviceID: "light-\(i)", typeName: "OnOffLight", board: rig.board, pins: rig.pins,
-                                         log: rig.logs.log)
+            let context = BindingContext(deviceID: "light-\(i)", typeName: "OnOffLight", board: rig.board,
+                                         hardware: rig.hardware, pins: rig.pins, log: rig.logs.log)
             _ = BindingKinds.make(try #require(device.anyMapping?["binding"]), context: context)
         }
         #expect(problems(rig) == ["hub.yaml:8: devices[1].binding.line: GPIO line 0 of hearth-sim is already used by "
@@ -110,7 +110,7 @@ struct BindingConfigurationTests {
         let follow = try #require(rig.makeBinding("{kind: wallSwitch, pin: wall-switch-2, mode: follow}", device: "f",
                                                   type: "GenericSwitch"))
         #expect(follow.requiredFeatures == [.switchTrait: ["latchingSwitch"]])
-        #expect(HardwareTraits.servers.map { $0.descriptor.id.qualifiedName } == ["dev.hearth.simulatedSwitch"])
+        #expect(SimulatedHardware.traitServers.map { $0.descriptor.id.qualifiedName } == ["dev.hearth.simulatedSwitch"])
 
         let real = Rig(board: try shippedBoard("rpi4"))
         let onPi = try #require(real.makeBinding("{kind: wallSwitch, pin: wall-switch-1}", device: "s", type: "GenericSwitch"))

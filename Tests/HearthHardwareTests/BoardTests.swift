@@ -15,7 +15,6 @@ struct BoardTests {
             #expect(pin.offset < chip.lineCount)
         }
         #expect(board.isSimulated == (name == "sim"))
-        #expect((board.hardware is SimulatedHardware) == board.isSimulated)
     }
 
     @Test func raspberryPiBoardsNameTheirChipsByLabel() throws {

@@ -1,6 +1,8 @@
 import HearthEngine
 @testable import HearthHardware
+import HearthHardwareLinux
 import HearthLinux
+@testable import HearthSimulator
 import HearthModel
 import HearthTestKit
 import Testing
@@ -10,8 +12,8 @@ struct DimmerTests {
     /// A rig on the simulated board whose PWM is a real sysfs PWM chip in a temporary tree.
     func rig(_ tree: SysfsTree, exportAttempts: Int = 50) throws -> Rig {
         let rig = try Rig()
-        let gpio = try #require(rig.board.hardware as? SimulatedHardware)
-        rig.board.hardware = MixedHardware(gpio: gpio, sysfs: LinuxHardware(root: SysfsRoot(tree.root),
+        let gpio = try #require(rig.hardware as? SimulatedHardware)
+        rig.hardware = MixedHardware(gpio: gpio, sysfs: LinuxHardware(root: SysfsRoot(tree.root),
                                                                              pwmExportAttempts: exportAttempts))
         return rig
     }
@@ -100,6 +102,58 @@ struct DimmerTests {
         #expect(pwm(tree, "duty_cycle") == "0")
         #expect(rig.simulation.output(relay)?.value == false)
         #expect(rig.simulation.output(relay)?.history == [false, true, false])
+    }
+
+    /// Replays the simulated board's writes and returns every moment the relay switched while the PWM was lighting
+    /// the load (enabled at a duty above 0), with the duty at that moment.
+    func relaySwitchesUnderLoad(_ operations: [SimulatedHardware.Operation], relay: String, pwm: String) -> [String] {
+        var duty: UInt64 = 0, relayOn: Bool?
+        var violations: [String] = []
+        for operation in operations {
+            switch operation {
+            case .pwmStart(pwm, let d), .pwmDuty(pwm, let d): duty = d
+            case .pwmStop(pwm): duty = 0
+            case .output(relay, let value):
+                if value != relayOn, duty > 0 { violations.append("relay \(value ? "on" : "off") at duty \(duty)") }
+                relayOn = value
+            default: break
+            }
+        }
+        return violations
+    }
+
+    @Test func theRelayNeverSwitchesWhileThePWMIsLit() throws {
+        let rig = try Rig()
+        let dimmer = try #require(try rig.add(
+            "lamp", .dimmableLight, binding: "{kind: pwmDimmer, pwm: dimmer-1, relay: dimmer-relay}",
+            traits: [TraitConfiguration(.onOff, attributes: ["startUpOnOff": .int(1)]),
+                     TraitConfiguration(.levelControl, attributes: ["startUpCurrentLevel": .int(200),
+                                                                    "offTransitionTime": .int(2)])]) as? DimmerBinding)
+        let relay = try key(rig, "dimmer-relay"), pwm = "pwmchip0/pwm0"
+        let lit = dimmer.dutyCycle(for: EndpointOutput(onOff: true, level: 200))
+        try rig.start()
+        // Started lit: the channel is enabled dark, the relay closes, then the light comes up.
+        #expect(rig.simulation.operations == [.pwmStart(key: pwm, dutyCycleNanoseconds: 0),
+                                              .output(key: relay, value: true),
+                                              .pwmDuty(key: pwm, nanoseconds: lit)])
+        // Off with a fade, on again, and a fault that makes the binding request its hardware again while lit.
+        try rig.home.invoke("lamp", trait: "onOff", command: "off")
+        rig.advance(by: 300)
+        try rig.home.invoke("lamp", trait: "onOff", command: "on")
+        rig.simulation.failWrites(key: pwm, HardwareError(.gone, message: "gone", operation: "write", context: pwm))
+        #expect(throws: HomeError.self) {
+            try rig.home.invoke("lamp", trait: "levelControl", command: "moveToLevel",
+                                arguments: ["level": .int(100), "transitionTime": .int(0)])
+        }
+        rig.simulation.failWrites(key: pwm, nil)
+        rig.tick()
+        rig.advance(by: 1000)
+        #expect(try rig.connectivity("lamp", "levelControl") == .directOnline)
+        #expect(rig.simulation.output(relay)?.value == true)
+        #expect(rig.simulation.pwm(pwm)?.dutyCycleNanoseconds == lit)
+        dimmer.stop()
+        #expect(rig.simulation.output(relay)?.history == [true, false, true, false, true, false])
+        #expect(relaySwitchesUnderLoad(rig.simulation.operations, relay: relay, pwm: pwm) == [])
     }
 
     @Test func inversedPolarityAndStopReleasesTheChannel() throws {

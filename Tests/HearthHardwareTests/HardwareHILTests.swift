@@ -2,7 +2,9 @@ import Glibc
 import HearthConfig
 import HearthEngine
 @testable import HearthHardware
+@testable import HearthHardwareLinux
 import HearthLinux
+import HearthSimulator
 import HearthModel
 import Synchronization
 import Testing
@@ -76,7 +78,7 @@ struct HardwareHILTests {
 
         init(_ line: Line) {
             let path = line.simulator + "/value"
-            let t = HearthHardware.Thread.start { [self] in
+            let t = HearthHardwareLinux.Thread.start { [self] in
                 while state.withLock({ $0.running }) {
                     guard let v = HardwareHILTests.readText(path).map({ String($0.filter { !$0.isWhitespace }) })
                     else { continue }
@@ -102,7 +104,7 @@ struct HardwareHILTests {
         try relay1.pull("pull-up")
         try relay2.pull("pull-up")
         let rig = Rig(board: try board())
-        rig.board.hardware = LinuxHardware(consumer: "hearthd-hil")
+        rig.hardware = LinuxHardware(consumer: "hearthd-hil")
         let on = try rig.add("porch", .onOffLight, binding: "{kind: relay, pin: relay-1}",
                              traits: [TraitConfiguration(.onOff, attributes: ["startUpOnOff": .int(1)])])
         let low = try rig.add("pump", .onOffPlugInUnit, binding: "{kind: relay, pin: relay-2, activeLow: true}")
@@ -162,7 +164,7 @@ struct HardwareHILTests {
             binding: "{kind: wallSwitch, pin: wall-switch-1, bias: pull-down, activeLow: false, debounce: 20ms, controls: porch}"))
         // The real clock: edges carry kernel CLOCK_MONOTONIC timestamps.
         var registry = TraitRegistry.standard
-        for server in HardwareTraits.servers { registry.register(server) }
+        for server in SimulatedHardware.traitServers { registry.register(server) }
         let home = try Home(devices: rig.devices, clock: MonotonicClock(), registry: registry)
         let events = home.events()
         for binding in rig.bindings { binding.start(home: home) }

@@ -1,6 +1,8 @@
 import HearthEngine
 @testable import HearthHardware
+import HearthHardwareLinux
 import HearthLinux
+@testable import HearthSimulator
 import HearthModel
 import Testing
 
@@ -109,9 +111,9 @@ struct RelayTests {
         try rig.add("hall", .onOffLight, binding: "{kind: relay, pin: relay-2}")
         try rig.start()
         let line = try key(rig, "relay-1")
-        rig.simulation.failWrites(key: line, LinuxIOError(operation: "gpiod_line_set_value",
-                                                          context: .gpioLine(chip: "gpiochip0", offset: 0),
-                                                          errno: .noSuchDevice))
+        rig.simulation.failWrites(key: line, HardwareError(LinuxIOError(operation: "gpiod_line_set_value",
+                                                                        context: .gpioLine(chip: "gpiochip0", offset: 0),
+                                                                        errno: .noSuchDevice)))
         let error = #expect(throws: HomeError.self) { try rig.home.invoke("porch", trait: "onOff", command: "on") }
         #expect(error?.code == .internal)
         #expect(error?.message.hasPrefix("relay relay-1 (line 0 of hearth-sim): the device behind gpiochip0 line 0 is gone") == true)

@@ -1,5 +1,6 @@
 import HearthEngine
 @testable import HearthHardware
+import HearthSimulator
 import HearthModel
 import Testing
 

@@ -1,6 +1,8 @@
 import HearthEngine
 @testable import HearthHardware
+import HearthHardwareLinux
 import HearthLinux
+@testable import HearthSimulator
 import HearthModel
 import HearthTestKit
 import Testing
@@ -10,8 +12,8 @@ struct SensorTests {
     /// A rig whose sensors are read from a sysfs-shaped tree.
     func sysfsRig(_ tree: SysfsTree) throws -> Rig {
         let rig = try Rig()
-        let gpio = try #require(rig.board.hardware as? SimulatedHardware)
-        rig.board.hardware = MixedHardware(gpio: gpio, sysfs: LinuxHardware(root: SysfsRoot(tree.root)))
+        let gpio = try #require(rig.hardware as? SimulatedHardware)
+        rig.hardware = MixedHardware(gpio: gpio, sysfs: LinuxHardware(root: SysfsRoot(tree.root)))
         return rig
     }
 

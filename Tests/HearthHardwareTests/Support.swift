@@ -2,7 +2,8 @@ import Glibc
 import HearthConfig
 import HearthEngine
 @testable import HearthHardware
-import HearthLinux
+import HearthHardwareLinux
+@testable import HearthSimulator
 import HearthModel
 import Synchronization
 import Testing
@@ -47,26 +48,37 @@ struct MixedHardware: HardwareBackend {
     let gpio: SimulatedHardware
     let sysfs: LinuxHardware
 
-    func openOutput(_ pin: PinAddress, initialValue: Bool, activeLow: Bool, drive: GPIODrive)
-        throws(LinuxIOError) -> any OutputLine
+    func openOutput(_ pin: PinAddress, initialValue: Bool, activeLow: Bool, drive: OutputDrive)
+        throws(HardwareError) -> any OutputLine
     {
         try gpio.openOutput(pin, initialValue: initialValue, activeLow: activeLow, drive: drive)
     }
-    func openInput(_ pin: PinAddress, bias: GPIOBias, activeLow: Bool, clock: any EngineClock)
-        throws(LinuxIOError) -> any InputLine
+    func openInput(_ pin: PinAddress, bias: InputBias, activeLow: Bool, clock: any EngineClock)
+        throws(HardwareError) -> any InputLine
     {
         try gpio.openInput(pin, bias: bias, activeLow: activeLow, clock: clock)
     }
-    func openPWM(_ pwm: PWMAddress) throws(LinuxIOError) -> any PWMOutput { try sysfs.openPWM(pwm) }
-    func openSensor(_ sensor: SensorAddress, quantity: SensorQuantity) throws(LinuxIOError) -> any SensorSource {
+    func openPWM(_ pwm: PWMAddress) throws(HardwareError) -> any PWMOutput { try sysfs.openPWM(pwm) }
+    func openSensor(_ sensor: SensorAddress, quantity: SensorQuantity) throws(HardwareError) -> any SensorSource {
         try sysfs.openSensor(sensor, quantity: quantity)
     }
+    func traits(forInput pin: PinAddress) -> [TraitConfiguration] { gpio.traits(forInput: pin) }
+    func traitEvent(_ event: String, of trait: TraitID, forInput pin: PinAddress) {
+        gpio.traitEvent(event, of: trait, forInput: pin)
+    }
+}
+
+/// The backend the daemon gives a board's bindings (`BoardHardware.backend(for:)` in HearthHub).
+func backend(for board: Board) -> any HardwareBackend {
+    board.isSimulated ? SimulatedHardware(board: board, seed: board.seed) : LinuxHardware()
 }
 
 /// A small hub: a board, bindings read from YAML, a home on a manual clock, as the daemon assembles them.
 final class Rig {
     let clock = ManualClock()
     var board: Board
+    /// Where the bindings made from now on open their hardware.
+    var hardware: any HardwareBackend
     let pins = PinLedger()
     let logs = LogSink()
     let diagnostics = ConfigDiagnostics()
@@ -74,15 +86,18 @@ final class Rig {
     var bindings: [any HardwareBinding] = []
     private(set) var home: Home!
 
-    init(board: Board) { self.board = board }
+    init(board: Board) {
+        self.board = board
+        hardware = backend(for: board)
+    }
 
     convenience init(_ boardName: String = "sim") throws {
         self.init(board: try shippedBoard(boardName))
     }
 
     var simulation: SimulatedHardware {
-        if let sim = board.hardware as? SimulatedHardware { return sim }
-        return (board.hardware as! MixedHardware).gpio
+        if let sim = hardware as? SimulatedHardware { return sim }
+        return (hardware as! MixedHardware).gpio
     }
 
     /// Reads one binding (`{kind: relay, pin: relay-1}`) for a device type, as `BindingKinds.make` does.
@@ -90,7 +105,8 @@ final class Rig {
         -> (any HardwareBinding)?
     {
         guard let value = ConfigValue.parse(yaml, file: file, diagnostics: diagnostics) else { return nil }
-        let context = BindingContext(deviceID: device, typeName: type, board: board, pins: pins, log: logs.log)
+        let context = BindingContext(deviceID: device, typeName: type, board: board, hardware: hardware, pins: pins,
+                                     log: logs.log)
         return BindingKinds.make(value, context: context)
     }
 
@@ -123,7 +139,7 @@ final class Rig {
     /// Builds the home (start-up state applied) and starts every binding.
     func start(saved: [String: SavedDevice] = [:]) throws {
         var registry = TraitRegistry.standard
-        for server in HardwareTraits.servers { registry.register(server) }
+        for server in SimulatedHardware.traitServers { registry.register(server) }
         home = try Home(devices: devices, saved: saved, clock: clock, registry: registry)
         for binding in bindings { binding.start(home: home) }
     }

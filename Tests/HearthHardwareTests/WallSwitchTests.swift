@@ -1,6 +1,8 @@
 import HearthEngine
 @testable import HearthHardware
+import HearthHardwareLinux
 import HearthLinux
+@testable import HearthSimulator
 import HearthModel
 import Synchronization
 import Testing
@@ -124,8 +126,9 @@ struct WallSwitchTests {
     @Test func aFailedLineGoesOfflineAndComesBack() throws {
         let rig = try rig("{kind: wallSwitch, pin: wall-switch-1, controls: porch}")
         let sw = try key(rig, "wall-switch-1")
-        rig.simulation.failInput(key: sw, LinuxIOError(operation: "poll", context: .gpioLine(chip: "gpiochip0", offset: 8),
-                                                       errno: .noSuchDevice, message: "the GPIO chip was removed"))
+        rig.simulation.failInput(key: sw, HardwareError(LinuxIOError(operation: "poll",
+                                                                     context: .gpioLine(chip: "gpiochip0", offset: 8),
+                                                                     errno: .noSuchDevice, message: "the GPIO chip was removed")))
         rig.tick()
         #expect(try rig.connectivity("hall", "switch") == SourceConnectivity(.offline, .direct))
         #expect(rig.logs.contains("hall GenericSwitch (wallSwitch): offline: wall-switch-1 (line 8 of hearth-sim) stopped "

@@ -1,30 +1,38 @@
-import HearthEngine
-import HearthLinux
+public import HearthEngine
+public import HearthModel
 
-// The seam between bindings and hardware: one small protocol per kind of device, a real implementation over
-// HearthLinux (LinuxHardware.swift) and an in-memory one (SimulatedHardware.swift). Bindings see only these.
+// The seam between bindings and hardware: one small protocol per kind of device, in terms no platform owns, so
+// the bindings here never see a Linux type. The real implementation over the kernel is `LinuxHardware`
+// (HearthHardwareLinux), the in-memory one `SimulatedHardware` (HearthSimulator); the daemon picks one per board
+// and hands it to the bindings in their `BindingContext`.
 
 /// Where a GPIO line is: a chip by label (`pinctrl-bcm2711`), kernel name (`gpiochip0`) or path, and a line by
 /// offset or by its device-tree name (`GPIO17`).
-struct PinAddress: Sendable, Hashable, CustomStringConvertible {
-    enum Line: Sendable, Hashable {
+public struct PinAddress: Sendable, Hashable, CustomStringConvertible {
+    public enum Line: Sendable, Hashable {
         case offset(Int)
         case name(String)
     }
-    var chip: String
-    var line: Line
+    public var chip: String
+    public var line: Line
     /// The board's name for it (`relay-1`), for messages; empty when configured by chip and line.
-    var name: String
+    public var name: String
+
+    public init(chip: String, line: Line, name: String) {
+        self.chip = chip
+        self.line = line
+        self.name = name
+    }
 
     /// The key the pin ledger and the simulated board use: the same wire gives the same key.
-    var key: String {
+    public var key: String {
         switch line {
         case .offset(let o): "\(chip):\(o)"
         case .name(let n): "\(chip):\(n)"
         }
     }
 
-    var description: String {
+    public var description: String {
         let where_ = switch line {
         case .offset(let o): "line \(o) of \(chip)"
         case .name(let n): "line \(n) of \(chip)"
@@ -33,22 +41,29 @@ struct PinAddress: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// A sysfs PWM channel.
-struct PWMAddress: Sendable, Hashable, CustomStringConvertible {
-    var chip: Int
-    var channel: Int
-    var name: String
-    var key: String { "pwmchip\(chip)/pwm\(channel)" }
-    var description: String { name.isEmpty ? key : "\(name) (\(key))" }
+/// A PWM channel: a chip number and a channel on it (sysfs `pwmchip<chip>/pwm<channel>` on Linux).
+public struct PWMAddress: Sendable, Hashable, CustomStringConvertible {
+    public var chip: Int
+    public var channel: Int
+    public var name: String
+
+    public init(chip: Int, channel: Int, name: String) {
+        self.chip = chip
+        self.channel = channel
+        self.name = name
+    }
+
+    public var key: String { "pwmchip\(chip)/pwm\(channel)" }
+    public var description: String { name.isEmpty ? key : "\(name) (\(key))" }
 }
 
 /// What a sensor measures.
-enum SensorQuantity: String, Sendable, Hashable {
+public enum SensorQuantity: String, Sendable, Hashable {
     case humidity, temperature
 }
 
 /// Where a sensor's readings come from.
-enum SensorAddress: Sendable, Hashable, CustomStringConvertible {
+public enum SensorAddress: Sendable, Hashable, CustomStringConvertible {
     /// A board's I2C device: found under `/sys/bus/i2c/devices/<bus>-<address>/`, else by driver name.
     case i2c(BoardSensor)
     /// An IIO device by its `name` attribute.
@@ -56,43 +71,65 @@ enum SensorAddress: Sendable, Hashable, CustomStringConvertible {
     /// A hwmon device by its `name` attribute.
     case hwmon(String)
 
-    var description: String {
+    public var description: String {
         switch self {
         case .i2c(let s): "\(s.name) (\(s.driver) at 0x\(String(s.address, radix: 16)) on i2c-\(s.bus))"
         case .iio(let n): "IIO device '\(n)'"
         case .hwmon(let n): "hwmon device '\(n)'"
         }
     }
+}
 
-    var simulationKey: String {
-        switch self {
-        case .i2c(let s): s.name
-        case .iio(let n): "iio:\(n)"
-        case .hwmon(let n): "hwmon:\(n)"
-        }
-    }
+/// How an output line drives the wire.
+public enum OutputDrive: Sendable, Hashable, CaseIterable {
+    /// High and low: what a relay driver board or a MOSFET gate expects.
+    case pushPull
+    /// Low only, floating high: a load on another supply through an external pull-up.
+    case openDrain
+    /// High only, floating low.
+    case openSource
+}
+
+/// The internal resistor on an input line.
+public enum InputBias: Sendable, Hashable, CaseIterable {
+    /// Whatever the firmware or device tree configured.
+    case asIs
+    /// No pull resistor.
+    case disabled
+    /// Towards the supply: a switch to ground.
+    case pullUp
+    /// Towards ground: a switch to the supply.
+    case pullDown
+}
+
+/// Which part of a PWM period the duty cycle is.
+public enum PWMOutputPolarity: String, Sendable, Hashable, CaseIterable {
+    /// The high time.
+    case normal
+    /// The low time: for a driver stage that inverts.
+    case inversed
 }
 
 /// A line this process drives (a relay).
-protocol OutputLine: AnyObject, Sendable {
-    func set(_ value: Bool) throws(LinuxIOError)
-    func value() throws(LinuxIOError) -> Bool
+public protocol OutputLine: AnyObject, Sendable {
+    func set(_ value: Bool) throws(HardwareError)
+    func value() throws(HardwareError) -> Bool
     /// Drives `safeValue` and gives the line back; the line is released even when setting fails.
-    func release(leaving safeValue: Bool) throws(LinuxIOError)
+    func release(leaving safeValue: Bool) throws(HardwareError)
 }
 
 /// What an input line reports, from whatever thread watches it.
-enum InputLineEvent: Sendable {
+public enum InputLineEvent: Sendable {
     /// Logical levels after each edge, with the instant (on the engine's clock) the edge happened.
     case edges([(level: Bool, at: EngineInstant)])
     /// The line stopped working (the chip went away).
-    case failed(LinuxIOError)
+    case failed(HardwareError)
 }
 
 /// A line this process watches (a wall switch): edges come from the kernel, never from polling.
-protocol InputLine: AnyObject, Sendable {
+public protocol InputLine: AnyObject, Sendable {
     /// The current logical level.
-    func value() throws(LinuxIOError) -> Bool
+    func value() throws(HardwareError) -> Bool
     /// Starts delivering edges to `handler` (from another thread, or synchronously for the simulation).
     func startEvents(_ handler: @escaping @Sendable (InputLineEvent) -> Void)
     /// Stops the events and gives the line back.
@@ -100,45 +137,58 @@ protocol InputLine: AnyObject, Sendable {
 }
 
 /// A PWM output (a dimmer's MOSFET gate).
-protocol PWMOutput: AnyObject, Sendable {
+public protocol PWMOutput: AnyObject, Sendable {
     /// Sets period and polarity, then enables the channel at `dutyCycle`.
-    func start(periodNanoseconds: UInt64, dutyCycleNanoseconds: UInt64, polarity: PWMPolarity) throws(LinuxIOError)
-    func setDutyCycle(_ nanoseconds: UInt64) throws(LinuxIOError)
+    func start(periodNanoseconds: UInt64, dutyCycleNanoseconds: UInt64, polarity: PWMOutputPolarity) throws(HardwareError)
+    func setDutyCycle(_ nanoseconds: UInt64) throws(HardwareError)
     /// Duty 0, disabled, given back.
-    func stop() throws(LinuxIOError)
+    func stop() throws(HardwareError)
 }
 
 /// A sensor reading source, in the IIO ABI's milli-units (m%RH, m°C).
-protocol SensorSource: AnyObject, Sendable {
-    func read() throws(LinuxIOError) -> Double
+public protocol SensorSource: AnyObject, Sendable {
+    func read() throws(HardwareError) -> Double
 }
 
-/// Opens hardware by address. Every failure is a `LinuxIOError` whose message says what to fix.
-protocol HardwareBackend: Sendable {
-    func openOutput(_ pin: PinAddress, initialValue: Bool, activeLow: Bool, drive: GPIODrive)
-        throws(LinuxIOError) -> any OutputLine
-    func openInput(_ pin: PinAddress, bias: GPIOBias, activeLow: Bool, clock: any EngineClock)
-        throws(LinuxIOError) -> any InputLine
-    func openPWM(_ pwm: PWMAddress) throws(LinuxIOError) -> any PWMOutput
-    func openSensor(_ sensor: SensorAddress, quantity: SensorQuantity) throws(LinuxIOError) -> any SensorSource
+/// Opens hardware by address. Every failure is a `HardwareError` whose message says what to fix.
+public protocol HardwareBackend: Sendable {
+    func openOutput(_ pin: PinAddress, initialValue: Bool, activeLow: Bool, drive: OutputDrive)
+        throws(HardwareError) -> any OutputLine
+    func openInput(_ pin: PinAddress, bias: InputBias, activeLow: Bool, clock: any EngineClock)
+        throws(HardwareError) -> any InputLine
+    func openPWM(_ pwm: PWMAddress) throws(HardwareError) -> any PWMOutput
+    func openSensor(_ sensor: SensorAddress, quantity: SensorQuantity) throws(HardwareError) -> any SensorSource
+
+    /// Traits the backend itself serves on a device type that watches the input `pin`, beyond those its binding
+    /// reports: the simulator's `dev.hearth.simulatedSwitch`, through which a person presses a switch that exists
+    /// only in memory. Real hardware adds none.
+    func traits(forInput pin: PinAddress) -> [TraitConfiguration]
+
+    /// One of `traits(forInput: pin)` emitted `event` in the home (their commands do): act on the input.
+    func traitEvent(_ event: String, of trait: TraitID, forInput pin: PinAddress)
+}
+
+extension HardwareBackend {
+    public func traits(forInput pin: PinAddress) -> [TraitConfiguration] { [] }
+    public func traitEvent(_ event: String, of trait: TraitID, forInput pin: PinAddress) {}
 }
 
 /// The sensor drivers Hearth knows, and which kernel subsystem reports their readings.
-enum SensorDrivers {
-    enum Kind: Sendable { case iio, hwmon }
+public enum SensorDrivers {
+    public enum Kind: Sendable { case iio, hwmon }
 
-    static let iio = ["si7020", "htu21", "hdc100x", "hdc2010", "hts221", "bme680", "bme280", "dht11"]
-    static let hwmon = ["sht3x", "sht4x", "sht21", "aht10", "hih6130", "shtc1"]
-    static var known: [String] { (iio + hwmon).sorted() }
+    public static let iio = ["si7020", "htu21", "hdc100x", "hdc2010", "hts221", "bme680", "bme280", "dht11"]
+    public static let hwmon = ["sht3x", "sht4x", "sht21", "aht10", "hih6130", "shtc1"]
+    public static var known: [String] { (iio + hwmon).sorted() }
 
-    static func kind(of driver: String) -> Kind? {
+    public static func kind(of driver: String) -> Kind? {
         if iio.contains(driver) { return .iio }
         if hwmon.contains(driver) { return .hwmon }
         return nil
     }
 
     /// The temperatures a chip can report, in m°C; a reading outside is implausible.
-    static func temperatureRange(_ driver: String?) -> ClosedRange<Double> {
+    public static func temperatureRange(_ driver: String?) -> ClosedRange<Double> {
         switch driver {
         case "dht11": 0...50_000
         case "aht10", "hih6130": -40_000...85_000

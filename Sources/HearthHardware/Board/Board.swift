@@ -22,9 +22,6 @@ public struct Board: Sendable {
     /// Seeds the simulated backend's randomness (a sensor's drift), so a simulated run can be replayed.
     public var seed: UInt64
 
-    /// Where bindings open their hardware: the kernel's, or the simulated board's memory.
-    var hardware: any HardwareBackend
-
     /// A board with nothing named on it (tests, or a daemon run without hardware).
     public init(name: String, isSimulated: Bool) {
         self.name = name
@@ -35,7 +32,6 @@ public struct Board: Sendable {
         pwmChannels = []
         sensors = []
         seed = 1
-        hardware = isSimulated ? SimulatedHardware(board: nil, seed: 1) : LinuxHardware()
     }
 
     public func pin(named name: String) -> BoardPin? { pins.first { $0.name == name } }
@@ -210,7 +206,6 @@ extension Board {
         }
 
         guard diagnostics.problems.count == before else { return nil }
-        board.hardware = board.isSimulated ? SimulatedHardware(board: board, seed: board.seed) : LinuxHardware()
         return board
     }
 }

@@ -1,7 +1,10 @@
-import Glibc
+#if canImport(Glibc)
+import Glibc  // pow
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import HearthEngine
 import HearthModel
-import HearthLinux
 import Synchronization
 
 /// A dimmable light on a PWM channel (a MOSFET or a constant-current driver), with an optional relay that cuts
@@ -26,7 +29,7 @@ final class DimmerBinding: RetryingOutputBinding, EndpointActuator {
 
     init(_ configuration: DimmerConfiguration, context: BindingContext) {
         self.configuration = configuration
-        hardware = context.board.hardware
+        hardware = context.hardware
         runtime = BindingRuntime(context: context, kind: "pwmDimmer", traits: [.onOff, .levelControl])
     }
 
@@ -59,7 +62,7 @@ final class DimmerBinding: RetryingOutputBinding, EndpointActuator {
                 throw .unavailable("the dimmer on \(configuration.pwm) is not available: "
                                    + (runtime.offlineReason ?? s.retry.pendingFault ?? "it is being re-requested"))
             }
-            do throws(LinuxIOError) {
+            do throws(HardwareError) {
                 // Power before light, light before power: the relay never switches a load under PWM.
                 if lit, !s.relayOn, let relay = s.relay { try relay.set(true); s.relayOn = true }
                 if duty != s.duty { try pwm.setDutyCycle(duty); s.duty = duty }
@@ -91,8 +94,8 @@ final class DimmerBinding: RetryingOutputBinding, EndpointActuator {
             defer { s.pwm = nil; s.relay = nil; s.retry.cancel() }
             return (s.pwm, s.relay)
         }
-        do throws(LinuxIOError) { try pwm?.stop() } catch { runtime.log("stopping \(configuration.pwm) failed: \(error.message)") }
-        do throws(LinuxIOError) { try relay?.release(leaving: false) } catch {
+        do throws(HardwareError) { try pwm?.stop() } catch { runtime.log("stopping \(configuration.pwm) failed: \(error.message)") }
+        do throws(HardwareError) { try relay?.release(leaving: false) } catch {
             runtime.log("releasing the relay \(configuration.relay?.description ?? "") failed: \(error.message)")
         }
         runtime.wake()
@@ -104,17 +107,21 @@ final class DimmerBinding: RetryingOutputBinding, EndpointActuator {
         let duty = dutyCycle(for: output)
         var pwm: (any PWMOutput)?
         var relay: (any OutputLine)?
-        do throws(LinuxIOError) {
+        do throws(HardwareError) {
+            // Power before light, as in `drive`: the channel starts dark (whatever a previous owner left it at),
+            // the relay closes, and only then does the light come up.
             let channel = try hardware.openPWM(configuration.pwm)
             pwm = channel
-            try channel.start(periodNanoseconds: configuration.periodNanoseconds, dutyCycleNanoseconds: duty,
+            try channel.start(periodNanoseconds: configuration.periodNanoseconds, dutyCycleNanoseconds: 0,
                               polarity: configuration.polarity)
             if let pin = configuration.relay {
                 relay = try hardware.openOutput(pin, initialValue: duty > 0, activeLow: configuration.relayActiveLow,
                                                 drive: .pushPull)
             }
+            if duty > 0 { try channel.setDutyCycle(duty) }
         } catch {
             try? pwm?.stop()
+            try? relay?.release(leaving: false)
             state.withLock { $0.retry.failed(at: now) }
             runtime.goOffline("requesting the dimmer's hardware failed: \(error.message)")
             return

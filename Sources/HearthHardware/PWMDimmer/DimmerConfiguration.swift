@@ -1,5 +1,4 @@
 import HearthConfig
-import HearthLinux
 
 /// `binding: {kind: pwmDimmer, pwm: dimmer-1, relay: dimmer-relay, frequency: 1000, gamma: 2.2, minimumDuty: 0.02,
 /// polarity: normal}`
@@ -20,7 +19,7 @@ struct DimmerConfiguration: Sendable, Hashable {
     var frequency = 1000
     var gamma = 2.2
     var minimumDuty = 0.0
-    var polarity: PWMPolarity = .normal
+    var polarity: PWMOutputPolarity = .normal
 
     static func read(_ reader: BindingReader) -> DimmerConfiguration? {
         guard let map = reader.mapping(allowed: ["pwm", "pwmChip", "pwmChannel", "relay", "relayActiveLow", "frequency",
@@ -32,7 +31,7 @@ struct DimmerConfiguration: Sendable, Hashable {
         let frequency = map["frequency"].map { $0.int(in: 10...100_000, unit: " Hz") } ?? 1000
         let gamma = map["gamma"].map { $0.double(in: 0.1...5) } ?? 2.2
         let minimumDuty = map["minimumDuty"].map { $0.double(in: 0...0.5) } ?? 0
-        let polarity = map["polarity"].map { $0.oneOf(["normal", "inversed"]).flatMap(PWMPolarity.init) } ?? .normal
+        let polarity = map["polarity"].map { $0.oneOf(["normal", "inversed"]).flatMap(PWMOutputPolarity.init) } ?? .normal
         guard let pwm, let relay, let relayActiveLow, let frequency, let gamma, let minimumDuty, let polarity else {
             return nil
         }

@@ -1,6 +1,5 @@
 import HearthEngine
 import HearthModel
-import HearthLinux
 import Synchronization
 
 /// A relay (or any on/off load) on a GPIO output: renders `EndpointOutput.isLit`, so Identify blinks it.
@@ -23,7 +22,7 @@ final class RelayBinding: RetryingOutputBinding, EndpointActuator {
 
     init(_ configuration: RelayConfiguration, context: BindingContext) {
         self.configuration = configuration
-        hardware = context.board.hardware
+        hardware = context.hardware
         runtime = BindingRuntime(context: context, kind: "relay", traits: [.onOff])
     }
 
@@ -41,7 +40,7 @@ final class RelayBinding: RetryingOutputBinding, EndpointActuator {
                                    + (runtime.offlineReason ?? s.retry.pendingFault ?? "it is being re-requested"))
             }
             guard lit != s.value else { return }
-            do throws(LinuxIOError) {
+            do throws(HardwareError) {
                 try line.set(lit)
                 s.value = lit
             } catch {
@@ -65,7 +64,7 @@ final class RelayBinding: RetryingOutputBinding, EndpointActuator {
             defer { s.line = nil; s.retry.cancel() }
             return s.line
         }
-        do throws(LinuxIOError) {
+        do throws(HardwareError) {
             try line?.release(leaving: configuration.safeState)
         } catch {
             runtime.log("releasing \(configuration.pin) in its safe state failed: \(error.message)")
@@ -83,8 +82,8 @@ final class RelayBinding: RetryingOutputBinding, EndpointActuator {
             runtime.log("cannot read the start-up state: \(error.message)")
             return
         }
-        let opened: Result<any OutputLine, LinuxIOError>
-        do throws(LinuxIOError) {
+        let opened: Result<any OutputLine, HardwareError>
+        do throws(HardwareError) {
             opened = .success(try hardware.openOutput(configuration.pin, initialValue: desired,
                                                       activeLow: configuration.activeLow, drive: configuration.drive))
         } catch {

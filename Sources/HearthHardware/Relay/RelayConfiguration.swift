@@ -1,5 +1,4 @@
 import HearthConfig
-import HearthLinux
 
 /// `binding: {kind: relay, pin: relay-1, activeLow: false, drive: push-pull, safeState: off}`
 ///
@@ -12,10 +11,10 @@ import HearthLinux
 struct RelayConfiguration: Sendable, Hashable {
     var pin: PinAddress
     var activeLow = false
-    var drive: GPIODrive = .pushPull
+    var drive: OutputDrive = .pushPull
     var safeState = false
 
-    static let drives: [(String, GPIODrive)] = [("push-pull", .pushPull), ("open-drain", .openDrain),
+    static let drives: [(String, OutputDrive)] = [("push-pull", .pushPull), ("open-drain", .openDrain),
                                                  ("open-source", .openSource)]
 
     static func read(_ reader: BindingReader) -> RelayConfiguration? {

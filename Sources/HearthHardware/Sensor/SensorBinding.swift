@@ -1,6 +1,5 @@
 import HearthEngine
 import HearthModel
-import HearthLinux
 import Synchronization
 
 /// A humidity or temperature sensor read every `interval` through IIO or hwmon (or the simulated board).
@@ -30,7 +29,7 @@ final class SensorBinding: TickingBinding {
 
     init(_ configuration: SensorConfiguration, context: BindingContext) {
         self.configuration = configuration
-        hardware = context.board.hardware
+        hardware = context.hardware
         trait = configuration.quantity == .humidity ? .relativeHumidityMeasurement : .temperatureMeasurement
         runtime = BindingRuntime(context: context, kind: "\(configuration.quantity.rawValue)Sensor", traits: [trait])
         state = Mutex(State(filter: SensorFilter(configuration)))
@@ -84,7 +83,7 @@ final class SensorBinding: TickingBinding {
     }
 
     private func open(at now: EngineInstant) {
-        do throws(LinuxIOError) {
+        do throws(HardwareError) {
             let source = try hardware.openSensor(configuration.sensor, quantity: configuration.quantity)
             state.withLock { s in
                 s.source = source
@@ -108,12 +107,12 @@ final class SensorBinding: TickingBinding {
         }) else { return }
         let outcome: SensorFilter.Outcome
         var gone = false
-        do throws(LinuxIOError) {
+        do throws(HardwareError) {
             let raw = try source.read()
             outcome = state.withLock { $0.filter.take(raw, at: now, force: force) }
         } catch {
             outcome = .drop("reading \(configuration.sensor) failed: \(error.message)")
-            gone = error.errno == .noSuchDevice || error.errno == .noSuchFileOrDirectory
+            gone = error.kind == .gone || error.kind == .notFound
         }
         switch outcome {
         case .drop(let reason):

@@ -1,6 +1,5 @@
 import HearthEngine
 import HearthModel
-import HearthLinux
 import Synchronization
 
 /// A wall switch or push button on a GPIO input (the GenericSwitch type's `switch` trait), bound locally to the
@@ -8,13 +7,15 @@ import Synchronization
 ///
 /// Edges come from the kernel with their interrupt timestamps (a blocked thread, never polling) and go through
 /// `Debouncer`; each debounced change is reported to the Switch trait (`currentPosition` and its events) and, by
-/// mode, toggles or sets the controlled lights' `onOff` through the home. On a simulated board the binding adds
-/// `dev.hearth.simulatedSwitch`, whose commands move the simulated contact.
+/// mode, toggles or sets the controlled lights' `onOff` through the home. The binding also carries the traits its
+/// backend serves for the line (`traits(forInput:)`: on a simulated board `dev.hearth.simulatedSwitch`, whose
+/// commands move the simulated contact) and hands their events back to the backend.
 final class WallSwitchBinding: TickingBinding {
     let configuration: WallSwitchConfiguration
     let hardware: any HardwareBackend
     let runtime: BindingRuntime
-    let isSimulated: Bool
+    /// What the backend serves on this device type for the line.
+    let backendTraits: [TraitConfiguration]
 
     private struct State {
         var line: (any InputLine)?
@@ -28,31 +29,28 @@ final class WallSwitchBinding: TickingBinding {
 
     init(_ configuration: WallSwitchConfiguration, context: BindingContext) {
         self.configuration = configuration
-        hardware = context.board.hardware
-        isSimulated = context.board.isSimulated
-        let traits: [TraitID] = context.board.isSimulated ? [.switchTrait, SimulatedSwitchServer.id] : [.switchTrait]
-        runtime = BindingRuntime(context: context, kind: "wallSwitch", traits: traits)
+        hardware = context.hardware
+        backendTraits = context.hardware.traits(forInput: configuration.pin)
+        runtime = BindingRuntime(context: context, kind: "wallSwitch", traits: [.switchTrait] + backendTraits.map(\.id))
         state = Mutex(State(debouncer: Debouncer(window: configuration.debounce, level: false)))
     }
 
     var actuator: (any EndpointActuator)? { nil }
 
-    var extraTraits: [TraitConfiguration] {
-        isSimulated ? [TraitConfiguration(SimulatedSwitchServer.id)] : []
-    }
+    var extraTraits: [TraitConfiguration] { backendTraits }
 
     var requiredFeatures: [TraitID: Set<String>] { [.switchTrait: configuration.switchFeatures] }
 
     func start(home: Home) {
         runtime.attach(home)
-        if let simulation = hardware as? SimulatedHardware, let key = simulation.key(for: configuration.pin) {
+        if !backendTraits.isEmpty {
             let deviceID = runtime.deviceID, typeName = runtime.typeName
+            let hardware = self.hardware, pin = configuration.pin, served = Set(backendTraits.map(\.id))
             let id = home.observe { events in
                 for event in events where event.deviceID == deviceID {
                     guard case .event(let type, let trait, let name, _) = event.change, type == typeName,
-                          trait == SimulatedSwitchServer.id,
-                          let action = SimulatedHardware.SwitchAction(rawValue: name) else { continue }
-                    simulation.act(action, on: key)
+                          served.contains(trait) else { continue }
+                    hardware.traitEvent(name, of: trait, forInput: pin)
                 }
             }
             state.withLock { $0.observer = id }
@@ -63,7 +61,7 @@ final class WallSwitchBinding: TickingBinding {
     /// Re-reads the line and reports its position.
     func refresh() {
         guard let line = state.withLock({ $0.line }) else { return }
-        do throws(LinuxIOError) {
+        do throws(HardwareError) {
             let level = try line.value()
             if state.withLock({ $0.debouncer.lastEdge == nil && $0.debouncer.stable == level }) { report(level) }
         } catch {
@@ -121,10 +119,10 @@ final class WallSwitchBinding: TickingBinding {
         guard let home = runtime.home, !runtime.isStopped else { return }
         let line: any InputLine
         let level: Bool
-        do throws(LinuxIOError) {
+        do throws(HardwareError) {
             line = try hardware.openInput(configuration.pin, bias: configuration.bias, activeLow: configuration.activeLow,
                                           clock: home.clock)
-            do throws(LinuxIOError) {
+            do throws(HardwareError) {
                 level = try line.value()
             } catch {
                 line.close()

@@ -1,5 +1,4 @@
 import HearthConfig
-import HearthLinux
 
 /// `binding: {kind: wallSwitch, pin: wall-switch-1, bias: pull-up, activeLow: true, debounce: 20ms, mode: momentary,
 /// controls: porch-light}`
@@ -16,13 +15,13 @@ struct WallSwitchConfiguration: Sendable, Hashable {
     enum Mode: String, Sendable, Hashable, CaseIterable { case momentary, latching, follow }
 
     var pin: PinAddress
-    var bias: GPIOBias = .pullUp
+    var bias: InputBias = .pullUp
     var activeLow = true
     var debounce: Int64 = 20
     var mode: Mode = .momentary
     var controls: [String] = []
 
-    static let biases: [(String, GPIOBias)] = [("pull-up", .pullUp), ("pull-down", .pullDown), ("disabled", .disabled),
+    static let biases: [(String, InputBias)] = [("pull-up", .pullUp), ("pull-down", .pullDown), ("disabled", .disabled),
                                                ("as-is", .asIs)]
 
     static func read(_ reader: BindingReader) -> WallSwitchConfiguration? {

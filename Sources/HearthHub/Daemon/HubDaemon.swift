@@ -47,12 +47,13 @@ public enum HubDaemon {
         var devices: [DeviceConfiguration] = []
         var bindings: [(String, any HardwareBinding)] = []
         let pins = PinLedger()
+        let backend = hardware.backend(for: board)
         for device in config.devices {
             var d = device.configuration
             for (index, section) in device.bindings {
                 let type = d.types[index].type.name
                 let deviceLogger = logger.with(device: d.id, type: type)
-                let context = BindingContext(deviceID: d.id, typeName: type, board: board, pins: pins,
+                let context = BindingContext(deviceID: d.id, typeName: type, board: board, hardware: backend, pins: pins,
                                              log: { deviceLogger.notice("\($0)") })
                 guard let binding = hardware.makeBinding(section, context: context) else { continue }
                 d.types[index].actuator = binding.actuator

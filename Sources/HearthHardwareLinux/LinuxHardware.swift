@@ -1,21 +1,25 @@
 import Glibc
-import HearthEngine
-import HearthLinux
+public import HearthEngine
+public import HearthHardware
+public import HearthLinux
 import Synchronization
 
 /// The real hardware: GPIO through libgpiod, PWM/IIO/hwmon through sysfs, all via HearthLinux.
-struct LinuxHardware: HardwareBackend {
+///
+/// Every `LinuxIOError` becomes a `HardwareError` here, at the edge, with its message, errno and context kept;
+/// Linux's types (`GPIODrive`, `GPIOBias`, `PWMPolarity`) never leave this module.
+public struct LinuxHardware: HardwareBackend {
     /// Where `/sys` is (a temporary tree in tests).
-    var root: SysfsRoot
+    public var root: SysfsRoot
     /// Where the `gpiochipN` character devices are.
-    var deviceDirectory: String
+    public var deviceDirectory: String
     /// The label other programs see on lines this process holds.
-    var consumer: String
+    public var consumer: String
     /// How many times to look for an exported PWM channel (10 ms apart) before giving up.
-    var pwmExportAttempts: Int
+    public var pwmExportAttempts: Int
 
-    init(root: SysfsRoot = .system, deviceDirectory: String = "/dev", consumer: String = "hearthd",
-         pwmExportAttempts: Int = 50) {
+    public init(root: SysfsRoot = .system, deviceDirectory: String = "/dev", consumer: String = "hearthd",
+                pwmExportAttempts: Int = 50) {
         self.root = root
         self.deviceDirectory = deviceDirectory
         self.consumer = consumer
@@ -37,29 +41,39 @@ struct LinuxHardware: HardwareBackend {
         }
     }
 
-    func openOutput(_ pin: PinAddress, initialValue: Bool, activeLow: Bool, drive: GPIODrive)
-        throws(LinuxIOError) -> any OutputLine
+    public func openOutput(_ pin: PinAddress, initialValue: Bool, activeLow: Bool, drive: OutputDrive)
+        throws(HardwareError) -> any OutputLine
     {
-        let chip = try openChip(pin.chip)
-        return try GPIOOutputLine(chip: chip, offset: offset(pin, on: chip), initialValue: initialValue,
-                                  activeLow: activeLow, drive: drive, consumer: consumer)
+        try mapLinuxErrors { () throws(LinuxIOError) in
+            let chip = try openChip(pin.chip)
+            return LinuxOutputLine(try GPIOOutputLine(chip: chip, offset: offset(pin, on: chip), initialValue: initialValue,
+                                                      activeLow: activeLow, drive: GPIODrive(drive), consumer: consumer))
+        }
     }
 
-    func openInput(_ pin: PinAddress, bias: GPIOBias, activeLow: Bool, clock: any EngineClock)
-        throws(LinuxIOError) -> any InputLine
+    public func openInput(_ pin: PinAddress, bias: InputBias, activeLow: Bool, clock: any EngineClock)
+        throws(HardwareError) -> any InputLine
     {
-        let chip = try openChip(pin.chip)
-        let line = try GPIOInputLine(chip: chip, offset: offset(pin, on: chip), bias: bias, activeLow: activeLow,
-                                     consumer: consumer)
-        return LinuxInputLine(line: line, clock: clock)
+        try mapLinuxErrors { () throws(LinuxIOError) in
+            let chip = try openChip(pin.chip)
+            let line = try GPIOInputLine(chip: chip, offset: offset(pin, on: chip), bias: GPIOBias(bias),
+                                         activeLow: activeLow, consumer: consumer)
+            return LinuxInputLine(line: line, clock: clock)
+        }
     }
 
-    func openPWM(_ pwm: PWMAddress) throws(LinuxIOError) -> any PWMOutput {
-        LinuxPWMOutput(channel: try PWMChannel(chip: pwm.chip, channel: pwm.channel, root: root,
-                                               exportAttempts: pwmExportAttempts))
+    public func openPWM(_ pwm: PWMAddress) throws(HardwareError) -> any PWMOutput {
+        try mapLinuxErrors { () throws(LinuxIOError) in
+            LinuxPWMOutput(channel: try PWMChannel(chip: pwm.chip, channel: pwm.channel, root: root,
+                                                   exportAttempts: pwmExportAttempts))
+        }
     }
 
-    func openSensor(_ sensor: SensorAddress, quantity: SensorQuantity) throws(LinuxIOError) -> any SensorSource {
+    public func openSensor(_ sensor: SensorAddress, quantity: SensorQuantity) throws(HardwareError) -> any SensorSource {
+        try mapLinuxErrors { () throws(LinuxIOError) in try openLinuxSensor(sensor, quantity: quantity) }
+    }
+
+    func openLinuxSensor(_ sensor: SensorAddress, quantity: SensorQuantity) throws(LinuxIOError) -> any SensorSource {
         switch sensor {
         case .iio(let name):
             return IIOSensor(device: try IIODevice(named: name, root: root), quantity: quantity)
@@ -94,7 +108,17 @@ struct LinuxHardware: HardwareBackend {
     }
 }
 
-extension GPIOOutputLine: OutputLine {}
+/// A GPIO output line.
+final class LinuxOutputLine: OutputLine {
+    let line: GPIOOutputLine
+    init(_ line: GPIOOutputLine) { self.line = line }
+
+    func set(_ value: Bool) throws(HardwareError) { try mapLinuxErrors { () throws(LinuxIOError) in try line.set(value) } }
+    func value() throws(HardwareError) -> Bool { try mapLinuxErrors { () throws(LinuxIOError) in try line.value() } }
+    func release(leaving safeValue: Bool) throws(HardwareError) {
+        try mapLinuxErrors { () throws(LinuxIOError) in try line.release(leaving: safeValue) }
+    }
+}
 
 /// An IIO channel in milli-units.
 final class IIOSensor: SensorSource {
@@ -104,7 +128,7 @@ final class IIOSensor: SensorSource {
         self.device = device
         channel = quantity == .humidity ? .humidityRelative : .temperature
     }
-    func read() throws(LinuxIOError) -> Double { try device.read(channel) }
+    func read() throws(HardwareError) -> Double { try mapLinuxErrors { () throws(LinuxIOError) in try device.read(channel) } }
 }
 
 /// A hwmon `humidity1_input` / `temp1_input` in milli-units.
@@ -115,7 +139,9 @@ final class HwmonSensor: SensorSource {
         self.device = device
         attribute = quantity == .humidity ? .humidity1Input : .temp1Input
     }
-    func read() throws(LinuxIOError) -> Double { Double(try device.read(attribute)) }
+    func read() throws(HardwareError) -> Double {
+        try mapLinuxErrors { () throws(LinuxIOError) in Double(try device.read(attribute)) }
+    }
 }
 
 /// A sysfs PWM channel.
@@ -123,19 +149,25 @@ final class LinuxPWMOutput: PWMOutput {
     let channel: PWMChannel
     init(channel: PWMChannel) { self.channel = channel }
 
-    func start(periodNanoseconds: UInt64, dutyCycleNanoseconds: UInt64, polarity: PWMPolarity) throws(LinuxIOError) {
-        try channel.apply(PWMSettings(periodNanoseconds: periodNanoseconds, dutyCycleNanoseconds: dutyCycleNanoseconds,
-                                      polarity: polarity, isEnabled: true))
+    func start(periodNanoseconds: UInt64, dutyCycleNanoseconds: UInt64, polarity: PWMOutputPolarity)
+        throws(HardwareError)
+    {
+        try mapLinuxErrors { () throws(LinuxIOError) in
+            try channel.apply(PWMSettings(periodNanoseconds: periodNanoseconds, dutyCycleNanoseconds: dutyCycleNanoseconds,
+                                          polarity: PWMPolarity(polarity), isEnabled: true))
+        }
     }
 
-    func setDutyCycle(_ nanoseconds: UInt64) throws(LinuxIOError) { try channel.setDutyCycle(nanoseconds) }
+    func setDutyCycle(_ nanoseconds: UInt64) throws(HardwareError) {
+        try mapLinuxErrors { () throws(LinuxIOError) in try channel.setDutyCycle(nanoseconds) }
+    }
 
-    func stop() throws(LinuxIOError) {
+    func stop() throws(HardwareError) {
         var first: LinuxIOError?
         do throws(LinuxIOError) { try channel.setDutyCycle(0) } catch { first = first ?? error }
         do throws(LinuxIOError) { try channel.setEnabled(false) } catch { first = first ?? error }
         do throws(LinuxIOError) { try channel.unexport() } catch { first = first ?? error }
-        if let first { throw first }
+        if let first { throw HardwareError(first) }
     }
 }
 
@@ -151,7 +183,7 @@ final class LinuxInputLine: InputLine {
         self.clock = clock
     }
 
-    func value() throws(LinuxIOError) -> Bool { try line.value() }
+    func value() throws(HardwareError) -> Bool { try mapLinuxErrors { () throws(LinuxIOError) in try line.value() } }
 
     func startEvents(_ handler: @escaping @Sendable (InputLineEvent) -> Void) {
         let line = self.line
@@ -170,7 +202,7 @@ final class LinuxInputLine: InputLine {
                         return (event.edge == .rising, min(at, now))
                     }))
                 } catch {
-                    if !line.isInterrupted { handler(.failed(error)) }
+                    if !line.isInterrupted { handler(.failed(HardwareError(error))) }
                     return
                 }
             }

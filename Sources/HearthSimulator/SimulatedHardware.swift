@@ -1,6 +1,6 @@
-import Glibc
-import HearthEngine
-import HearthLinux
+public import HearthEngine
+public import HearthHardware
+public import HearthModel
 import Synchronization
 
 /// A board that lives in memory (`simulated: true`): lines, PWM channels and sensors behind the same protocols
@@ -9,33 +9,52 @@ import Synchronization
 /// Humidity and temperature drift as a bounded random walk around the values the board's registers give (an
 /// si7020's `0xe5`/`0xe3` words), seeded by the board so a run can be replayed. Tests (and the simulated switch
 /// trait) play the outside world through `act(_:on:)`, `fail…` and the inspection methods.
-final class SimulatedHardware: HardwareBackend {
-    struct Output: Sendable {
-        var value: Bool
-        var activeLow: Bool
-        var drive: GPIODrive
+///
+/// Each wall switch's device type gets `dev.hearth.simulatedSwitch` (`traits(forInput:)`), whose command events come
+/// back through `traitEvent(_:of:forInput:)` and move the contact, so a press over MQTT runs the real debounce.
+public final class SimulatedHardware: HardwareBackend {
+    /// The manufacturer traits this backend serves; registered next to `TraitRegistry.standard`.
+    public static let traitServers: [any TraitServer.Type] = [SimulatedSwitchServer.self]
+
+    public struct Output: Sendable {
+        public var value: Bool
+        public var activeLow: Bool
+        public var drive: OutputDrive
         /// Every logical value the line was given, starting with the one it was requested with.
-        var history: [Bool]
-        var isHeld: Bool
+        public var history: [Bool]
+        public var isHeld: Bool
         /// The electrical level.
-        var wire: Bool { value != activeLow }
+        public var wire: Bool { value != activeLow }
     }
 
-    struct Input: Sendable {
-        var level = false
-        var isOpen = false
+    public struct Input: Sendable {
+        public var level = false
+        public var isOpen = false
         var handler: (@Sendable (InputLineEvent) -> Void)?
         var clock: (any EngineClock)?
     }
 
-    struct PWM: Sendable {
-        var periodNanoseconds: UInt64 = 0
-        var dutyCycleNanoseconds: UInt64 = 0
-        var polarity: PWMPolarity = .normal
-        var isEnabled = false
-        var isExported = false
+    public struct PWM: Sendable {
+        public var periodNanoseconds: UInt64 = 0
+        public var dutyCycleNanoseconds: UInt64 = 0
+        public var polarity: PWMOutputPolarity = .normal
+        public var isEnabled = false
+        public var isExported = false
         /// Every duty cycle written, in order.
-        var dutyHistory: [UInt64] = []
+        public var dutyHistory: [UInt64] = []
+    }
+
+    /// A write that reached the simulated hardware; `operations` keeps them in order, across lines and channels,
+    /// so a test can check an order between devices (a dimmer's relay closes only while its PWM is dark).
+    public enum Operation: Sendable, Hashable {
+        /// An output line was requested at, set to or released at `value` (logical).
+        case output(key: String, value: Bool)
+        /// A PWM channel was configured and enabled at `dutyCycleNanoseconds`.
+        case pwmStart(key: String, dutyCycleNanoseconds: UInt64)
+        /// A running PWM channel's duty cycle changed.
+        case pwmDuty(key: String, nanoseconds: UInt64)
+        /// A PWM channel was set to duty 0, disabled and given back.
+        case pwmStop(key: String)
     }
 
     struct Sensor: Sendable {
@@ -46,7 +65,7 @@ final class SimulatedHardware: HardwareBackend {
         var random: SplitMix64
         /// Fixed readings in milli-units, set by a test; `nan` is a reading too.
         var fixed: [SensorQuantity: Double] = [:]
-        var readFault: LinuxIOError?
+        var readFault: HardwareError?
     }
 
     struct State: Sendable {
@@ -57,9 +76,11 @@ final class SimulatedHardware: HardwareBackend {
         /// Lines another (simulated) program holds, by key, with its consumer label.
         var heldBy: [String: String] = [:]
         /// Failures the next opens of a key meet (a missing chip, a PWM channel that cannot be exported).
-        var openFaults: [String: LinuxIOError] = [:]
+        var openFaults: [String: HardwareError] = [:]
         /// Failures every write to a key meets until cleared.
-        var writeFaults: [String: LinuxIOError] = [:]
+        var writeFaults: [String: HardwareError] = [:]
+        /// Every write that succeeded, in order.
+        var operations: [Operation] = []
     }
 
     private let state = Mutex(State())
@@ -67,7 +88,7 @@ final class SimulatedHardware: HardwareBackend {
     let pins: [BoardPin]
     let boardSensors: [BoardSensor]
 
-    init(board: Board?, seed: UInt64) {
+    public init(board: Board?, seed: UInt64) {
         self.seed = seed
         pins = board?.pins ?? []
         boardSensors = board?.sensors ?? []
@@ -75,11 +96,11 @@ final class SimulatedHardware: HardwareBackend {
 
     // MARK: HardwareBackend
 
-    func openOutput(_ pin: PinAddress, initialValue: Bool, activeLow: Bool, drive: GPIODrive)
-        throws(LinuxIOError) -> any OutputLine
+    public func openOutput(_ pin: PinAddress, initialValue: Bool, activeLow: Bool, drive: OutputDrive)
+        throws(HardwareError) -> any OutputLine
     {
         let key = try resolve(pin)
-        try state.withLock { (s) throws(LinuxIOError) in
+        try state.withLock { (s) throws(HardwareError) in
             try Self.checkOpen(key, pin: pin, in: s)
             if s.outputs[key]?.isHeld == true || s.inputs[key]?.isOpen == true { throw Self.busy(pin, holder: "hearthd") }
             var output = s.outputs[key] ?? Output(value: initialValue, activeLow: activeLow, drive: drive, history: [],
@@ -89,16 +110,17 @@ final class SimulatedHardware: HardwareBackend {
             output.drive = drive
             output.isHeld = true
             output.history.append(initialValue)
+            s.operations.append(.output(key: key, value: initialValue))
             s.outputs[key] = output
         }
         return SimulatedOutputLine(world: self, key: key, pin: pin)
     }
 
-    func openInput(_ pin: PinAddress, bias: GPIOBias, activeLow: Bool, clock: any EngineClock)
-        throws(LinuxIOError) -> any InputLine
+    public func openInput(_ pin: PinAddress, bias: InputBias, activeLow: Bool, clock: any EngineClock)
+        throws(HardwareError) -> any InputLine
     {
         let key = try resolve(pin)
-        try state.withLock { (s) throws(LinuxIOError) in
+        try state.withLock { (s) throws(HardwareError) in
             try Self.checkOpen(key, pin: pin, in: s)
             if s.outputs[key]?.isHeld == true || s.inputs[key]?.isOpen == true { throw Self.busy(pin, holder: "hearthd") }
             var input = s.inputs[key] ?? Input()
@@ -110,9 +132,9 @@ final class SimulatedHardware: HardwareBackend {
         return SimulatedInputLine(world: self, key: key)
     }
 
-    func openPWM(_ pwm: PWMAddress) throws(LinuxIOError) -> any PWMOutput {
+    public func openPWM(_ pwm: PWMAddress) throws(HardwareError) -> any PWMOutput {
         let key = pwm.key
-        try state.withLock { (s) throws(LinuxIOError) in
+        try state.withLock { (s) throws(HardwareError) in
             if let fault = s.openFaults[key] { throw fault }
             var channel = s.pwm[key] ?? PWM()
             channel.isExported = true
@@ -121,19 +143,31 @@ final class SimulatedHardware: HardwareBackend {
         return SimulatedPWMOutput(world: self, key: key)
     }
 
-    func openSensor(_ sensor: SensorAddress, quantity: SensorQuantity) throws(LinuxIOError) -> any SensorSource {
+    public func openSensor(_ sensor: SensorAddress, quantity: SensorQuantity) throws(HardwareError) -> any SensorSource {
         let key = sensor.simulationKey
-        try state.withLock { (s) throws(LinuxIOError) in
+        try state.withLock { (s) throws(HardwareError) in
             if let fault = s.openFaults[key] { throw fault }
             if s.sensors[key] == nil { s.sensors[key] = makeSensor(sensor) }
         }
         return SimulatedSensor(world: self, key: key, quantity: quantity)
     }
 
+    /// `dev.hearth.simulatedSwitch` on every wall switch's device type.
+    public func traits(forInput pin: PinAddress) -> [TraitConfiguration] {
+        [TraitConfiguration(SimulatedSwitchServer.id)]
+    }
+
+    /// A `dev.hearth.simulatedSwitch` command (its event has the command's name) moves the line's contact.
+    public func traitEvent(_ event: String, of trait: TraitID, forInput pin: PinAddress) {
+        guard trait == SimulatedSwitchServer.id, let action = SwitchAction(rawValue: event), let key = key(for: pin)
+        else { return }
+        act(action, on: key)
+    }
+
     // MARK: Playing the outside world
 
     /// What a person does to a simulated switch.
-    enum SwitchAction: String, Sendable, CaseIterable {
+    public enum SwitchAction: String, Sendable, CaseIterable {
         /// The contact closes (logical high).
         case press
         /// The contact opens.
@@ -145,7 +179,7 @@ final class SimulatedHardware: HardwareBackend {
     }
 
     /// Moves the contact of the input at `key` and reports the edges at the input's clock's instant.
-    func act(_ action: SwitchAction, on key: String) {
+    public func act(_ action: SwitchAction, on key: String) {
         let (handler, events) = state.withLock { s -> ((@Sendable (InputLineEvent) -> Void)?, [(level: Bool, at: EngineInstant)]) in
             var input = s.inputs[key] ?? Input()
             let now = input.clock?.now ?? EngineInstant(milliseconds: 0)
@@ -164,33 +198,33 @@ final class SimulatedHardware: HardwareBackend {
     }
 
     /// Sets the contact of an input without edges going anywhere (the state before a binding opens it).
-    func setInputLevel(_ level: Bool, key: String) {
+    public func setInputLevel(_ level: Bool, key: String) {
         state.withLock { s in s.inputs[key, default: Input()].level = level }
     }
 
     /// The input fails as an unplugged chip would.
-    func failInput(key: String, _ error: LinuxIOError) {
+    public func failInput(key: String, _ error: HardwareError) {
         let handler = state.withLock { s in s.inputs[key]?.handler }
         handler?(.failed(error))
     }
 
     /// Another program holds the line (or stops holding it, with `nil`).
-    func hold(key: String, by consumer: String?) {
+    public func hold(key: String, by consumer: String?) {
         state.withLock { s in s.heldBy[key] = consumer }
     }
 
     /// Opens of `key` (a pin key, a PWM key, a sensor name) fail with `error` until cleared with `nil`.
-    func failOpens(key: String, _ error: LinuxIOError?) {
+    public func failOpens(key: String, _ error: HardwareError?) {
         state.withLock { s in s.openFaults[key] = error }
     }
 
     /// Writes to `key` (a pin or PWM key) fail with `error` until cleared with `nil`.
-    func failWrites(key: String, _ error: LinuxIOError?) {
+    public func failWrites(key: String, _ error: HardwareError?) {
         state.withLock { s in s.writeFaults[key] = error }
     }
 
     /// Fixes a sensor's reading (milli-units; `nil` returns to drifting).
-    func setReading(sensor key: String, _ quantity: SensorQuantity, milli value: Double?) {
+    public func setReading(sensor key: String, _ quantity: SensorQuantity, milli value: Double?) {
         state.withLock { s in
             if s.sensors[key] == nil { s.sensors[key] = makeSensor(key: key) }
             s.sensors[key]?.fixed[quantity] = value
@@ -198,29 +232,31 @@ final class SimulatedHardware: HardwareBackend {
     }
 
     /// Reads of a sensor fail with `error` until cleared with `nil`.
-    func failReads(sensor key: String, _ error: LinuxIOError?) {
+    public func failReads(sensor key: String, _ error: HardwareError?) {
         state.withLock { s in
             if s.sensors[key] == nil { s.sensors[key] = makeSensor(key: key) }
             s.sensors[key]?.readFault = error
         }
     }
 
-    func output(_ key: String) -> Output? { state.withLock { $0.outputs[key] } }
-    func pwm(_ key: String) -> PWM? { state.withLock { $0.pwm[key] } }
-    func input(_ key: String) -> Input? { state.withLock { $0.inputs[key] } }
+    public func output(_ key: String) -> Output? { state.withLock { $0.outputs[key] } }
+    public func pwm(_ key: String) -> PWM? { state.withLock { $0.pwm[key] } }
+    public func input(_ key: String) -> Input? { state.withLock { $0.inputs[key] } }
+    /// Every write to the simulated lines and PWM channels so far, in order.
+    public var operations: [Operation] { state.withLock { $0.operations } }
 
     /// The key of a board pin by its name (`relay-1` → `hearth-sim-main:0`).
-    func key(ofPin name: String) -> String? {
+    public func key(ofPin name: String) -> String? {
         pins.first { $0.name == name }.map { "\($0.chipLabel):\($0.offset)" }
     }
 
     /// The key of a pin address (`chip:offset`), resolving a line given by name; `nil` if the board has no such line.
-    func key(for pin: PinAddress) -> String? { try? resolve(pin) }
+    public func key(for pin: PinAddress) -> String? { try? resolve(pin) }
 
     // MARK: For the simulated devices
 
-    func withState<R>(_ body: (inout State) throws(LinuxIOError) -> R) throws(LinuxIOError) -> R {
-        try state.withLock { (s) throws(LinuxIOError) -> R in try body(&s) }
+    func withState<R>(_ body: (inout State) throws(HardwareError) -> R) throws(HardwareError) -> R {
+        try state.withLock { (s) throws(HardwareError) -> R in try body(&s) }
     }
 
     func setHandler(_ key: String, _ handler: (@Sendable (InputLineEvent) -> Void)?) {
@@ -228,10 +264,11 @@ final class SimulatedHardware: HardwareBackend {
     }
 
     /// A reading: a step of the walk, or what a test fixed.
-    func read(sensor key: String, _ quantity: SensorQuantity) throws(LinuxIOError) -> Double {
-        try state.withLock { (s) throws(LinuxIOError) -> Double in
+    func read(sensor key: String, _ quantity: SensorQuantity) throws(HardwareError) -> Double {
+        try state.withLock { (s) throws(HardwareError) -> Double in
             guard var sensor = s.sensors[key] else {
-                throw LinuxIOError(operation: "read", context: .path(key), errno: .noSuchDevice)
+                throw HardwareError(.gone, message: "the device behind \(key) is gone: was it unplugged or its driver "
+                                    + "unloaded?", operation: "read", context: key)
             }
             if let fault = sensor.readFault { throw fault }
             if let fixed = sensor.fixed[quantity] { return fixed }
@@ -253,27 +290,26 @@ final class SimulatedHardware: HardwareBackend {
         }
     }
 
-    private func resolve(_ pin: PinAddress) throws(LinuxIOError) -> String {
+    private func resolve(_ pin: PinAddress) throws(HardwareError) -> String {
         switch pin.line {
         case .offset: return pin.key
         case .name(let name):
             guard let p = pins.first(where: { $0.chipLabel == pin.chip && $0.name == name }) else {
-                throw LinuxIOError(operation: "gpiod_chip_find_line", context: .gpioChip(pin.chip),
-                                   errno: .noSuchFileOrDirectory,
-                                   message: "the simulated chip '\(pin.chip)' has no line named '\(name)'")
+                throw HardwareError(.notFound, message: "the simulated chip '\(pin.chip)' has no line named '\(name)'",
+                                    operation: "gpiod_chip_find_line", context: pin.chip)
             }
             return "\(p.chipLabel):\(p.offset)"
         }
     }
 
-    private static func checkOpen(_ key: String, pin: PinAddress, in s: State) throws(LinuxIOError) {
+    private static func checkOpen(_ key: String, pin: PinAddress, in s: State) throws(HardwareError) {
         if let fault = s.openFaults[key] { throw fault }
         if let holder = s.heldBy[key] { throw busy(pin, holder: holder) }
     }
 
-    static func busy(_ pin: PinAddress, holder: String) -> LinuxIOError {
-        LinuxIOError(operation: "gpiod_line_request", context: .gpioChip(pin.chip), errno: .busy,
-                     message: "GPIO \(pin) is busy: another program ('\(holder)') holds it")
+    static func busy(_ pin: PinAddress, holder: String) -> HardwareError {
+        HardwareError(.busy, message: "GPIO \(pin) is busy: another program ('\(holder)') holds it",
+                      operation: "gpiod_line_request", context: pin.chip)
     }
 
     private func makeSensor(_ address: SensorAddress) -> Sensor {
@@ -318,28 +354,30 @@ final class SimulatedOutputLine: OutputLine {
         self.pin = pin
     }
 
-    func set(_ value: Bool) throws(LinuxIOError) {
-        try world.withState { (s) throws(LinuxIOError) in
+    func set(_ value: Bool) throws(HardwareError) {
+        try world.withState { (s) throws(HardwareError) in
             if let fault = s.writeFaults[key] { throw fault }
             precondition(s.outputs[key]?.isHeld == true, "set on simulated GPIO \(pin) after release")
             s.outputs[key]?.value = value
             s.outputs[key]?.history.append(value)
+            s.operations.append(.output(key: key, value: value))
         }
     }
 
-    func value() throws(LinuxIOError) -> Bool {
-        try world.withState { (s) throws(LinuxIOError) -> Bool in
+    func value() throws(HardwareError) -> Bool {
+        try world.withState { (s) throws(HardwareError) -> Bool in
             if let fault = s.writeFaults[key] { throw fault }
             return s.outputs[key]?.value ?? false
         }
     }
 
-    func release(leaving safeValue: Bool) throws(LinuxIOError) {
-        try world.withState { (s) throws(LinuxIOError) in
+    func release(leaving safeValue: Bool) throws(HardwareError) {
+        try world.withState { (s) throws(HardwareError) in
             s.outputs[key]?.isHeld = false
             if let fault = s.writeFaults[key] { throw fault }
             s.outputs[key]?.value = safeValue
             s.outputs[key]?.history.append(safeValue)
+            s.operations.append(.output(key: key, value: safeValue))
         }
     }
 }
@@ -352,12 +390,12 @@ final class SimulatedInputLine: InputLine {
         self.key = key
     }
 
-    func value() throws(LinuxIOError) -> Bool { world.input(key)?.level ?? false }
+    func value() throws(HardwareError) -> Bool { world.input(key)?.level ?? false }
 
     func startEvents(_ handler: @escaping @Sendable (InputLineEvent) -> Void) { world.setHandler(key, handler) }
 
     func close() {
-        try? world.withState { (s) throws(LinuxIOError) in
+        try? world.withState { (s) throws(HardwareError) in
             s.inputs[key]?.isOpen = false
             s.inputs[key]?.handler = nil
         }
@@ -372,30 +410,33 @@ final class SimulatedPWMOutput: PWMOutput {
         self.key = key
     }
 
-    func start(periodNanoseconds: UInt64, dutyCycleNanoseconds: UInt64, polarity: PWMPolarity) throws(LinuxIOError) {
-        try world.withState { (s) throws(LinuxIOError) in
+    func start(periodNanoseconds: UInt64, dutyCycleNanoseconds: UInt64, polarity: PWMOutputPolarity) throws(HardwareError) {
+        try world.withState { (s) throws(HardwareError) in
             if let fault = s.writeFaults[key] { throw fault }
             s.pwm[key]?.periodNanoseconds = periodNanoseconds
             s.pwm[key]?.dutyCycleNanoseconds = dutyCycleNanoseconds
             s.pwm[key]?.dutyHistory.append(dutyCycleNanoseconds)
             s.pwm[key]?.polarity = polarity
             s.pwm[key]?.isEnabled = true
+            s.operations.append(.pwmStart(key: key, dutyCycleNanoseconds: dutyCycleNanoseconds))
         }
     }
 
-    func setDutyCycle(_ nanoseconds: UInt64) throws(LinuxIOError) {
-        try world.withState { (s) throws(LinuxIOError) in
+    func setDutyCycle(_ nanoseconds: UInt64) throws(HardwareError) {
+        try world.withState { (s) throws(HardwareError) in
             if let fault = s.writeFaults[key] { throw fault }
             s.pwm[key]?.dutyCycleNanoseconds = nanoseconds
             s.pwm[key]?.dutyHistory.append(nanoseconds)
+            s.operations.append(.pwmDuty(key: key, nanoseconds: nanoseconds))
         }
     }
 
-    func stop() throws(LinuxIOError) {
-        try world.withState { (s) throws(LinuxIOError) in
+    func stop() throws(HardwareError) {
+        try world.withState { (s) throws(HardwareError) in
             s.pwm[key]?.dutyCycleNanoseconds = 0
             s.pwm[key]?.isEnabled = false
             s.pwm[key]?.isExported = false
+            s.operations.append(.pwmStop(key: key))
         }
     }
 }
@@ -409,5 +450,16 @@ final class SimulatedSensor: SensorSource {
         self.key = key
         self.quantity = quantity
     }
-    func read() throws(LinuxIOError) -> Double { try world.read(sensor: key, quantity) }
+    func read() throws(HardwareError) -> Double { try world.read(sensor: key, quantity) }
+}
+
+extension SensorAddress {
+    /// The simulated board's name for a sensor: a board sensor by its name, others by subsystem and name.
+    var simulationKey: String {
+        switch self {
+        case .i2c(let s): s.name
+        case .iio(let n): "iio:\(n)"
+        case .hwmon(let n): "hwmon:\(n)"
+        }
+    }
 }

@@ -3,9 +3,9 @@ public import HearthModel
 
 /// `dev.hearth.simulatedSwitch`: presses a simulated wall switch over MQTT.
 ///
-/// Its commands only emit a trait event; the wall-switch binding observes it and moves its simulated line, so a
-/// press runs through the same debounce and switch code as a real one. Added by wall-switch bindings on a
-/// simulated board (`extraTraits`).
+/// Its commands only emit a trait event; the wall-switch binding observes it and hands it to its backend
+/// (`SimulatedHardware.traitEvent`), which moves the simulated line, so a press runs through the same debounce and
+/// switch code as a real one. Served on every wall switch of a simulated board (`SimulatedHardware.traits(forInput:)`).
 public struct SimulatedSwitchServer: TraitServer {
     public static let id = TraitID(namespace: "dev.hearth", name: "simulatedSwitch")
 
