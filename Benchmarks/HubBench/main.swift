@@ -141,7 +141,7 @@ enum HubBench {
 
         let work = String(cString: mkdtemp(strdup("/tmp/hearth-bench-XXXXXX")))
         let port = freePort()
-        write("listener \(port) 127.0.0.1\nallow_anonymous true\npersistence false\n" + (getuid() == 0 ? "user root\n" : ""),
+        write("listener \(port) 127.0.0.1\nset_tcp_nodelay true\nallow_anonymous true\npersistence false\n" + (getuid() == 0 ? "user root\n" : ""),
               to: "\(work)/mosquitto.conf")
         let mosquitto = spawn(access("/usr/sbin/mosquitto", X_OK) == 0 ? "/usr/sbin/mosquitto" : "/usr/bin/mosquitto",
                               ["-c", "\(work)/mosquitto.conf"], output: "\(work)/mosquitto.log")

@@ -53,6 +53,8 @@ public final class TestBroker: Sendable {
         pid = Mutex(nil)
 
         var lines = [
+            // As every broker Hearth ships: without it a wildcard subscriber waits ~40 ms per answer (docs/mqtt-api.md).
+            "set_tcp_nodelay true",
             "allow_anonymous \(users.isEmpty)",
             "persistence false",
             "log_dest file \(directory)/mosquitto.log",

@@ -3,6 +3,7 @@
 
 cat > /tmp/mosquitto.conf <<'CONF'
 listener 1883 127.0.0.1
+set_tcp_nodelay true
 allow_anonymous true
 persistence false
 CONF

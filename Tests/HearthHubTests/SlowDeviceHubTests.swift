@@ -1,0 +1,89 @@
+import HearthContract
+import HearthEngine
+import HearthHub
+import HearthJSON
+import HearthMQTT
+import HearthModel
+import HearthTestKit
+import Synchronization
+import Testing
+
+/// Proof that a slow device cannot stall the hub, end to end over a real broker: a relay whose write hangs and a
+/// sensor whose re-read hangs (each a latch the test holds shut) leave every other device answering, keep the
+/// hub's connection alive past 1.5 keep-alive periods, and get their own answers once they come back.
+@Suite(.serialized, .timeLimit(.minutes(2))) struct SlowDeviceHubTests {
+    @Test func aStuckRelayAndAStuckSensorHoldUpOnlyThemselves() async throws {
+        let broker = try TestBroker()
+        let relay = BlockingActuator()
+        let sensorRead = Latch()
+        let home = try Home(devices: [
+            DeviceConfiguration(id: "stuck-relay", name: "Stuck relay", types: [DeviceTypeConfiguration(.onOffLight, actuator: relay)]),
+            DeviceConfiguration(id: "stuck-sensor", name: "Stuck sensor", types: [DeviceTypeConfiguration(.humiditySensor)]),
+            DeviceConfiguration(id: "lamp", name: "Lamp", types: [DeviceTypeConfiguration(.onOffLight)]),
+        ])
+        let topics = TopicScheme(hub: "slow")
+        let keepAlive = 5  // libmosquitto's smallest
+        let client = try MQTTClient(options: MQTTHub.clientOptions(broker.options(clientID: "hub") { $0.keepAlive = keepAlive },
+                                                                   topics: topics))
+        let hubEvents = Recorder<MQTTConnectionEvent>()
+        client.onConnectionEvent = { hubEvents.append($0) }
+        let hub = MQTTHub(home: home, client: client, topics: topics,
+                          refresh: { id in if id == "stuck-sensor" { sensorRead.pass() } })
+        let probe = try await broker.connectedProbe(clientID: "probe")
+        defer { hub.stop(); probe.client.disconnect() }
+        try probe.client.subscribe("hearth/#")
+        #expect(try await probe.barrier("hearth/barrier"))
+        try hub.start()
+        #expect(await probe.message(on: topics.status) { $0.payload == Array("online") } != nil)
+
+        func send(_ device: String, _ transaction: String, _ body: String) throws {
+            try probe.client.publish(topics.set(device), payload: Array(#"{"transaction":"\#(transaction)",\#(body)}"#.utf8),
+                                     qos: .atLeastOnce)
+        }
+        func response(_ transaction: String) async -> JSON? {
+            await probe.message(on: topics.responses) { (try? JSON.parse($0.payload))?["transaction"] == .string(transaction) }
+                .flatMap { try? JSON.parse($0.payload) }
+        }
+        func answered(_ transaction: String) -> Bool {
+            probe.messages.all.contains { $0.topic == topics.responses
+                && (try? JSON.parse($0.payload))?["transaction"] == .string(transaction) }
+        }
+
+        // The relay's line write hangs, and so does the sensor's re-read.
+        let relayWrite = relay.hold()
+        try send("stuck-relay", "relay", #""trait":"onOff","command":"on""#)
+        try send("stuck-sensor", "sensor", #""get":true"#)
+        #expect(relayWrite.waitForArrival())
+        #expect(sensorRead.waitForArrival())
+
+        // Meanwhile every other device answers, one request after another.
+        var latencies: [Duration] = []
+        for i in 0..<20 {
+            let started = ContinuousClock.now
+            try send("lamp", "lamp-\(i)", #""trait":"onOff","command":"toggle""#)
+            #expect(await response("lamp-\(i)")?["ok"] == .bool(true))
+            latencies.append(ContinuousClock.now - started)
+        }
+        #expect(!answered("relay") && !answered("sensor"))
+        latencies.sort()
+        print("slow-device: lamp toggles while two devices hang: p50 \(latencies[10]), max \(latencies[19])")
+
+        // Hold them past one and a half keep-alive periods: the hub's connection stays up, no will is published.
+        // (Time passing is what is tested here, so this waits for the clock, not for a condition.)
+        try await Task.sleep(until: ContinuousClock.now + .milliseconds(keepAlive * 1600), clock: .continuous)
+        try send("lamp", "after-hold", #""trait":"onOff","command":"toggle""#)
+        #expect(await response("after-hold")?["ok"] == .bool(true))
+        #expect(!hubEvents.all.contains { if case .disconnected = $0 { true } else { false } })
+        #expect(!probe.messages.all.contains { $0.topic == topics.status && $0.payload == Array("offline") })
+
+        // Back, both get their answers, and the relay's new state is published before its response.
+        relayWrite.open()
+        sensorRead.open()
+        #expect(await response("relay")?["ok"] == .bool(true))
+        #expect(await response("sensor")?["ok"] == .bool(true))
+        let all = probe.messages.all
+        let state = all.lastIndex { $0.topic == topics.device("stuck-relay") && (try? JSON.parse($0.payload)).flatMap(onOff) == .bool(true) }
+        let answer = all.firstIndex { $0.topic == topics.responses && (try? JSON.parse($0.payload))?["transaction"] == .string("relay") }
+        #expect(state != nil && answer != nil && state! < answer!)
+    }
+}
