@@ -199,6 +199,10 @@ final class Core: @unchecked Sendable {
     let options: MQTTConnectOptions
     let state: Mutex<State>
     let sinks = Mutex(Sinks())
+    /// Orders SUBSCRIBE and UNSUBSCRIBE packets as the calls were made (a subscribe racing an unsubscribe of one
+    /// filter must reach the broker in that order). The only lock held across a libmosquitto call, and those calls
+    /// only queue a packet; `state` is never held across one. Lock order: `subscriptionOrder`, then `state`.
+    private let subscriptionOrder = Mutex(())
     private let stopRequested = Atomic<Bool>(false)
     private let usesV5: Atomic<Bool>
     private let gate = Gate()
@@ -483,14 +487,17 @@ final class Core: @unchecked Sendable {
         attempt.connected = true
         let version = self.version
         usesV5.store(version == .v5, ordering: .releasing)
-        let onConnect = state.withLock { state -> (@Sendable (MQTTProtocolVersion) -> Void)? in
-            state.connected = true
-            state.protocolInUse = version
-            for subscription in state.subscriptions {
+        let onConnect = subscriptionOrder.withLock { _ in
+            let (subscriptions, onConnect) = state.withLock { state in
+                state.connected = true
+                state.protocolInUse = version
+                return (state.subscriptions, state.phase == .running ? state.onConnect : nil)
+            }
+            for subscription in subscriptions {
                 // A failure here means the connection is already going; the next CONNACK resubscribes.
                 try? sendSubscribe(subscription.filter, subscription.options, version: version)
             }
-            return state.phase == .running ? state.onConnect : nil
+            return onConnect
         }
         emit(.connected(version, sessionPresent: flags & 1 != 0))
         onConnect?(version)
@@ -632,19 +639,22 @@ final class Core: @unchecked Sendable {
     func subscribe(_ filter: String, options: MQTTSubscriptionOptions) throws(MQTTError) {
         try checkCString(filter, "subscribe to '\(filter)'")
         try check(filter.withCString { mosquitto_sub_topic_check($0) }, "subscribe to '\(filter)'")
-        try state.withLock { state throws(MQTTError) in
-            if let index = state.subscriptions.firstIndex(where: { $0.filter == filter }) {
-                state.subscriptions[index].options = options
-            } else {
-                state.subscriptions.append((filter, options))
+        try subscriptionOrder.withLock { _ throws(MQTTError) in
+            let version = state.withLock { state -> MQTTProtocolVersion? in
+                if let index = state.subscriptions.firstIndex(where: { $0.filter == filter }) {
+                    state.subscriptions[index].options = options
+                } else {
+                    state.subscriptions.append((filter, options))
+                }
+                return state.connected ? state.protocolInUse : nil
             }
-            guard state.connected else { return }
+            guard let version else { return }
             do throws(MQTTError) {
-                try sendSubscribe(filter, options, version: state.protocolInUse)
+                try sendSubscribe(filter, options, version: version)
             } catch where error.code == .notConnected {
                 // Lost meanwhile: it is recorded and will be sent after the reconnection.
             } catch {
-                state.subscriptions.removeAll { $0.filter == filter }
+                state.withLock { $0.subscriptions.removeAll { $0.filter == filter } }
                 throw error
             }
         }
@@ -652,9 +662,12 @@ final class Core: @unchecked Sendable {
 
     func unsubscribe(_ filter: String) throws(MQTTError) {
         try checkCString(filter, "unsubscribe from '\(filter)'")
-        try state.withLock { state throws(MQTTError) in
-            state.subscriptions.removeAll { $0.filter == filter }
-            guard state.connected else { return }
+        try subscriptionOrder.withLock { _ throws(MQTTError) in
+            let connected = state.withLock { state in
+                state.subscriptions.removeAll { $0.filter == filter }
+                return state.connected
+            }
+            guard connected else { return }
             do throws(MQTTError) {
                 let rc = filter.withCString { mosquitto_unsubscribe_v5(mosq, nil, $0, nil) }
                 try check(rc, "unsubscribe from '\(filter)'")
