@@ -67,4 +67,17 @@ let hallPress = HomeEvent(deviceID: "hall-switch", change: .event(type: "Generic
         #expect(try rig.home.device("lamp").trait(.levelControl)?["currentLevel"]?.value == .int(100))
         #expect(try rig.home.device("lamp").trait(.onOff)?["onOff"]?.value == .bool(true))
     }
+
+    /// Item 5 of issue 12: an argument that cannot be converted used to be dropped (`try?`), and the command ran
+    /// with the field's default instead (here: at once instead of over 2.5 s). Now nothing runs and it is logged.
+    @Test func aLocalBindingWithAnArgumentItCannotConvertRunsNothing() throws {
+        let rig = try PeerRig(bindings: [PeerBinding(from: "hall-switch", hub: "a", device: "lamp", trait: "levelControl",
+                                                     command: "moveToLevelWithOnOff",
+                                                     arguments: .object([("level", .int(100)), ("transitionTime", .double(2.5))]))])
+        let before = try rig.home.device("lamp").trait(.levelControl)?["currentLevel"]?.value
+        rig.router.fireBindings([hallPress])
+        #expect(try rig.home.device("lamp").trait(.levelControl)?["currentLevel"]?.value == before)
+        #expect(try rig.home.device("lamp").trait(.onOff)?["onOff"]?.value == .bool(false))
+        #expect(rig.logs.all == ["binding hall-switch → a/lamp levelControl.moveToLevelWithOnOff failed: invalidArgument (invalidDataType): moveToLevelWithOnOff.transitionTime must be a whole number, not 2.5"])
+    }
 }

@@ -82,6 +82,27 @@ func press(_ w: Watcher) async throws {
 }
 
 @Suite(.serialized) struct PeerTests {
+    /// Item 5 of issue 12: `hearthd check-config` refuses a binding whose arguments the target command would
+    /// refuse (it used to accept it, and the hub dropped the argument at the first press).
+    @Test(.timeLimit(.minutes(1))) func checkConfigRefusesABindingWithBadArguments() throws {
+        let rig = try HomeRig()
+        try rig.configure("a", """
+        devices:
+          - id: hall-switch
+            type: GenericSwitch
+            binding: {kind: wallSwitch, pin: wall-switch-1, mode: momentary}
+        bindings:
+          - {from: hall-switch, to: {hub: b, device: lamp, trait: levelControl, command: moveToLevel, args: {level: 300}}}
+          - {from: hall-switch, to: {hub: b, device: lamp, trait: onOff, command: offWithEffect, args: {effectIdentifier: dyingLite}}}
+        """)
+        let check = try BuiltProduct.run("hearthd", ["check-config", "\(rig.directory)/a.yaml"])
+        #expect(check.status == 78)
+        #expect(check.output.contains("a.yaml:14: bindings[0].to.args.level: moveToLevel.level 300 is out of range; allowed: 0…254"),
+                "\(check.output)")
+        #expect(check.output.contains("a.yaml:15: bindings[1].to.args.effectIdentifier: offWithEffect.effectIdentifier 'dyingLite' is not one of delayedAllOff, dyingLight"))
+        #expect(check.output.contains("2 problem(s)"))
+    }
+
     @Test func twoHubsAndARemotePeerMakeOneHome() async throws {
         let rig = try HomeRig()
         // Hub a: a wall switch bound to hub b's lamp, and a bathroom fan whose humidity sensor is hub b's.

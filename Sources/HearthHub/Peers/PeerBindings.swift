@@ -13,6 +13,8 @@ public struct PeerBinding: Sendable, Hashable {
     public var type: String?
     public var trait: String
     public var command: String
+    /// The command's `args`, exactly as a client would send them (`docs/mqtt-api.md`); the configuration
+    /// check has made sure the local trait registry accepts them.
     public var arguments: JSON
 
     public init(from: String, events: Set<String> = ["initialPress", "switchLatched"], hub: String, device: String,
@@ -28,6 +30,22 @@ public struct PeerBinding: Sendable, Hashable {
     }
 
     var label: String { "\(from) → \(hub)/\(device) \(trait).\(command)" }
+
+    /// The arguments as engine values for `command`, each converted for its field. Throws rather than
+    /// leave one out: a dropped argument would run another command than the one configured.
+    func values(for command: CommandDescriptor?) throws(HomeError) -> [String: Value] {
+        var values: [String: Value] = [:]
+        switch arguments {
+        case .object(let members):
+            for (key, json) in members {
+                values[key] = try ValueCoding.value(json, as: command?.fields.first { $0.name == key }?.type,
+                                                    what: "\(self.command).\(key)")
+            }
+        case .null: break
+        default: throw .invalidDataType("the arguments of \(self.command) must be an object, not \(arguments.kind)")
+        }
+        return values
+    }
 }
 
 /// Runs the bindings whose switch is on this hub: a switch event becomes a command on the hub that owns
@@ -68,13 +86,11 @@ public final class PeerBindings: Sendable {
     /// Runs `binding`'s command; `attempt` 1 is the retry after a silent owner.
     func fire(_ binding: PeerBinding, attempt: Int) {
         if binding.hub == hub {
-            var values: [String: Value] = [:]
-            let fields = home.registry.server(for: TraitID(qualifiedName: binding.trait))?.descriptor.command(named: binding.command)?.fields
-            if case .object(let members) = binding.arguments {
-                for (k, v) in members { values[k] = try? ValueCoding.value(v, as: fields?.first { $0.name == k }?.type, what: k) }
-            }
             do throws(HomeError) {
-                try home.invoke(binding.device, type: binding.type, trait: binding.trait, command: binding.command, arguments: values)
+                let command = home.registry.server(for: TraitID(qualifiedName: binding.trait))?.descriptor
+                    .command(named: binding.command)
+                try home.invoke(binding.device, type: binding.type, trait: binding.trait, command: binding.command,
+                                arguments: try binding.values(for: command))
             } catch {
                 log("binding \(binding.label) failed: \(error)")
             }
