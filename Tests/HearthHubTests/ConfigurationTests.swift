@@ -125,6 +125,77 @@ import Testing
                                          registry: .standard, diagnostics: d)
         #expect(d.problems.map(\.description) == ["hearth.yaml:3: devices(fan): device 'fan' type OnOffLight trait onOff: onOff cannot have both lighting and offOnly (Matter forbids the pair)"])
     }
+
+
+    /// Item 5 of issue 12: a binding whose command the trait registry would refuse is refused with the
+    /// configuration, where it was written, instead of running something else at the first press.
+    @Test func aBindingWhoseCommandOrArgumentsAreWrongIsRefused() throws {
+        let (c, problems) = read("""
+        hub: {id: a, board: /dev/null}
+        devices:
+          - id: hall-switch
+            type: GenericSwitch
+          - id: lamp
+            type: DimmableLight
+        bindings:
+          - {from: hall-switch, to: {hub: b, device: porch, trait: onOff, command: toggel}}
+          - {from: hall-switch, to: {hub: b, device: porch, trait: onOff, command: toggle, args: {colour: red}}}
+          - {from: hall-switch, to: {hub: b, device: porch, trait: levelControl, command: moveToLevel, args: {level: 300}}}
+          - {from: hall-switch, to: {hub: b, device: porch, trait: levelControl, command: moveToLevel, args: {level: 10, transitionTime: 2.5}}}
+          - {from: hall-switch, to: {hub: b, device: porch, trait: onOff, command: offWithEffect, args: {effectIdentifier: dyingLite}}}
+          - {from: hall-switch, to: {hub: b, device: porch, trait: levelControl, command: moveToLevel, args: {transitionTime: 5}}}
+          - {from: hall-switch, to: {hub: b, device: porch, trait: levelControl, command: moveToLevel, args: {level: "10"}}}
+          - {from: hall-switch, to: {hub: b, device: porch, trait: levelControll, command: stop}}
+          - {from: hall-switch, to: {hub: b, device: porch, trait: com.example.spinner, command: spin, args: {speed: 3}}}
+          - from: hall-switch
+            to:
+              device: lamp
+              trait: levelControl
+              command: moveToLevelWithOnOff
+              args: {level: 254, transitionTime: null, optionsMask: {executeIfOff: true}, optionsOverride: {executeIfOff: true}}
+          - {from: hall-switch, to: {hub: b, device: porch, trait: onOff, command: offWithEffect, args: {effectIdentifier: dyingLight}}}
+        """)
+        #expect(problems == [])
+        let config = try #require(c)
+        let d = ConfigDiagnostics()
+        HubConfiguration.checkBindings(config.peerBindings, hub: config.hubID, registry: .standard, diagnostics: d)
+        #expect(d.problems.map(\.description) == [
+            "hearth.yaml:8: bindings[0].to.command: onOff has no command 'toggel'; its commands are off, on, toggle, offWithEffect, onWithRecallGlobalScene, onWithTimedOff",
+            "hearth.yaml:9: bindings[1].to.args.colour: toggle has no field 'colour'; it takes none",
+            "hearth.yaml:10: bindings[2].to.args.level: moveToLevel.level 300 is out of range; allowed: 0…254",
+            "hearth.yaml:11: bindings[3].to.args.transitionTime: moveToLevel.transitionTime must be a whole number, not 2.5",
+            "hearth.yaml:12: bindings[4].to.args.effectIdentifier: offWithEffect.effectIdentifier 'dyingLite' is not one of delayedAllOff, dyingLight",
+            "hearth.yaml:13: bindings[5].to.args: moveToLevel needs the field 'level' (uint8)",
+            #"hearth.yaml:14: bindings[6].to.args.level: moveToLevel.level must be uint8, not "10""#,
+            "hearth.yaml:15: bindings[7].to.trait: no trait 'levelControll'; known: basicInformation, identify, levelControl, onOff, relativeHumidityMeasurement, switch, temperatureMeasurement",
+        ])
+        // What is accepted is sent as written: a manufacturer's trait is the owner's to check.
+        #expect(config.bindings[8].arguments.text == #"{"speed":3}"#)
+        #expect(config.bindings[9].hub == "a")
+        #expect(config.bindings[9].arguments.text == #"{"level":254,"transitionTime":null,"optionsMask":{"executeIfOff":true},"optionsOverride":{"executeIfOff":true}}"#)
+        #expect(config.bindings[10].arguments.text == #"{"effectIdentifier":"dyingLight"}"#)
+    }
+
+    @Test func aBindingToAnUnknownLocalDeviceOrTypeIsRefused() {
+        let (c, problems) = read("""
+        hub: {id: a, board: /dev/null}
+        devices:
+          - id: hall-switch
+            type: GenericSwitch
+        bindings:
+          - {from: hall-switch, to: {device: lamp, trait: onOff, command: toggle}}
+          - {from: hall-switch, to: {hub: b, device: lamp, type: DimmableLamp, trait: onOff, command: toggle}}
+          - {from: hall-switch, to: {hub: b, device: fan, type: HumiditySensor, trait: onOff, command: toggle}}
+          - {from: hall-switch, to: {hub: b, device: lamp, trait: onOff, command: toggle, args: [on]}}
+        """)
+        #expect(c == nil)
+        #expect(problems == [
+            "hearth.yaml:6: bindings[0].to.device: no device 'lamp' on this hub; give 'hub' for another hub's device",
+            "hearth.yaml:7: bindings[1].to.type: unknown device type 'DimmableLamp'; known: OnOffLight, DimmableLight, OnOffPlugInUnit, HumiditySensor, TemperatureSensor, GenericSwitch",
+            "hearth.yaml:8: bindings[2].to.type: HumiditySensor cannot have trait 'onOff'",
+            "hearth.yaml:9: bindings[3].to.args: expected a mapping, found a list",
+        ])
+    }
 }
 
 extension String {

@@ -29,7 +29,9 @@ public struct HubConfiguration {
     public var devices: [Device]
     public var peers: [PeerConfiguration] = []
     public var mirrors: [MirrorRoute] = []
-    public var bindings: [PeerBinding] = []
+    /// Cross-hub bindings, each with its `to:` section for the checks that need the trait registry.
+    public var peerBindings: [(binding: PeerBinding, target: ConfigMap)] = []
+    public var bindings: [PeerBinding] { peerBindings.map(\.binding) }
 
     public static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
 
@@ -85,13 +87,13 @@ public struct HubConfiguration {
             config.devices.append(d)
         }
         for binding in top["bindings"]?.list ?? [] {
-            if let b = readBinding(binding, hub: config.hubID, devices: config.devices) { config.bindings.append(b) }
+            if let b = readBinding(binding, hub: config.hubID, devices: config.devices) { config.peerBindings.append(b) }
         }
         return diagnostics.problems.count == before ? config : nil
     }
 
     /// `{from: hall-switch, event: press, to: {hub: garage, device: lamp, trait: onOff, command: toggle, args: {…}}}`
-    static func readBinding(_ value: ConfigValue, hub: String, devices: [Device]) -> PeerBinding? {
+    static func readBinding(_ value: ConfigValue, hub: String, devices: [Device]) -> (binding: PeerBinding, target: ConfigMap)? {
         guard let m = value.mapping(allowed: ["from", "event", "to"]),
               let fromValue = m.required("from", "a local GenericSwitch device"), let from = fromValue.string,
               let to = m.required("to", "the command to send: {hub, device, trait, command}")?.mapping(
@@ -111,21 +113,98 @@ public struct HubConfiguration {
         case "any"?: events = ["initialPress", "shortRelease", "switchLatched"]
         default: events = ["initialPress", "switchLatched"]
         }
-        guard let device = to.required("device", "the target device's id")?.string,
+        let targetHub = to["hub"]?.string ?? hub
+        guard let deviceValue = to.required("device", "the target device's id"), let device = deviceValue.string,
               let trait = to.required("trait", "e.g. onOff")?.string,
               let command = to.required("command", "e.g. toggle")?.string else { return nil }
-        var arguments: [(key: String, value: JSON)] = []
-        if let args = to["args"]?.anyMapping {
-            for (k, v) in args.values {
-                guard let text = v.string else { continue }
-                if let i = Int(text) { arguments.append((k, .int(i))) }
-                else if text == "true" || text == "false" { arguments.append((k, .bool(text == "true"))) }
-                else if text == "null" { arguments.append((k, .null)) }
-                else { arguments.append((k, .string(text))) }
+        if targetHub == hub && !devices.contains(where: { $0.configuration.id == device }) {
+            deviceValue.problem("no device '\(device)' on this hub; give 'hub' for another hub's device")
+        }
+        let type = to["type"]?.string
+        if let typeValue = to["type"], let name = type {
+            if let descriptor = DeviceTypeDescriptor.named(name) {
+                if !descriptor.allows(TraitID(qualifiedName: trait)) {
+                    typeValue.problem("\(name) cannot have trait '\(trait)'")
+                }
+            } else {
+                typeValue.problem("unknown device type '\(name)'; known: \(DeviceTypeDescriptor.catalogue.map(\.name).joined(separator: ", "))")
             }
         }
-        return PeerBinding(from: from, events: events, hub: to["hub"]?.string ?? hub, device: device,
-                           type: to["type"]?.string, trait: trait, command: command, arguments: .object(arguments))
+        var arguments: JSON = .object([])
+        if let args = to["args"], args.anyMapping != nil { arguments = json(args) }
+        return (PeerBinding(from: from, events: events, hub: targetHub, device: device, type: type, trait: trait,
+                            command: command, arguments: arguments),
+                to)
+    }
+
+    /// A YAML value as the JSON a client would send: unquoted whole numbers, `true`, `false` and `null` as
+    /// such, any other scalar as a string, lists as arrays and mappings as objects (bitmaps as mappings of
+    /// flags). Which of them a command accepts is `checkBindings`' to say, against the trait registry.
+    static func json(_ value: ConfigValue) -> JSON {
+        switch value.node.value {
+        case .null: return .null
+        case .scalar(let s, quoted: true): return .string(s)
+        case .scalar(let s, quoted: false):
+            if let i = s.hasPrefix("0x") ? Int(s.dropFirst(2), radix: 16) : Int(s) { return .int(i) }
+            if s == "true" || s == "false" { return .bool(s == "true") }
+            if let d = Double(s), d.isFinite { return .double(d) }  // refused for a whole-number field, said so
+            return .string(s)
+        case .sequence:
+            return .array((value.list ?? []).map(json))
+        case .mapping:
+            return .object((value.anyMapping?.values ?? []).map { (key: $0.key, value: json($0.value)) })
+        }
+    }
+
+    /// Checks each binding's command against the trait registry (the standard traits and those the hardware
+    /// adds), as far as it can tell: the trait, the command, and every argument's name, type and range, so a
+    /// binding never runs another command than the one written. A manufacturer's trait this hub does not
+    /// know is left to the hub that owns the target.
+    static func checkBindings(_ bindings: [(binding: PeerBinding, target: ConfigMap)], hub: String,
+                              registry: TraitRegistry, diagnostics: ConfigDiagnostics) {
+        func problem(_ at: ConfigValue, _ message: String) {
+            diagnostics.add(ConfigProblem(file: at.file, line: at.line, path: at.path, message: message))
+        }
+        for (binding, to) in bindings {
+            let id = TraitID(qualifiedName: binding.trait)
+            guard let trait = registry.server(for: id)?.descriptor else {
+                if id.namespace == TraitID.matterNamespace || binding.hub == hub, let at = to["trait"] {
+                    let known = registry.servers.keys.map(\.qualifiedName).sorted().joined(separator: ", ")
+                    problem(at, "no trait '\(binding.trait)'; known: \(known)")
+                }
+                continue
+            }
+            guard let command = trait.command(named: binding.command) else {
+                if let at = to["command"] {
+                    let known = trait.commands.map(\.name).joined(separator: ", ")
+                    problem(at, "\(binding.trait) has no command '\(binding.command)'; its commands are \(known)")
+                }
+                continue
+            }
+            var values: [String: Value] = [:]
+            var wrong = false
+            for (key, value) in to["args"]?.anyMapping?.values ?? [] {
+                guard let field = command.fields.first(where: { $0.name == key }) else {
+                    let known = command.fields.isEmpty ? "it takes none" : "its fields are " + command.fields.map(\.name).joined(separator: ", ")
+                    problem(value, "\(command.name) has no field '\(key)'; \(known)")
+                    wrong = true
+                    continue
+                }
+                do throws(HomeError) {
+                    let v = try ValueCoding.value(json(value), as: field.type, what: "\(command.name).\(key)")
+                    try field.type.check(v, nullable: field.isNullable, constraint: field.constraint,
+                                         what: "\(command.name).\(key)")
+                    values[key] = v
+                } catch {
+                    problem(value, error.message)
+                    wrong = true
+                }
+            }
+            // What is left: fields the command needs and the binding leaves out.
+            if !wrong {
+                do throws(HomeError) { _ = try command.validate(values) } catch { problem(to["args"] ?? to.owner, error.message) }
+            }
+        }
     }
 
     /// What only the engine can check (features that conflict, values that depend on each other), once

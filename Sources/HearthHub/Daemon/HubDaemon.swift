@@ -72,6 +72,8 @@ public enum HubDaemon {
         if !diagnostics.problems.isEmpty { return .failure(ConfigError(diagnostics.problems)) }
         HubConfiguration.checkWithEngine(zip(devices, config.devices.map(\.line)).map { ($0, $1) }, file: config.file,
                                          registry: registry(hardware), diagnostics: diagnostics)
+        HubConfiguration.checkBindings(config.peerBindings, hub: config.hubID, registry: registry(hardware),
+                                       diagnostics: diagnostics)
         if !diagnostics.problems.isEmpty { return .failure(ConfigError(diagnostics.problems)) }
         return .success(Plan(config: config, board: board, devices: devices, bindings: bindings))
     }

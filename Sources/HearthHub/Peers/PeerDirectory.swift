@@ -1,0 +1,216 @@
+public import HearthContract
+public import HearthJSON
+public import HearthEngine
+public import HearthModel
+import Synchronization
+
+/// How a peer hub is reached: over this broker (`local`) or through a bridged or cloud broker (`remote`).
+public enum PeerRoute: String, Sendable, Hashable {
+    case local, remote
+}
+
+/// A peer hub the configuration names (any hub heard on the broker is a peer; naming one sets its route
+/// and makes it `unknown` until heard from).
+public struct PeerConfiguration: Sendable, Hashable {
+    public var hub: String
+    public var route: PeerRoute
+    public init(hub: String, route: PeerRoute = .local) {
+        self.hub = hub
+        self.route = route
+    }
+}
+
+/// A device type of a local device whose traits are another hub's (a composite device).
+public struct MirrorRoute: Sendable, Hashable {
+    public var localDevice: String
+    public var localType: String
+    public var peerHub: String
+    public var peerDevice: String
+    public var peerType: String
+    public init(localDevice: String, localType: String, peerHub: String, peerDevice: String, peerType: String) {
+        self.localDevice = localDevice
+        self.localType = localType
+        self.peerHub = peerHub
+        self.peerDevice = peerDevice
+        self.peerType = peerType
+    }
+}
+
+/// What this hub knows of its peers: which are online, their summaries and device documents, the mirrored
+/// traits it ingests into the engine from them, and the whole home as seen from here (`<prefix>/<hub>/home`).
+///
+/// Fed by `PeerRouter.handle` on the thread that delivers MQTT messages; it never waits on anything but its
+/// own short lock and the engine's.
+public final class PeerDirectory: Sendable {
+    public let home: Home
+    public let topics: TopicScheme
+    let routes: [String: PeerRoute]
+    let mirrors: [MirrorRoute]
+    let outbox: PeerOutbox
+
+    struct Peer {
+        var status: ConnectivityState = .unknown
+        var summary: JSON?
+        var documents: [String: JSON] = [:]
+    }
+
+    struct State {
+        var peers: [String: Peer] = [:]
+        var linkUp = false
+    }
+
+    private let state = Mutex(State())
+
+    public init(home: Home, topics: TopicScheme, peers: [PeerConfiguration] = [], mirrors: [MirrorRoute] = [],
+                outbox: PeerOutbox) {
+        self.home = home
+        self.topics = topics
+        self.routes = Dictionary(peers.map { ($0.hub, $0.route) }, uniquingKeysWith: { a, _ in a })
+        self.mirrors = mirrors
+        self.outbox = outbox
+        state.withLock { s in for p in peers { s.peers[p.hub] = Peer() } }
+    }
+
+    /// Where the whole home (local devices and every peer's) is published, retained.
+    public var homeTopic: String { "\(topics.base)/home" }
+
+    // MARK: Presence
+
+    /// A peer's last status: nil for a hub never named nor heard of, `unknown` until heard from.
+    public func status(of hub: String) -> ConnectivityState? {
+        state.withLock { $0.peers[hub]?.status }
+    }
+
+    /// Our own broker link went up or down: every mirror follows.
+    func linkChanged(up: Bool) {
+        state.withLock { $0.linkUp = up }
+        refreshMirrors()
+        if up { publishHome() }
+    }
+
+    /// A peer's retained status (`online`, `offline`, or empty when it was cleared); returns the new status.
+    @discardableResult
+    func statusChanged(hub: String, payload: [UInt8]) -> ConnectivityState {
+        let status: ConnectivityState = payload.isEmpty ? .unknown : payload == Array("online".utf8) ? .online : .offline
+        state.withLock { $0.peers[hub, default: Peer()].status = status }
+        refreshMirrors(hub: hub)
+        publishHome()
+        return status
+    }
+
+    /// A peer's device summary (`<prefix>/<hub>/devices`).
+    func summaryChanged(hub: String, payload: [UInt8]) {
+        let summary = try? JSON.parse(payload)
+        state.withLock { $0.peers[hub, default: Peer()].summary = summary }
+        publishHome()
+    }
+
+    /// One of a peer's device documents (`<prefix>/<hub>/devices/<device>`).
+    func documentChanged(hub: String, device: String, payload: [UInt8]) {
+        let document = try? JSON.parse(payload)
+        state.withLock { $0.peers[hub, default: Peer()].documents[device] = document }
+        refreshMirrors(hub: hub)
+    }
+
+    /// The peer hub that has `device`, if exactly one does.
+    func owner(of device: String) -> String? {
+        let owners = state.withLock { s in
+            s.peers.filter { _, peer in
+                guard case .array(let list)? = peer.summary else { return peer.documents[device] != nil }
+                return list.contains { $0["id"] == .string(device) }
+            }.map(\.key)
+        }
+        return owners.count == 1 ? owners[0] : nil
+    }
+
+    func route(_ hub: String) -> PeerRoute { routes[hub] ?? .local }
+
+    /// How this hub sees data owned by `hub`: the owner's own state while the owner and our link are up;
+    /// offline when either is down; unknown until the owner has been heard from.
+    static func connectivity(status: ConnectivityState?, linkUp: Bool, route: PeerRoute,
+                             ownerState: ConnectivityState?) -> SourceConnectivity {
+        guard let status, status != .unknown else { return .notHeardFrom }
+        let locality: DataSourceLocality = route == .remote ? .remote : .localPeer
+        guard linkUp, status == .online else { return SourceConnectivity(.offline, locality) }
+        return SourceConnectivity(ownerState ?? .unknown, locality)
+    }
+
+    // MARK: Mirrors
+
+    /// Whether some type of `device` is another hub's.
+    func hasMirror(_ device: String) -> Bool { mirrors.contains { $0.localDevice == device } }
+
+    /// The mirror route of a local device type, if it is another hub's.
+    func mirror(of device: String, type: String?) -> MirrorRoute? {
+        mirrors.first { $0.localDevice == device && (type == nil || $0.localType == type) }
+    }
+
+    /// Copies what the owners publish into the mirrored traits, with the connectivity seen from here.
+    func refreshMirrors(hub only: String? = nil) {
+        for m in mirrors where only == nil || m.peerHub == only {
+            let (doc, status, linkUp) = state.withLock { s in
+                (s.peers[m.peerHub]?.documents[m.peerDevice], s.peers[m.peerHub]?.status, s.linkUp)
+            }
+            let type = doc?["types"].flatMap { t -> JSON? in
+                guard case .array(let types) = t else { return nil }
+                return types.first { $0["type"] == .string(m.peerType) }
+            }
+            guard let local = try? home.device(m.localDevice), let localType = local.type(named: m.localType) else { continue }
+            for trait in localType.traits {
+                let name = trait.descriptor.id.qualifiedName
+                let owned = type?["traits"]?[name]
+                var ownerState: ConnectivityState?
+                if let s = owned?["sourceConnectivity"]?["connectivityState"], case .string(let raw) = s {
+                    ownerState = ConnectivityState(rawValue: raw)
+                }
+                if let owned, case .object(let attributes)? = owned["attributes"] {
+                    var values: [String: Value] = [:]
+                    for (key, json) in attributes {
+                        // An attribute this hub cannot read is left as it was, not guessed.
+                        if let descriptor = trait.descriptor.attribute(named: key),
+                           let v = try? ValueCoding.value(json, as: descriptor.type, what: key) {
+                            values[key] = v
+                        }
+                    }
+                    var commands: [String] = []
+                    if case .array(let names)? = owned["commands"] {
+                        for n in names { if case .string(let s) = n { commands.append(s) } }
+                    }
+                    try? home.ingest(m.localDevice, type: m.localType, trait: name, .mirror(values, commands: commands))
+                } else if doc != nil {
+                    ownerState = .offline  // the owner no longer has this trait
+                }
+                try? home.setConnectivity(m.localDevice, type: m.localType, trait: name,
+                                          Self.connectivity(status: status, linkUp: linkUp, route: route(m.peerHub),
+                                                            ownerState: ownerState))
+            }
+        }
+    }
+
+    // MARK: The whole home
+
+    /// Local devices and every peer's, each with its hub and how this hub sees it.
+    public func homeDocument() -> JSON {
+        var entries = home.list().map { DeviceDocument.summary($0, hub: topics.hub) }
+        let (peers, linkUp) = state.withLock { ($0.peers, $0.linkUp) }
+        for (hub, peer) in peers.sorted(by: { $0.key < $1.key }) {
+            guard case .array(let devices)? = peer.summary else { continue }
+            for d in devices {
+                guard case .object(var members) = d else { continue }
+                var owner: ConnectivityState?
+                if case .string(let raw)? = d["sourceConnectivity"]?["connectivityState"] { owner = ConnectivityState(rawValue: raw) }
+                let c = Self.connectivity(status: peer.status, linkUp: linkUp, route: route(hub), ownerState: owner)
+                members.removeAll { $0.key == "hub" || $0.key == "sourceConnectivity" }
+                members.append(("hub", .string(hub)))
+                members.append(("sourceConnectivity", DeviceDocument.connectivity(c)))
+                entries.append(.object(members))
+            }
+        }
+        return .array(entries)
+    }
+
+    func publishHome() {
+        guard outbox.isConnected else { return }
+        try? outbox.publish(PeerOutbox.Message(topic: homeTopic, payload: homeDocument().bytes, retain: true))
+    }
+}

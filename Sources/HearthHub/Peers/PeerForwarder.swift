@@ -1,0 +1,201 @@
+public import HearthContract
+import HearthJSON
+public import HearthEngine
+import HearthMQTT
+import HearthModel
+import Synchronization
+
+/// Sends requests to the hub that owns a device and waits for its answer, with a deadline on the engine's
+/// clock: a client's request is relayed back with the client's transaction, a binding's command reports to
+/// its binding.
+///
+/// Nothing here blocks: `forward` and `send` publish and return (the answer arrives later through
+/// `answered`, on the thread that delivers MQTT messages), and deadlines are kept by `run`, a task of its
+/// own that sleeps on the clock. A request for an owner that goes offline fails at once (`unavailable`);
+/// one that is not answered in time fails with `timeout` (`deadlineExceeded`).
+public final class PeerForwarder: Sendable {
+    /// How a request sent to a peer ended.
+    enum Outcome: Sendable {
+        /// The owner's response, as it sent it.
+        case answered(JSON)
+        /// No answer: the owner went offline (`unavailable`) or the deadline passed (`timeout`).
+        case failed(HomeError)
+    }
+
+    struct Pending {
+        var owner: String
+        var deadline: EngineInstant
+        var completion: @Sendable (Outcome) -> Void
+    }
+
+    struct State {
+        var pending: [String: Pending] = [:]
+        var counter = 0
+    }
+
+    public let home: Home
+    public let topics: TopicScheme
+    let directory: PeerDirectory
+    let outbox: PeerOutbox
+    let clock: any EngineClock
+    let timeout: Duration
+    private let state = Mutex(State())
+    /// Wakes `run` when a request starts waiting; idle, nothing wakes at all.
+    private let waker = DeadlineWaker()
+
+    public init(home: Home, topics: TopicScheme, directory: PeerDirectory, outbox: PeerOutbox,
+                clock: any EngineClock, timeout: Duration = .seconds(3)) {
+        self.home = home
+        self.topics = topics
+        self.directory = directory
+        self.outbox = outbox
+        self.clock = clock
+        self.timeout = timeout
+    }
+
+    private var timeoutMilliseconds: Int64 {
+        timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
+    }
+
+    // MARK: Owner lookup
+
+    /// Where a request must go when this hub does not own what it addresses: a peer's device, or the
+    /// mirrored type of a composite device. Nil when it is this hub's to run.
+    func target(of request: HubRequest, device: String) -> (owner: String, device: String, request: JSON)? {
+        guard request.forwardedBy == nil else { return nil }  // a forwarded request is never forwarded again
+        guard home.contains(device) else {
+            return directory.owner(of: device).map { ($0, device, request.json) }
+        }
+        // Most devices are wholly this hub's: no snapshot on the command path for them.
+        guard directory.hasMirror(device), let local = try? home.device(device) else { return nil }
+        let type: String?, trait: String
+        switch request.action {
+        case .command(let t, let tr, _, _), .update(let t, let tr, _): (type, trait) = (t, tr)
+        default: return nil
+        }
+        let id = TraitID(qualifiedName: trait)
+        let candidates = local.types.filter { ($0.descriptor.name == type || type == nil) && $0.trait(id) != nil }
+        guard candidates.count == 1, let m = directory.mirror(of: device, type: candidates[0].descriptor.name) else { return nil }
+        guard case .object(var members) = request.json else { return nil }
+        members.removeAll { $0.key == "type" }
+        members.append(("type", .string(m.peerType)))
+        return (m.peerHub, m.peerDevice, .object(members))
+    }
+
+    // MARK: Sending
+
+    /// Sends a client's request to the hub that owns the device and relays its answer. Returns the error
+    /// to answer with at once, or nil when the request is on its way.
+    func forward(_ request: JSON, transaction: JSON, device: String, to owner: String, ownerDevice: String,
+                 responseTopic: String?, correlationData: [UInt8]?) -> HomeError? {
+        send(request, to: owner, device: ownerDevice) { [weak self] outcome in
+            guard let self else { return }
+            let response: JSON
+            switch outcome {
+            case .answered(let answer):
+                guard case .object(let members) = answer else { return }
+                // The client's transaction and device name, whatever the owner calls them.
+                response = .object(members.map { m in
+                    m.key == "transaction" ? (key: m.key, value: transaction)
+                        : m.key == "device" ? (key: m.key, value: JSON.string(device)) : m
+                })
+            case .failed(let error):
+                response = HubResponse.failure(transaction: transaction, device: device, error)
+            }
+            reply(response, responseTopic: responseTopic, correlationData: correlationData)
+        }
+    }
+
+    /// Sends `request` to `owner`'s `set` topic with a transaction of ours and `forwardedBy`, and calls
+    /// `completion` once: with the answer, when the owner goes offline, or at the deadline. Returns the
+    /// error instead (and never calls `completion`) when the request cannot be sent at all.
+    func send(_ request: JSON, to owner: String, device: String,
+              completion: @escaping @Sendable (Outcome) -> Void) -> HomeError? {
+        guard outbox.isConnected else {
+            return .unavailable("this hub is not connected to its broker, so hub '\(owner)' cannot be reached")
+        }
+        let status = directory.status(of: owner)
+        guard status == .online else {
+            return .unavailable("hub '\(owner)' is \(status == .offline ? "offline" : "not heard from yet"); try again when it is online")
+        }
+        guard case .object(var members) = request else { return .invalidCommand("a request must be an object") }
+        let deadline = clock.now + timeoutMilliseconds
+        let id = state.withLock { s -> String in
+            s.counter += 1
+            let id = "\(topics.hub)-\(s.counter)"
+            // Waiting before it is sent: a quick answer must find it.
+            s.pending[id] = Pending(owner: owner, deadline: deadline, completion: completion)
+            return id
+        }
+        waker.wake()
+        members.removeAll { $0.key == "transaction" || $0.key == "forwardedBy" }
+        members.insert(("transaction", .string(id)), at: 0)
+        members.append(("forwardedBy", .string(topics.hub)))
+        do {
+            try outbox.publish(PeerOutbox.Message(topic: "\(topics.prefix)/\(owner)/devices/\(device)/set",
+                                                  payload: JSON.object(members).bytes, qos: .atLeastOnce))
+        } catch {
+            _ = state.withLock { $0.pending.removeValue(forKey: id) }
+            return .unavailable("could not send to hub '\(owner)': \(error)")
+        }
+        return nil
+    }
+
+    // MARK: Answers
+
+    /// A message on a peer's `responses` topic: ends the request it answers, if it is one of ours.
+    func answered(by hub: String, _ payload: [UInt8]) {
+        guard let response = try? JSON.parse(payload), case .string(let id)? = response["transaction"] else { return }
+        let pending = state.withLock { s -> Pending? in
+            // Only the hub it was sent to may answer it.
+            guard s.pending[id]?.owner == hub else { return nil }
+            return s.pending.removeValue(forKey: id)
+        }
+        pending?.completion(.answered(response))
+    }
+
+    func reply(_ response: JSON, responseTopic: String?, correlationData: [UInt8]?) {
+        let bytes = response.bytes
+        try? outbox.publish(PeerOutbox.Message(topic: topics.responses, payload: bytes))
+        if let responseTopic {
+            try? outbox.publish(PeerOutbox.Message(topic: responseTopic, payload: bytes, correlationData: correlationData))
+        }
+    }
+
+    /// Fails everything waiting on a hub that is no longer online, at once rather than at the deadline.
+    func ownerWentOffline(_ owner: String) {
+        let failed = state.withLock { s -> [Pending] in
+            let gone = s.pending.filter { $0.value.owner == owner }
+            for k in gone.keys { s.pending.removeValue(forKey: k) }
+            return Array(gone.values)
+        }
+        for p in failed { p.completion(.failed(.unavailable("hub '\(owner)' went offline before it answered"))) }
+    }
+
+    // MARK: Deadlines
+
+    /// The earliest deadline of a request still waiting.
+    var nextDeadline: EngineInstant? { state.withLock { $0.pending.values.map(\.deadline).min() } }
+
+    /// How many requests wait for an answer.
+    var waitingCount: Int { state.withLock { $0.pending.count } }
+
+    /// Fails every request whose deadline has passed, earliest first.
+    func expireDue() {
+        let now = clock.now
+        let expired = state.withLock { s -> [Pending] in
+            let due = s.pending.filter { $0.value.deadline <= now }
+            for k in due.keys { s.pending.removeValue(forKey: k) }
+            return due.values.sorted { $0.deadline < $1.deadline }
+        }
+        for p in expired { p.completion(.failed(HomeError(.timeout, "hub '\(p.owner)' did not answer within \(timeout)"))) }
+    }
+
+    /// Keeps the deadlines until cancelled; sleeps without waking while nothing is waiting for an answer.
+    public func run() async {
+        while !Task.isCancelled {
+            expireDue()
+            await waker.wait(until: nextDeadline, clock: clock)
+        }
+    }
+}
