@@ -86,14 +86,18 @@ public final class PeerBindings: Sendable {
     /// Runs `binding`'s command; `attempt` 1 is the retry after a silent owner.
     func fire(_ binding: PeerBinding, attempt: Int) {
         if binding.hub == hub {
-            do throws(HomeError) {
-                let command = home.registry.server(for: TraitID(qualifiedName: binding.trait))?.descriptor
-                    .command(named: binding.command)
-                try home.invoke(binding.device, type: binding.type, trait: binding.trait, command: binding.command,
-                                arguments: try binding.values(for: command))
-            } catch {
-                log("binding \(binding.label) failed: \(error)")
+            // On the target's lane, as any request: its hardware may be slow, and the switch must not wait.
+            let queued = home.enqueue(on: binding.device) { [home, log] in
+                do throws(HomeError) {
+                    let command = home.registry.server(for: TraitID(qualifiedName: binding.trait))?.descriptor
+                        .command(named: binding.command)
+                    try home.invoke(binding.device, type: binding.type, trait: binding.trait, command: binding.command,
+                                    arguments: try binding.values(for: command))
+                } catch {
+                    log("binding \(binding.label) failed: \(error)")
+                }
             }
+            if !queued { log("binding \(binding.label) failed: no device '\(binding.device)' on this hub") }
             return
         }
         var request: [(key: String, value: JSON)] = []

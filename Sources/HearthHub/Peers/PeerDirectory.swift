@@ -146,44 +146,52 @@ public final class PeerDirectory: Sendable {
     }
 
     /// Copies what the owners publish into the mirrored traits, with the connectivity seen from here.
+    ///
+    /// Each on its device's lane, not on the network thread that received the peer's message: a composite device
+    /// whose local part is writing to its hardware holds its gate, and only its lane may wait for that.
     func refreshMirrors(hub only: String? = nil) {
         for m in mirrors where only == nil || m.peerHub == only {
-            let (doc, status, linkUp) = state.withLock { s in
-                (s.peers[m.peerHub]?.documents[m.peerDevice], s.peers[m.peerHub]?.status, s.linkUp)
+            home.enqueue(on: m.localDevice) { [self] in refresh(m) }
+        }
+    }
+
+    /// Copies the owner's current document of one mirrored type into its local traits.
+    private func refresh(_ m: MirrorRoute) {
+        let (doc, status, linkUp) = state.withLock { s in
+            (s.peers[m.peerHub]?.documents[m.peerDevice], s.peers[m.peerHub]?.status, s.linkUp)
+        }
+        let type = doc?["types"].flatMap { t -> JSON? in
+            guard case .array(let types) = t else { return nil }
+            return types.first { $0["type"] == .string(m.peerType) }
+        }
+        guard let local = try? home.device(m.localDevice), let localType = local.type(named: m.localType) else { return }
+        for trait in localType.traits {
+            let name = trait.descriptor.id.qualifiedName
+            let owned = type?["traits"]?[name]
+            var ownerState: ConnectivityState?
+            if let s = owned?["sourceConnectivity"]?["connectivityState"], case .string(let raw) = s {
+                ownerState = ConnectivityState(rawValue: raw)
             }
-            let type = doc?["types"].flatMap { t -> JSON? in
-                guard case .array(let types) = t else { return nil }
-                return types.first { $0["type"] == .string(m.peerType) }
-            }
-            guard let local = try? home.device(m.localDevice), let localType = local.type(named: m.localType) else { continue }
-            for trait in localType.traits {
-                let name = trait.descriptor.id.qualifiedName
-                let owned = type?["traits"]?[name]
-                var ownerState: ConnectivityState?
-                if let s = owned?["sourceConnectivity"]?["connectivityState"], case .string(let raw) = s {
-                    ownerState = ConnectivityState(rawValue: raw)
-                }
-                if let owned, case .object(let attributes)? = owned["attributes"] {
-                    var values: [String: Value] = [:]
-                    for (key, json) in attributes {
-                        // An attribute this hub cannot read is left as it was, not guessed.
-                        if let descriptor = trait.descriptor.attribute(named: key),
-                           let v = try? ValueCoding.value(json, as: descriptor.type, what: key) {
-                            values[key] = v
-                        }
+            if let owned, case .object(let attributes)? = owned["attributes"] {
+                var values: [String: Value] = [:]
+                for (key, json) in attributes {
+                    // An attribute this hub cannot read is left as it was, not guessed.
+                    if let descriptor = trait.descriptor.attribute(named: key),
+                       let v = try? ValueCoding.value(json, as: descriptor.type, what: key) {
+                        values[key] = v
                     }
-                    var commands: [String] = []
-                    if case .array(let names)? = owned["commands"] {
-                        for n in names { if case .string(let s) = n { commands.append(s) } }
-                    }
-                    try? home.ingest(m.localDevice, type: m.localType, trait: name, .mirror(values, commands: commands))
-                } else if doc != nil {
-                    ownerState = .offline  // the owner no longer has this trait
                 }
-                try? home.setConnectivity(m.localDevice, type: m.localType, trait: name,
-                                          Self.connectivity(status: status, linkUp: linkUp, route: route(m.peerHub),
-                                                            ownerState: ownerState))
+                var commands: [String] = []
+                if case .array(let names)? = owned["commands"] {
+                    for n in names { if case .string(let s) = n { commands.append(s) } }
+                }
+                try? home.ingest(m.localDevice, type: m.localType, trait: name, .mirror(values, commands: commands))
+            } else if doc != nil {
+                ownerState = .offline  // the owner no longer has this trait
             }
+            try? home.setConnectivity(m.localDevice, type: m.localType, trait: name,
+                                      Self.connectivity(status: status, linkUp: linkUp, route: route(m.peerHub),
+                                                        ownerState: ownerState))
         }
     }
 
