@@ -63,6 +63,7 @@ let hallPress = HomeEvent(deviceID: "hall-switch", change: .event(type: "Generic
                                                      command: "moveToLevelWithOnOff",
                                                      arguments: .object([("level", .int(100)), ("transitionTime", .int(0))]))])
         rig.router.fireBindings([hallPress])
+        rig.home.drainLanes()  // a local binding runs on its target's lane
         #expect(rig.logs.all == [])
         #expect(try rig.home.device("lamp").trait(.levelControl)?["currentLevel"]?.value == .int(100))
         #expect(try rig.home.device("lamp").trait(.onOff)?["onOff"]?.value == .bool(true))
@@ -76,6 +77,7 @@ let hallPress = HomeEvent(deviceID: "hall-switch", change: .event(type: "Generic
                                                      arguments: .object([("level", .int(100)), ("transitionTime", .double(2.5))]))])
         let before = try rig.home.device("lamp").trait(.levelControl)?["currentLevel"]?.value
         rig.router.fireBindings([hallPress])
+        rig.home.drainLanes()  // a local binding runs on its target's lane
         #expect(try rig.home.device("lamp").trait(.levelControl)?["currentLevel"]?.value == before)
         #expect(try rig.home.device("lamp").trait(.onOff)?["onOff"]?.value == .bool(false))
         #expect(rig.logs.all == ["binding hall-switch → a/lamp levelControl.moveToLevelWithOnOff failed: invalidArgument (invalidDataType): moveToLevelWithOnOff.transitionTime must be a whole number, not 2.5"])

@@ -186,7 +186,9 @@ func press(_ w: Watcher) async throws {
         // kill -9 b: its will says offline; a's mirrors go offline and the binding fails fast.
         await rig.daemons["b"]?.kill()
         #expect(await w.waitFor(status: "offline", hub: "b"))
-        let down = await w.latest("hearth/a/devices/bathroom") { connectivity($0) == "partiallyOnline/mixed" }
+        let down = await w.latest("hearth/a/devices/bathroom") {
+            connectivity($0) == "partiallyOnline/mixed" && typeConnectivity($0, "HumiditySensor") == "offline/localPeer"
+        }
         #expect(connectivity(down) == "partiallyOnline/mixed")
         #expect(typeConnectivity(down, "HumiditySensor") == "offline/localPeer")
         let homeDown = await w.latest("hearth/a/home") { connectivity(entry($0, "b", "lamp")) == "offline/localPeer" }
