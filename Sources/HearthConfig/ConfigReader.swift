@@ -159,6 +159,9 @@ public struct ConfigValue {
             !section.isClosed || section[$0] != nil || section.admitsExtra($0)
         }) else { return nil }
         map.section = section
+        for rule in section.rules where !rule.readerChecks {
+            if let complaint = rule.complaint(present: map.keys) { problem(complaint) }
+        }
         return map
     }
 
@@ -374,7 +377,21 @@ public struct ConfigValue {
     /// A value read by its shape (`ConfigShape`): the one place a key's table entry decides what is accepted.
     public func read(_ shape: ConfigShape) -> ConfigRead? {
         switch shape {
-        case .text, .textMatching: return string.map(ConfigRead.text)
+        case .text: return string.map(ConfigRead.text)
+        case .textMatching(let pattern, let hint):
+            guard let s = string else { return nil }
+            if let regex = try? Regex(pattern), (try? regex.firstMatch(in: s)) == nil {
+                problem("'\(s)' cannot be used: \(hint)")
+                return nil
+            }
+            return .text(s)
+        case .textUpTo(let max):
+            guard let s = string else { return nil }
+            guard s.utf8.count <= max else {
+                problem("at most \(max) bytes are allowed, this is \(s.utf8.count)")
+                return nil
+            }
+            return .text(s)
         case .secret: return secretString.map(ConfigRead.text)
         case .bool: return bool.map(ConfigRead.bool)
         case .int(let range, let unit): return int(in: range, unit: unit).map(ConfigRead.int)
@@ -463,7 +480,9 @@ public struct ConfigMap {
     public var values: [(key: String, value: ConfigValue)] { entries.map { ($0.key, owner.child($0.value, $0.key)) } }
 
     /// The value at `key` read by the shape the section gives it; nil when absent or after a problem.
-    public func read(_ key: String) -> ConfigRead? {
+    /// A `required` key that is absent (or null) is a problem: "missing 'key' (its help)".
+    public func read(_ key: String, required isRequired: Bool = false) -> ConfigRead? {
+        if isRequired && required(key) == nil { return nil }
         guard let value = self[key] else { return nil }
         guard let shape = section?[key]?.shape else {
             assertionFailure("no shape for '\(key)' in the section this mapping was read with")
@@ -472,31 +491,31 @@ public struct ConfigMap {
         return value.read(shape)
     }
 
-    public func text(_ key: String) -> String? {
-        if case .text(let s)? = read(key) { return s }
+    public func text(_ key: String, required: Bool = false) -> String? {
+        if case .text(let s)? = read(key, required: required) { return s }
         return nil
     }
 
-    public func bool(_ key: String) -> Bool? {
-        if case .bool(let b)? = read(key) { return b }
+    public func bool(_ key: String, required: Bool = false) -> Bool? {
+        if case .bool(let b)? = read(key, required: required) { return b }
         return nil
     }
 
-    public func int(_ key: String) -> Int? {
-        if case .int(let i)? = read(key) { return i }
+    public func int(_ key: String, required: Bool = false) -> Int? {
+        if case .int(let i)? = read(key, required: required) { return i }
         return nil
     }
 
-    public func double(_ key: String) -> Double? {
-        switch read(key) {
+    public func double(_ key: String, required: Bool = false) -> Double? {
+        switch read(key, required: required) {
         case .number(let d)?: d
         case .int(let i)?: Double(i)
         default: nil
         }
     }
 
-    public func duration(_ key: String) -> Duration? {
-        if case .duration(let d)? = read(key) { return d }
+    public func duration(_ key: String, required: Bool = false) -> Duration? {
+        if case .duration(let d)? = read(key, required: required) { return d }
         return nil
     }
 }

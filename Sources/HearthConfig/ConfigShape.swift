@@ -3,8 +3,11 @@
 public indirect enum ConfigShape: Sendable {
     /// Text; a plain number is taken as written.
     case text
-    /// Text matching a regular expression (ECMA 262, as JSON Schema has it), e.g. an id without '/'.
-    case textMatching(String)
+    /// Text matching a regular expression (kept to what ECMA 262, as JSON Schema has it, and Swift's Regex
+    /// read alike), e.g. an id without '/'; `hint` says what the form is.
+    case textMatching(String, hint: String)
+    /// Text of at most this many bytes of UTF-8.
+    case textUpTo(Int)
     /// A credential: text, or `!secret NAME` from secrets.yaml.
     case secret
     case bool
@@ -73,6 +76,48 @@ public struct ConfigCase: Sendable {
     }
 }
 
+/// A rule between the keys of a section: at most one of them, all or none, at least one.
+public struct ConfigRule: Sendable {
+    public enum Kind: Sendable { case atMostOne, allOrNone, atLeastOne }
+    public var kind: Kind
+    public var keys: [String]
+    /// What the reader says when the rule is broken; nil for the generic message. A rule with
+    /// `readerChecks` is left to the section's reader, which knows more (e.g. the board's pin names).
+    public var message: String?
+    public var readerChecks: Bool
+
+    public static func atMostOne(_ keys: String..., message: String? = nil) -> ConfigRule {
+        ConfigRule(kind: .atMostOne, keys: keys, message: message, readerChecks: false)
+    }
+    public static func allOrNone(_ keys: String..., message: String? = nil) -> ConfigRule {
+        ConfigRule(kind: .allOrNone, keys: keys, message: message, readerChecks: false)
+    }
+    /// Always checked by the reader, whose "missing" message names what would fit.
+    public static func atLeastOne(_ keys: String...) -> ConfigRule {
+        ConfigRule(kind: .atLeastOne, keys: keys, message: nil, readerChecks: true)
+    }
+
+    /// The generic complaint when `present` breaks the rule; nil when it holds.
+    func complaint(present: [String]) -> String? {
+        let given = keys.filter(present.contains)
+        switch kind {
+        case .atMostOne:
+            guard given.count > 1 else { return nil }
+            return message ?? "give only one of \(ConfigRule.list(keys)) (found \(ConfigRule.list(given)))"
+        case .allOrNone:
+            guard !given.isEmpty, given.count < keys.count else { return nil }
+            return message ?? "\(ConfigRule.list(keys)) go together: add \(ConfigRule.list(keys.filter { !given.contains($0) }))"
+        case .atLeastOne:
+            guard given.isEmpty else { return nil }
+            return message ?? "give \(keys.count == 2 ? "either" : "one of") \(ConfigRule.list(keys, or: true))"
+        }
+    }
+
+    static func list(_ keys: [String], or: Bool = false) -> String {
+        keys.count <= 1 ? keys.joined() : keys.dropLast().joined(separator: ", ") + (or ? " or " : " and ") + keys.last!
+    }
+}
+
 /// A mapping's table of keys.
 public struct ConfigSection: Sendable {
     public var keys: [ConfigKey]
@@ -80,24 +125,16 @@ public struct ConfigSection: Sendable {
     /// Only these keys (and `extraKeys`); false for a partial section that refines another.
     public var isClosed: Bool
     public var extraKeys: ConfigExtraKeys?
-    /// At most one key of each group (`sensor`, `iio`, `hwmon`).
-    public var exclusive: [[String]]
-    /// All keys of each group or none (`certFile` and `keyFile`).
-    public var together: [[String]]
-    /// At least one key of each group (`pin`, or `chip` and `line`).
-    public var oneRequired: [[String]]
+    public var rules: [ConfigRule]
     public var cases: [ConfigCase]
 
     public init(_ keys: [ConfigKey], help: String? = nil, closed: Bool = true, extraKeys: ConfigExtraKeys? = nil,
-                exclusive: [[String]] = [], together: [[String]] = [], oneRequired: [[String]] = [],
-                cases: [ConfigCase] = []) {
+                rules: [ConfigRule] = [], cases: [ConfigCase] = []) {
         self.keys = keys
         self.help = help
         self.isClosed = closed
         self.extraKeys = extraKeys
-        self.exclusive = exclusive
-        self.together = together
-        self.oneRequired = oneRequired
+        self.rules = rules
         self.cases = cases
     }
 
@@ -174,12 +211,11 @@ public struct ConfigSchema {
     private var defined: Set<String> = []
 
     /// A complete schema document for a file whose top level is `root`.
-    public static func document(id: String, title: String, root: ConfigSection) -> SchemaJSON {
+    public static func document(title: String, root: ConfigSection) -> SchemaJSON {
         var builder = ConfigSchema()
         guard case .object(let body) = builder.schema(.section(root)) else { return .null }
         var members: [(String, SchemaJSON)] = [
             ("$schema", .string("http://json-schema.org/draft-07/schema#")),
-            ("$id", .string(id)),
             ("title", .string(title)),
         ]
         members += body
@@ -208,8 +244,10 @@ public struct ConfigSchema {
         switch shape {
         case .text, .secret:
             return .object([("type", textTypes)])
-        case .textMatching(let pattern):
+        case .textMatching(let pattern, _):
             return .object([("type", textTypes), ("pattern", .string(pattern))])
+        case .textUpTo(let bytes):
+            return .object([("type", textTypes), ("maxLength", .int(bytes))])
         case .bool:
             return .object([("type", .string("boolean"))])
         case .int(let range, _):
@@ -284,24 +322,25 @@ public struct ConfigSchema {
         if section.isClosed { o.append(("additionalProperties", .bool(false))) }
         let required = section.keys.filter(\.isRequired).map { SchemaJSON.string($0.name) }
         if !required.isEmpty { o.append(("required", .array(required))) }
-        if !section.together.isEmpty {
-            var dependencies: [(String, SchemaJSON)] = []
-            for group in section.together {
-                for key in group { dependencies.append((key, .array(group.filter { $0 != key }.map(SchemaJSON.string)))) }
-            }
-            o.append(("dependencies", .object(dependencies)))
-        }
         var all: [SchemaJSON] = []
-        for group in section.exclusive {
-            for (i, a) in group.enumerated() {
-                for b in group[(i + 1)...] {
-                    all.append(.object([("not", .object([("required", .array([.string(a), .string(b)]))]))]))
+        var dependencies: [(String, SchemaJSON)] = []
+        for rule in section.rules {
+            switch rule.kind {
+            case .atMostOne:
+                for (i, a) in rule.keys.enumerated() {
+                    for b in rule.keys[(i + 1)...] {
+                        all.append(.object([("not", .object([("required", .array([.string(a), .string(b)]))]))]))
+                    }
                 }
+            case .allOrNone:
+                for key in rule.keys {
+                    dependencies.append((key, .array(rule.keys.filter { $0 != key }.map(SchemaJSON.string))))
+                }
+            case .atLeastOne:
+                all.append(.object([("anyOf", .array(rule.keys.map { .object([("required", .array([.string($0)]))]) }))]))
             }
         }
-        for group in section.oneRequired {
-            all.append(.object([("anyOf", .array(group.map { .object([("required", .array([.string($0)]))]) }))]))
-        }
+        if !dependencies.isEmpty { o.append(("dependencies", .object(dependencies))) }
         for c in section.cases {
             all.append(.object([
                 ("if", .object([("properties", .object([(c.key, .object([("const", .string(c.value))]))])),
