@@ -40,6 +40,17 @@ public struct HubConfiguration {
 
     public static func read(_ root: ConfigValue, diagnostics: ConfigDiagnostics) -> HubConfiguration? {
         let before = diagnostics.problems.count
+        let config = readPartially(root, diagnostics: diagnostics)
+        return diagnostics.problems.count == before ? config : nil
+    }
+
+    /// What could be read even when there are problems (nil only when the file is not a mapping), so the
+    /// daemon can go on to check the board and bindings and list every problem in one pass.
+    static func loadPartially(file: String, diagnostics: ConfigDiagnostics) -> HubConfiguration? {
+        ConfigValue.load(file: file, diagnostics: diagnostics).flatMap { readPartially($0, diagnostics: diagnostics) }
+    }
+
+    static func readPartially(_ root: ConfigValue, diagnostics: ConfigDiagnostics) -> HubConfiguration? {
         let directory = Self.directory(of: root.file)
         guard let top = root.mapping(Keys.root) else { return nil }
 
@@ -81,7 +92,7 @@ public struct HubConfiguration {
         for binding in top["bindings"]?.list ?? [] {
             if let b = readBinding(binding, hub: config.hubID, devices: config.devices) { config.bindings.append(b) }
         }
-        return diagnostics.problems.count == before ? config : nil
+        return config
     }
 
     /// `{from: hall-switch, event: press, to: {hub: garage, device: lamp, trait: onOff, command: toggle, args: {…}}}`

@@ -44,7 +44,8 @@ public enum HubDaemon {
 
     static func plan(configFile: String, hardware: any HardwareProvider, logger: Logger,
                      diagnostics: ConfigDiagnostics) -> Result<Plan, ConfigError> {
-        guard let config = HubConfiguration.load(file: configFile, diagnostics: diagnostics),
+        // Read on past the configuration's problems to the board and the bindings, so one run lists them all.
+        guard let config = HubConfiguration.loadPartially(file: configFile, diagnostics: diagnostics), !config.boardFile.isEmpty,
               let board = hardware.loadBoard(file: config.boardFile, diagnostics: diagnostics) else {
             return .failure(ConfigError(diagnostics.problems))
         }
@@ -135,12 +136,11 @@ public enum HubDaemon {
             let padded = device.id + String(repeating: " ", count: width - device.id.count)
             lines.append("  \(padded)  " + typeTexts.joined(separator: "; "))
         }
-        if !c.peers.isEmpty {
-            lines.append("peers: " + c.peers.map { "\($0.hub) (\($0.route.rawValue))" }.joined(separator: ", "))
-        }
+        lines.append("peers: " + (c.peers.isEmpty ? "none named" : c.peers.map { "\($0.hub) (\($0.route.rawValue))" }
+            .joined(separator: ", ")))
         let across = c.bindings.filter { $0.hub != c.hubID }
         let local = c.bindings.count - across.count
-        if !c.bindings.isEmpty {
+        if c.bindings.isEmpty { lines.append("bindings: none") } else {
             lines.append("\(c.bindings.count) binding(s)" + (local > 0 ? ", \(local) on this hub" : "")
                          + (across.isEmpty ? "" : ", \(across.count) to other hubs") + ":")
             for b in c.bindings {

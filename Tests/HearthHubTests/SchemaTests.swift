@@ -123,7 +123,15 @@ import Testing
             let text = try Self.read(file).replacingOccurrences(of: "@HUB@", with: "hub").replacingOccurrences(of: "@BOARD@", with: "rpi4")
             configs.append((file, text))
         }
-        #expect(configs.count >= 3)
+        // Whole configurations shown in the documentation.
+        for doc in ["docs/configuration.md", "docs/peer-routing.md"] {
+            let blocks = try Self.read(doc).components(separatedBy: "```yaml\n").dropFirst()
+                .map { $0.components(separatedBy: "```")[0] }
+            for block in blocks where block.hasPrefix("hub:") || block.contains("\nhub:") {
+                configs.append(("\(doc) block \(block.prefix(30))", block))
+            }
+        }
+        #expect(configs.count >= 5)
         #expect(try Self.validate(configs, schema: Self.configSchema).map(\.description) == [])
 
         var boards: [(String, String)] = []
