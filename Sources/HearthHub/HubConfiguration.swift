@@ -59,7 +59,11 @@ public struct HubConfiguration {
             stepsPerSecond: 50, prefix: "hearth", mqtt: MQTTConnectOptions(), devices: [])
 
         if let hub = top.required("hub")?.mapping(Keys.hub) {
-            if let id = hub.text("id") { config.hubID = id }
+            if let id = hub.text("id") {
+                // The key's pattern has said everything but this one (a NUL, written as "\0").
+                if let problem = TopicScheme.problem(withLevel: id) { hub["id"]?.problem("the hub id cannot be used: \(problem)") }
+                config.hubID = id
+            }
             if let name = hub.text("board", required: true), let board = hub["board"] {
                 if let path = resolveBoard(name, near: directory) {
                     config.boardFile = path
@@ -183,6 +187,7 @@ public struct HubConfiguration {
     static func readDevice(_ value: ConfigValue, mirrors: inout [MirrorRoute]) -> Device? {
         guard let m = value.mapping(Keys.device) else { return nil }
         guard let id = m.text("id", required: true) else { return nil }
+        if let problem = TopicScheme.problem(withLevel: id) { m["id"]?.problem("the device id cannot be used: \(problem)") }
         var device = DeviceConfiguration(id: id, name: m.text("name") ?? id, types: [])
         device.roomID = m.text("room")
         device.structureID = m.text("structure")
