@@ -385,6 +385,11 @@ public struct ConfigValue {
                 return nil
             }
             return .text(s)
+        case .label:
+            if refuseSecret() { return nil }
+            if case .string(let s)? = node.typed { return .text(s) }
+            problem("expected a name, found \(kind)")
+            return nil
         case .textUpTo(let max):
             guard let s = string else { return nil }
             guard s.utf8.count <= max else {

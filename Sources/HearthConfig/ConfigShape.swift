@@ -8,6 +8,8 @@ public indirect enum ConfigShape: Sendable {
     case textMatching(String, hint: String)
     /// Text of at most this many bytes of UTF-8.
     case textUpTo(Int)
+    /// A name that is not a number (a GPIO line's name, `GPIO17`, beside its offset, `17`).
+    case label
     /// A credential: text, or `!secret NAME` from secrets.yaml.
     case secret
     case bool
@@ -248,6 +250,8 @@ public struct ConfigSchema {
             return .object([("type", textTypes), ("pattern", .string(pattern))])
         case .textUpTo(let bytes):
             return .object([("type", textTypes), ("maxLength", .int(bytes))])
+        case .label:
+            return .object([("type", .string("string"))])
         case .bool:
             return .object([("type", .string("boolean"))])
         case .int(let range, _):

@@ -71,7 +71,7 @@ public enum BindingKinds {
     static func pinKeys(what: String, example: String) -> [ConfigKey] {
         [ConfigKey("pin", .text, "the board pin of the \(what) (a name from the board file, e.g. \(example))"),
          ConfigKey("chip", .text, "instead of pin: the GPIO chip's label, gpiochipN or /dev/gpiochipN"),
-         ConfigKey("line", .anyOf([.int(lineOffsets, unit: ""), .text]),
+         ConfigKey("line", .anyOf([.int(lineOffsets, unit: ""), .label]),
                    "with chip: the line's offset (\(lineOffsets.lowerBound)…\(lineOffsets.upperBound)) or its name, e.g. GPIO17")]
     }
 
@@ -136,7 +136,7 @@ struct BindingReader {
                 }
                 line = .offset(offset)
             } else {
-                guard let name = lineValue.string else { return nil }
+                guard case .text(let name)? = lineValue.read(.label) else { return nil }
                 line = .name(name)
             }
             if let known = context.board.gpioChips.first(where: { $0.label == chip }), case .offset(let o) = line,

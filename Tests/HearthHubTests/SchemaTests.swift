@@ -171,6 +171,8 @@ import Testing
         ("unknown binding key", "- {id: l, type: OnOffLight, binding: {kind: relay, pin: relay-1, colour: red}}", ""),
         ("pin and chip", "- {id: l, type: OnOffLight, binding: {kind: relay, pin: relay-1, chip: x, line: 1}}", ""),
         ("chip without line", "- {id: l, type: OnOffLight, binding: {kind: relay, chip: x}}", ""),
+        ("line out of range", "- {id: l, type: OnOffLight, binding: {kind: relay, chip: x, line: 5000}}", ""),
+        ("line as a fraction", "- {id: l, type: OnOffLight, binding: {kind: relay, chip: x, line: 1.5}}", ""),
         ("relay without a pin", "- {id: l, type: OnOffLight, binding: {kind: relay, activeLow: true}}", ""),
         ("dimmer frequency", "- {id: l, type: DimmableLight, binding: {kind: pwmDimmer, pwm: dimmer-1, frequency: 5}}", ""),
         ("debounce as a word", "- {id: s, type: GenericSwitch, binding: {kind: wallSwitch, pin: wall-switch-1, debounce: fast}}", ""),
