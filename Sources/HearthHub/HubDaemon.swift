@@ -145,7 +145,7 @@ public enum HubDaemon {
                          + (across.isEmpty ? "" : ", \(across.count) to other hubs") + ":")
             for b in c.bindings {
                 lines.append("  \(b.from) \(b.events.sorted().joined(separator: "/")) → \(b.hub)/\(b.device) "
-                             + "\(b.trait).\(b.command)" + (b.arguments == .object([]) ? "" : " \(b.arguments)"))
+                             + "\(b.trait).\(b.command)" + (b.arguments == .object([]) ? "" : " \(b.arguments.text)"))
             }
         }
         return lines
