@@ -30,8 +30,11 @@ let package = Package(
         .target(name: "HearthModel", swiftSettings: strict),
         // What happens: Matter cluster state machines, transitions on an injected clock, the device registry and its events.
         .target(name: "HearthEngine", dependencies: ["HearthModel"], swiftSettings: strict),
-        // The hub configuration and board files: a YAML subset parsed with line numbers, decoded with every problem listed.
-        .target(name: "HearthConfig", swiftSettings: strict),
+        // libyaml's C API (YAML 1.1/1.2 parser events), found with pkg-config (Debian: libyaml-dev).
+        .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
+        // The hub configuration and board files: YAML (libyaml, YAML 1.2 core schema) with line and column, secrets,
+        // decoded against tables of keys that also give the JSON Schema, with every problem listed.
+        .target(name: "HearthConfig", dependencies: ["CYAML"], swiftSettings: strict),
         // A strict JSON parser and a byte writer (duplicate keys, invalid UTF-8 and depth refused), with no Foundation.
         .target(name: "HearthJSON", swiftSettings: strict),
         // The MQTT contract every client and hub speaks: topics, requests, responses, device documents, value coding.

@@ -50,6 +50,42 @@ public enum BindingKinds {
         return config.diagnostics.problems.count == before ? binding : nil
     }
 
+    /// Every kind's table of keys, from which its reader reads and the JSON Schema is written.
+    public static var sections: [(kind: String, section: ConfigSection)] {
+        [("relay", RelayConfiguration.section), ("pwmDimmer", DimmerConfiguration.section),
+         ("humiditySensor", SensorConfiguration.section(.humidity)),
+         ("temperatureSensor", SensorConfiguration.section(.temperature)), ("wallSwitch", WallSwitchConfiguration.section)]
+    }
+
+    /// A kind's section: `kind` first, then its own keys.
+    static func section(_ kind: String, help: String, _ keys: [ConfigKey], rules: [ConfigRule]) -> ConfigSection {
+        ConfigSection([ConfigKey("kind", .choice([kind]), required: true, "the kind of hardware binding")] + keys,
+                      help: help, rules: rules)
+    }
+
+    /// The line offsets a raw `chip:` + `line:` may name.
+    static let lineOffsets = 0...1023
+
+    /// `pin: <board pin>`, or `chip:` + `line:`.
+    static func pinKeys(what: String, example: String) -> [ConfigKey] {
+        [ConfigKey("pin", .text, "the board pin of the \(what) (a name from the board file, e.g. \(example))"),
+         ConfigKey("chip", .text, "instead of pin: the GPIO chip's label, gpiochipN or /dev/gpiochipN"),
+         ConfigKey("line", .anyOf([.int(lineOffsets, unit: ""), .label]),
+                   "with chip: the line's offset (\(lineOffsets.lowerBound)…\(lineOffsets.upperBound)) or its name, e.g. GPIO17")]
+    }
+
+    static let pinRules: [ConfigRule] = [.atLeastOne("pin", "chip"), .atMostOne("pin", "chip"), .allOrNone("chip", "line")]
+
+    /// `pwm: <board PWM channel>`, or `pwmChip:` + `pwmChannel:`.
+    static let pwmKeys: [ConfigKey] = [
+        ConfigKey("pwm", .text, "the board's PWM channel (a name from the board file, e.g. dimmer-1)"),
+        ConfigKey("pwmChip", .int(0...255, unit: ""), "instead of pwm: the sysfs PWM chip number (pwmchipN)"),
+        ConfigKey("pwmChannel", .int(0...255, unit: ""), "with pwmChip: the channel on that chip"),
+    ]
+
+    static let pwmRules: [ConfigRule] = [.atLeastOne("pwm", "pwmChip"), .atMostOne("pwm", "pwmChip"),
+                                         .allOrNone("pwmChip", "pwmChannel")]
+
     static func kinds(for typeName: String) -> String {
         let fitting = fits.filter { $0.types.contains(typeName) }.map(\.kind)
         return fitting.isEmpty ? "no binding (no hardware binding drives a \(typeName))"
@@ -62,7 +98,7 @@ struct BindingReader {
     let config: ConfigValue
     let context: BindingContext
 
-    func mapping(allowed: [String]) -> ConfigMap? { config.mapping(allowed: ["kind"] + allowed) }
+    func mapping(_ section: ConfigSection) -> ConfigMap? { config.mapping(section) }
 
     /// A GPIO line: `<key>: <board pin name>`, or (when `allowRaw`) `chip:` + `line:` (an offset or a line name).
     func pin(_ map: ConfigMap, key: String, direction: BoardPin.Direction, what: String, required: Bool = true,
@@ -88,17 +124,18 @@ struct BindingReader {
             return address
         }
         if allowRaw, let chipValue = map["chip"] {
-            guard let chip = chipValue.string else { return nil }
-            guard let lineValue = map.required("line", "the line's offset or name on chip '\(chip)'") else { return nil }
+            // Without a line the section's rule (chip and line go together) has said so already.
+            guard let chip = chipValue.string, let lineValue = map["line"] else { return nil }
             let line: PinAddress.Line
-            if let text = lineValue.node.scalarText, let offset = Int(text) {
-                guard (0...1023).contains(offset) else {
-                    lineValue.problem("\(offset) is out of range; allowed: 0…1023")
+            if case .int(let offset)? = lineValue.node.typed {
+                guard BindingKinds.lineOffsets.contains(offset) else {
+                    lineValue.problem("\(offset) is out of range; allowed: "
+                                      + "\(BindingKinds.lineOffsets.lowerBound)…\(BindingKinds.lineOffsets.upperBound)")
                     return nil
                 }
                 line = .offset(offset)
             } else {
-                guard let name = lineValue.string else { return nil }
+                guard case .text(let name)? = lineValue.read(.label) else { return nil }
                 line = .name(name)
             }
             if let known = context.board.gpioChips.first(where: { $0.label == chip }), case .offset(let o) = line,
@@ -140,9 +177,7 @@ struct BindingReader {
             return claimPWM(address, at: value) ? address : nil
         }
         if let chipValue = map["pwmChip"] {
-            guard let chip = chipValue.int(in: 0...255),
-                  let channel = map.required("pwmChannel", "the channel on pwmchip\(chip)")?.int(in: 0...255)
-            else { return nil }
+            guard let chip = map.int("pwmChip"), let channel = map.int("pwmChannel") else { return nil }
             let address = PWMAddress(chip: chip, channel: channel, name: "")
             return claimPWM(address, at: chipValue) ? address : nil
         }
@@ -162,10 +197,7 @@ struct BindingReader {
     func sensor(_ map: ConfigMap) -> SensorAddress? {
         let board = context.board
         let given = ["sensor", "iio", "hwmon"].filter { map[$0] != nil }
-        if given.count > 1 {
-            map.owner.problem("give only one of sensor, iio and hwmon (found \(given.joined(separator: ", ")))")
-            return nil
-        }
+        if given.count > 1 { return nil }  // the section's rule said so
         if let value = map["sensor"] {
             guard let name = value.string else { return nil }
             guard let sensor = board.sensor(named: name) else {
@@ -188,20 +220,8 @@ struct BindingReader {
         return nil
     }
 
-    /// Milliseconds of a duration key, or `fallback` when absent.
-    func milliseconds(_ map: ConfigMap, _ key: String, in range: ClosedRange<Duration>, default fallback: Int64)
-        -> Int64?
-    {
-        guard let value = map[key] else { return fallback }
-        guard let d = value.duration(in: range) else { return nil }
+    static func milliseconds(_ d: Duration) -> Int64 {
         let (seconds, attoseconds) = d.components
         return seconds * 1000 + attoseconds / 1_000_000_000_000_000
-    }
-}
-
-extension YAMLNode {
-    var scalarText: String? {
-        if case .scalar(let s, _) = value { return s }
-        return nil
     }
 }

@@ -34,9 +34,14 @@ public protocol HardwareBinding: AnyObject, Sendable {
 
     /// Releases the hardware, leaving outputs in their safe state.
     func stop()
+
+    /// What it is wired to, in a few words (`relay-1 (line 17 of pinctrl-bcm2711), active low`), for
+    /// `hearthd check-config`'s summary.
+    var wiring: String { get }
 }
 
 extension HardwareBinding {
+    public var wiring: String { "" }
     public var extraTraits: [TraitConfiguration] { [] }
     public var requiredFeatures: [TraitID: Set<String>] { [:] }
 }
@@ -77,6 +82,7 @@ public final class PinLedger: Sendable {
         public var typeName: String
         public var file: String
         public var line: Int
+        public var column: Int
         public var path: String
     }
 
@@ -91,14 +97,15 @@ public final class PinLedger: Sendable {
     func claim(_ resource: String, what: String, at value: ConfigValue, deviceID: String, typeName: String)
         -> Bool
     {
-        let use = Use(deviceID: deviceID, typeName: typeName, file: value.file, line: value.line, path: value.path)
+        let use = Use(deviceID: deviceID, typeName: typeName, file: value.file, line: value.line, column: value.column,
+                      path: value.path)
         let first = uses.withLock { u -> Use? in
             if let first = u[resource] { return first }
             u[resource] = use
             return nil
         }
         guard let first else { return true }
-        value.problem("\(what) is already used by \(first.deviceID) \(first.typeName) at \(first.file):\(first.line) "
+        value.problem("\(what) is already used by \(first.deviceID) \(first.typeName) at \(first.file):\(first.line):\(first.column) "
                       + "(\(first.path)); each pin can drive only one binding")
         return false
     }

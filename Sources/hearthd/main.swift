@@ -14,7 +14,7 @@ struct HearthDaemon: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hearthd",
         abstract: "The Hearth hub: binds a board's hardware to smart-home devices and publishes them over MQTT.",
-        subcommands: [Run.self, CheckConfig.self],
+        subcommands: [Run.self, CheckConfig.self, Schema.self],
         defaultSubcommand: Run.self)
 }
 
@@ -66,14 +66,30 @@ struct CheckConfig: ParsableCommand {
     var file: String
 
     func run() throws {
-        let problems = HubDaemon.check(configFile: file, hardware: hardware)
-        if problems.isEmpty {
-            print("\(file): OK")
-            return
+        let report = HubDaemon.checkReport(configFile: file, hardware: hardware)
+        for p in report.problems { print(p) }
+        for w in report.warnings { print(w) }
+        guard report.problems.isEmpty else {
+            print("\(report.problems.count) problem(s)" + (report.warnings.isEmpty ? "" : ", \(report.warnings.count) warning(s)"))
+            throw ExitCode(HubDaemon.configurationError)
         }
-        for p in problems { print(p) }
-        print("\(problems.count) problem(s)")
-        throw ExitCode(HubDaemon.configurationError)
+        print("\(file): OK" + (report.warnings.isEmpty ? "" : " (\(report.warnings.count) warning(s))"))
+        for line in report.summary { print(line) }
+    }
+}
+
+struct Schema: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the JSON Schema of hearth.yaml (config) or of a board file (board), for editors.",
+        discussion: "The same tables the configuration is read with; docs/schema/ holds the printed files.")
+
+    enum Kind: String, ExpressibleByArgument, CaseIterable { case config, board }
+
+    @Argument(help: "config or board")
+    var kind: Kind
+
+    func run() {
+        print(kind == .config ? ConfigurationSchema.config : ConfigurationSchema.board, terminator: "")
     }
 }
 

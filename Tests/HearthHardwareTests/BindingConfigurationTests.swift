@@ -12,7 +12,7 @@ struct BindingConfigurationTests {
     @Test func anUnknownPinListsTheBoardsPins() throws {
         let rig = try Rig()
         #expect(rig.makeBinding("{kind: relay, pin: relay-9}", device: "lamp", type: "OnOffLight") == nil)
-        #expect(problems(rig) == ["hub.yaml:1: pin: the board 'sim' has no pin 'relay-9'; its pins are relay-1, relay-2, "
+        #expect(problems(rig) == ["hub.yaml:1:20: pin: the board 'sim' has no pin 'relay-9'; its pins are relay-1, relay-2, "
             + "relay-3, relay-4, dimmer-relay, wall-switch-1, wall-switch-2, button-1"])
     }
 
@@ -35,8 +35,8 @@ struct BindingConfigurationTests {
                                          hardware: rig.hardware, pins: rig.pins, log: rig.logs.log)
             _ = BindingKinds.make(try #require(device.anyMapping?["binding"]), context: context)
         }
-        #expect(problems(rig) == ["hub.yaml:8: devices[1].binding.line: GPIO line 0 of hearth-sim is already used by "
-            + "light-0 OnOffLight at hub.yaml:4 (devices[0].binding.pin); each pin can drive only one binding"])
+        #expect(problems(rig) == ["hub.yaml:8:13: devices[1].binding.line: GPIO line 0 of hearth-sim is already used by "
+            + "light-0 OnOffLight at hub.yaml:4:12 (devices[0].binding.pin); each pin can drive only one binding"])
     }
 
     @Test func aKindThatDoesNotFitTheTypeSaysWhichDo() throws {
@@ -45,10 +45,10 @@ struct BindingConfigurationTests {
         #expect(rig.makeBinding("{kind: dimmer, pwm: dimmer-1}", device: "lamp", type: "DimmableLight") == nil)
         #expect(rig.makeBinding("{pin: relay-2}", device: "lamp2", type: "OnOffPlugInUnit") == nil)
         #expect(problems(rig) == [
-            "hub.yaml:1: kind: a relay binding does not fit a HumiditySensor (it fits OnOffLight, OnOffPlugInUnit); "
+            "hub.yaml:1:8: kind: a relay binding does not fit a HumiditySensor (it fits OnOffLight, OnOffPlugInUnit); "
                 + "for HumiditySensor use kind: humiditySensor",
-            "hub.yaml:1: kind: unknown binding kind 'dimmer'; kinds: relay, pwmDimmer, humiditySensor, temperatureSensor, wallSwitch",
-            "hub.yaml:1: missing 'kind'; for OnOffPlugInUnit use kind: relay",
+            "hub.yaml:1:8: kind: unknown binding kind 'dimmer'; kinds: relay, pwmDimmer, humiditySensor, temperatureSensor, wallSwitch",
+            "hub.yaml:1:1: missing 'kind'; for OnOffPlugInUnit use kind: relay",
         ])
     }
 
@@ -66,14 +66,14 @@ struct BindingConfigurationTests {
             """
         #expect(rig.makeBinding(yaml, device: "lamp", type: "DimmableLight") == nil)
         #expect(problems(rig) == [
-            "hub.yaml:8: colour: unknown key 'colour'; allowed: kind, pwm, pwmChip, pwmChannel, relay, relayActiveLow, "
+            "hub.yaml:8:1: colour: unknown key 'colour'; allowed: kind, pwm, pwmChip, pwmChannel, relay, relayActiveLow, "
                 + "frequency, gamma, minimumDuty, polarity",
-            "hub.yaml:3: relay: 'wall-switch-1' is an input on the board 'sim', but a dimmer's relay needs an output; "
+            "hub.yaml:3:8: relay: 'wall-switch-1' is an input on the board 'sim', but a dimmer's relay needs an output; "
                 + "outputs: relay-1, relay-2, relay-3, relay-4, dimmer-relay",
-            "hub.yaml:4: frequency: 5 is out of range; allowed: 10…100000 Hz",
-            "hub.yaml:5: gamma: expected a number (0.1…5.0), found 'steep'",
-            "hub.yaml:6: minimumDuty: 0.9 is out of range; allowed: 0.0…0.5",
-            "hub.yaml:7: polarity: expected one of normal, inversed, found 'upside-down'",
+            "hub.yaml:4:12: frequency: 5 is out of range; allowed: 10…100000 Hz",
+            "hub.yaml:5:8: gamma: expected a number (0.1…5.0), found 'steep'",
+            "hub.yaml:6:14: minimumDuty: 0.9 is out of range; allowed: 0.0…0.5",
+            "hub.yaml:7:11: polarity: expected one of normal, inversed, found 'upside-down'",
         ])
     }
 
@@ -86,16 +86,16 @@ struct BindingConfigurationTests {
         #expect(rig.makeBinding("{kind: temperatureSensor, sensor: humidity-1, iio: si7020}",
                                 device: "bath", type: "TemperatureSensor") == nil)
         #expect(problems(rig) == [
-            "hub.yaml:1: pin: 'relay-1' is an output on the board 'sim', but a wall switch needs an input; inputs: "
+            "hub.yaml:1:25: pin: 'relay-1' is an output on the board 'sim', but a wall switch needs an input; inputs: "
                 + "wall-switch-1, wall-switch-2, button-1",
-            "hub.yaml:1: bias: expected one of pull-up, pull-down, disabled, as-is, found 'up'",
-            "hub.yaml:1: debounce: 5s is out of range; allowed: 0.0 seconds … 1.0 seconds",
-            "hub.yaml:1: mode: expected one of momentary, latching, follow, found 'toggle'",
-            "hub.yaml:1: sensor: the board 'sim' has no sensor 'humidity-2'; its sensors are humidity-1",
-            "hub.yaml:1: interval: 10ms is out of range; allowed: 0.1 seconds … 86400.0 seconds",
-            "hub.yaml:1: median: 0 is out of range; allowed: 1…15",
-            "hub.yaml:1: staleAfter: 0 is out of range; allowed: 1…1000 intervals",
-            "hub.yaml:1: give only one of sensor, iio and hwmon (found sensor, iio)",
+            "hub.yaml:1:68: bias: expected one of pull-up, pull-down, disabled, as-is, found 'up'",
+            "hub.yaml:1:44: debounce: 5s is out of range; allowed: 0.0 seconds … 1.0 seconds",
+            "hub.yaml:1:54: mode: expected one of momentary, latching, follow, found 'toggle'",
+            "hub.yaml:1:32: sensor: the board 'sim' has no sensor 'humidity-2'; its sensors are humidity-1",
+            "hub.yaml:1:54: interval: 10ms is out of range; allowed: 0.1 seconds … 86400.0 seconds",
+            "hub.yaml:1:68: median: 0 is out of range; allowed: 1…15",
+            "hub.yaml:1:83: staleAfter: 0 is out of range; allowed: 1…1000 intervals",
+            "hub.yaml:1:1: give only one of sensor, iio and hwmon (found sensor and iio)",
         ])
     }
 

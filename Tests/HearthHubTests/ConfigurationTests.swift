@@ -95,17 +95,17 @@ import Testing
         """)
         #expect(c == nil)
         #expect(problems == [
-            "hearth.yaml:2: hub.id: the hub id cannot be used: it contains '/', '+' or '#'",
-            "hearth.yaml:3: hub.board: no board file 'nowhere'; looked for …",
-            "hearth.yaml:4: hub.logLevel: expected one of trace, debug, info, notice, warning, error, critical, found 'loud'",
-            "hearth.yaml:7: mqtt.colour: unknown key 'colour'; allowed: host, port, prefix, clientId, keepAlive, username, password, passwordFile, tls, protocol",
-            "hearth.yaml:6: mqtt.port: 0 is out of range; allowed: 1…65535",
-            "hearth.yaml:10: devices[0].type: unknown device type 'DimmableLamp'; known: OnOffLight, DimmableLight, OnOffPlugInUnit, HumiditySensor, TemperatureSensor, GenericSwitch",
-            "hearth.yaml:11: devices[1]: the device id 'lamp' is already used on line 9; ids must be unique",
-            "hearth.yaml:13: devices[2]: missing 'id' (a stable id, used in MQTT topics)",
-            "hearth.yaml:18: devices[3].traits.onOff: HumiditySensor cannot have trait 'onOff'; it may have identify, relativeHumidityMeasurement, basicInformation",
-            "hearth.yaml:22: devices[4].traits.onOff.startUpOnOff: expected one of off, on, toggle, null, found 'sometimes'",
-            "hearth.yaml:22: devices[4].traits.onOff.onTime: -1 is out of range; allowed: 0…65535",
+            "hearth.yaml:2:7: hub.id: 'a/b' cannot be used: an id is part of MQTT topics, so it is not empty and has no '/', '+' or '#'",
+            "hearth.yaml:3:10: hub.board: no board file 'nowhere'; looked for …",
+            "hearth.yaml:4:13: hub.logLevel: expected one of trace, debug, info, notice, warning, error, critical, found 'loud'",
+            "hearth.yaml:7:3: mqtt.colour: unknown key 'colour'; allowed: host, port, prefix, clientId, keepAlive, username, password, passwordFile, tls, protocol",
+            "hearth.yaml:6:9: mqtt.port: 0 is out of range; allowed: 1…65535",
+            "hearth.yaml:10:11: devices[0].type: unknown device type 'DimmableLamp'; known: OnOffLight, DimmableLight, OnOffPlugInUnit, HumiditySensor, TemperatureSensor, GenericSwitch",
+            "hearth.yaml:11:5: devices[1]: the device id 'lamp' is already used on line 9; ids must be unique",
+            "hearth.yaml:13:5: devices[2]: missing 'id' (a stable id, used in MQTT topics)",
+            "hearth.yaml:18:14: devices[3].traits.onOff: HumiditySensor cannot have trait 'onOff'; it may have identify, relativeHumidityMeasurement, basicInformation",
+            "hearth.yaml:22:29: devices[4].traits.onOff.startUpOnOff: expected one of off, on, toggle, found 'sometimes'",
+            "hearth.yaml:22:48: devices[4].traits.onOff.onTime: -1 is out of range; allowed: 0…65535",
         ])
     }
 
@@ -121,9 +121,9 @@ import Testing
         #expect(problems == [])
         let config = try #require(c)
         let d = ConfigDiagnostics()
-        HubConfiguration.checkWithEngine(config.devices.map { ($0.configuration, $0.line) }, file: "hearth.yaml",
+        HubConfiguration.checkWithEngine(config.devices.map { ($0.configuration, $0.line, $0.column) }, file: "hearth.yaml",
                                          registry: .standard, diagnostics: d)
-        #expect(d.problems.map(\.description) == ["hearth.yaml:3: devices(fan): device 'fan' type OnOffLight trait onOff: onOff cannot have both lighting and offOnly (Matter forbids the pair)"])
+        #expect(d.problems.map(\.description) == ["hearth.yaml:3:5: devices(fan): device 'fan' type OnOffLight trait onOff: onOff cannot have both lighting and offOnly (Matter forbids the pair)"])
     }
 
 
@@ -190,10 +190,10 @@ import Testing
         """)
         #expect(c == nil)
         #expect(problems == [
-            "hearth.yaml:6: bindings[0].to.device: no device 'lamp' on this hub; give 'hub' for another hub's device",
-            "hearth.yaml:7: bindings[1].to.type: unknown device type 'DimmableLamp'; known: OnOffLight, DimmableLight, OnOffPlugInUnit, HumiditySensor, TemperatureSensor, GenericSwitch",
-            "hearth.yaml:8: bindings[2].to.type: HumiditySensor cannot have trait 'onOff'",
-            "hearth.yaml:9: bindings[3].to.args: expected a mapping, found a list",
+            "hearth.yaml:6:38: bindings[0].to.device: no device 'lamp' on this hub; give 'hub' for another hub's device",
+            "hearth.yaml:7:58: bindings[1].to.type: unknown device type 'DimmableLamp'; known: OnOffLight, DimmableLight, OnOffPlugInUnit, HumiditySensor, TemperatureSensor, GenericSwitch",
+            "hearth.yaml:8:57: bindings[2].to.type: HumiditySensor cannot have trait 'onOff'",
+            "hearth.yaml:9:89: bindings[3].to.args: expected a mapping, found a list",
         ])
     }
 }
@@ -203,5 +203,128 @@ extension String {
     func replacingBoardLookup() -> String {
         guard let r = range(of: "looked for ") else { return self }
         return String(self[..<r.upperBound]) + "…"
+    }
+}
+
+/// Configurations in files: passwords and secrets kept apart, YAML written the way people write it.
+@Suite final class ConfigurationFileTests {
+    let directory: String
+
+    init() throws {
+        directory = NSTemporaryDirectory() + "hearth-config-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: directory) }
+
+    func write(_ name: String, _ text: String, mode: Int = 0o600) throws -> String {
+        let path = "\(directory)/\(name)"
+        try text.write(toFile: path, atomically: false, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path)
+        return path
+    }
+
+    func load(_ yaml: String) throws -> (HubConfiguration?, [String]) {
+        let file = try write("hearth.yaml", yaml, mode: 0o644)
+        let d = ConfigDiagnostics()
+        let c = HubConfiguration.load(file: file, diagnostics: d)
+        return (c, (d.problems + d.warnings).map { $0.description.replacingOccurrences(of: directory, with: "DIR") })
+    }
+
+    /// The bug this replaced: the password file was parsed as YAML, so `s3cr3t #1` lost its `#1`.
+    @Test func aPasswordFileIsReadRawFirstLineOnly() throws {
+        for (content, password) in [("s3cr3t #1\n", "s3cr3t #1"), ("a: b\nsecond line\n", "a: b"), ("*x", "*x"),
+                                    ("null\r\n", "null"), ("  'quoted' and spaced  \n", "  'quoted' and spaced  ")] {
+            _ = try write("mqtt-password", content)
+            let (c, problems) = try load("hub: {board: /dev/null}\nmqtt: {passwordFile: mqtt-password}\ndevices: []\n")
+            #expect(problems == [])
+            #expect(c?.mqtt.password == password)
+        }
+        _ = try write("mqtt-password", "\n")
+        #expect(try load("hub: {board: /dev/null}\nmqtt: {passwordFile: mqtt-password}\ndevices: []\n").1
+                == ["DIR/hearth.yaml:2:22: mqtt.passwordFile: DIR/mqtt-password is empty; its first line is the password"])
+    }
+
+    @Test func aSecretFileOthersCanReadIsRefusedWithTheFix() throws {
+        _ = try write("mqtt-password", "hunter2-in-a-file\n", mode: 0o644)
+        let (c, problems) = try load("hub: {board: /dev/null}\nmqtt: {passwordFile: mqtt-password}\ndevices: []\n")
+        #expect(c == nil)
+        #expect(problems == ["DIR/hearth.yaml:2:22: mqtt.passwordFile: DIR/mqtt-password can be read by every user "
+                             + "(mode 0644), and it holds a secret: run chmod 600 DIR/mqtt-password"])
+        let path = try write("mqtt-password", "hunter2-in-a-file\n", mode: 0o640)
+        if geteuid() == 0 {
+            // Group-readable is fine only for a root-owned file of our group (the image's root:hearth 0640).
+            #expect(try load("hub: {board: /dev/null}\nmqtt: {passwordFile: mqtt-password}\ndevices: []\n").1 == [])
+            #expect(chown(path, 4321, 4321) == 0)
+        }
+        #expect(try load("hub: {board: /dev/null}\nmqtt: {passwordFile: mqtt-password}\ndevices: []\n").1
+                == ["DIR/hearth.yaml:2:22: mqtt.passwordFile: DIR/mqtt-password can be read by the users of its group "
+                    + "(mode 0640), and it holds a secret: run chmod 600 DIR/mqtt-password"])
+    }
+
+    @Test func secretsComeFromSecretsYamlBesideTheConfiguration() throws {
+        _ = try write("secrets.yaml", "mqtt_password: \"hunter2 #x\"\nmqtt_user: attic\n")
+        let (c, problems) = try load("""
+        hub: {board: /dev/null}
+        mqtt:
+          username: !secret mqtt_user
+          password: !secret mqtt_password
+        devices: []
+        """)
+        #expect(problems == [])
+        #expect(c?.mqtt.username == "attic")
+        #expect(c?.mqtt.password == "hunter2 #x")
+
+        let (_, wrong) = try load("""
+        hub: {board: /dev/null, id: !secret mqtt_password}
+        mqtt:
+          password: !secret mqtt_pasword
+          port: !secret mqtt_password
+        devices: []
+        """)
+        #expect(wrong == [
+            "DIR/hearth.yaml:3:13: mqtt.password: no secret 'mqtt_pasword' in DIR/secrets.yaml; it has mqtt_password, mqtt_user",
+            "DIR/hearth.yaml:1:29: hub.id: !secret mqtt_password cannot be used here: secrets.yaml is for credentials (such as mqtt.password); write this value in the configuration",
+            "DIR/hearth.yaml:4:9: mqtt.port: !secret mqtt_password cannot be used here: secrets.yaml is for credentials (such as mqtt.password); write this value in the configuration",
+        ])
+        #expect(!wrong.joined().contains("hunter2"))
+
+        _ = try write("secrets.yaml", "mqtt_password: hunter2\n", mode: 0o604)
+        #expect(try load("hub: {board: /dev/null}\nmqtt: {password: !secret mqtt_password}\ndevices: []\n").1 == [
+            "DIR/secrets.yaml: DIR/secrets.yaml can be read by every user (mode 0604), and it holds a secret: run chmod 600 "
+            + "DIR/secrets.yaml; !secret NAME reads NAME from secrets.yaml beside the configuration",
+        ])
+    }
+
+    @Test func anchorsMergeKeysAndBlockScalarsInAConfiguration() throws {
+        let (c, problems) = try load("""
+        # yaml-language-server: $schema=../docs/schema/hearth.schema.json
+        x-light: &light
+          type: OnOffLight
+          traits: {onOff: {startUpOnOff: "off"}}
+        hub:
+          board: /dev/null
+          id: "attic"
+        devices:
+          - id: porch
+            <<: *light
+            name: >
+              Porch light
+              by the door
+          - {id: shed, <<: *light}
+          - {id: hall, type: GenericSwitch}
+        bindings:
+          - from: hall
+            to: {device: shed, trait: levelControl, command: moveToLevel,
+                 args: {level: 42, label: "42", fast: true, optional: null, mode: on}}
+        """)
+        #expect(c?.devices.map(\.configuration.id) == ["porch", "shed", "hall"])
+        #expect(c?.devices.first?.configuration.name == "Porch light by the door\n")
+        #expect(c?.devices[1].configuration.types.first?.traits.first?.attributes == ["startUpOnOff": .int(0)])
+        #expect(c?.bindings.first?.arguments == .object([("level", .int(42)), ("label", .string("42")), ("fast", .bool(true)),
+                                                         ("optional", .null), ("mode", .string("on"))]))
+        #expect(problems == [
+            "DIR/hearth.yaml:19:75: bindings[0].to.args.mode: warning: 'on' is sent as the text \"on\" (YAML 1.2), but YAML 1.1 tools such as Home Assistant read true; write \"on\" in quotes to make it plain that it is text, or true for a boolean",
+        ])
     }
 }

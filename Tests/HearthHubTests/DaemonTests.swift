@@ -65,23 +65,28 @@ final class DaemonRig: @unchecked Sendable {
     var stateFile: String { "\(directory)/state/state.json" }
     var starts = 0
 
-    init(devices: String = DaemonRig.defaultDevices) throws {
+    /// `board: "sim"` copies the repository's simulated board; otherwise an empty simulated one.
+    init(devices: String = DaemonRig.defaultDevices, board: String? = nil, mqtt: String = "") throws {
         broker = try TestBroker()
         directory = NSTemporaryDirectory() + "hearth-e2e-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try "name: e2e-board\nsimulated: true\n".write(toFile: "\(directory)/board.yaml", atomically: true, encoding: .utf8)
-        try """
+        if board != nil {
+            let sim = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().appendingPathComponent("boards/sim.yaml").path
+            try FileManager.default.copyItem(atPath: sim, toPath: "\(directory)/sim.yaml")
+        }
+        try ("""
         hub:
           id: e2e
-          board: board.yaml
+          board: \(board == nil ? "board.yaml" : "sim.yaml")
           stateDirectory: state
         mqtt:
           host: 127.0.0.1
           port: \(broker.port)
           keepAlive: 5s
-        devices:
-        \(devices)
-        """.write(toFile: configFile, atomically: true, encoding: .utf8)
+
+        """ + (mqtt.isEmpty ? "" : mqtt + "\n") + "devices:\n" + devices).write(toFile: configFile, atomically: true, encoding: .utf8)
     }
 
     static let defaultDevices = """
@@ -224,7 +229,7 @@ func attribute(_ doc: JSON?, _ trait: String, _ name: String) -> JSON? {
         """)
         let check = try BuiltProduct.run("hearthd", ["check-config", rig.configFile])
         #expect(check.status == 78)
-        #expect(check.output.contains("hearth.yaml:11: devices[0].type: unknown device type 'DimmableLamp'"))
+        #expect(check.output.contains("hearth.yaml:11:11: devices[0].type: unknown device type 'DimmableLamp'"))
         #expect(check.output.contains("devices[1].colour: unknown key 'colour'"))
         #expect(check.output.contains("devices[1]: the device id 'lamp' is already used on line 10"))
         #expect(check.output.contains("3 problem(s)"))
@@ -233,5 +238,75 @@ func attribute(_ doc: JSON?, _ trait: String, _ name: String) -> JSON? {
         #expect(rig.daemon?.output.contains("nothing was started") == true)
         let good = try DaemonRig()
         #expect(try BuiltProduct.run("hearthd", ["check-config", good.configFile]).status == 0)
+    }
+
+    @Test(.timeLimit(.minutes(1))) func checkConfigSummarisesWhatWouldRun() throws {
+        let rig = try DaemonRig(devices: """
+          - id: porch
+            type: OnOffLight
+            binding: {kind: relay, pin: relay-1, activeLow: true}
+          - id: hall
+            room: no
+            type: GenericSwitch
+            binding: {kind: wallSwitch, pin: wall-switch-1, controls: porch}
+        peers:
+          - {hub: garage}
+        bindings:
+          - {from: hall, to: {hub: garage, device: door, trait: onOff, command: toggle}}
+        """, board: "sim")
+        let check = try BuiltProduct.run("hearthd", ["check-config", rig.configFile])
+        #expect(check.status == 0)
+        let lines = check.output.split(separator: "\n").map(String.init)
+        #expect(lines.first == "\(rig.directory)/hearth.yaml:14:11: devices[1].room: warning: 'no' is read as the text "
+                + "\"no\" (YAML 1.2), but YAML 1.1 tools such as Home Assistant read false; write \"no\" in quotes to make it "
+                + "plain that it is text")
+        #expect(lines.dropFirst().first == "\(rig.configFile): OK (1 warning(s))")
+        #expect(lines.contains("hub e2e on board sim (simulated) from \(rig.directory)/sim.yaml"))
+        #expect(lines.contains { $0.hasPrefix("broker 127.0.0.1:") && $0.hasSuffix(", topics hearth/e2e/…, state in \(rig.directory)/state") })
+        #expect(lines.contains("2 device(s):"))
+        #expect(lines.contains("  porch  OnOffLight ← relay relay-1 (line 0 of hearth-sim), active low"))
+        #expect(lines.contains("  hall   GenericSwitch ← wallSwitch wall-switch-1 (line 8 of hearth-sim), momentary, controls porch"))
+        #expect(lines.contains("peers: garage (local)"))
+        #expect(lines.contains("1 binding(s), 1 to other hubs:"))
+        #expect(lines.contains("  hall initialPress/switchLatched → garage/door onOff.toggle"))
+    }
+
+    /// Secrets from secrets.yaml and password files appear nowhere in what check-config prints, whether the
+    /// configuration is fine, misuses a secret, or the secret file itself is wrong.
+    @Test(.timeLimit(.minutes(1))) func checkConfigNeverPrintsASecret() throws {
+        let secret = "hunter2-\(UUID().uuidString.prefix(8))"
+        let rig = try DaemonRig(mqtt: "  username: !secret user\n  password: !secret password")
+        let secrets = "\(rig.directory)/secrets.yaml"
+        try "user: attic-\(secret)\npassword: \"\(secret) #1\"\nport: \(secret)\n".write(toFile: secrets, atomically: true, encoding: .utf8)
+        chmod(secrets, 0o600)
+        var outputs: [String] = []
+        let fine = try BuiltProduct.run("hearthd", ["check-config", rig.configFile])
+        #expect(fine.status == 0)
+        #expect(fine.output.contains("with a user name and a password"))
+        outputs.append(fine.output)
+
+        // A secret where it does not belong, a secret used as a number, a missing one.
+        let misuse = try DaemonRig(mqtt: "  username: !secret user\n  password: !secret pasword\n  clientId: !secret password\n"
+                                   + "  prefix: !secret port")
+        try FileManager.default.copyItem(atPath: secrets, toPath: "\(misuse.directory)/secrets.yaml")
+        let refused = try BuiltProduct.run("hearthd", ["check-config", misuse.configFile])
+        #expect(refused.status == 78)
+        #expect(refused.output.contains("mqtt.prefix: !secret port cannot be used here"))
+        #expect(refused.output.contains("no secret 'pasword' in \(misuse.directory)/secrets.yaml; it has password, port, user"))
+        outputs.append(refused.output)
+
+        // A password file others can read, and a secrets file that is not YAML.
+        let exposed = try DaemonRig(mqtt: "  passwordFile: password")
+        try "\(secret)\n".write(toFile: "\(exposed.directory)/password", atomically: true, encoding: .utf8)
+        chmod("\(exposed.directory)/password", 0o644)
+        let loose = try BuiltProduct.run("hearthd", ["check-config", exposed.configFile])
+        #expect(loose.output.contains("can be read by every user (mode 0644), and it holds a secret: run chmod 600"))
+        outputs.append(loose.output)
+        try "password: [\"\(secret)\", \\q\"\n: \(secret)\n".write(toFile: secrets, atomically: true, encoding: .utf8)
+        let broken = try BuiltProduct.run("hearthd", ["check-config", rig.configFile])
+        #expect(broken.status == 78)
+        outputs.append(broken.output)
+
+        for output in outputs { #expect(!output.contains(secret), "\(output)") }
     }
 }

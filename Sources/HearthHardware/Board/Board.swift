@@ -91,16 +91,15 @@ extension Board {
     public static func read(_ root: ConfigValue) -> Board? {
         let diagnostics = root.diagnostics
         let before = diagnostics.problems.count
-        guard let top = root.mapping(allowed: ["name", "description", "arch", "simulated", "seed", "gpio", "i2c", "pwm"])
-        else { return nil }
+        guard let top = root.mapping(Keys.root) else { return nil }
         var board = Board(name: "", isSimulated: false)
         board.file = root.file
-        if let name = top.required("name", "the board's name, e.g. rpi4")?.string { board.name = name }
-        board.description = top["description"]?.string
-        _ = top["arch"]?.string
-        if let simulated = top["simulated"]?.bool { board.isSimulated = simulated }
+        if let name = top.text("name", required: true) { board.name = name }
+        board.description = top.text("description")
+        _ = top.text("arch")
+        if let simulated = top.bool("simulated") { board.isSimulated = simulated }
         if let seed = top["seed"] {
-            if let value = seed.int(in: 0...Int.max) { board.seed = UInt64(value) }
+            if let value = top.int("seed") { board.seed = UInt64(value) }
             if !board.isSimulated { seed.problem("'seed' only applies to a simulated board (simulated: true)") }
         }
 
@@ -115,23 +114,22 @@ extension Board {
             return true
         }
 
-        if let gpio = top["gpio"], !gpio.isNull, let map = gpio.mapping(allowed: ["chips"]) {
+        if let gpio = top["gpio"], !gpio.isNull, let map = gpio.mapping(Keys.gpio) {
             for chipValue in map["chips"]?.list ?? [] {
-                guard let chip = chipValue.mapping(allowed: ["label", "lines", "named"]) else { continue }
-                guard let label = chip.required("label", "the chip's kernel label, e.g. pinctrl-bcm2711")?.string
-                else { continue }
+                guard let chip = chipValue.mapping(Keys.gpioChip) else { continue }
+                guard let label = chip.text("label", required: true) else { continue }
                 if board.gpioChips.contains(where: { $0.label == label }) {
                     chip["label"]?.problem("the GPIO chip '\(label)' is listed twice")
                 }
-                let lineCount = chip.required("lines", "how many lines the chip has")?.int(in: 1...1024) ?? 0
+                let lineCount = chip.int("lines", required: true) ?? 0
                 board.gpioChips.append(BoardGPIOChip(label: label, lineCount: lineCount))
                 var offsets: [Int: String] = [:]
                 for named in chip["named"]?.list ?? [] {
-                    guard let pin = named.mapping(allowed: ["offset", "name", "direction", "use"]) else { continue }
-                    let offset = pin.required("offset", "the line's offset on the chip")?.int(in: 0...1023)
-                    let name = pin.required("name", "the name configurations use for this line")?.string
-                    let direction = pin["direction"]?.oneOf(["input", "output"]).flatMap(BoardPin.Direction.init)
-                    let use = pin["use"]?.string
+                    guard let pin = named.mapping(Keys.namedLine) else { continue }
+                    let offset = pin.int("offset", required: true)
+                    let name = pin.text("name", required: true)
+                    let direction = pin.text("direction").flatMap(BoardPin.Direction.init)
+                    let use = pin.text("use")
                     guard let offset, let name else { continue }
                     if lineCount > 0 && offset >= lineCount {
                         pin["offset"]?.problem("offset \(offset) is beyond the chip's \(lineCount) lines "
@@ -150,16 +148,16 @@ extension Board {
             }
         }
 
-        if let i2c = top["i2c"], !i2c.isNull, let map = i2c.mapping(allowed: ["buses"]) {
+        if let i2c = top["i2c"], !i2c.isNull, let map = i2c.mapping(Keys.i2c) {
             for busValue in map["buses"]?.list ?? [] {
-                guard let bus = busValue.mapping(allowed: ["bus", "devices"]) else { continue }
-                guard let number = bus.required("bus", "the I2C bus number (i2c-N)")?.int(in: 0...255) else { continue }
+                guard let bus = busValue.mapping(Keys.i2cBus) else { continue }
+                guard let number = bus.int("bus", required: true) else { continue }
                 for deviceValue in bus["devices"]?.list ?? [] {
-                    guard let device = deviceValue.mapping(allowed: ["name", "driver", "address", "registers"])
-                    else { continue }
-                    let name = device.required("name", "the name configurations use for this sensor")?.string
-                    let driver = device.required("driver", "the kernel driver, e.g. si7020")?.string
-                    let address = device.required("address", "the 7-bit I2C address, e.g. 0x40")?.int(in: 0x03...0x77)
+                    guard let device = deviceValue.mapping(Keys.i2cDevice) else { continue }
+                    let name = device.text("name", required: true)
+                    // Read as text: an unknown driver gets the message below, which lists the known ones.
+                    let driver = device.required("driver")?.string
+                    let address = device.int("address", required: true)
                     var registers: [Int: Int] = [:]
                     if let regs = device["registers"], !regs.isNull, let map = regs.anyMapping {
                         for (key, value) in map.values {
@@ -168,7 +166,7 @@ extension Board {
                                 value.problem("'\(key)' is not a register number (0x00…0xff)")
                                 continue
                             }
-                            if let word = value.int(in: 0...0xffff) { registers[register] = word }
+                            if let word = value.int(in: 0...0xffff) { registers[register] = word }  // Keys.i2cDevice
                         }
                     }
                     if let driver, let driverValue = device["driver"], SensorDrivers.kind(of: driver) == nil {
@@ -183,16 +181,15 @@ extension Board {
             }
         }
 
-        if let pwm = top["pwm"], !pwm.isNull, let map = pwm.mapping(allowed: ["chips"]) {
+        if let pwm = top["pwm"], !pwm.isNull, let map = pwm.mapping(Keys.pwm) {
             for chipValue in map["chips"]?.list ?? [] {
-                guard let chip = chipValue.mapping(allowed: ["chip", "channels"]) else { continue }
-                guard let number = chip.required("chip", "the sysfs PWM chip number (pwmchipN)")?.int(in: 0...255)
-                else { continue }
+                guard let chip = chipValue.mapping(Keys.pwmChip) else { continue }
+                guard let number = chip.int("chip", required: true) else { continue }
                 var used: Set<Int> = []
                 for channelValue in chip["channels"]?.list ?? [] {
-                    guard let channel = channelValue.mapping(allowed: ["channel", "name"]) else { continue }
-                    let index = channel.required("channel", "the channel number on the chip")?.int(in: 0...255)
-                    let name = channel.required("name", "the name configurations use for this channel")?.string
+                    guard let channel = channelValue.mapping(Keys.pwmChannel) else { continue }
+                    let index = channel.int("channel", required: true)
+                    let name = channel.text("name", required: true)
                     guard let index, let name else { continue }
                     guard used.insert(index).inserted else {
                         channel["channel"]?.problem("channel \(index) of pwmchip\(number) is listed twice")

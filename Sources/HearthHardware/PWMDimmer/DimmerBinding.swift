@@ -27,6 +27,8 @@ final class DimmerBinding: RetryingOutputBinding, EndpointActuator {
     }
     private let state = Mutex(State())
 
+    var wiring: String { configuration.wiring }
+
     init(_ configuration: DimmerConfiguration, context: BindingContext) {
         self.configuration = configuration
         hardware = context.hardware

@@ -21,22 +21,34 @@ struct DimmerConfiguration: Sendable, Hashable {
     var minimumDuty = 0.0
     var polarity: PWMOutputPolarity = .normal
 
+    /// The keys the reader takes and the JSON Schema lists.
+    static let section = BindingKinds.section("pwmDimmer", help: "A PWM dimmer, optionally with a relay that powers its driver (DimmableLight).",
+        BindingKinds.pwmKeys + [
+        ConfigKey("relay", .text, "a board pin (output) that powers the lamp's driver; off whenever the light is not lit"),
+        ConfigKey("relayActiveLow", .bool, "that relay is energised by a low wire; default false"),
+        ConfigKey("frequency", .int(10...100_000, unit: " Hz"), "PWM frequency in Hz; default 1000"),
+        ConfigKey("gamma", .number(0.1...5, unit: ""), "duty = minimumDuty + (1 − minimumDuty)·(level/254)^gamma; default 2.2"),
+        ConfigKey("minimumDuty", .number(0...0.5, unit: ""), "the duty below which the lamp stays dark; level 1 starts there; default 0"),
+        ConfigKey("polarity", .choice(["normal", "inversed"]), "inversed when the driver stage inverts; default normal"),
+    ], rules: BindingKinds.pwmRules)
+
     static func read(_ reader: BindingReader) -> DimmerConfiguration? {
-        guard let map = reader.mapping(allowed: ["pwm", "pwmChip", "pwmChannel", "relay", "relayActiveLow", "frequency",
-                                                 "gamma", "minimumDuty", "polarity"]) else { return nil }
+        guard let map = reader.mapping(section) else { return nil }
         let pwm = reader.pwm(map, key: "pwm")
         let relay: PinAddress?? = map["relay"] == nil ? .some(nil)
             : reader.pin(map, key: "relay", direction: .output, what: "dimmer's relay", allowRaw: false).map { .some($0) }
-        let relayActiveLow = map["relayActiveLow"].map { $0.bool } ?? false
-        let frequency = map["frequency"].map { $0.int(in: 10...100_000, unit: " Hz") } ?? 1000
-        let gamma = map["gamma"].map { $0.double(in: 0.1...5) } ?? 2.2
-        let minimumDuty = map["minimumDuty"].map { $0.double(in: 0...0.5) } ?? 0
-        let polarity = map["polarity"].map { $0.oneOf(["normal", "inversed"]).flatMap(PWMOutputPolarity.init) } ?? .normal
-        guard let pwm, let relay, let relayActiveLow, let frequency, let gamma, let minimumDuty, let polarity else {
-            return nil
-        }
+        let relayActiveLow = map.bool("relayActiveLow") ?? false
+        let frequency = map.int("frequency") ?? 1000
+        let gamma = map.double("gamma") ?? 2.2
+        let minimumDuty = map.double("minimumDuty") ?? 0
+        let polarity = map.text("polarity").flatMap(PWMOutputPolarity.init) ?? .normal
+        guard let pwm, let relay else { return nil }
         return DimmerConfiguration(pwm: pwm, relay: relay, relayActiveLow: relayActiveLow, frequency: frequency,
                                    gamma: gamma, minimumDuty: minimumDuty, polarity: polarity)
+    }
+
+    var wiring: String {
+        "PWM \(pwm) at \(frequency) Hz" + (relay.map { ", power relay \($0)" + (relayActiveLow ? " (active low)" : "") } ?? "")
     }
 
     var periodNanoseconds: UInt64 { UInt64(1_000_000_000 / frequency) }

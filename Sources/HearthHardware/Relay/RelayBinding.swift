@@ -20,6 +20,8 @@ final class RelayBinding: RetryingOutputBinding, EndpointActuator {
     }
     private let state = Mutex(State())
 
+    var wiring: String { configuration.wiring }
+
     init(_ configuration: RelayConfiguration, context: BindingContext) {
         self.configuration = configuration
         hardware = context.hardware

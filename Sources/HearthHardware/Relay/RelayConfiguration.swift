@@ -17,16 +17,29 @@ struct RelayConfiguration: Sendable, Hashable {
     static let drives: [(String, OutputDrive)] = [("push-pull", .pushPull), ("open-drain", .openDrain),
                                                  ("open-source", .openSource)]
 
+    /// The keys the reader takes and the JSON Schema lists.
+    static let section = BindingKinds.section("relay", help: "A relay on a GPIO output (OnOffLight, OnOffPlugInUnit).",
+        BindingKinds.pinKeys(what: "relay", example: "relay-1") + [
+        ConfigKey("activeLow", .bool, "true for relay boards energised by a low input (most opto-isolated modules); default false"),
+        ConfigKey("drive", .choice(drives.map(\.0)), "push-pull (default), or open-drain / open-source for a load on another supply"),
+        ConfigKey("safeState", .choice(["off", "on"]), "what the relay is left at when hearthd stops; default off"),
+    ], rules: BindingKinds.pinRules)
+
+    var wiring: String {
+        var parts = ["\(pin)"]
+        if activeLow { parts.append("active low") }
+        if let d = Self.drives.first(where: { $0.1 == drive }), drive != .pushPull { parts.append(d.0) }
+        if safeState { parts.append("left on when hearthd stops") }
+        return parts.joined(separator: ", ")
+    }
+
     static func read(_ reader: BindingReader) -> RelayConfiguration? {
-        guard let map = reader.mapping(allowed: ["pin", "chip", "line", "activeLow", "drive", "safeState"]) else {
-            return nil
-        }
+        guard let map = reader.mapping(section) else { return nil }
         let pin = reader.pin(map, key: "pin", direction: .output, what: "relay")
-        let activeLow = map["activeLow"].map { $0.bool } ?? false
-        let drive = map["drive"].map { v in v.oneOf(drives.map(\.0)).flatMap { d in drives.first { $0.0 == d }?.1 } }
-            ?? .pushPull
-        let safe = map["safeState"].map { $0.oneOf(["off", "on"]).map { $0 == "on" } } ?? false
-        guard let pin, let activeLow, let drive, let safe else { return nil }
+        let activeLow = map.bool("activeLow") ?? false
+        let drive = map.text("drive").flatMap { d in drives.first { $0.0 == d }?.1 } ?? .pushPull
+        let safe = map.text("safeState") == "on"
+        guard let pin else { return nil }
         return RelayConfiguration(pin: pin, activeLow: activeLow, drive: drive, safeState: safe)
     }
 }

@@ -27,6 +27,8 @@ final class SensorBinding: TickingBinding {
     }
     private let state: Mutex<State>
 
+    var wiring: String { configuration.wiring }
+
     init(_ configuration: SensorConfiguration, context: BindingContext) {
         self.configuration = configuration
         hardware = context.hardware

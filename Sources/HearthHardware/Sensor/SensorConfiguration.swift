@@ -26,20 +26,42 @@ struct SensorConfiguration: Sendable, Hashable {
     /// Readings outside are implausible (milli-units).
     var plausible: ClosedRange<Double>
 
-    static func read(_ reader: BindingReader, quantity: SensorQuantity) -> SensorConfiguration? {
-        guard let map = reader.mapping(allowed: ["sensor", "iio", "hwmon", "interval", "median", "deltaThreshold",
-                                                 "throttle", "maxRate", "staleAfter"]) else { return nil }
+    /// The keys the reader takes and the JSON Schema lists (`kind: humiditySensor` or `temperatureSensor`).
+    static func section(_ quantity: SensorQuantity) -> ConfigSection {
         let unit = quantity == .humidity ? " %RH" : " °C"
+        let kind = quantity == .humidity ? "humiditySensor" : "temperatureSensor"
+        return BindingKinds.section(kind, help: quantity == .humidity
+            ? "A relative-humidity sensor (HumiditySensor)." : "A temperature sensor (TemperatureSensor).", [
+            ConfigKey("sensor", .text, "the board's I2C sensor (a name from the board file, e.g. humidity-1)"),
+            ConfigKey("iio", .text, "instead of sensor: an IIO device's name"),
+            ConfigKey("hwmon", .text, "instead of sensor: a hwmon device's name"),
+            ConfigKey("interval", .duration(.milliseconds(100) ... .seconds(86_400), defaultUnit: "ms"),
+                      "how often it is read; default 30s"),
+            ConfigKey("median", .int(1...15, unit: ""), "publish the median of the last N plausible readings; default 1"),
+            ConfigKey("deltaThreshold", .number(0...100, unit: unit), "publish only changes of at least this (\(unit.dropFirst())); default 0"),
+            ConfigKey("throttle", .duration(.zero ... .seconds(86_400), defaultUnit: "ms"), "publish at most once per this time; default 0s"),
+            ConfigKey("maxRate", .number(0.001...1000, unit: unit + " per minute"),
+                      "a reading that moved faster than this (\(unit.dropFirst()) per minute) is dropped; default none"),
+            ConfigKey("staleAfter", .int(1...1000, unit: " intervals"),
+                      "after this many intervals without a plausible reading: offline and null; default 3"),
+        ], rules: [.atLeastOne("sensor", "iio", "hwmon"), .atMostOne("sensor", "iio", "hwmon")])
+    }
+
+    var wiring: String {
+        let seconds = Double(interval) / 1000
+        return "\(sensor), read every " + (seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s")
+    }
+
+    static func read(_ reader: BindingReader, quantity: SensorQuantity) -> SensorConfiguration? {
+        guard let map = reader.mapping(section(quantity)) else { return nil }
         let sensor = reader.sensor(map)
-        let interval = reader.milliseconds(map, "interval", in: .milliseconds(100) ... .seconds(86_400), default: 30_000)
-        let median = map["median"].map { $0.int(in: 1...15) } ?? 1
-        let delta = map["deltaThreshold"].map { $0.double(in: 0...100, unit: unit) } ?? 0
-        let throttle = reader.milliseconds(map, "throttle", in: .zero ... .seconds(86_400), default: 0)
-        let maxRate: Double?? = map["maxRate"].map { $0.double(in: 0.001...1000, unit: unit + " per minute") } ?? .some(nil)
-        let staleAfter = map["staleAfter"].map { $0.int(in: 1...1000, unit: " intervals") } ?? 3
-        guard let sensor, let interval, let median, let delta, let throttle, let maxRate, let staleAfter else {
-            return nil
-        }
+        let interval = map.duration("interval").map(BindingReader.milliseconds) ?? 30_000
+        let median = map.int("median") ?? 1
+        let delta = map.double("deltaThreshold") ?? 0
+        let throttle = map.duration("throttle").map(BindingReader.milliseconds) ?? 0
+        let maxRate = map.double("maxRate")
+        let staleAfter = map.int("staleAfter") ?? 3
+        guard let sensor else { return nil }
         let plausible: ClosedRange<Double>
         switch quantity {
         case .humidity: plausible = 0...100_000

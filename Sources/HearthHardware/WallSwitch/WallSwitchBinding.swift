@@ -27,6 +27,8 @@ final class WallSwitchBinding: TickingBinding {
     }
     private let state: Mutex<State>
 
+    var wiring: String { configuration.wiring }
+
     init(_ configuration: WallSwitchConfiguration, context: BindingContext) {
         self.configuration = configuration
         hardware = context.hardware

@@ -24,15 +24,26 @@ struct WallSwitchConfiguration: Sendable, Hashable {
     static let biases: [(String, InputBias)] = [("pull-up", .pullUp), ("pull-down", .pullDown), ("disabled", .disabled),
                                                ("as-is", .asIs)]
 
+    /// The keys the reader takes and the JSON Schema lists.
+    static let section = BindingKinds.section("wallSwitch", help: "A wall switch or button on a GPIO input (GenericSwitch).",
+        BindingKinds.pinKeys(what: "wall switch", example: "wall-switch-1") + [
+        ConfigKey("bias", .choice(biases.map(\.0)), "pull-up (default), pull-down, disabled, or as-is (keep the firmware's)"),
+        ConfigKey("activeLow", .bool, "closed = wire low (a switch to ground with a pull-up); default true"),
+        ConfigKey("debounce", .duration(.zero ... .seconds(1), defaultUnit: "ms"),
+                  "a change counts once the line has been stable this long; default 20ms"),
+        ConfigKey("mode", .choice(Mode.allCases.map(\.rawValue)),
+                  "momentary (a push button: each press toggles; default), latching (a rocker: each flip toggles), "
+                  + "follow (the light is on while the switch is on)"),
+        ConfigKey("controls", .listOrOne(.text), "a device id (or a list) whose onOff the switch works, locally"),
+    ], rules: BindingKinds.pinRules)
+
     static func read(_ reader: BindingReader) -> WallSwitchConfiguration? {
-        guard let map = reader.mapping(allowed: ["pin", "chip", "line", "bias", "activeLow", "debounce", "mode",
-                                                 "controls"]) else { return nil }
+        guard let map = reader.mapping(section) else { return nil }
         let pin = reader.pin(map, key: "pin", direction: .input, what: "wall switch")
-        let bias = map["bias"].map { v in v.oneOf(biases.map(\.0)).flatMap { b in biases.first { $0.0 == b }?.1 } }
-            ?? .pullUp
-        let activeLow = map["activeLow"].map { $0.bool } ?? true
-        let debounce = reader.milliseconds(map, "debounce", in: .zero ... .seconds(1), default: 20)
-        let mode = map["mode"].map { $0.oneOf(Mode.allCases.map(\.rawValue)).flatMap(Mode.init) } ?? .momentary
+        let bias = map.text("bias").flatMap { b in biases.first { $0.0 == b }?.1 } ?? .pullUp
+        let activeLow = map.bool("activeLow") ?? true
+        let debounce = map.duration("debounce").map(BindingReader.milliseconds) ?? 20
+        let mode = map.text("mode").flatMap(Mode.init) ?? .momentary
         var controls: [String]? = []
         if let value = map["controls"], !value.isNull {
             for item in value.listOrSingle {
@@ -42,9 +53,13 @@ struct WallSwitchConfiguration: Sendable, Hashable {
         if let controls, controls.contains(reader.context.deviceID) {
             map["controls"]?.problem("a switch cannot control its own device '\(reader.context.deviceID)'")
         }
-        guard let pin, let bias, let activeLow, let debounce, let mode, let controls else { return nil }
+        guard let pin, let controls else { return nil }
         return WallSwitchConfiguration(pin: pin, bias: bias, activeLow: activeLow, debounce: debounce, mode: mode,
                                        controls: controls)
+    }
+
+    var wiring: String {
+        "\(pin), \(mode.rawValue)" + (controls.isEmpty ? "" : ", controls \(controls.joined(separator: ", "))")
     }
 
     /// The Switch trait features this mode needs.

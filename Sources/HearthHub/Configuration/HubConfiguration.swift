@@ -16,6 +16,7 @@ public struct HubConfiguration {
         /// By index into `configuration.types`.
         public var bindings: [(type: Int, config: ConfigValue)]
         public var line: Int
+        public var column: Int = 0
     }
 
     public var file: String
@@ -43,41 +44,51 @@ public struct HubConfiguration {
 
     public static func read(_ root: ConfigValue, diagnostics: ConfigDiagnostics) -> HubConfiguration? {
         let before = diagnostics.problems.count
+        let config = readPartially(root, diagnostics: diagnostics)
+        return diagnostics.problems.count == before ? config : nil
+    }
+
+    /// What could be read even when there are problems (nil only when the file is not a mapping), so the
+    /// daemon can go on to check the board and bindings and list every problem in one pass.
+    static func loadPartially(file: String, diagnostics: ConfigDiagnostics) -> HubConfiguration? {
+        ConfigValue.load(file: file, diagnostics: diagnostics).flatMap { readPartially($0, diagnostics: diagnostics) }
+    }
+
+    static func readPartially(_ root: ConfigValue, diagnostics: ConfigDiagnostics) -> HubConfiguration? {
         let directory = Self.directory(of: root.file)
-        guard let top = root.mapping(allowed: ["hub", "mqtt", "devices", "peers", "bindings"]) else { return nil }
+        guard let top = root.mapping(Keys.root) else { return nil }
 
         var config = HubConfiguration(
             file: root.file, hubID: hostName(), boardFile: "", stateDirectory: "/var/lib/hearth", logLevel: "info",
             stepsPerSecond: 50, prefix: "hearth", mqtt: MQTTConnectOptions(), devices: [])
 
-        if let hub = top.required("hub", "the hub's id and board")?.mapping(
-            allowed: ["id", "board", "stateDirectory", "logLevel", "stepsPerSecond"]) {
-            if let id = hub["id"], let s = id.string {
-                if let problem = TopicScheme.problem(withLevel: s) { id.problem("the hub id cannot be used: \(problem)") }
-                config.hubID = s
+        if let hub = top.required("hub")?.mapping(Keys.hub) {
+            if let id = hub.text("id") {
+                // The key's pattern has said everything but this one (a NUL, written as "\0").
+                if let problem = TopicScheme.problem(withLevel: id) { hub["id"]?.problem("the hub id cannot be used: \(problem)") }
+                config.hubID = id
             }
-            if let board = hub.required("board", "a board name such as sim or rpi4, or a path to a board file"),
-               let name = board.string {
+            if let name = hub.text("board", required: true), let board = hub["board"] {
                 if let path = resolveBoard(name, near: directory) {
                     config.boardFile = path
                 } else {
                     board.problem("no board file '\(name)'; looked for \(boardCandidates(name, near: directory).joined(separator: ", "))")
                 }
             }
-            if let dir = hub["stateDirectory"]?.string { config.stateDirectory = absolute(dir, near: directory) }
-            if let level = hub["logLevel"]?.oneOf(logLevels) { config.logLevel = level }
-            if let steps = hub["stepsPerSecond"]?.int(in: 1...200, unit: " steps per second") { config.stepsPerSecond = steps }
+            if let dir = hub.text("stateDirectory") { config.stateDirectory = absolute(dir, near: directory) }
+            if let level = hub.text("logLevel") { config.logLevel = level }
+            if let steps = hub.int("stepsPerSecond") { config.stepsPerSecond = steps }
         }
         if let mqtt = top["mqtt"] { readMQTT(mqtt, directory: directory, into: &config) }
         config.mqtt.clientID = config.mqtt.clientID ?? "hearth-\(config.hubID)"
 
         for peer in top["peers"]?.list ?? [] {
-            guard let m = peer.mapping(allowed: ["hub", "route"]), let hub = m.required("hub", "the peer hub's id")?.string else { continue }
-            let route = m["route"]?.oneOf(["local", "remote"]).flatMap(PeerRoute.init(rawValue:)) ?? .local
+            guard let m = peer.mapping(Keys.peer), let hub = m.text("hub", required: true) else { continue }
+            let route = m.text("route").flatMap(PeerRoute.init(rawValue:)) ?? .local
             config.peers.append(PeerConfiguration(hub: hub, route: route))
         }
         var seen: [String: Int] = [:]
-        for device in top.required("devices", "the devices of this hub")?.list ?? [] {
+        for device in top.required("devices")?.list ?? [] {
             guard let d = readDevice(device, mirrors: &config.mirrors) else { continue }
             if let first = seen[d.configuration.id] {
                 device.problem("the device id '\(d.configuration.id)' is already used on line \(first); ids must be unique")
@@ -89,15 +100,13 @@ public struct HubConfiguration {
         for binding in top["bindings"]?.list ?? [] {
             if let b = readBinding(binding, hub: config.hubID, devices: config.devices) { config.peerBindings.append(b) }
         }
-        return diagnostics.problems.count == before ? config : nil
+        return config
     }
 
     /// `{from: hall-switch, event: press, to: {hub: garage, device: lamp, trait: onOff, command: toggle, args: {…}}}`
     static func readBinding(_ value: ConfigValue, hub: String, devices: [Device]) -> (binding: PeerBinding, target: ConfigMap)? {
-        guard let m = value.mapping(allowed: ["from", "event", "to"]),
-              let fromValue = m.required("from", "a local GenericSwitch device"), let from = fromValue.string,
-              let to = m.required("to", "the command to send: {hub, device, trait, command}")?.mapping(
-                  allowed: ["hub", "device", "type", "trait", "command", "args"]) else { return nil }
+        guard let m = value.mapping(Keys.binding), let fromValue = m.required("from"), let from = m.text("from"),
+              let to = m.required("to")?.mapping(Keys.bindingTarget) else { return nil }
         if let d = devices.first(where: { $0.configuration.id == from }) {
             if !d.configuration.types.contains(where: { $0.type == .genericSwitch }) {
                 fromValue.problem("'\(from)' is not a GenericSwitch; a binding starts at a switch")
@@ -106,21 +115,23 @@ public struct HubConfiguration {
             fromValue.problem("no local device '\(from)'; a binding starts at one of this hub's switches")
         }
         let events: Set<String>
-        switch m["event"]?.oneOf(["press", "release", "latch", "any"]) {
+        switch m.text("event") {
         case "press"?: events = ["initialPress"]
         case "release"?: events = ["shortRelease"]
         case "latch"?: events = ["switchLatched"]
         case "any"?: events = ["initialPress", "shortRelease", "switchLatched"]
         default: events = ["initialPress", "switchLatched"]
         }
-        let targetHub = to["hub"]?.string ?? hub
-        guard let deviceValue = to.required("device", "the target device's id"), let device = deviceValue.string,
-              let trait = to.required("trait", "e.g. onOff")?.string,
-              let command = to.required("command", "e.g. toggle")?.string else { return nil }
+        let targetHub = to.text("hub") ?? hub
+        let trait = to.text("trait", required: true)
+        let command = to.text("command", required: true)
+        guard let deviceValue = to.required("device"), let device = to.text("device"), let trait, let command else {
+            return nil
+        }
         if targetHub == hub && !devices.contains(where: { $0.configuration.id == device }) {
             deviceValue.problem("no device '\(device)' on this hub; give 'hub' for another hub's device")
         }
-        let type = to["type"]?.string
+        let type = to.text("type")
         if let typeValue = to["type"], let name = type {
             if let descriptor = DeviceTypeDescriptor.named(name) {
                 if !descriptor.allows(TraitID(qualifiedName: trait)) {
@@ -142,17 +153,17 @@ public struct HubConfiguration {
     /// flags). Which of them a command accepts is `checkBindings`' to say, against the trait registry.
     static func json(_ value: ConfigValue) -> JSON {
         switch value.node.value {
-        case .null: return .null
-        case .scalar(let s, quoted: true): return .string(s)
-        case .scalar(let s, quoted: false):
-            if let i = s.hasPrefix("0x") ? Int(s.dropFirst(2), radix: 16) : Int(s) { return .int(i) }
-            if s == "true" || s == "false" { return .bool(s == "true") }
-            if let d = Double(s), d.isFinite { return .double(d) }  // refused for a whole-number field, said so
-            return .string(s)
-        case .sequence:
-            return .array((value.list ?? []).map(json))
-        case .mapping:
-            return .object((value.anyMapping?.values ?? []).map { (key: $0.key, value: json($0.value)) })
+        case .sequence: return .array((value.list ?? []).map(json))
+        case .mapping: return .object((value.anyMapping?.values ?? []).map { (key: $0.key, value: json($0.value)) })
+        default: break
+        }
+        // Scalars as YAML 1.2 reads them: `level: 42` is a number, `level: "42"` text.
+        switch value.read(.scalar) {
+        case .int(let i)?: return .int(i)
+        case .number(let d)?: return .double(d)  // refused for a whole-number field, said so
+        case .bool(let b)?: return .bool(b)
+        case .text(let t)?: return .string(t)
+        case .null?, .duration?, nil: return .null
         }
     }
 
@@ -209,97 +220,78 @@ public struct HubConfiguration {
 
     /// What only the engine can check (features that conflict, values that depend on each other), once
     /// the bindings have added their traits and features.
-    static func checkWithEngine(_ devices: [(configuration: DeviceConfiguration, line: Int)], file: String,
+    static func checkWithEngine(_ devices: [(configuration: DeviceConfiguration, line: Int, column: Int)], file: String,
                                 registry: TraitRegistry, diagnostics: ConfigDiagnostics) {
-        for (configuration, line) in devices {
+        for (configuration, line, column) in devices {
             do throws(HomeError) {
                 _ = try Home(devices: [configuration], clock: ManualClock(), registry: registry)
             } catch {
-                diagnostics.add(ConfigProblem(file: file, line: line, path: "devices(\(configuration.id))",
+                diagnostics.add(ConfigProblem(file: file, line: line, column: column, path: "devices(\(configuration.id))",
                                               message: error.message))
             }
         }
     }
 
     static func readMQTT(_ value: ConfigValue, directory: String, into config: inout HubConfiguration) {
-        guard let m = value.mapping(allowed: ["host", "port", "prefix", "clientId", "keepAlive", "username", "password",
-                                              "passwordFile", "tls", "protocol"]) else { return }
-        if let host = m["host"]?.string { config.mqtt.host = host }
-        if let port = m["port"]?.int(in: 1...65535) { config.mqtt.port = port }
-        if let p = m["prefix"], let prefix = p.string {
-            if prefix.isEmpty || prefix.contains(where: { $0 == "+" || $0 == "#" }) {
-                p.problem("the prefix cannot be empty or contain '+' or '#'")
-            }
-            config.prefix = prefix
-        }
-        if let id = m["clientId"]?.string { config.mqtt.clientID = id }
-        if let k = m["keepAlive"]?.duration(in: .seconds(5) ... .seconds(65535), defaultUnit: "s") {
-            config.mqtt.keepAlive = Int(k.components.seconds)
-        }
-        config.mqtt.username = m["username"]?.string
-        config.mqtt.password = m["password"]?.string
-        if let f = m["passwordFile"], let path = f.string {
-            if m["password"] != nil { f.problem("give password or passwordFile, not both") }
-            let d = ConfigDiagnostics()
-            if let secret = ConfigValue.load(file: absolute(path, near: directory), diagnostics: d), case .scalar(let s, _) = secret.node.value {
-                config.mqtt.password = s
-            } else {
-                f.problem("cannot read the password file \(path)")
+        guard let m = value.mapping(Keys.mqtt) else { return }
+        if let host = m.text("host") { config.mqtt.host = host }
+        if let port = m.int("port") { config.mqtt.port = port }
+        if let prefix = m.text("prefix") { config.prefix = prefix }
+        if let id = m.text("clientId") { config.mqtt.clientID = id }
+        if let k = m.duration("keepAlive") { config.mqtt.keepAlive = Int(k.components.seconds) }
+        config.mqtt.username = m.text("username")
+        config.mqtt.password = m.text("password")
+        if let f = m["passwordFile"], let path = m.text("passwordFile") {
+            // Read raw: the first line is the password, whatever it holds (`#`, `:`, quotes, spaces).
+            switch SecretFile.firstLine(absolute(path, near: directory)) {
+            case .success(let password): config.mqtt.password = password
+            case .failure(let failure): f.problem(failure.description)
             }
         }
-        if let t = m["tls"]?.mapping(allowed: ["caFile", "certFile", "keyFile", "verify"]) {
-            var tls = MQTTConnectOptions.TLS(caFile: t["caFile"]?.string.map { absolute($0, near: directory) })
-            tls.certificateFile = t["certFile"]?.string.map { absolute($0, near: directory) }
-            tls.keyFile = t["keyFile"]?.string.map { absolute($0, near: directory) }
-            if let verify = t["verify"]?.bool { tls.verifyPeer = verify }
+        if let t = m["tls"]?.mapping(Keys.tls) {
+            var tls = MQTTConnectOptions.TLS(caFile: t.text("caFile").map { absolute($0, near: directory) })
+            tls.certificateFile = t.text("certFile").map { absolute($0, near: directory) }
+            tls.keyFile = t.text("keyFile").map { absolute($0, near: directory) }
+            if let verify = t.bool("verify") { tls.verifyPeer = verify }
             if tls.caFile == nil && tls.verifyPeer { t.owner.problem("missing 'caFile' (the CA that signed the broker's certificate), or verify: false") }
-            if (tls.certificateFile == nil) != (tls.keyFile == nil) { t.owner.problem("certFile and keyFile go together") }
             config.mqtt.tls = tls
         }
-        if let p = m["protocol"]?.oneOf(["5", "3.1.1"]) {
+        if let p = m.text("protocol") {
             config.mqtt.protocolVersion = p == "5" ? .v5 : .v311
             config.mqtt.allowsProtocolFallback = p == "5"
         }
     }
 
-    static let deviceKeys = ["id", "name", "room", "structure", "matter", "info", "type", "types", "traits", "binding"]
-    static let typeKeys = ["type", "primary", "traits", "binding", "mirror"]
-
     static func readDevice(_ value: ConfigValue, mirrors: inout [MirrorRoute]) -> Device? {
-        guard let m = value.mapping(allowed: deviceKeys) else { return nil }
-        guard let idValue = m.required("id", "a stable id, used in MQTT topics"), let id = idValue.string else { return nil }
-        if let problem = TopicScheme.problem(withLevel: id) { idValue.problem("the device id cannot be used: \(problem)") }
-        var device = DeviceConfiguration(id: id, name: m["name"]?.string ?? id, types: [])
-        device.roomID = m["room"]?.string
-        device.structureID = m["structure"]?.string
-        device.isMatterDevice = m["matter"]?.bool ?? false
+        guard let m = value.mapping(Keys.device) else { return nil }
+        guard let id = m.text("id", required: true) else { return nil }
+        if let problem = TopicScheme.problem(withLevel: id) { m["id"]?.problem("the device id cannot be used: \(problem)") }
+        var device = DeviceConfiguration(id: id, name: m.text("name") ?? id, types: [])
+        device.roomID = m.text("room")
+        device.structureID = m.text("structure")
+        device.isMatterDevice = m.bool("matter") ?? false
         var bindings: [(Int, ConfigValue)] = []
 
         var typeValues: [ConfigMap] = []
         if let types = m["types"] {
-            for key in ["type", "traits", "binding"] where m[key] != nil {
-                m[key]!.problem("'\(key)' goes inside each entry of 'types' when 'types' is given")
-            }
-            for t in types.list ?? [] { if let tm = t.mapping(allowed: typeKeys) { typeValues.append(tm) } }
+            for t in types.list ?? [] { if let tm = t.mapping(Keys.deviceType) { typeValues.append(tm) } }
         } else if m["type"] != nil {
             typeValues.append(m)  // the one-type shorthand: type, traits and binding on the device itself
         } else {
             value.problem("missing 'type' (e.g. OnOffLight) or 'types' (a list)")
         }
         for tm in typeValues {
-            guard let typeValue = tm.required("type", "a device type"), let name = typeValue.string else { continue }
+            guard let typeValue = tm.required("type"), let name = typeValue.string else { continue }
             guard let type = DeviceTypeDescriptor.named(name) else {
                 typeValue.problem("unknown device type '\(name)'; known: \(DeviceTypeDescriptor.catalogue.map(\.name).joined(separator: ", "))")
                 continue
             }
-            var typeConfig = DeviceTypeConfiguration(type, isPrimary: tm["primary"]?.bool)
-            if let mirror = tm["mirror"]?.mapping(allowed: ["hub", "device", "type"]) {
-                if tm["binding"] != nil { mirror.owner.problem("a mirrored type has no binding here: its hardware is on hub \(mirror["hub"]?.string ?? "?")") }
-                if let hub = mirror.required("hub", "the hub that owns it")?.string,
-                   let peerDevice = mirror.required("device", "the device's id on that hub")?.string {
+            var typeConfig = DeviceTypeConfiguration(type, isPrimary: tm["primary"] == nil ? nil : tm.bool("primary"))
+            if let mirror = tm["mirror"]?.mapping(Keys.mirror) {
+                if let hub = mirror.text("hub", required: true), let peerDevice = mirror.text("device", required: true) {
                     typeConfig.isMirrored = true
                     mirrors.append(MirrorRoute(localDevice: id, localType: name, peerHub: hub, peerDevice: peerDevice,
-                                               peerType: mirror["type"]?.string ?? name))
+                                               peerType: mirror.text("type") ?? name))
                 }
             }
             if let traits = tm["traits"]?.anyMapping {
@@ -310,14 +302,14 @@ public struct HubConfiguration {
             if let b = tm["binding"] { bindings.append((device.types.count, b)) }
             device.types.append(typeConfig)
         }
-        if let info = m["info"]?.anyMapping, !device.types.isEmpty {
+        if let info = m["info"], info.anyMapping != nil, !device.types.isEmpty {
             let primary = device.types.firstIndex { $0.isPrimary == true } ?? 0
-            if let t = readTrait("basicInformation", info.owner, type: device.types[primary].type) {
+            if let t = readTrait("basicInformation", info, type: device.types[primary].type) {
                 device.types[primary].traits.removeAll { $0.id == .basicInformation }
                 device.types[primary].traits.append(t)
             }
         }
-        return Device(configuration: device, bindings: bindings, line: value.line)
+        return Device(configuration: device, bindings: bindings, line: value.line, column: value.column)
     }
 
     /// A trait's section: attribute values by name (enums by name, bitmaps as lists of flags) and `features`.
@@ -331,7 +323,7 @@ public struct HubConfiguration {
         guard let descriptor = TraitRegistry.standard.server(for: id)?.descriptor else {
             return TraitConfiguration(id)  // a manufacturer's trait: the engine checks it is registered
         }
-        guard let m = value.mapping(allowed: ["features"] + descriptor.attributes.map(\.name)) else { return nil }
+        guard let m = value.mapping(Keys.trait(descriptor)) else { return nil }
         var trait = TraitConfiguration(id)
         if let features = m["features"] {
             for f in features.listOrSingle { if let s = f.string { trait.features.insert(s) } }
@@ -343,30 +335,35 @@ public struct HubConfiguration {
         return trait
     }
 
+    /// An attribute's configured value, read by its shape (`Keys.attributeShape`).
     static func attributeValue(_ v: ConfigValue, _ attribute: AttributeDescriptor) -> Value? {
-        if v.isNull {
-            guard attribute.isNullable else { v.problem("\(attribute.name) cannot be null"); return nil }
-            return .null
+        var shape = Keys.attributeShape(attribute)
+        if case .nullable(let inner) = shape {
+            if v.isNull { return .null }
+            shape = inner
+        } else if v.isNull {
+            v.problem("\(attribute.name) cannot be null")
+            return nil
         }
-        switch attribute.type {
-        case .bool: return v.bool.map(Value.bool)
-        case .string(let max):
-            guard let s = v.string else { return nil }
-            guard s.utf8.count <= max else { v.problem("at most \(max) bytes are allowed, this is \(s.utf8.count)"); return nil }
-            return .string(s)
-        case .enumeration(let e):
-            guard let s = v.oneOf(e.cases.map(\.name) + (attribute.isNullable ? ["null"] : [])) else { return nil }
-            return e.value(named: s).map(Value.int) ?? .null
-        case .bitmap(let b):
+        switch (attribute.type, shape) {
+        case (.enumeration(let e), _):
+            guard case .text(let s)? = v.read(shape) else { return nil }
+            return e.value(named: s).map(Value.int)
+        case (.bitmap(let b), .listOrOne(let flag)):
             var bits = 0
-            for flag in v.isNull ? [] : v.listOrSingle {
-                guard let name = flag.oneOf(b.bits.map(\.name)), let bit = b.bits.first(where: { $0.name == name })?.bit else { return nil }
+            for item in v.listOrSingle {
+                guard case .text(let name)? = item.read(flag), let bit = b.bits.first(where: { $0.name == name })?.bit
+                else { return nil }
                 bits |= 1 << bit
             }
             return .int(bits)
         default:
-            let range = attribute.constraint ?? attribute.type.integerRange ?? 0...0
-            return v.int(in: range).map(Value.int)
+            switch v.read(shape) {
+            case .bool(let b)?: return .bool(b)
+            case .text(let s)?: return .string(s)
+            case .int(let i)?: return .int(i)
+            default: return nil
+            }
         }
     }
 

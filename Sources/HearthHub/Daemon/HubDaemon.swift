@@ -35,12 +35,19 @@ public enum HubDaemon {
         var board: Board
         var devices: [DeviceConfiguration]
         var bindings: [(device: String, binding: any HardwareBinding)]
+        /// Printed by check-config and logged by the hub, which starts anyway.
+        var warnings: [ConfigProblem] = []
     }
 
     /// Reads and checks the configuration, its board and its bindings; every problem is listed.
     static func plan(configFile: String, hardware: any HardwareProvider, logger: Logger) -> Result<Plan, ConfigError> {
-        let diagnostics = ConfigDiagnostics()
-        guard let config = HubConfiguration.load(file: configFile, diagnostics: diagnostics),
+        plan(configFile: configFile, hardware: hardware, logger: logger, diagnostics: ConfigDiagnostics())
+    }
+
+    static func plan(configFile: String, hardware: any HardwareProvider, logger: Logger,
+                     diagnostics: ConfigDiagnostics) -> Result<Plan, ConfigError> {
+        // Read on past the configuration's problems to the board and the bindings, so one run lists them all.
+        guard let config = HubConfiguration.loadPartially(file: configFile, diagnostics: diagnostics), !config.boardFile.isEmpty,
               let board = hardware.loadBoard(file: config.boardFile, diagnostics: diagnostics) else {
             return .failure(ConfigError(diagnostics.problems))
         }
@@ -70,20 +77,83 @@ public enum HubDaemon {
             devices.append(d)
         }
         if !diagnostics.problems.isEmpty { return .failure(ConfigError(diagnostics.problems)) }
-        HubConfiguration.checkWithEngine(zip(devices, config.devices.map(\.line)).map { ($0, $1) }, file: config.file,
+        HubConfiguration.checkWithEngine(zip(devices, config.devices).map { ($0, $1.line, $1.column) }, file: config.file,
                                          registry: registry(hardware), diagnostics: diagnostics)
         HubConfiguration.checkBindings(config.peerBindings, hub: config.hubID, registry: registry(hardware),
                                        diagnostics: diagnostics)
         if !diagnostics.problems.isEmpty { return .failure(ConfigError(diagnostics.problems)) }
-        return .success(Plan(config: config, board: board, devices: devices, bindings: bindings))
+        return .success(Plan(config: config, board: board, devices: devices, bindings: bindings,
+                             warnings: diagnostics.warnings))
     }
 
     /// Checks a configuration without starting anything: the problems, one per line, or none.
     public static func check(configFile: String, hardware: any HardwareProvider) -> [ConfigProblem] {
-        switch plan(configFile: configFile, hardware: hardware, logger: Logger(label: "hearthd")) {
-        case .success: []
-        case .failure(let error): error.problems
+        checkReport(configFile: configFile, hardware: hardware).problems
+    }
+
+    /// What `hearthd check-config` prints: the problems (nothing would start), the warnings, and, when
+    /// there is no problem, a summary of what would run. No secret is ever in it.
+    public struct CheckReport: Sendable {
+        public var problems: [ConfigProblem]
+        public var warnings: [ConfigProblem]
+        public var summary: [String]
+    }
+
+    public static func checkReport(configFile: String, hardware: any HardwareProvider) -> CheckReport {
+        let diagnostics = ConfigDiagnostics()
+        switch plan(configFile: configFile, hardware: hardware, logger: Logger(label: "hearthd"), diagnostics: diagnostics) {
+        case .success(let plan): return CheckReport(problems: [], warnings: plan.warnings, summary: summary(of: plan))
+        case .failure(let error): return CheckReport(problems: error.problems, warnings: diagnostics.warnings, summary: [])
         }
+    }
+
+    /// What would run, in a few lines: the hub, the broker, each device with its types and wiring, the peers
+    /// and the bindings across hubs.
+    static func summary(of plan: Plan) -> [String] {
+        let c = plan.config
+        var lines: [String] = []
+        let board = "board \(plan.board.name)" + (plan.board.isSimulated ? " (simulated)" : "") + " from \(c.boardFile)"
+        lines.append("hub \(c.hubID) on \(board)")
+        var broker = "broker \(c.mqtt.host):\(c.mqtt.port)" + (c.mqtt.tls == nil ? "" : " over TLS")
+        if c.mqtt.username != nil || c.mqtt.password != nil {
+            broker += ", with " + [c.mqtt.username == nil ? nil : "a user name", c.mqtt.password == nil ? nil : "a password"]
+                .compactMap { $0 }.joined(separator: " and ")
+        }
+        lines.append(broker + ", topics \(c.prefix)/\(c.hubID)/…, state in \(c.stateDirectory)")
+        lines.append("\(plan.devices.count) device(s):")
+        let width = plan.devices.map(\.id.count).max() ?? 0
+        for (index, device) in plan.devices.enumerated() {
+            let bindings = c.devices[index].bindings
+            var typeTexts: [String] = []
+            for (t, type) in device.types.enumerated() {
+                var text = type.type.name
+                if type.isMirrored, let m = c.mirrors.first(where: { $0.localDevice == device.id && $0.localType == type.type.name }) {
+                    text += " mirrored from \(m.peerHub)/\(m.peerDevice)"
+                } else if let b = bindings.firstIndex(where: { $0.type == t }),
+                          let binding = plan.bindings.filter({ $0.device == device.id }).dropFirst(b).first?.binding {
+                    let kind = bindings[b].config.node.kindText
+                    text += " ← \(kind)" + (binding.wiring.isEmpty ? "" : " \(binding.wiring)")
+                } else {
+                    text += " (engine only, no hardware)"
+                }
+                typeTexts.append(text)
+            }
+            let padded = device.id + String(repeating: " ", count: width - device.id.count)
+            lines.append("  \(padded)  " + typeTexts.joined(separator: "; "))
+        }
+        lines.append("peers: " + (c.peers.isEmpty ? "none named" : c.peers.map { "\($0.hub) (\($0.route.rawValue))" }
+            .joined(separator: ", ")))
+        let across = c.bindings.filter { $0.hub != c.hubID }
+        let local = c.bindings.count - across.count
+        if c.bindings.isEmpty { lines.append("bindings: none") } else {
+            lines.append("\(c.bindings.count) binding(s)" + (local > 0 ? ", \(local) on this hub" : "")
+                         + (across.isEmpty ? "" : ", \(across.count) to other hubs") + ":")
+            for b in c.bindings {
+                lines.append("  \(b.from) \(b.events.sorted().joined(separator: "/")) → \(b.hub)/\(b.device) "
+                             + "\(b.trait).\(b.command)" + (b.arguments == .object([]) ? "" : " \(b.arguments.text)"))
+            }
+        }
+        return lines
     }
 
     /// Runs the hub until SIGTERM or SIGINT; returns the exit status.
@@ -97,6 +167,7 @@ public enum HubDaemon {
             return configurationError
         case .success(let p): plan = p
         }
+        for w in plan.warnings { logger.warning("\(w)") }
         StartupPages.release()  // the arguments and the configuration have been read: keep the peak low
         var config = plan.config
         if let dir = overrides.stateDirectory { config.stateDirectory = dir }
@@ -213,5 +284,14 @@ extension Logger {
         l[metadataKey: "device"] = "\(device)"
         l[metadataKey: "type"] = "\(type)"
         return l
+    }
+}
+
+extension YAMLNode {
+    /// A binding's `kind:` as written, for the summary.
+    var kindText: String {
+        if case .mapping(let entries) = value, let kind = entries.first(where: { $0.key == "kind" }),
+           case .scalar(let text, _) = kind.value.value { return text }
+        return "binding"
     }
 }
