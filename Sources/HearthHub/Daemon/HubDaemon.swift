@@ -203,9 +203,11 @@ public enum HubDaemon {
         let bindingsByDevice = plan.bindings
         let router = PeerRouter(home: home, topics: topics, peers: config.peers, mirrors: config.mirrors,
                                 bindings: config.bindings, log: { logger.notice("\($0)") })
+        let hardwareDevices = Set(plan.bindings.map(\.device))
         let hub = MQTTHub(
             home: home, client: client, topics: topics,
             refresh: { id in for (device, b) in bindingsByDevice where device == id { b.refresh() } },
+            hasHardware: { hardwareDevices.contains($0) },
             log: { logger.notice("\($0)") },
             online: {
                 guard !announced.exchange(true, ordering: .relaxed) else {
