@@ -36,6 +36,8 @@ let package = Package(
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // A safe wrapper over libmosquitto and the MQTT topic contract that publishes the engine's devices.
         .target(name: "HearthMQTT", dependencies: ["CMosquitto", "HearthEngine"], swiftSettings: strict),
+        // Home Assistant MQTT discovery: the messages that make every device appear in Home Assistant (no MQTT client).
+        .target(name: "HearthHomeAssistant", dependencies: ["HearthModel", "HearthEngine"], swiftSettings: strict),
         // libgpiod v1's C API, found with pkg-config (Debian: libgpiod-dev).
         .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
         // Linux I/O under a root prefix: GPIO character device (libgpiod), PWM, IIO and hwmon sysfs.
@@ -83,6 +85,8 @@ let package = Package(
         .testTarget(name: "HearthHubTests", dependencies: [
             "HearthHub", "HearthMQTT", "HearthTestKit", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
+        .testTarget(name: "HearthHomeAssistantTests", dependencies: ["HearthHomeAssistant", "HearthEngine"],
+                    swiftSettings: strict),
         .testTarget(name: "HearthLinuxTests", dependencies: ["HearthLinux", "HearthTestKit"], swiftSettings: strict),
     ]
 )
