@@ -45,7 +45,7 @@ let package = Package(
 
         // The hub service: configuration, persistence, and the services a board runs, assembled for `hearthd`.
         .target(name: "HearthHub", dependencies: [
-            "HearthEngine", "HearthMQTT", "HearthHardware", "HearthConfig", "HearthLinux",
+            "HearthEngine", "HearthMQTT", "HearthHardware", "HearthConfig", "HearthLinux", "HearthHomeAssistant",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),

@@ -28,6 +28,9 @@ public struct HubConfiguration {
     public var peers: [PeerConfiguration] = []
     public var mirrors: [MirrorRoute] = []
     public var bindings: [PeerBinding] = []
+    /// `homeAssistant: {discovery: true, prefix: homeassistant}`: announce the devices to Home Assistant.
+    public var homeAssistantDiscovery = true
+    public var homeAssistantPrefix = "homeassistant"
 
     public static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
 
@@ -40,7 +43,7 @@ public struct HubConfiguration {
     public static func read(_ root: ConfigValue, diagnostics: ConfigDiagnostics) -> HubConfiguration? {
         let before = diagnostics.problems.count
         let directory = Self.directory(of: root.file)
-        guard let top = root.mapping(allowed: ["hub", "mqtt", "devices", "peers", "bindings"]) else { return nil }
+        guard let top = root.mapping(allowed: ["hub", "mqtt", "devices", "peers", "bindings", "homeAssistant"]) else { return nil }
 
         var config = HubConfiguration(
             file: root.file, hubID: hostName(), boardFile: "", stateDirectory: "/var/lib/hearth", logLevel: "info",
@@ -65,6 +68,18 @@ public struct HubConfiguration {
             if let steps = hub["stepsPerSecond"]?.int(in: 1...200, unit: " steps per second") { config.stepsPerSecond = steps }
         }
         if let mqtt = top["mqtt"] { readMQTT(mqtt, directory: directory, into: &config) }
+        if let ha = top["homeAssistant"]?.mapping(allowed: ["discovery", "prefix"]) {
+            if let d = ha["discovery"] {
+                if let b = d.bool { config.homeAssistantDiscovery = b } else { d.problem("discovery is true or false") }
+            }
+            if let p = ha["prefix"] {
+                if let s = p.string, !s.isEmpty, !s.contains(where: { $0 == "+" || $0 == "#" }) {
+                    config.homeAssistantPrefix = s
+                } else {
+                    p.problem("prefix is Home Assistant's discovery prefix, a topic without '+' or '#' (default homeassistant)")
+                }
+            }
+        }
         config.mqtt.clientID = config.mqtt.clientID ?? "hearth-\(config.hubID)"
 
         for peer in top["peers"]?.list ?? [] {

@@ -16,6 +16,8 @@ public final class MQTTHub: Sendable {
     private let log: @Sendable (String) -> Void
     private let refresh: @Sendable (String) -> Void
     private let online: @Sendable () -> Void
+    /// Messages on the hub's other subscriptions (not requests, not the router's).
+    private let other: @Sendable (MQTTMessage) -> Void
     /// Peers, mirrors and cross-hub bindings; nil for a hub on its own.
     public let router: PeerRouter?
     private let observer = Mutex<Int?>(nil)
@@ -37,7 +39,9 @@ public final class MQTTHub: Sendable {
     public init(home: Home, client: MQTTClient, topics: TopicScheme,
                 refresh: @escaping @Sendable (String) -> Void = { _ in },
                 log: @escaping @Sendable (String) -> Void = { _ in },
-                online: @escaping @Sendable () -> Void = {}, router: PeerRouter? = nil) {
+                online: @escaping @Sendable () -> Void = {}, router: PeerRouter? = nil,
+                other: @escaping @Sendable (MQTTMessage) -> Void = { _ in }) {
+        self.other = other
         self.router = router
         self.home = home
         self.client = client
@@ -120,7 +124,10 @@ public final class MQTTHub: Sendable {
 
     func handle(_ message: MQTTMessage) {
         if router?.handle(message) == true { return }
-        guard let deviceID = topics.deviceID(fromSetTopic: message.topic) else { return }
+        guard let deviceID = topics.deviceID(fromSetTopic: message.topic) else {
+            other(message)
+            return
+        }
         if message.retain {
             // A retained request would run again at every reconnect ("ghost switching"): never run it,
             // say so, and clear it from the broker.
