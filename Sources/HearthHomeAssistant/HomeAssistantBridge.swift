@@ -18,6 +18,7 @@ public final class HomeAssistantBridge: Sendable {
     private let publish: @Sendable (HomeAssistantMessage) -> Void
     /// The config payload last published per device id, so an unchanged device is not announced twice.
     private let announced = Mutex<[String: [UInt8]]>([:])
+    private let current = Mutex<Set<String>?>(nil)
 
     public init(home: Home, options: HomeAssistantOptions, publish: @escaping @Sendable (HomeAssistantMessage) -> Void) {
         self.home = home
@@ -36,9 +37,8 @@ public final class HomeAssistantBridge: Sendable {
             if payload.elementsEqual("online".utf8) { announceAll(force: true) }
             return
         }
-        // Read from the home, not from what was announced: retained configs may arrive before `connected()`.
-        let current = Set(home.views().filter { discovery.configPayload($0) != nil }.map { ObjectID.encode($0.id) })
-        if let removal = discovery.staleConfig(topic: topic, payload: payload, isCurrent: { current.contains(String($0)) }) {
+        if let removal = discovery.staleConfig(topic: topic, payload: payload,
+                                               isCurrent: { currentDevices().contains(String($0)) }) {
             publish(removal)
         }
     }
@@ -58,7 +58,18 @@ public final class HomeAssistantBridge: Sendable {
         for id in metadata { if let view = try? home.view(id) { announce(view, force: false) } }
     }
 
+    /// The encoded ids of the devices this hub announces, read from the home (retained configs may arrive before
+    /// `connected()`), kept until the next announcement of everything: only a device whose types stop or start
+    /// being mirrored changes it, and that is announced on the next connection.
+    private func currentDevices() -> Set<String> {
+        if let cached = current.withLock({ $0 }) { return cached }
+        let devices = Set(home.views().filter { discovery.configPayload($0) != nil }.map { ObjectID.encode($0.id) })
+        current.withLock { $0 = devices }
+        return devices
+    }
+
     private func announceAll(force: Bool) {
+        current.withLock { $0 = nil }
         publish(discovery.hubConfig())
         for view in home.views() { announce(view, force: force) }
     }

@@ -26,7 +26,9 @@ Only the stdlib is used on the host, so the rig runs with Debian 12's /usr/bin/p
 
 CLI (scripts/ha-rig wraps it):
   harig.py install            build the cached root if missing; prints its path and the times it took
-  harig.py run --broker-port P [--keep]   start Home Assistant against a broker, print URL and token, wait for ^C
+  harig.py path               print where the cached root is
+  harig.py run [--broker-port P]   start Home Assistant against a broker (a private one if none), print its URL
+                              and token, run until ^C
 """
 
 from __future__ import annotations
