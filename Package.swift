@@ -43,6 +43,8 @@ let package = Package(
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // A safe MQTT client over libmosquitto: its own network thread, reconnection, v5 properties, TLS. Transport only.
         .target(name: "HearthMQTT", dependencies: ["CMosquitto"], swiftSettings: strict),
+        // Home Assistant MQTT discovery: the messages that make every device appear in Home Assistant (no MQTT client).
+        .target(name: "HearthHomeAssistant", dependencies: ["HearthModel", "HearthEngine"], swiftSettings: strict),
         // libgpiod v1's C API, found with pkg-config (Debian: libgpiod-dev).
         .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
         // Linux I/O under a root prefix: GPIO character device (libgpiod), PWM, IIO and hwmon sysfs.
@@ -52,7 +54,7 @@ let package = Package(
         // a board runs, assembled for `hearthd`.
         .target(name: "HearthHub", dependencies: [
             "HearthEngine", "HearthContract", "HearthJSON", "HearthMQTT", "HearthHardware", "HearthHardwareLinux",
-            "HearthSimulator", "HearthConfig", "HearthLinux",
+            "HearthSimulator", "HearthConfig", "HearthLinux", "HearthHomeAssistant",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -101,6 +103,8 @@ let package = Package(
             "HearthSimulator", "HearthTestKit",
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
+        .testTarget(name: "HearthHomeAssistantTests", dependencies: ["HearthHomeAssistant", "HearthEngine"],
+                    swiftSettings: strict),
         .testTarget(name: "HearthLinuxTests", dependencies: ["HearthLinux", "HearthTestKit"], swiftSettings: strict),
     ]
 )

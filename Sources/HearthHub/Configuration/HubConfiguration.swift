@@ -33,6 +33,9 @@ public struct HubConfiguration {
     /// Cross-hub bindings, each with its `to:` section for the checks that need the trait registry.
     public var peerBindings: [(binding: PeerBinding, target: ConfigMap)] = []
     public var bindings: [PeerBinding] { peerBindings.map(\.binding) }
+    /// `homeAssistant: {discovery: true, prefix: homeassistant}`: announce the devices to Home Assistant.
+    public var homeAssistantDiscovery = true
+    public var homeAssistantPrefix = "homeassistant"
 
     public static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
 
@@ -62,6 +65,10 @@ public struct HubConfiguration {
             file: root.file, hubID: hostName(), boardFile: "", stateDirectory: "/var/lib/hearth", logLevel: "info",
             stepsPerSecond: 50, prefix: "hearth", mqtt: MQTTConnectOptions(), devices: [])
 
+        if let ha = top["homeAssistant"]?.mapping(Keys.homeAssistant) {
+            if let discovery = ha.bool("discovery") { config.homeAssistantDiscovery = discovery }
+            if let prefix = ha.text("prefix") { config.homeAssistantPrefix = prefix }
+        }
         if let hub = top.required("hub")?.mapping(Keys.hub) {
             if let id = hub.text("id") {
                 // The key's pattern has said everything but this one (a NUL, written as "\0").

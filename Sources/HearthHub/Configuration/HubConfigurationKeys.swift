@@ -20,6 +20,8 @@ extension HubConfiguration {
                 ConfigKey("peers", .list(.section(peer)), "other hubs this one routes commands to or mirrors"),
                 ConfigKey("bindings", .list(.section(binding)),
                           "switch events that send a command to a device, on this hub or another"),
+                ConfigKey("homeAssistant", .section(homeAssistant),
+                          "Home Assistant MQTT discovery (docs/home-assistant.md); on by default"),
             ], help: "A Hearth hub configuration (hearth.yaml). docs/configuration.md explains every key.",
             extraKeys: anchorKeys)
         }
@@ -27,6 +29,12 @@ extension HubConfiguration {
         /// Top-level `x-…` keys are ignored, so a file can hold anchors to repeat (`x-relay: &relay {…}`), as
         /// Docker Compose files do.
         static let anchorKeys = ConfigExtraKeys(pattern: "^x-", shape: .any) { $0.hasPrefix("x-") }
+
+        static let homeAssistant = ConfigSection([
+            ConfigKey("discovery", .bool, "announce every device to Home Assistant; default true"),
+            ConfigKey("prefix", .textMatching("^[^+#]+$", hint: "a topic prefix: not empty, no '+' or '#'"),
+                      "Home Assistant's discovery prefix; default homeassistant"),
+        ])
 
         static let hub = ConfigSection([
             ConfigKey("id", id, "the hub's id in MQTT topics; default: the host name"),

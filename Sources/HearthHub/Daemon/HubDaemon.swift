@@ -3,6 +3,7 @@ import HearthJSON
 public import HearthConfig
 import HearthEngine
 import HearthHardware
+import HearthHomeAssistant
 import HearthLinux
 import HearthModel
 import HearthMQTT
@@ -204,12 +205,28 @@ public enum HubDaemon {
         let router = PeerRouter(home: home, topics: topics, peers: config.peers, mirrors: config.mirrors,
                                 bindings: config.bindings, log: { logger.notice("\($0)") })
         let hardwareDevices = Set(plan.bindings.map(\.device))
+        // Home Assistant's discovery (docs/home-assistant.md): announced on every connection and on its birth.
+        let homeAssistant = config.homeAssistantDiscovery ? HomeAssistantBridge(
+            home: home, options: HomeAssistantOptions(hub: config.hubID, hearthPrefix: config.prefix,
+                                                      discoveryPrefix: config.homeAssistantPrefix)
+        ) { [weak client] m in
+            do throws(MQTTError) {
+                try client?.publish(m.topic, payload: m.payload, qos: .atLeastOnce, retain: m.retain)
+            } catch {
+                if error.code != .notConnected { logger.notice("publish to \(m.topic) failed: \(error)") }
+            }
+        } : nil
+        if let homeAssistant {
+            home.observe { homeAssistant.handle($0) }
+            for filter in homeAssistant.subscriptions { try? client.subscribe(filter) }
+        }
         let hub = MQTTHub(
             home: home, client: client, topics: topics,
             refresh: { id in for (device, b) in bindingsByDevice where device == id { b.refresh() } },
             hasHardware: { hardwareDevices.contains($0) },
             log: { logger.notice("\($0)") },
             online: {
+                homeAssistant?.connected()
                 guard !announced.exchange(true, ordering: .relaxed) else {
                     logger.info("online again: reconnected and republished", metadata: ["broker": "\(brokerName)"])
                     return
@@ -221,7 +238,8 @@ public enum HubDaemon {
                 // What start-up alone touched (see StartupPages) need not stay in the hub's resident set.
                 let released = StartupPages.release()
                 logger.debug("released \(released) kB of start-up code and read-only data pages")
-            }, router: router)
+            }, router: router,
+            other: { message in homeAssistant?.received(topic: message.topic, payload: message.payload) })
 
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: PersistenceService(home: home, store: store, interval: .seconds(1), logger: logger),

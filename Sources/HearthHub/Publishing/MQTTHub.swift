@@ -24,6 +24,8 @@ public final class MQTTHub: Sendable {
     private let refresh: @Sendable (String) -> Void
     private let hasHardware: @Sendable (String) -> Bool
     private let online: @Sendable () -> Void
+    /// Messages on the hub's other subscriptions (not requests, not the router's).
+    private let other: @Sendable (MQTTMessage) -> Void
     /// Peers, mirrors and cross-hub bindings; nil for a hub on its own.
     public let router: PeerRouter?
     private let observer = Mutex<Int?>(nil)
@@ -49,7 +51,9 @@ public final class MQTTHub: Sendable {
                 refresh: @escaping @Sendable (String) -> Void = { _ in },
                 hasHardware: @escaping @Sendable (String) -> Bool = { _ in true },
                 log: @escaping @Sendable (String) -> Void = { _ in },
-                online: @escaping @Sendable () -> Void = {}, router: PeerRouter? = nil) {
+                online: @escaping @Sendable () -> Void = {}, router: PeerRouter? = nil,
+                other: @escaping @Sendable (MQTTMessage) -> Void = { _ in }) {
+        self.other = other
         self.router = router
         self.home = home
         self.client = client
@@ -133,7 +137,10 @@ public final class MQTTHub: Sendable {
 
     func handle(_ message: MQTTMessage) {
         if router?.handle(message) == true { return }
-        guard let deviceID = topics.deviceID(fromSetTopic: message.topic) else { return }
+        guard let deviceID = topics.deviceID(fromSetTopic: message.topic) else {
+            other(message)
+            return
+        }
         if message.retain {
             // A retained request would run again at every reconnect ("ghost switching"): never run it,
             // say so, and clear it from the broker.

@@ -1,0 +1,209 @@
+import HearthEngine
+import HearthModel
+
+/// The Home Assistant entities of one device type: the table of `docs/home-assistant.md` as code.
+///
+/// State is read from the device document (`types[<index>]` of the document on `…/devices/<device>`, in
+/// configuration order) with value templates; commands are Hearth requests rendered by command templates on the
+/// device's `set` topic. Every entity is available only while the hub says `online` and its device type's
+/// connectivity is `online` (a stale sensor shows unavailable while the hub is up).
+struct EntityMapping {
+    let discovery: HomeAssistantDiscovery
+    let device: DeviceView
+    let typeIndex: Int
+
+    var type: DeviceTypeView { device.type(typeIndex) }
+    var typeName: String { type.descriptor.name }
+    var options: HomeAssistantOptions { discovery.options }
+
+    /// `dimmable_light`: the type's part of entity keys.
+    var typeKey: String {
+        var out = ""
+        for (i, c) in typeName.enumerated() {
+            if c.isUppercase && i > 0 { out.append("_") }
+            out.append(contentsOf: c.lowercased())
+        }
+        return out
+    }
+
+    func has(_ trait: TraitID) -> Bool { (0..<type.traitCount).contains { type.traitDescriptor($0).id == trait } }
+
+    /// `value_json.types[1].traits.onOff`: where the trait is in the device document.
+    func path(_ trait: TraitID) -> String {
+        let name = trait.qualifiedName
+        let key = trait.namespace == TraitID.matterNamespace ? ".\(name)" : "['\(name)']"
+        return "value_json.types[\(typeIndex)].traits\(key)"
+    }
+
+    func attribute(_ trait: TraitID, _ name: String) -> String { "\(path(trait)).attributes.\(name)" }
+
+    /// A request as a command template writes it: `{"type":"DimmableLight","trait":"onOff","command":"on"}`.
+    func request(_ trait: TraitID, _ command: String, args: String? = nil) -> String {
+        var s = #"{"type":"\#(typeName)","trait":"\#(trait.qualifiedName)","command":"\#(command)""#
+        if let args { s += #","args":\#(args)"# }
+        return s + "}"
+    }
+
+    // MARK: Components
+
+    func components() -> [(String, DiscoveryJSON)] {
+        var out: [(String, DiscoveryJSON)] = []
+        let isLight = typeName == DeviceTypeDescriptor.onOffLight.name || typeName == DeviceTypeDescriptor.dimmableLight.name
+        if has(.onOff) { out.append(isLight ? light() : relay()) }
+        if has(.relativeHumidityMeasurement) {
+            out.append(measurement(.relativeHumidityMeasurement, key: "humidity", role: "Humidity", deviceClass: "humidity",
+                                   unit: "%"))
+        }
+        if has(.temperatureMeasurement) {
+            out.append(measurement(.temperatureMeasurement, key: "temperature", role: "Temperature",
+                                   deviceClass: "temperature", unit: "°C"))
+        }
+        if has(.switchTrait) { out.append(switchEvents()) }
+        if has(.identify) { out.append(identify(mainRole: out.isEmpty ? nil : mainRole)) }
+        return out
+    }
+
+    /// The role of the type's main entity, naming it when the type is not the device's primary one.
+    var mainRole: String {
+        if has(.onOff) { return typeName == "OnOffPlugInUnit" ? "Switch" : "Light" }
+        if has(.relativeHumidityMeasurement) { return "Humidity" }
+        if has(.temperatureMeasurement) { return "Temperature" }
+        if has(.switchTrait) { return "Button" }
+        return typeName
+    }
+
+    /// Home Assistant's naming rules: the entity of the primary type's main feature has no name of its own (it
+    /// shows as the device's name); every other entity is named by its role.
+    func name(_ role: String) -> DiscoveryJSON { type.isPrimaryType && role == mainRole ? .null : .string(role) }
+
+    func base(platform: String, key: String, role: String) -> [(String, DiscoveryJSON)] {
+        [
+            ("platform", .string(platform)),
+            ("unique_id", .string(ObjectID.entity(hub: options.hub, device: device.id, entity: "\(typeKey)-\(key)"))),
+            ("name", name(role)),
+        ]
+    }
+
+    var availability: [(String, DiscoveryJSON)] {
+        [
+            ("availability", .array([
+                .object([("topic", .string(discovery.statusTopic))]),
+                .object([
+                    ("topic", .string(discovery.documentTopic(device.id))),
+                    ("value_template", .string(
+                        "{{ 'online' if value_json.types[\(typeIndex)].sourceConnectivity.connectivityState == 'online' "
+                        + "else 'offline' }}")),
+                ]),
+            ])),
+            ("availability_mode", .string("all")),
+        ]
+    }
+
+    var stateTopic: (String, DiscoveryJSON) { ("state_topic", .string(discovery.documentTopic(device.id))) }
+    var commandTopic: (String, DiscoveryJSON) { ("command_topic", .string(discovery.setTopic(device.id))) }
+
+    /// OnOffLight and DimmableLight: the template schema, the only light schema whose commands can be Hearth
+    /// requests. Brightness is Matter's 1–254 scaled to Home Assistant's 0–255; a transition in seconds becomes
+    /// tenths.
+    func light() -> (String, DiscoveryJSON) {
+        let dimmable = has(.levelControl)
+        var c = base(platform: "light", key: "light", role: "Light")
+        c += [("schema", .string("template")), stateTopic, commandTopic, ("qos", .int(1))]
+        c.append(("state_template", .string("{{ 'on' if \(attribute(.onOff, "onOff")) else 'off' }}")))
+        let on = request(.onOff, "on"), recall = request(.onOff, "onWithRecallGlobalScene")
+        // After an offWithEffect (globalSceneControl false) an On must recall the global scene, as Matter's
+        // controllers do; onWithRecallGlobalScene is discarded while globalSceneControl is true, so plain On then.
+        let plainOn = "{%- if this.attributes.global_scene_control == false -%}\(recall){%- else -%}\(on){%- endif -%}"
+        if dimmable {
+            let level = attribute(.levelControl, "currentLevel")
+            c.append(("brightness_template",
+                      .string("{% set l = \(level) %}{{ ((l * 255 / 254) | round) | int if l is not none else '' }}")))
+            let move = request(.levelControl, "moveToLevelWithOnOff",
+                               args: #"{"level":{{ [[(brightness * 254 / 255) | round | int, 1] | max, 254] | min }},"#
+                                   + #""transitionTime":{{ ([[(transition * 10) | round | int, 0] | max, 65534] | min) "#
+                                   + #"if transition is defined else 'null' }}}"#)
+            c.append(("command_on_template", .string("{%- if brightness is defined -%}\(move){%- else -%}\(plainOn)"
+                                                     + "{%- endif -%}")))
+        } else {
+            c.append(("command_on_template", .string(plainOn)))
+        }
+        c.append(("command_off_template", .string(request(.onOff, "off"))))
+        c.append(("json_attributes_topic", .string(discovery.documentTopic(device.id))))
+        c.append(("json_attributes_template",
+                  .string("{{ {'global_scene_control': \(attribute(.onOff, "globalSceneControl"))} | to_json }}")))
+        c += availability
+        return ("\(typeKey)-light", .object(c))
+    }
+
+    /// OnOffPlugInUnit (and an OnOff on any type that is not a light): a switch.
+    func relay() -> (String, DiscoveryJSON) {
+        var c = base(platform: "switch", key: "switch", role: "Switch")
+        c += [
+            ("device_class", .string("outlet")), stateTopic,
+            ("value_template", .string("{{ 'ON' if \(attribute(.onOff, "onOff")) else 'OFF' }}")),
+            ("state_on", .string("ON")), ("state_off", .string("OFF")),
+            commandTopic, ("qos", .int(1)),
+            ("payload_on", .string(request(.onOff, "on"))), ("payload_off", .string(request(.onOff, "off"))),
+        ]
+        c += availability
+        return ("\(typeKey)-switch", .object(c))
+    }
+
+    /// Humidity and temperature: Matter's hundredths as the unit, `None` (unknown) while the reading is null.
+    func measurement(_ trait: TraitID, key: String, role: String, deviceClass: String, unit: String)
+        -> (String, DiscoveryJSON)
+    {
+        var c = base(platform: "sensor", key: key, role: role)
+        c += [
+            ("device_class", .string(deviceClass)), ("unit_of_measurement", .string(unit)),
+            ("state_class", .string("measurement")), ("suggested_display_precision", .int(1)), stateTopic,
+            ("value_template", .string("{% set v = \(attribute(trait, "measuredValue")) %}"
+                                       + "{{ (v / 100) if v is not none else 'None' }}")),
+        ]
+        c += availability
+        return ("\(typeKey)-\(key)", .object(c))
+    }
+
+    /// GenericSwitch: an event entity fed by the events topic; Matter's event names in snake case
+    /// (`initialPress` → `initial_press`), the event's fields as attributes.
+    func switchEvents() -> (String, DiscoveryJSON) {
+        var names: [String] = []
+        for k in 0..<type.traitCount where type.traitDescriptor(k).id == .switchTrait {
+            names = type.traitDescriptor(k).events
+        }
+        var c = base(platform: "event", key: "press", role: "Button")
+        c += [
+            ("device_class", .string("button")),
+            ("event_types", .array(names.map { .string(Self.snakeCase($0)) })),
+            ("state_topic", .string(discovery.eventsTopic(device.id))),
+            ("value_template", .string(
+                "{%- set names = {" + names.map { "'\($0)': '\(Self.snakeCase($0))'" }.joined(separator: ", ") + "} -%}"
+                + "{%- if value_json.type == '\(typeName)' and value_json.trait == 'switch' and value_json.event in names -%}"
+                + "{{ dict(value_json.fields, event_type=names[value_json.event]) | to_json }}{%- endif -%}")),
+        ]
+        c += availability
+        return ("\(typeKey)-press", .object(c))
+    }
+
+    /// Identify: a button with device class `identify`; a press identifies for `identifySeconds`.
+    func identify(mainRole: String?) -> (String, DiscoveryJSON) {
+        let role = type.isPrimaryType ? "Identify" : mainRole.map { "Identify \($0.lowercased())" } ?? "Identify"
+        var c = base(platform: "button", key: "identify", role: role)
+        c += [
+            ("device_class", .string("identify")), ("entity_category", .string("diagnostic")), commandTopic,
+            ("qos", .int(1)),
+            ("payload_press", .string(request(.identify, "identify", args: #"{"identifyTime":\#(options.identifySeconds)}"#))),
+        ]
+        c += availability
+        return ("\(typeKey)-identify", .object(c))
+    }
+
+    static func snakeCase(_ name: String) -> String {
+        var out = ""
+        for c in name {
+            if c.isUppercase { out.append("_") }
+            out.append(contentsOf: c.lowercased())
+        }
+        return out
+    }
+}

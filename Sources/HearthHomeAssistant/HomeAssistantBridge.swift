@@ -1,0 +1,85 @@
+public import HearthEngine
+import HearthModel
+import Synchronization
+
+/// Keeps Home Assistant's view of a hub's devices current: what the hub calls on its MQTT events, and what it
+/// gets back to publish through `publish`. It holds no MQTT client, so the hub decides how messages go out.
+///
+/// The hub subscribes to `subscriptions` and wires:
+/// - every connection to the broker → `connected()` (announces every device);
+/// - every message on those subscriptions → `received(topic:payload:)`: Home Assistant's birth message
+///   announces everything again; a retained config of one of this hub's devices that is no longer announced
+///   (it left the configuration, or is now another hub's) is cleared with an empty retained config;
+/// - `Home.observe` batches → `handle(_:)`: a rename or a room change re-announces the device (Home Assistant
+///   renames it; unique ids stay), a trait event goes to the device's events topic.
+public final class HomeAssistantBridge: Sendable {
+    public let home: Home
+    public let discovery: HomeAssistantDiscovery
+    private let publish: @Sendable (HomeAssistantMessage) -> Void
+    /// The config payload last published per device id, so an unchanged device is not announced twice.
+    private let announced = Mutex<[String: [UInt8]]>([:])
+    private let current = Mutex<Set<String>?>(nil)
+
+    public init(home: Home, options: HomeAssistantOptions, publish: @escaping @Sendable (HomeAssistantMessage) -> Void) {
+        self.home = home
+        self.discovery = HomeAssistantDiscovery(options: options)
+        self.publish = publish
+    }
+
+    /// The topic filters whose messages go to `received(topic:payload:)`.
+    public var subscriptions: [String] { [discovery.birthTopic, discovery.configFilter] }
+
+    /// Announces the hub and every device this hub owns (on every connection: the broker may have lost them).
+    public func connected() { announceAll(force: true) }
+
+    public func received(topic: String, payload: [UInt8]) {
+        if topic == discovery.birthTopic {
+            if payload.elementsEqual("online".utf8) { announceAll(force: true) }
+            return
+        }
+        if let removal = discovery.staleConfig(topic: topic, payload: payload,
+                                               isCurrent: { currentDevices().contains(String($0)) }) {
+            publish(removal)
+        }
+    }
+
+    public func handle(_ events: [HomeEvent]) {
+        var metadata: [String] = []
+        for e in events {
+            switch e.change {
+            case .metadata:
+                if !metadata.contains(e.deviceID) { metadata.append(e.deviceID) }
+            case .event:
+                if let message = discovery.event(e) { publish(message) }
+            case .attribute, .connectivity:
+                break
+            }
+        }
+        for id in metadata { if let view = try? home.view(id) { announce(view, force: false) } }
+    }
+
+    /// The encoded ids of the devices this hub announces, read from the home (retained configs may arrive before
+    /// `connected()`), kept until the next announcement of everything: only a device whose types stop or start
+    /// being mirrored changes it, and that is announced on the next connection.
+    private func currentDevices() -> Set<String> {
+        if let cached = current.withLock({ $0 }) { return cached }
+        let devices = Set(home.views().filter { discovery.configPayload($0) != nil }.map { ObjectID.encode($0.id) })
+        current.withLock { $0 = devices }
+        return devices
+    }
+
+    private func announceAll(force: Bool) {
+        current.withLock { $0 = nil }
+        publish(discovery.hubConfig())
+        for view in home.views() { announce(view, force: force) }
+    }
+
+    private func announce(_ view: DeviceView, force: Bool) {
+        guard let message = discovery.config(view) else { return }
+        let changed = announced.withLock { a in
+            defer { a[view.id] = message.payload }
+            return a[view.id] != message.payload
+        }
+        if changed || force { publish(message) }
+    }
+}

@@ -1,0 +1,199 @@
+public import HearthEngine
+import HearthModel
+
+/// One message for the broker: what the hub publishes for Home Assistant.
+public struct HomeAssistantMessage: Sendable, Hashable, CustomStringConvertible {
+    public var topic: String
+    public var payload: [UInt8]
+    public var retain: Bool
+
+    public init(topic: String, payload: [UInt8], retain: Bool) {
+        self.topic = topic
+        self.payload = payload
+        self.retain = retain
+    }
+
+    public var description: String { "\(topic)\(retain ? " (retained)" : ""): \(String(decoding: payload, as: UTF8.self))" }
+}
+
+/// What discovery needs to know besides the home: its topics and names.
+public struct HomeAssistantOptions: Sendable, Hashable {
+    /// Home Assistant's discovery prefix (its birth message is `<prefix>/status`).
+    public var discoveryPrefix: String
+    /// Hearth's own topic prefix and this hub's id, as in `TopicScheme`.
+    public var hearthPrefix: String
+    public var hub: String
+    /// Named in every message's origin block.
+    public var version: String
+    /// How long `button.press` on an Identify button makes the device identify itself, in seconds.
+    public var identifySeconds: Int
+
+    public init(hub: String, hearthPrefix: String = "hearth", discoveryPrefix: String = "homeassistant",
+                version: String = BasicInformationServer.hearthVersion, identifySeconds: Int = 10) {
+        self.hub = hub
+        self.hearthPrefix = hearthPrefix
+        self.discoveryPrefix = discoveryPrefix
+        self.version = version
+        self.identifySeconds = identifySeconds
+    }
+}
+
+/// Home Assistant's MQTT discovery for a hub's devices (`docs/home-assistant.md`): pure functions from a device
+/// to the messages that announce it, remove it, and carry its trait events.
+///
+/// Home Assistant reads state straight from Hearth's device documents with value templates, and sends commands
+/// as Hearth requests on the device's `set` topic with command templates: one source of truth, and commands take
+/// the same engine path as every other request. Only trait events, which no document holds, get a topic of their
+/// own (`<hearth prefix>/<hub>/devices/<device>/events`).
+public struct HomeAssistantDiscovery: Sendable {
+    public let options: HomeAssistantOptions
+
+    public init(options: HomeAssistantOptions) {
+        self.options = options
+    }
+
+    // MARK: Topics
+
+    /// Home Assistant's birth (`online`) and will (`offline`).
+    public var birthTopic: String { "\(options.discoveryPrefix)/status" }
+    /// Every device-based discovery config; the hub reads the retained ones to clear those it no longer has.
+    public var configFilter: String { "\(options.discoveryPrefix)/device/+/config" }
+    public func configTopic(objectID: String) -> String { "\(options.discoveryPrefix)/device/\(objectID)/config" }
+    var hubBase: String { "\(options.hearthPrefix)/\(options.hub)" }
+    var statusTopic: String { "\(hubBase)/status" }
+    func documentTopic(_ device: String) -> String { "\(hubBase)/devices/\(device)" }
+    func setTopic(_ device: String) -> String { "\(hubBase)/devices/\(device)/set" }
+    /// Where a device's trait events go, one JSON object each, not retained.
+    public func eventsTopic(_ device: String) -> String { "\(hubBase)/devices/\(device)/events" }
+
+    // MARK: Messages
+
+    /// The hub itself as a device: the parent (`via_device`) of its devices, with its connectivity.
+    public func hubConfig() -> HomeAssistantMessage {
+        let id = ObjectID.hub(options.hub)
+        let component: DiscoveryJSON = .object([
+            ("platform", .string("binary_sensor")),
+            ("unique_id", .string(id + "__status")),
+            ("name", .null),
+            ("device_class", .string("connectivity")),
+            ("entity_category", .string("diagnostic")),
+            ("state_topic", .string(statusTopic)),
+            ("payload_on", .string("online")),
+            ("payload_off", .string("offline")),
+        ])
+        let payload: DiscoveryJSON = .object([
+            ("device", .object([
+                ("identifiers", .array([.string(id)])),
+                ("name", .string("Hearth \(options.hub)")),
+                ("manufacturer", .string("Hearth")),
+                ("model", .string("Hearth hub")),
+                ("sw_version", .string(options.version)),
+            ])),
+            ("origin", origin),
+            ("components", .object([("status", component)])),
+        ])
+        return HomeAssistantMessage(topic: configTopic(objectID: id), payload: payload.bytes, retain: true)
+    }
+
+    /// The retained config announcing `device`, or nil when the device has nothing of this hub's own (every
+    /// type mirrored from a peer: its owner announces it).
+    public func config(_ device: DeviceView) -> HomeAssistantMessage? {
+        guard let payload = configPayload(device) else { return nil }
+        return HomeAssistantMessage(topic: configTopic(objectID: ObjectID.device(hub: options.hub, device: device.id)),
+                                    payload: payload.bytes, retain: true)
+    }
+
+    /// The empty retained config that makes Home Assistant remove a device and its entities.
+    public func removal(objectID: String) -> HomeAssistantMessage {
+        HomeAssistantMessage(topic: configTopic(objectID: objectID), payload: [], retain: true)
+    }
+
+    /// The removal of a retained config seen on the broker when it is one of this hub's devices and `isCurrent`
+    /// says the device is no longer announced (it left the configuration, or is now mirrored); nil otherwise.
+    public func staleConfig(topic: String, payload: [UInt8], isCurrent: (_ encodedDeviceID: Substring) -> Bool)
+        -> HomeAssistantMessage?
+    {
+        let head = "\(options.discoveryPrefix)/device/", tail = "/config"
+        guard !payload.isEmpty, topic.hasPrefix(head), topic.hasSuffix(tail), topic.count > head.count + tail.count
+        else { return nil }
+        let objectID = String(topic.dropFirst(head.count).dropLast(tail.count))
+        guard let encoded = ObjectID.encodedDevice(inObjectID: objectID, hub: options.hub), !isCurrent(encoded)
+        else { return nil }
+        return removal(objectID: objectID)
+    }
+
+    /// A trait event (a wall switch's `initialPress`) as the event entity reads it; nil for other changes.
+    public func event(_ e: HomeEvent) -> HomeAssistantMessage? {
+        guard case .event(let type, let trait, let name, let fields) = e.change else { return nil }
+        var members: [(String, DiscoveryJSON)] = []
+        for (key, value) in fields.sorted(by: { $0.key < $1.key }) {
+            switch value {
+            case .null: members.append((key, .null))
+            case .bool(let b): members.append((key, .bool(b)))
+            case .int(let i): members.append((key, .int(i)))
+            case .string(let s): members.append((key, .string(s)))
+            }
+        }
+        let payload: DiscoveryJSON = .object([
+            ("type", .string(type)), ("trait", .string(trait.qualifiedName)), ("event", .string(name)),
+            ("fields", .object(members)),
+        ])
+        return HomeAssistantMessage(topic: eventsTopic(e.deviceID), payload: payload.bytes, retain: false)
+    }
+
+    // MARK: Payloads
+
+    var origin: DiscoveryJSON {
+        .object([("name", .string("Hearth")), ("sw_version", .string(options.version))])
+    }
+
+    /// `{"device":{…},"origin":{…},"components":{…}}`, or nil when no type of the device is this hub's own.
+    public func configPayload(_ device: DeviceView) -> DiscoveryJSON? {
+        var components: [(String, DiscoveryJSON)] = []
+        for t in 0..<device.typeCount where isLocal(device, type: t) {
+            components += EntityMapping(discovery: self, device: device, typeIndex: t).components()
+        }
+        guard !components.isEmpty else { return nil }
+        return .object([("device", deviceBlock(device)), ("origin", origin), ("components", .object(components))])
+    }
+
+    /// A type is this hub's when every trait's data comes from its own hardware; a mirrored one is the owner's.
+    func isLocal(_ device: DeviceView, type t: Int) -> Bool {
+        let type = device.type(t)
+        return (0..<type.traitCount).allSatisfy { device.sourceConnectivity(type: t, trait: $0).dataSourceLocality == .direct }
+    }
+
+    /// Home Assistant's device block from the device and its BasicInformation: names, maker, versions, the hub.
+    func deviceBlock(_ device: DeviceView) -> DiscoveryJSON {
+        var block: [(String, DiscoveryJSON)] = [
+            ("identifiers", .array([.string(ObjectID.device(hub: options.hub, device: device.id))])),
+            ("name", .string(device.name)),
+        ]
+        let info: [(String, String)] = [
+            ("manufacturer", "vendorName"), ("model", "productName"), ("serial_number", "serialNumber"),
+            ("sw_version", "softwareVersionString"), ("hw_version", "hardwareVersionString"),
+        ]
+        for (key, attribute) in info {
+            if let value = Self.read(device, trait: .basicInformation, attribute: attribute)?.stringValue, !value.isEmpty {
+                block.append((key, .string(value)))
+            }
+        }
+        if let room = device.roomID { block.append(("suggested_area", .string(room))) }
+        block.append(("via_device", .string(ObjectID.hub(options.hub))))
+        return .object(block)
+    }
+
+    /// The value of an attribute of the first type that has the trait, nil when none has or it is not supported.
+    static func read(_ device: DeviceView, trait id: TraitID, attribute name: String) -> Value? {
+        for t in 0..<device.typeCount {
+            let type = device.type(t)
+            for k in 0..<type.traitCount where type.traitDescriptor(k).id == id {
+                guard let a = type.traitDescriptor(k).attribute(named: name) else { return nil }
+                var values: [Value?] = []
+                device.readValues(type: t, trait: k, of: [a.id], into: &values)
+                return values.first ?? nil
+            }
+        }
+        return nil
+    }
+}
