@@ -6,14 +6,14 @@
 
 #include <stdlib.h>
 
-_Static_assert(HEARTH_GPIO_FLAG_OPEN_DRAIN == GPIOD_LINE_REQUEST_FLAG_OPEN_DRAIN, "v1 flag value");
-_Static_assert(HEARTH_GPIO_FLAG_OPEN_SOURCE == GPIOD_LINE_REQUEST_FLAG_OPEN_SOURCE, "v1 flag value");
-_Static_assert(HEARTH_GPIO_FLAG_ACTIVE_LOW == GPIOD_LINE_REQUEST_FLAG_ACTIVE_LOW, "v1 flag value");
-_Static_assert(HEARTH_GPIO_FLAG_BIAS_DISABLE == GPIOD_LINE_REQUEST_FLAG_BIAS_DISABLE, "v1 flag value");
-_Static_assert(HEARTH_GPIO_FLAG_BIAS_PULL_DOWN == GPIOD_LINE_REQUEST_FLAG_BIAS_PULL_DOWN, "v1 flag value");
-_Static_assert(HEARTH_GPIO_FLAG_BIAS_PULL_UP == GPIOD_LINE_REQUEST_FLAG_BIAS_PULL_UP, "v1 flag value");
-_Static_assert(HEARTH_GPIO_EDGE_RISING == GPIOD_LINE_EVENT_RISING_EDGE, "v1 event type");
-_Static_assert(HEARTH_GPIO_EDGE_FALLING == GPIOD_LINE_EVENT_FALLING_EDGE, "v1 event type");
+_Static_assert((int)HEARTH_GPIO_FLAG_OPEN_DRAIN == (int)GPIOD_LINE_REQUEST_FLAG_OPEN_DRAIN, "v1 flag value");
+_Static_assert((int)HEARTH_GPIO_FLAG_OPEN_SOURCE == (int)GPIOD_LINE_REQUEST_FLAG_OPEN_SOURCE, "v1 flag value");
+_Static_assert((int)HEARTH_GPIO_FLAG_ACTIVE_LOW == (int)GPIOD_LINE_REQUEST_FLAG_ACTIVE_LOW, "v1 flag value");
+_Static_assert((int)HEARTH_GPIO_FLAG_BIAS_DISABLE == (int)GPIOD_LINE_REQUEST_FLAG_BIAS_DISABLE, "v1 flag value");
+_Static_assert((int)HEARTH_GPIO_FLAG_BIAS_PULL_DOWN == (int)GPIOD_LINE_REQUEST_FLAG_BIAS_PULL_DOWN, "v1 flag value");
+_Static_assert((int)HEARTH_GPIO_FLAG_BIAS_PULL_UP == (int)GPIOD_LINE_REQUEST_FLAG_BIAS_PULL_UP, "v1 flag value");
+_Static_assert((int)HEARTH_GPIO_EDGE_RISING == (int)GPIOD_LINE_EVENT_RISING_EDGE, "v1 event type");
+_Static_assert((int)HEARTH_GPIO_EDGE_FALLING == (int)GPIOD_LINE_EVENT_FALLING_EDGE, "v1 event type");
 
 struct hearth_gpio_chip {
     struct gpiod_chip *chip;

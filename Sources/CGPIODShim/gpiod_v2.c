@@ -7,8 +7,8 @@
 
 #include <stdlib.h>
 
-_Static_assert(HEARTH_GPIO_EDGE_RISING == GPIOD_EDGE_EVENT_RISING_EDGE, "v2 event type");
-_Static_assert(HEARTH_GPIO_EDGE_FALLING == GPIOD_EDGE_EVENT_FALLING_EDGE, "v2 event type");
+_Static_assert((int)HEARTH_GPIO_EDGE_RISING == (int)GPIOD_EDGE_EVENT_RISING_EDGE, "v2 event type");
+_Static_assert((int)HEARTH_GPIO_EDGE_FALLING == (int)GPIOD_EDGE_EVENT_FALLING_EDGE, "v2 event type");
 
 struct hearth_gpio_chip {
     struct gpiod_chip *chip;
