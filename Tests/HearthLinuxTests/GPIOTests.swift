@@ -107,8 +107,12 @@ struct GPIOTests {
         #expect(GPIOEdgeEvent(hearth_gpio_edge_event(timestamp_ns: 0, edge: 99)) == nil)
     }
 
-    @Test func theAPIVersionIsOneOrTwo() {
+    /// `HEARTH_EXPECT_LIBGPIOD_API=2` (scripts/test-gpiod2) pins which binding a build must have picked.
+    @Test func theAPIVersionIsTheOneExpected() {
         #expect([1, 2].contains(GPIOChip.libgpiodAPIVersion))
+        if let expected = getenv("HEARTH_EXPECT_LIBGPIOD_API").map({ String(cString: $0) }) {
+            #expect(String(GPIOChip.libgpiodAPIVersion) == expected)
+        }
     }
 
     @Test func pollTimeoutRoundsUpAndNeverEndsEarly() {
