@@ -10,6 +10,12 @@ let strict: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
     .treatAllWarnings(as: .error),
 ]
+/// The same for our C: every common warning, as errors.
+let strictC: [CSetting] = [
+    .enableWarning("all"),
+    .enableWarning("extra"),
+    .treatAllWarnings(as: .error),
+]
 
 let package = Package(
     name: "Hearth",
@@ -45,10 +51,12 @@ let package = Package(
         .target(name: "HearthMQTT", dependencies: ["CMosquitto"], swiftSettings: strict),
         // Home Assistant MQTT discovery: the messages that make every device appear in Home Assistant (no MQTT client).
         .target(name: "HearthHomeAssistant", dependencies: ["HearthModel", "HearthEngine"], swiftSettings: strict),
-        // libgpiod v1's C API, found with pkg-config (Debian: libgpiod-dev).
+        // libgpiod, v1 or v2, found with pkg-config (Debian: libgpiod-dev): its header and library, for CGPIODShim.
         .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
+        // One small C API over whichever libgpiod <gpiod.h> declares (v1 or v2), so HearthLinux has one binding.
+        .target(name: "CGPIODShim", dependencies: ["CGPIOD"], cSettings: strictC),
         // Linux I/O under a root prefix: GPIO character device (libgpiod), PWM, IIO and hwmon sysfs.
-        .target(name: "HearthLinux", dependencies: ["CGPIOD"], swiftSettings: strict),
+        .target(name: "HearthLinux", dependencies: ["CGPIODShim"], swiftSettings: strict),
 
         // The hub service: publishing the engine over MQTT, peer routing, configuration, persistence, and the services
         // a board runs, assembled for `hearthd`.

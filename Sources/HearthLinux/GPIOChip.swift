@@ -1,12 +1,12 @@
-import CGPIOD
+import CGPIODShim
 import Glibc
 import Synchronization
 
-/// A line handle borrowed from its chip.
+/// A requested line (CGPIODShim's `hearth_gpio_request`).
 ///
-/// libgpiod v1 owns line objects inside the chip object and frees them in `gpiod_chip_close`; the pointer is only
-/// dereferenced while holding the owning ``GPIOChip``'s lock, and every holder keeps that chip alive.
-struct GPIOLinePointer: @unchecked Sendable {
+/// Used under the owning ``GPIOChip``'s lock, except for the edge-event read of an input's one waiting thread, and
+/// released once; every holder keeps that chip alive (libgpiod v1 frees line objects with the chip).
+struct GPIORequestPointer: @unchecked Sendable {
     let raw: OpaquePointer
 }
 
@@ -25,9 +25,10 @@ public struct GPIOChipSummary: Sendable, Hashable {
     public var lineCount: Int
 }
 
-/// An open GPIO chip character device (libgpiod v1).
+/// An open GPIO chip character device, through libgpiod 1 or 2 (whichever Hearth was built against, see
+/// ``libgpiodAPIVersion``).
 ///
-/// Lines requested from a chip keep it open. libgpiod v1 objects are not thread-safe, so the chip and every line
+/// Lines requested from a chip keep it open. libgpiod objects are not thread-safe, so the chip and every line
 /// taken from it share one lock; blocking waits for edges happen outside it, on the line's own file descriptor.
 public final class GPIOChip: Sendable {
     /// The kernel's name, e.g. `gpiochip0`.
@@ -41,22 +42,26 @@ public final class GPIOChip: Sendable {
     private let handle: Mutex<GPIOChipPointer>
 
     private init(adopting chip: OpaquePointer, path: String?) {
-        name = String(cString: gpiod_chip_name(chip))
-        label = String(cString: gpiod_chip_label(chip))
-        lineCount = Int(gpiod_chip_num_lines(chip))
+        name = String(cString: hearth_gpio_chip_name(chip))
+        label = String(cString: hearth_gpio_chip_label(chip))
+        lineCount = Int(hearth_gpio_chip_num_lines(chip))
         self.path = path ?? "/dev/\(name)"
         handle = Mutex(GPIOChipPointer(raw: chip))
     }
 
     deinit {
-        handle.withLock { gpiod_chip_close($0.raw) }
+        handle.withLock { hearth_gpio_chip_close($0.raw) }
     }
+
+    /// The libgpiod API this build talks to: 1 (libgpiod 1.x, Debian bookworm) or 2 (libgpiod 2.x, Debian trixie and
+    /// Raspberry Pi OS). Chosen at build time from the installed `<gpiod.h>`.
+    public static var libgpiodAPIVersion: Int { Int(hearth_gpio_api_version()) }
 
     /// Opens the chip at a device path, e.g. `/dev/gpiochip0`.
     public convenience init(path: String) throws(LinuxIOError) {
         let chip = try Syscall.checkPointer("gpiod_chip_open", .gpioChip(path),
                                             explain: { Self.explainOpenFailure($0, chip: path) }) {
-            gpiod_chip_open(path)
+            hearth_gpio_chip_open(path)
         }
         self.init(adopting: chip, path: path)
     }
@@ -67,35 +72,37 @@ public final class GPIOChip: Sendable {
     /// (the Pi 5's header moved from `gpiochip4` to `gpiochip0` in Linux 6.6), labels do not.
     public convenience init(name: String) throws(LinuxIOError) {
         precondition(!name.isEmpty && !name.contains("/"), "a GPIO chip name has no '/': use init(path:) instead")
-        let chip = try Syscall.checkPointer("gpiod_chip_open_by_name", .gpioChip(name),
+        let chip = try Syscall.checkPointer("gpiod_chip_open", .gpioChip(name),
                                             explain: { Self.explainOpenFailure($0, chip: "/dev/\(name)") }) {
-            gpiod_chip_open_by_name(name)
+            hearth_gpio_chip_open("/dev/\(name)")
         }
         self.init(adopting: chip, path: "/dev/\(name)")
     }
 
     /// Opens the chip whose label is `label` (e.g. `pinctrl-rp1`), scanning `gpiochip*` in `deviceDirectory`.
     ///
-    /// Scans itself rather than calling `gpiod_chip_open_by_label` so that one unopenable chip (permissions) does not
-    /// hide the others, and so the error can list what was found instead.
+    /// This is how a board file finds its header: the Pi 5's `pinctrl-rp1` is `gpiochip4` on kernels before 6.6 and
+    /// `gpiochip0` since. Scans itself (libgpiod 2 has no lookup by label, and v1's stops at the first chip it cannot
+    /// open) so that one unopenable chip (permissions) does not hide the others, and so the error can list what was
+    /// found instead.
     public convenience init(label: String, deviceDirectory: String = "/dev") throws(LinuxIOError) {
         var seen: [String] = []
         for entry in try Self.chipEntries(deviceDirectory) {
             let path = deviceDirectory.hasSuffix("/") ? deviceDirectory + entry : deviceDirectory + "/" + entry
             let chip: OpaquePointer
             do {
-                chip = try Syscall.checkPointer("gpiod_chip_open", .gpioChip(path)) { gpiod_chip_open(path) }
+                chip = try Syscall.checkPointer("gpiod_chip_open", .gpioChip(path)) { hearth_gpio_chip_open(path) }
             } catch {
                 seen.append("\(entry) (cannot open: \(error.errno))")
                 continue
             }
-            let found = String(cString: gpiod_chip_label(chip))
+            let found = String(cString: hearth_gpio_chip_label(chip))
             if found == label {
                 self.init(adopting: chip, path: path)
                 return
             }
             seen.append("\(entry) '\(found)'")
-            gpiod_chip_close(chip)
+            hearth_gpio_chip_close(chip)
         }
         let inventory = seen.isEmpty
             ? "there are no gpiochip devices in \(deviceDirectory) (kernel without GPIO support? gpio-sim not loaded?)"
@@ -108,12 +115,13 @@ public final class GPIOChip: Sendable {
     public static func availableChips(deviceDirectory: String = "/dev") throws(LinuxIOError) -> [GPIOChipSummary] {
         try chipEntries(deviceDirectory).compactMap { entry in
             let path = deviceDirectory.hasSuffix("/") ? deviceDirectory + entry : deviceDirectory + "/" + entry
-            guard let chip = try? Syscall.checkPointer("gpiod_chip_open", .gpioChip(path), { gpiod_chip_open(path) })
-            else { return nil }
-            defer { gpiod_chip_close(chip) }
-            return GPIOChipSummary(name: String(cString: gpiod_chip_name(chip)),
-                                   label: String(cString: gpiod_chip_label(chip)),
-                                   path: path, lineCount: Int(gpiod_chip_num_lines(chip)))
+            guard let chip = try? Syscall.checkPointer("gpiod_chip_open", .gpioChip(path), {
+                hearth_gpio_chip_open(path)
+            }) else { return nil }
+            defer { hearth_gpio_chip_close(chip) }
+            return GPIOChipSummary(name: String(cString: hearth_gpio_chip_name(chip)),
+                                   label: String(cString: hearth_gpio_chip_label(chip)),
+                                   path: path, lineCount: Int(hearth_gpio_chip_num_lines(chip)))
         }
     }
 
@@ -122,35 +130,25 @@ public final class GPIOChip: Sendable {
     /// Line names are not unique in the kernel; the lowest offset wins, as in libgpiod.
     public func lineOffset(named lineName: String) throws(LinuxIOError) -> Int {
         try withChip { (chip) throws(LinuxIOError) -> Int in
-            let line = try Syscall.checkPointer("gpiod_chip_find_line", .gpioChip(name), explain: { code in
+            Int(try Syscall.check("gpiod_chip_find_line", .gpioChip(name), explain: { code in
                 code == .noSuchFileOrDirectory
                     ? "\(self.name) ('\(self.label)') has no line named '\(lineName)': check the spelling against gpioinfo"
                     : nil
             }) {
-                gpiod_chip_find_line(chip, lineName)
-            }
-            return Int(gpiod_line_offset(line))
+                hearth_gpio_chip_find_line(chip, lineName)
+            })
         }
     }
 
     /// What the kernel says about the line at `offset` right now.
     public func lineInfo(offset: Int) throws(LinuxIOError) -> GPIOLineInfo {
         try withChip { (chip) throws(LinuxIOError) -> GPIOLineInfo in
-            let line = try self.line(chip, offset: offset, operation: "gpiod_chip_get_line").raw
-            _ = try Syscall.check("gpiod_line_update", .gpioLine(chip: name, offset: offset)) {
-                gpiod_line_update(line)
+            try checkOffset(offset, operation: "gpiod_line_info")
+            var info = hearth_gpio_line_info()
+            _ = try Syscall.check("gpiod_line_info", .gpioLine(chip: name, offset: offset)) {
+                hearth_gpio_chip_line_info(chip, UInt32(offset), &info)
             }
-            let drive: GPIODrive = gpiod_line_is_open_drain(line) ? .openDrain
-                : gpiod_line_is_open_source(line) ? .openSource : .pushPull
-            return GPIOLineInfo(
-                offset: offset,
-                name: gpiod_line_name(line).map { String(cString: $0) },
-                consumer: gpiod_line_consumer(line).map { String(cString: $0) },
-                isUsed: gpiod_line_is_used(line),
-                direction: gpiod_line_direction(line) == Int32(GPIOD_LINE_DIRECTION_OUTPUT) ? .output : .input,
-                isActiveLow: gpiod_line_active_state(line) == Int32(GPIOD_LINE_ACTIVE_STATE_LOW),
-                drive: drive,
-                bias: GPIOBias(lineInfoBias: gpiod_line_bias(line)))
+            return GPIOLineInfo(offset: offset, info)
         }
     }
 
@@ -163,31 +161,45 @@ public final class GPIOChip: Sendable {
         try handle.withLock { (chip) throws(Failure) -> Result in try body(chip.raw) }
     }
 
-    /// The line at `offset`; an offset outside the chip is a configuration error, so it throws rather than traps.
-    /// Call only inside ``withChip(_:)``.
-    func line(_ chip: OpaquePointer, offset: Int, operation: String) throws(LinuxIOError) -> GPIOLinePointer {
-        let context = LinuxIOError.Context.gpioLine(chip: name, offset: offset)
+    /// Throws for an offset outside the chip: a configuration error, so it throws rather than traps.
+    func checkOffset(_ offset: Int, operation: String) throws(LinuxIOError) {
         guard offset >= 0 && offset < lineCount else {
-            throw LinuxIOError(operation: operation, context: context, errno: .invalidArgument,
+            throw LinuxIOError(operation: operation, context: .gpioLine(chip: name, offset: offset),
+                               errno: .invalidArgument,
                                message: "\(name) ('\(label)') has \(lineCount) lines (offsets 0...\(lineCount - 1)); "
                                    + "there is no line \(offset)")
         }
-        let line = try Syscall.checkPointer("gpiod_chip_get_line", context) { gpiod_chip_get_line(chip, UInt32(offset)) }
-        return GPIOLinePointer(raw: line)
+    }
+
+    /// Requests the line at `offset` with `request` (a CGPIODShim request call), under the lock: checks the offset
+    /// first, and explains a failure (naming the current holder of a busy line).
+    func request(offset: Int, _ request: (OpaquePointer) -> OpaquePointer?) throws(LinuxIOError) -> GPIORequestPointer {
+        try withChip { (chip) throws(LinuxIOError) -> GPIORequestPointer in
+            try checkOffset(offset, operation: "gpiod_line_request")
+            let line = try Syscall.checkPointer("gpiod_line_request", .gpioLine(chip: name, offset: offset),
+                                                explain: { explainRequestFailure($0, chip: chip, offset: offset) }) {
+                request(chip)
+            }
+            return GPIORequestPointer(raw: line)
+        }
+    }
+
+    /// Releases a line requested from this chip.
+    func release(_ line: GPIORequestPointer) {
+        withChip { _ in hearth_gpio_release(line.raw) }
     }
 
     /// The message for a failed line request, naming the current holder when the line is busy.
     /// Call only inside ``withChip(_:)``, right after the failed request.
-    func explainRequestFailure(_ code: LinuxErrno, line: OpaquePointer, offset: Int) -> String? {
+    private func explainRequestFailure(_ code: LinuxErrno, chip: OpaquePointer, offset: Int) -> String? {
         switch code {
         case .busy:
-            var holder: String?
-            if gpiod_line_update(line) == 0, let consumer = gpiod_line_consumer(line) {
-                holder = String(cString: consumer)
-            }
+            var info = hearth_gpio_line_info()
+            let holder = hearth_gpio_chip_line_info(chip, UInt32(offset), &info) == 0
+                ? GPIOLineInfo(offset: offset, info).consumer : nil
             let who = switch holder {
-            case .some(let holder) where !holder.isEmpty: "another program ('\(holder)') holds it"
-            default: "the kernel (a driver, overlay or gpio-hog) or an unnamed program holds it"
+            case .some(let holder): "another program ('\(holder)') holds it"
+            case .none: "the kernel (a driver, overlay or gpio-hog) or an unnamed program holds it"
             }
             return "GPIO line \(offset) on \(name) is busy: \(who)"
         case .invalidArgument, LinuxErrno(rawValue: EOPNOTSUPP):

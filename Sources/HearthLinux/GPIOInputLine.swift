@@ -1,4 +1,4 @@
-import CGPIOD
+import CGPIODShim
 import Glibc
 import Synchronization
 
@@ -14,8 +14,8 @@ public final class GPIOInputLine: Sendable {
 
     private struct State {
         /// `nil` once released.
-        var line: GPIOLinePointer?
-        /// The line's event descriptor (owned by libgpiod, closed by `gpiod_line_release`).
+        var line: GPIORequestPointer?
+        /// The line's event descriptor (owned by the request, closed when it is released).
         var eventDescriptor: Int32
         var isWaiting = false
         /// A release asked for while a thread was blocked on `eventDescriptor`: done when that thread returns, so the
@@ -31,9 +31,9 @@ public final class GPIOInputLine: Sendable {
     /// Requests `offset` on `chip` for both-edge events.
     ///
     /// - Parameters:
-    ///   - bias: the internal resistor (`GPIOD_LINE_REQUEST_FLAG_BIAS_*`); `.asIs` keeps the firmware's choice.
-    ///   - activeLow: `GPIOD_LINE_REQUEST_FLAG_ACTIVE_LOW`: values and edges are inverted, so a switch to ground
-    ///     reads `true` when closed and closing it is a `.rising` edge.
+    ///   - bias: the internal resistor; `.asIs` keeps the firmware's choice.
+    ///   - activeLow: values and edges are inverted, so a switch to ground reads `true` when closed and closing it
+    ///     is a `.rising` edge.
     ///   - consumer: at most 31 bytes.
     /// - Throws: ``LinuxIOError`` with `EBUSY` naming the holder, `EINVAL` for a bad offset or unsupported flags.
     public init(chip: GPIOChip, offset: Int, bias: GPIOBias = .asIs, activeLow: Bool = false,
@@ -41,25 +41,18 @@ public final class GPIOInputLine: Sendable {
         precondition(!consumer.isEmpty && consumer.utf8.count <= 31, "a GPIO consumer label is 1...31 bytes")
         let flags = gpioRequestFlags(activeLow: activeLow, bias: bias)
         let context = LinuxIOError.Context.gpioLine(chip: chip.name, offset: offset)
-        let (line, eventDescriptor) = try chip.withChip { (handle) throws(LinuxIOError) -> (GPIOLinePointer, Int32) in
-            let line = try chip.line(handle, offset: offset, operation: "gpiod_line_request_both_edges_events_flags")
-            _ = try Syscall.check("gpiod_line_request_both_edges_events_flags", context,
-                                  explain: { chip.explainRequestFailure($0, line: line.raw, offset: offset) }) {
-                gpiod_line_request_both_edges_events_flags(line.raw, consumer, flags)
-            }
-            do throws(LinuxIOError) {
-                let descriptor = try Syscall.check("gpiod_line_event_get_fd", context) { gpiod_line_event_get_fd(line.raw) }
-                return (line, descriptor)
-            } catch {
-                gpiod_line_release(line.raw)
-                throw error
-            }
+        let line = try chip.request(offset: offset) { handle in
+            hearth_gpio_request_input(handle, UInt32(offset), consumer, flags)
         }
+        let eventDescriptor: Int32
         let interruptDescriptor: Int32
         do {
+            eventDescriptor = try Syscall.check("gpiod_line_event_fd", context) {
+                chip.withChip { _ in hearth_gpio_event_fd(line.raw) }
+            }
             interruptDescriptor = try Syscall.check("eventfd", context) { hearth_eventfd_open() }
         } catch {
-            chip.withChip { _ in gpiod_line_release(line.raw) }
+            chip.release(line)
             throw error
         }
         self.chip = chip
@@ -73,7 +66,7 @@ public final class GPIOInputLine: Sendable {
         // No thread can be waiting: a waiter holds a strong reference.
         let chip = self.chip
         state.withLock { state in
-            if let line = state.line { chip.withChip { _ in gpiod_line_release(line.raw) } }
+            if let line = state.line { chip.release(line) }
         }
         close(interruptDescriptor)
     }
@@ -86,7 +79,7 @@ public final class GPIOInputLine: Sendable {
             guard let line = state.line else { preconditionFailure("value() on GPIO line \(offset) after release") }
             return try chip.withChip { (_) throws(LinuxIOError) -> Bool in
                 try Syscall.check("gpiod_line_get_value", .gpioLine(chip: chip.name, offset: offset)) {
-                    gpiod_line_get_value(line.raw)
+                    hearth_gpio_get_value(line.raw)
                 } == 1
             }
         }
@@ -104,17 +97,21 @@ public final class GPIOInputLine: Sendable {
     public func waitForEvents(timeout: Duration?) throws(LinuxIOError) -> [GPIOEdgeEvent] {
         if let timeout { precondition(timeout >= .zero, "waitForEvents timeout must not be negative") }
         let offset = self.offset
-        let descriptor = state.withLock { state -> Int32? in
+        let held = state.withLock { state -> (GPIORequestPointer, Int32)? in
             // Released lines are interrupted too, so a shutdown racing a waiter's loop ends it instead of trapping.
             if state.isInterrupted { return nil }
+            guard let line = state.line else { return nil }
             precondition(!state.isWaiting, "only one thread may wait on GPIO line \(offset)")
             state.isWaiting = true
-            return state.eventDescriptor
+            return (line, state.eventDescriptor)
         }
-        guard let descriptor else { return [] }
+        guard let (line, descriptor) = held else { return [] }
         defer { endWait() }
-        return try Self.wait(eventDescriptor: descriptor, interruptDescriptor: interruptDescriptor,
-                             timeout: timeout, context: .gpioLine(chip: chip.name, offset: offset))
+        let context = LinuxIOError.Context.gpioLine(chip: chip.name, offset: offset)
+        guard try Self.waitForReadable(eventDescriptor: descriptor, interruptDescriptor: interruptDescriptor,
+                                       timeout: timeout, context: context)
+        else { return [] }
+        return try Self.readEdgeEvents(line, context: context)
     }
 
     /// Wakes the thread blocked in ``waitForEvents(timeout:)`` and makes every later wait return at once.
@@ -141,7 +138,7 @@ public final class GPIOInputLine: Sendable {
                 state.releasePending = true
             } else if let line = state.line {
                 state.line = nil
-                chip.withChip { _ in gpiod_line_release(line.raw) }
+                chip.release(line)
             }
         }
         _ = hearth_eventfd_signal(interruptDescriptor)
@@ -154,14 +151,17 @@ public final class GPIOInputLine: Sendable {
             if state.releasePending, let line = state.line {
                 state.line = nil
                 state.releasePending = false
-                chip.withChip { _ in gpiod_line_release(line.raw) }
+                chip.release(line)
             }
         }
     }
 
     /// The blocking part, holding no lock: `poll` on the line's events and the interrupt eventfd.
-    static func wait(eventDescriptor: Int32, interruptDescriptor: Int32, timeout: Duration?,
-                     context: LinuxIOError.Context) throws(LinuxIOError) -> [GPIOEdgeEvent] {
+    ///
+    /// - Returns: `true` when edge events are queued; `false` on timeout and once interrupted.
+    /// - Throws: `ENODEV` when the event source hung up (the chip was removed).
+    static func waitForReadable(eventDescriptor: Int32, interruptDescriptor: Int32, timeout: Duration?,
+                                context: LinuxIOError.Context) throws(LinuxIOError) -> Bool {
         let deadline = timeout.map { timeout -> UInt64 in
             let sum = Syscall.monotonicNanoseconds().addingReportingOverflow(nanoseconds(timeout))
             return sum.overflow ? .max : sum.partialValue
@@ -176,16 +176,23 @@ public final class GPIOInputLine: Sendable {
             descriptors[1].revents = 0
             return poll(&descriptors, 2, pollMilliseconds(until: deadline))
         }
-        if ready == 0 || descriptors[1].revents != 0 { return [] }
+        if ready == 0 || descriptors[1].revents != 0 { return false }
         let revents = Int32(descriptors[0].revents)
         if revents & Int32(POLLIN) == 0 && revents & (Int32(POLLERR) | Int32(POLLHUP) | Int32(POLLNVAL)) != 0 {
             throw LinuxIOError(operation: "poll", context: context, errno: .noSuchDevice,
                                message: "the GPIO chip behind \(context) stopped delivering events: was it removed?")
         }
-        var buffer = [gpiod_line_event](repeating: gpiod_line_event(), count: 16)
-        let count = try Syscall.check("gpiod_line_event_read_fd_multiple", context) {
+        return revents & Int32(POLLIN) != 0
+    }
+
+    /// Reads the queued edges (up to 16) of `line`, whose descriptor `poll` found readable. Holds no lock: only the
+    /// one waiting thread reads a line's events, and the line stays requested until its wait ends.
+    static func readEdgeEvents(_ line: GPIORequestPointer, context: LinuxIOError.Context)
+        throws(LinuxIOError) -> [GPIOEdgeEvent] {
+        var buffer = [hearth_gpio_edge_event](repeating: hearth_gpio_edge_event(), count: 16)
+        let count = try Syscall.check("gpiod_line_read_edge_events", context) {
             buffer.withUnsafeMutableBufferPointer { events in
-                gpiod_line_event_read_fd_multiple(eventDescriptor, events.baseAddress, UInt32(events.count))
+                hearth_gpio_read_edge_events(line.raw, events.baseAddress, UInt32(events.count))
             }
         }
         return buffer.prefix(Int(count)).compactMap(GPIOEdgeEvent.init)

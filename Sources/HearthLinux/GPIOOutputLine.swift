@@ -1,4 +1,4 @@
-import CGPIOD
+import CGPIODShim
 import Glibc
 import Synchronization
 
@@ -16,13 +16,13 @@ public final class GPIOOutputLine: Sendable {
     public let consumer: String
 
     /// `nil` once released.
-    private let state: Mutex<GPIOLinePointer?>
+    private let state: Mutex<GPIORequestPointer?>
 
     /// Requests `offset` on `chip` as an output.
     ///
     /// - Parameters:
     ///   - initialValue: the logical value from the first instant the line is an output.
-    ///   - activeLow: `GPIOD_LINE_REQUEST_FLAG_ACTIVE_LOW`: logical `true` is electrical low.
+    ///   - activeLow: logical `true` is electrical low.
     ///   - drive: push-pull, open-drain or open-source.
     ///   - consumer: at most 31 bytes (the kernel's limit), shown by `gpioinfo` and in other programs' busy errors.
     /// - Throws: ``LinuxIOError`` with `EBUSY` naming the current holder if another program has the line; `EINVAL`
@@ -31,13 +31,8 @@ public final class GPIOOutputLine: Sendable {
                 drive: GPIODrive = .pushPull, consumer: String = "hearthd") throws(LinuxIOError) {
         precondition(!consumer.isEmpty && consumer.utf8.count <= 31, "a GPIO consumer label is 1...31 bytes")
         let flags = gpioRequestFlags(activeLow: activeLow, drive: drive)
-        let line = try chip.withChip { (handle) throws(LinuxIOError) -> GPIOLinePointer in
-            let line = try chip.line(handle, offset: offset, operation: "gpiod_line_request_output_flags")
-            _ = try Syscall.check("gpiod_line_request_output_flags", .gpioLine(chip: chip.name, offset: offset),
-                                  explain: { chip.explainRequestFailure($0, line: line.raw, offset: offset) }) {
-                gpiod_line_request_output_flags(line.raw, consumer, flags, initialValue ? 1 : 0)
-            }
-            return line
+        let line = try chip.request(offset: offset) { handle in
+            hearth_gpio_request_output(handle, UInt32(offset), consumer, flags, initialValue ? 1 : 0)
         }
         self.chip = chip
         self.offset = offset
@@ -49,7 +44,7 @@ public final class GPIOOutputLine: Sendable {
         let chip = self.chip
         state.withLock { line in
             guard let held = line else { return }
-            chip.withChip { _ in gpiod_line_release(held.raw) }
+            chip.release(held)
         }
     }
 
@@ -57,7 +52,7 @@ public final class GPIOOutputLine: Sendable {
     public func set(_ value: Bool) throws(LinuxIOError) {
         try withLine("gpiod_line_set_value") { (line) throws(LinuxIOError) in
             _ = try Syscall.check("gpiod_line_set_value", .gpioLine(chip: chip.name, offset: offset)) {
-                gpiod_line_set_value(line, value ? 1 : 0)
+                hearth_gpio_set_value(line, value ? 1 : 0)
             }
         }
     }
@@ -66,7 +61,7 @@ public final class GPIOOutputLine: Sendable {
     public func value() throws(LinuxIOError) -> Bool {
         try withLine("gpiod_line_get_value") { (line) throws(LinuxIOError) -> Bool in
             try Syscall.check("gpiod_line_get_value", .gpioLine(chip: chip.name, offset: offset)) {
-                gpiod_line_get_value(line)
+                hearth_gpio_get_value(line)
             } == 1
         }
     }
@@ -83,9 +78,9 @@ public final class GPIOOutputLine: Sendable {
             guard let held = line else { preconditionFailure("GPIO line \(offset) on \(chip.name) released twice") }
             line = nil
             try chip.withChip { (_) throws(LinuxIOError) in
-                defer { gpiod_line_release(held.raw) }
+                defer { hearth_gpio_release(held.raw) }
                 _ = try Syscall.check("gpiod_line_set_value", .gpioLine(chip: chip.name, offset: offset)) {
-                    gpiod_line_set_value(held.raw, safeValue ? 1 : 0)
+                    hearth_gpio_set_value(held.raw, safeValue ? 1 : 0)
                 }
             }
         }

@@ -1,23 +1,28 @@
-import CGPIOD
-import Glibc
+import CGPIODShim
 
 /// How an output line drives the wire.
 public enum GPIODrive: Sendable, Hashable, CaseIterable {
     /// Drives both high and low: the default, and what a relay driver board or MOSFET gate expects.
     case pushPull
-    /// Drives low only and floats high (`GPIOD_LINE_REQUEST_FLAG_OPEN_DRAIN`): for wired-OR buses and for
-    /// switching a load powered from a different voltage through an external pull-up.
+    /// Drives low only and floats high: for wired-OR buses and for switching a load powered from a different
+    /// voltage through an external pull-up.
     case openDrain
-    /// Drives high only and floats low (`GPIOD_LINE_REQUEST_FLAG_OPEN_SOURCE`).
+    /// Drives high only and floats low.
     case openSource
 
-    /// The libgpiod v1 request flag bits for this drive.
-    var requestFlags: Int32 {
+    /// The request flag bits for this drive (`HEARTH_GPIO_FLAG_*`).
+    var requestFlags: UInt32 {
         switch self {
         case .pushPull: 0
-        case .openDrain: Int32(GPIOD_LINE_REQUEST_FLAG_OPEN_DRAIN)
-        case .openSource: Int32(GPIOD_LINE_REQUEST_FLAG_OPEN_SOURCE)
+        case .openDrain: UInt32(HEARTH_GPIO_FLAG_OPEN_DRAIN)
+        case .openSource: UInt32(HEARTH_GPIO_FLAG_OPEN_SOURCE)
         }
+    }
+
+    /// The drive a line-info flag word reports.
+    init(flags: UInt32) {
+        self = flags & UInt32(HEARTH_GPIO_FLAG_OPEN_DRAIN) != 0 ? .openDrain
+            : flags & UInt32(HEARTH_GPIO_FLAG_OPEN_SOURCE) != 0 ? .openSource : .pushPull
     }
 }
 
@@ -26,50 +31,48 @@ public enum GPIODrive: Sendable, Hashable, CaseIterable {
 /// Wall switches wired to ground need ``pullUp`` unless the board has its own resistor; leaving a switch input
 /// floating produces phantom edges from mains hum.
 public enum GPIOBias: Sendable, Hashable, CaseIterable {
-    /// Keep whatever the firmware or device tree configured (no flag).
+    /// Keep whatever the firmware or device tree configured (no flag); what line info says when the kernel does
+    /// not know.
     case asIs
-    /// No pull resistor (`GPIOD_LINE_REQUEST_FLAG_BIAS_DISABLE`).
+    /// No pull resistor.
     case disabled
-    /// Pull towards 3.3 V (`GPIOD_LINE_REQUEST_FLAG_BIAS_PULL_UP`).
+    /// Pull towards 3.3 V.
     case pullUp
-    /// Pull towards ground (`GPIOD_LINE_REQUEST_FLAG_BIAS_PULL_DOWN`).
+    /// Pull towards ground.
     case pullDown
 
-    /// The libgpiod v1 request flag bits for this bias.
-    var requestFlags: Int32 {
+    /// The request flag bits for this bias (`HEARTH_GPIO_FLAG_BIAS_*`).
+    var requestFlags: UInt32 {
         switch self {
         case .asIs: 0
-        case .disabled: Int32(GPIOD_LINE_REQUEST_FLAG_BIAS_DISABLE)
-        case .pullUp: Int32(GPIOD_LINE_REQUEST_FLAG_BIAS_PULL_UP)
-        case .pullDown: Int32(GPIOD_LINE_REQUEST_FLAG_BIAS_PULL_DOWN)
+        case .disabled: UInt32(HEARTH_GPIO_FLAG_BIAS_DISABLE)
+        case .pullUp: UInt32(HEARTH_GPIO_FLAG_BIAS_PULL_UP)
+        case .pullDown: UInt32(HEARTH_GPIO_FLAG_BIAS_PULL_DOWN)
         }
     }
 
-    /// The bias libgpiod reports for a line (`GPIOD_LINE_BIAS_*`); unknown values read as ``asIs``.
-    init(lineInfoBias: Int32) {
-        switch lineInfoBias {
-        case Int32(GPIOD_LINE_BIAS_DISABLE): self = .disabled
-        case Int32(GPIOD_LINE_BIAS_PULL_UP): self = .pullUp
-        case Int32(GPIOD_LINE_BIAS_PULL_DOWN): self = .pullDown
-        default: self = .asIs
-        }
+    /// The bias a line-info flag word reports; none reads as ``asIs``.
+    init(flags: UInt32) {
+        self = flags & UInt32(HEARTH_GPIO_FLAG_BIAS_DISABLE) != 0 ? .disabled
+            : flags & UInt32(HEARTH_GPIO_FLAG_BIAS_PULL_UP) != 0 ? .pullUp
+            : flags & UInt32(HEARTH_GPIO_FLAG_BIAS_PULL_DOWN) != 0 ? .pullDown : .asIs
     }
 }
 
-/// The full libgpiod v1 flag word for a request.
+/// The full flag word for a request (CGPIODShim's `HEARTH_GPIO_FLAG_*`, the same bits for libgpiod 1 and 2).
 ///
 /// The enums above make the combinations libgpiod rejects with `EINVAL` (two drives, two biases) unrepresentable,
 /// so the only checks left are the kernel's.
-func gpioRequestFlags(activeLow: Bool, drive: GPIODrive = .pushPull, bias: GPIOBias = .asIs) -> Int32 {
-    (activeLow ? Int32(GPIOD_LINE_REQUEST_FLAG_ACTIVE_LOW) : 0) | drive.requestFlags | bias.requestFlags
+func gpioRequestFlags(activeLow: Bool, drive: GPIODrive = .pushPull, bias: GPIOBias = .asIs) -> UInt32 {
+    (activeLow ? UInt32(HEARTH_GPIO_FLAG_ACTIVE_LOW) : 0) | drive.requestFlags | bias.requestFlags
 }
 
 /// One edge seen by the kernel on an input line.
 public struct GPIOEdgeEvent: Sendable, Hashable, CustomStringConvertible {
     public enum Edge: Sendable, Hashable {
-        /// Logical low → high (`GPIOD_LINE_EVENT_RISING_EDGE`); with active-low this is the wire going low.
+        /// Logical low → high; with active-low this is the wire going low.
         case rising
-        /// Logical high → low (`GPIOD_LINE_EVENT_FALLING_EDGE`).
+        /// Logical high → low.
         case falling
     }
 
@@ -83,18 +86,14 @@ public struct GPIOEdgeEvent: Sendable, Hashable, CustomStringConvertible {
         self.timestampNanoseconds = timestampNanoseconds
     }
 
-    /// Converts libgpiod's event; `nil` for an event type this version does not know.
-    init?(_ event: gpiod_line_event) {
-        switch event.event_type {
-        case Int32(GPIOD_LINE_EVENT_RISING_EDGE): edge = .rising
-        case Int32(GPIOD_LINE_EVENT_FALLING_EDGE): edge = .falling
+    /// Converts CGPIODShim's event; `nil` for an event type it does not know.
+    init?(_ event: hearth_gpio_edge_event) {
+        switch event.edge {
+        case Int32(HEARTH_GPIO_EDGE_RISING): edge = .rising
+        case Int32(HEARTH_GPIO_EDGE_FALLING): edge = .falling
         default: return nil
         }
-        timestampNanoseconds = Self.nanoseconds(event.ts)
-    }
-
-    static func nanoseconds(_ time: timespec) -> UInt64 {
-        UInt64(max(0, time.tv_sec)) &* 1_000_000_000 &+ UInt64(max(0, time.tv_nsec))
+        timestampNanoseconds = event.timestamp_ns
     }
 
     public var description: String { "\(edge) @ \(timestampNanoseconds) ns" }
@@ -116,4 +115,22 @@ public struct GPIOLineInfo: Sendable, Hashable {
     public var isActiveLow: Bool
     public var drive: GPIODrive
     public var bias: GPIOBias
+}
+
+extension GPIOLineInfo {
+    /// Converts CGPIODShim's line info.
+    init(offset: Int, _ info: hearth_gpio_line_info) {
+        self.init(offset: offset, name: Self.string(info.name), consumer: Self.string(info.consumer),
+                  isUsed: info.used, direction: info.output ? .output : .input,
+                  isActiveLow: info.flags & UInt32(HEARTH_GPIO_FLAG_ACTIVE_LOW) != 0,
+                  drive: GPIODrive(flags: info.flags), bias: GPIOBias(flags: info.flags))
+    }
+
+    /// A fixed-size C name field up to its first NUL (or its end); `nil` when empty.
+    static func string<Field>(_ field: Field) -> String? {
+        withUnsafeBytes(of: field) { bytes in
+            let text = bytes.prefix { $0 != 0 }
+            return text.isEmpty ? nil : String(decoding: text, as: UTF8.self)
+        }
+    }
 }

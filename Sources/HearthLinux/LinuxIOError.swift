@@ -24,7 +24,8 @@ public struct LinuxIOError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The syscall or libgpiod function that failed, e.g. `"open"` or `"gpiod_line_request_output_flags"`.
+    /// The syscall or libgpiod operation that failed, e.g. `"open"` or `"gpiod_line_request"` (libgpiod operations
+    /// are named the same whether Hearth was built against libgpiod 1 or 2).
     public var operation: String
     /// What it failed on.
     public var context: Context

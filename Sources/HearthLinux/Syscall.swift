@@ -1,4 +1,3 @@
-import CGPIOD
 import Glibc
 
 /// The funnel every syscall and libgpiod call in this module goes through.

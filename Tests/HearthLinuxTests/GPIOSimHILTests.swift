@@ -201,6 +201,24 @@ struct GPIOSimHILTests {
         #expect(try chip.lineInfo(offset: motion.offset).isUsed == false)
     }
 
+    /// A Pi 5's header is `pinctrl-rp1`, `gpiochip4` before Linux 6.6 and `gpiochip0` since: a chip made here with
+    /// that label (54 lines, `GPIO17` named) lands after the board's chips, and is found by label and used, with the
+    /// libgpiod this bundle was built against.
+    @Test func aPi5HeaderIsFoundByLabelWhateverItsNumber() throws {
+        let rp1 = try SimulatedChip(label: "pinctrl-rp1", lines: 54, names: [17: "GPIO17"])
+        let chip = try GPIOChip(label: "pinctrl-rp1")
+        #expect(chip.name == rp1.chipName)
+        #expect(chip.name != "gpiochip0")
+        #expect(chip.lineCount == 54)
+        #expect(try GPIOChip.availableChips().contains { $0.label == "pinctrl-rp1" && $0.name == rp1.chipName })
+        let offset = try chip.lineOffset(named: "GPIO17")
+        #expect(offset == 17)
+        let line = try GPIOOutputLine(chip: chip, offset: offset, initialValue: true, consumer: Self.consumer)
+        #expect(try FileIO.readTrimmed("/sys/bus/gpio/devices/\(rp1.chipName)/sim_gpio17/value") == "1")
+        #expect(try chip.lineInfo(offset: offset).name == "GPIO17")
+        try line.release(leaving: false)
+    }
+
     @Test func si7020ReadsThroughIIO() throws {
         let record = try #require(HILLine.records("/run/hil/i2c-devices").first { $0.count >= 5 && $0[1] == "si7020" })
         let device = try IIODevice(path: "/sys/bus/iio/devices/\(record[4])")
@@ -211,5 +229,35 @@ struct GPIOSimHILTests {
         let temperature = try device.read(.temperature)
         #expect((54_000...55_500).contains(humidity), "humidity \(humidity) m%")
         #expect((23_000...24_000).contains(temperature), "temperature \(temperature) m°C")
+    }
+}
+
+/// A gpio-sim chip made through configfs for one test and removed after it (the board's own chips come from the VM's
+/// setup; this one shows that Hearth does not depend on chip numbers).
+final class SimulatedChip {
+    let directory: String
+    let bank: String
+    let lineDirectories: [String]
+    /// The kernel's name for it, e.g. `gpiochip2`.
+    let chipName: String
+
+    init(label: String, lines: Int, names: [Int: String]) throws {
+        let directory = "/sys/kernel/config/gpio-sim/\(label)-\(getpid())"
+        let bank = directory + "/gpio-bank0"
+        let lineDirectories = names.keys.sorted().map { "\(bank)/line\($0)" }
+        (self.directory, self.bank, self.lineDirectories) = (directory, bank, lineDirectories)
+        for path in [directory, bank] + lineDirectories {
+            try #require(mkdir(path, 0o755) == 0, "mkdir \(path): errno \(errno)")
+        }
+        try FileIO.write(label, to: bank + "/label")
+        try FileIO.write(String(lines), to: bank + "/num_lines")
+        for (offset, name) in names { try FileIO.write(name, to: "\(bank)/line\(offset)/name") }
+        try FileIO.write("1", to: directory + "/live")
+        chipName = try FileIO.readTrimmed(bank + "/chip_name")
+    }
+
+    deinit {
+        try? FileIO.write("0", to: directory + "/live")
+        for path in (lineDirectories + [bank, directory]) { rmdir(path) }
     }
 }

@@ -42,9 +42,57 @@ wait_for() {
     return 0
 }
 
+# --- the libgpiod tools, 1.x or 2.x ---------------------------------------------------------
+# The VM carries Debian 12's libgpiod 1.6 tools or (scripts/test-gpiod2) trixie's 2.2, whose command lines and
+# output differ; tests call these wrappers, which speak both.
+HIL_GPIOD=$(gpiodetect --version 2>/dev/null | sed -n 's/.*(libgpiod) v\([0-9]*\)\..*/\1/p' | head -n 1)
+case "$HIL_GPIOD" in
+    1|2) ;;
+    *) echo "not ok - cannot tell the libgpiod tools' version from 'gpiodetect --version' (bailing out)"; exit 1 ;;
+esac
+
+# gpio_hold CHIP OFFSET=VALUE... : drive lines from a gpioset in the background until it is killed; its pid in
+# HIL_PID.
+gpio_hold() {
+    _chip=$1; shift
+    if [ "$HIL_GPIOD" = 2 ]; then gpioset --chip "$_chip" "$@" & else gpioset --mode=signal "$_chip" "$@" & fi
+    HIL_PID=$!
+}
+
+# gpio_get CHIP OFFSET : the line's value as 0 or 1 (gpioget requests it as an input).
+gpio_get() {
+    if [ "$HIL_GPIOD" = 2 ]; then gpioget --numeric --chip "$1" "$2"; else gpioget "$1" "$2"; fi
+}
+
+# gpio_find NAME : "CHIP OFFSET" of the line named NAME.
+gpio_find() {
+    if [ "$HIL_GPIOD" = 2 ]; then gpioinfo "$1" | cut -f 1; else gpiofind "$1"; fi
+}
+
+# gpio_monitor_edge rising|falling CHIP OFFSET FILE : a gpiomon in the background that exits after one such edge,
+# writing it to FILE as gpio_edge_text prints it; its pid in HIL_PID.
+gpio_monitor_edge() {
+    if [ "$HIL_GPIOD" = 2 ]; then
+        gpiomon --num-events=1 --edges="$1" --format='%E offset: %o' --chip "$2" "$3" >"$4" 2>&1 &
+    else
+        gpiomon --num-events=1 --"$1"-edge "$2" "$3" >"$4" 2>&1 &
+    fi
+    HIL_PID=$!
+}
+
+# gpio_edge_text rising|falling OFFSET : what gpio_monitor_edge's file contains for that edge.
+gpio_edge_text() {
+    if [ "$HIL_GPIOD" = 2 ]; then echo "$1 offset: $2"; else echo "$(echo "$1" | tr a-z A-Z) EDGE offset: $2"; fi
+}
+
 # hil_line_used NAME [CONSUMER] : the line is requested (by CONSUMER, when given), says gpioinfo.
 hil_line_used() {
-    gpioinfo "$(hil_line_chip "$1")" | grep "\"$1\"" | grep "${2:+\"$2\"}" | grep -q '\[used'
+    if [ "$HIL_GPIOD" = 2 ]; then
+        # v2: '<TAB>line   0:<TAB>"relay-1"<TAB>output consumer="gpioset"'; the consumer only when used.
+        gpioinfo --chip "$(hil_line_chip "$1")" | grep "\"$1\"" | grep -q "consumer=${2:+\"$2\"}"
+    else
+        gpioinfo "$(hil_line_chip "$1")" | grep "\"$1\"" | grep "${2:+\"$2\"}" | grep -q '\[used'
+    fi
 }
 
 done_testing() {
