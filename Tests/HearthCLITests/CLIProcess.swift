@@ -80,10 +80,10 @@ final class CLIProcess: Sendable {
                 exitStatus.withLock { $0 = status }
                 continue
             }
-            if !killed && ContinuousClock.now >= deadline {
+            if !killed && (ContinuousClock.now >= deadline || Task.isCancelled) {
                 killed = true
                 kill(pid, SIGKILL)
-                Issue.record("hearth did not exit within \(timeout); killed it")
+                Issue.record("hearth did not exit within \(timeout) (or the test's time limit ran out); killed it")
             }
             try? await Task.sleep(for: .milliseconds(10))
         }
@@ -91,13 +91,9 @@ final class CLIProcess: Sendable {
 
     /// Waits until stderr contains `text`; false after a generous timeout.
     func waitForStderr(containing text: String, within timeout: Duration = .seconds(30)) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if stderr.contains(text) { return true }
-            if exitStatus.withLock({ $0 }) != nil { return stderr.contains(text) }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return false
+        await poll(within: timeout, every: .milliseconds(10)) {
+            stderr.contains(text) || exitStatus.withLock { $0 } != nil
+        } && stderr.contains(text)
     }
 }
 

@@ -42,15 +42,17 @@ final class CLIRig: Sendable {
     static func privateBroker(users: [String: String], extraConfiguration: [String]) async throws -> TestBroker {
         for _ in 0..<5 {
             let broker = try TestBroker(users: users, extraConfiguration: extraConfiguration)
-            let deadline = ContinuousClock.now + .seconds(10)
-            while ContinuousClock.now < deadline {
+            _ = await poll(within: .seconds(10)) {
                 let log = broker.log
-                if log.contains("Opening ipv4 listen socket on port \(broker.port).") && log.contains(" running") {
-                    return broker
-                }
-                if log.contains("Error") { break }
-                try await Task.sleep(for: .milliseconds(5))
+                return log.contains("Error") || (log.contains("Opening ipv4 listen socket on port \(broker.port).")
+                                                 && log.contains(" running"))
             }
+            let log = broker.log
+            if !log.contains("Error") && log.contains("Opening ipv4 listen socket on port \(broker.port).")
+                && log.contains(" running") {
+                return broker
+            }
+            try Task.checkCancellation()
         }
         throw CLIError("no private mosquitto could be started")
     }
@@ -76,12 +78,7 @@ final class CLIRig: Sendable {
 
     func waitForMessage(within timeout: Duration = .seconds(15),
                         _ predicate: @Sendable (MQTTMessage) -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if seen.contains(where: predicate) { return true }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return false
+        await poll(within: timeout) { seen.contains(where: predicate) }
     }
 
     var brokerArgument: [String] { ["--broker", "\(broker.host):\(broker.port)"] }
@@ -112,7 +109,7 @@ extension HomeDevice {
     }
 }
 
-@Suite struct CLITests {
+@Suite(.timeLimit(.minutes(3))) struct CLITests {
     @Test func devicesListsEveryDeviceAndItsJSONParses() async throws {
         let rig = try await CLIRig()
         defer { rig.stop() }

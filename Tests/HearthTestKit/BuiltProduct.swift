@@ -20,14 +20,18 @@ public enum BuiltProduct {
         throw TestFixtureError("\(name) is not built next to the tests (looked in \(directories.joined(separator: ", "))); run swift build first")
     }
 
-    /// Runs `name` to completion; its exit status and everything it printed.
-    public static func run(_ name: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+    /// Runs `name` to completion; its exit status and everything it printed. One that has not exited after a
+    /// generous `timeout` is killed (exit status 128 + SIGKILL) and says so in its output, so a hung product fails
+    /// the test instead of hanging it.
+    public static func run(_ name: String, _ arguments: [String], timeout: Duration = .seconds(60)) throws
+        -> (status: Int32, output: String) {
         let directory = try ChildProcess.makeTemporaryDirectory(prefix: "hearth-run")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let output = "\(directory)/output.log"
         let pid = try ChildProcess.spawn(try path(name), arguments, outputFile: output)
-        let status = ChildProcess.waitForExit(pid)
-        return (status, (try? String(contentsOfFile: output, encoding: .utf8)) ?? "")
+        let status = ChildProcess.waitForExit(pid, within: timeout)
+        let printed = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        return (status ?? 128 + SIGKILL, status == nil ? printed + "\n[killed: still running after \(timeout)]" : printed)
     }
 }
 
@@ -55,16 +59,13 @@ public final class RunningProduct: Sendable {
 
     /// The exit status once the process has ended (waiting up to `timeout`), else nil.
     public func exitStatus(within timeout: Duration = .seconds(20)) async -> Int32? {
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            if let s = status.withLock({ $0 }) { return s }
-            if let s = ChildProcess.exitStatusIfExited(pid) {
-                status.withLock { $0 = s }
-                return s
-            }
-            if ContinuousClock.now >= deadline { return nil }
-            try? await Task.sleep(for: .milliseconds(10))
+        _ = await poll(within: timeout, every: .milliseconds(10)) {
+            if status.withLock({ $0 }) != nil { return true }
+            guard let s = ChildProcess.exitStatusIfExited(pid) else { return false }
+            status.withLock { $0 = s }
+            return true
         }
+        return status.withLock { $0 }
     }
 
     /// SIGKILL: no chance to save or say goodbye.

@@ -97,6 +97,20 @@ public enum ChildProcess {
         return decode(status)
     }
 
+    /// Waits up to `timeout` for `pid` to exit and returns its exit code; after that, kills it and returns `nil`.
+    /// For a synchronous caller: it polls, as there is no waitpid with a timeout.
+    public static func waitForExit(_ pid: Int32, within timeout: Duration) -> Int32? {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let status = exitStatusIfExited(pid) { return status }
+            usleep(10_000)
+        }
+        if let status = exitStatusIfExited(pid) { return status }
+        kill(pid, SIGKILL)
+        waitForExit(pid)
+        return nil
+    }
+
     /// The exit code if `pid` has exited (and reaps it), else `nil`.
     public static func exitStatusIfExited(_ pid: Int32) -> Int32? {
         var status: Int32 = 0

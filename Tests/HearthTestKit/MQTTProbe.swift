@@ -15,26 +15,22 @@ public final class Recorder<Element: Sendable>: Sendable {
 
     public func removeAll() { items.withLock { $0.removeAll() } }
 
-    /// The first recorded element matching `predicate`, waiting up to `timeout` for it; `nil` on timeout.
+    /// The first recorded element matching `predicate`, waiting up to `timeout` for it; `nil` on timeout or when
+    /// the test is cancelled (its time limit ran out).
     public func first(within timeout: Duration = .seconds(15),
                where predicate: @Sendable (Element) -> Bool) async -> Element? {
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            if let found = items.withLock({ $0.first(where: predicate) }) { return found }
-            if ContinuousClock.now >= deadline { return nil }
-            try? await Task.sleep(for: .milliseconds(5))
+        var found: Element?
+        _ = await poll(within: timeout) {
+            found = items.withLock { $0.first(where: predicate) }
+            return found != nil
         }
+        return found
     }
 
-    /// Waits until at least `count` elements match.
+    /// Waits until at least `count` elements match; false on timeout or cancellation.
     public func count(atLeast count: Int, within timeout: Duration = .seconds(15),
                where predicate: @Sendable (Element) -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            if items.withLock({ $0.filter(predicate).count }) >= count { return true }
-            if ContinuousClock.now >= deadline { return false }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
+        await poll(within: timeout) { items.withLock { $0.filter(predicate).count } >= count }
     }
 }
 
@@ -91,12 +87,21 @@ extension Array where Element == UInt8 {
     public init(_ text: String) { self = Array(text.utf8) }
 }
 
-/// Waits up to `timeout` for `condition` to hold.
+/// Waits up to `timeout` for `condition` to hold; false on timeout, or at once when the task is cancelled (a test's
+/// time limit ran out), so that a broken test fails instead of hanging.
 public func eventually(within timeout: Duration = .seconds(15), _ condition: @Sendable () -> Bool) async -> Bool {
+    await poll(within: timeout, condition)
+}
+
+/// The one polling loop behind every wait of the test kit: checks `condition` every few milliseconds until it
+/// holds, `timeout` has passed or the task is cancelled. For conditions that have no event to await (a file's
+/// content, a child's exit, what a broker logged); a test waits on a condition, never on a bare sleep.
+public func poll(within timeout: Duration, every interval: Duration = .milliseconds(5),
+                 _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while true {
         if condition() { return true }
-        if ContinuousClock.now >= deadline { return false }
-        try? await Task.sleep(for: .milliseconds(5))
+        if ContinuousClock.now >= deadline || Task.isCancelled { return false }
+        try? await Task.sleep(for: interval)
     }
 }
