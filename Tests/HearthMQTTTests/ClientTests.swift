@@ -1,3 +1,4 @@
+import Foundation
 @_spi(Testing) import HearthMQTT
 import HearthTestKit
 import Testing
@@ -6,7 +7,7 @@ import Glibc
 #endif
 
 /// Every test starts its own mosquitto (see `TestBroker`), so they run in parallel.
-@Suite struct MessagingTests {
+@Suite(.timeLimit(.minutes(2))) struct MessagingTests {
     @Test func publishAndSubscribeRoundTrip() async throws {
         let broker = try TestBroker()
         let subscriber = try await broker.connectedProbe()
@@ -191,7 +192,7 @@ import Glibc
     }
 }
 
-@Suite struct ConnectionTests {
+@Suite(.timeLimit(.minutes(2))) struct ConnectionTests {
     @Test func lastWillIsPublishedWhenTheConnectionDiesWithoutDisconnect() async throws {
         let broker = try TestBroker()
         let watcher = try await broker.connectedProbe()
@@ -337,26 +338,49 @@ import Glibc
             try await client.connect()
         }
         #expect(await events.first { $0 == .disconnected(.requested) } != nil)
-        // Never started at all: nothing to stop, nothing leaks.
-        _ = try MQTTClient(options: broker.options())
+        // Never started at all: released, its streams end at once and empty (nothing waits on a thread that
+        // never ran).
+        let (neverStartedEvents, neverStartedMessages) = try {
+            let idle = try MQTTClient(options: broker.options())
+            return (idle.connectionEvents(), idle.messages())
+        }()
+        // Streams that never finished would hold this loop until the suite's time limit (which fails the test).
+        var received = 0
+        for await _ in neverStartedEvents { received += 1 }
+        for await _ in neverStartedMessages { received += 1 }
+        #expect(received == 0, "both streams finish, with nothing in them")
     }
 
-    @Test func disconnectWhileAConnectIsPendingReturns() async throws {
+    /// `disconnect()` must not wait for a TCP connect that will never complete. It runs on a thread of its own
+    /// and the test waits for it to return: a `disconnect()` that hangs fails the test (after the generous
+    /// timeout, a hang guard and not a performance bound) instead of hanging it.
+    @Test(.timeLimit(.minutes(1))) func disconnectWhileAConnectIsPendingReturns() async throws {
         let stalled = try StalledListener()
         let client = try MQTTClient(options: MQTTConnectOptions(host: "127.0.0.1", port: stalled.port))
         try client.start()
-        try await Task.sleep(for: .milliseconds(100))  // the network thread is waiting for the connect now
-        client.disconnect()
+        #expect(await eventually { stalled.pendingConnects > 0 },
+                "the client's connect is pending on the listener: \(stalled.connections), fillers \(stalled.fillerPorts)")
+        let returned = Recorder<Bool>()
+        Thread.detachNewThread {
+            client.disconnect()
+            returned.append(true)
+        }
+        #expect(await returned.first(within: .seconds(10)) { $0 } != nil, "disconnect() returned")
         #expect(!client.isConnected)
     }
 
     /// The network thread sleeps until there is something to do; the keep-alive pings must still go out
-    /// (the broker drops a client that is silent for 1.5 × its keep-alive).
+    /// (the broker drops a client that is silent for 1.5 × its keep-alive, 7.5 s here). The test waits for the
+    /// broker to log the client's second PINGREQ (about 10 s after connecting, past the 7.5 s), then checks the
+    /// connection was never lost.
     @Test func anIdleConnectionIsKeptAliveByPings() async throws {
         let broker = try TestBroker()
-        let probe = try await broker.connectedProbe { $0.keepAlive = 5 }
+        let probe = try await broker.connectedProbe(clientID: "idler") { $0.keepAlive = 5 }
         try probe.client.subscribe("idle/#")
-        try await Task.sleep(for: .seconds(9))
+        let pings = await poll(within: .seconds(30), every: .milliseconds(100)) {
+            broker.log.components(separatedBy: "Received PINGREQ from idler").count - 1 >= 2
+        }
+        #expect(pings, "broker log:\n\(broker.log)")
         #expect(probe.client.isConnected)
         #expect(probe.connects.all.count == 1, "the connection was never lost and remade")
         #expect(try await probe.barrier("idle/after"), "broker log:\n\(broker.log)")
@@ -373,7 +397,7 @@ import Glibc
     }
 }
 
-@Suite struct SecurityTests {
+@Suite(.timeLimit(.minutes(2))) struct SecurityTests {
     @Test func passwordIsAcceptedAndAWrongOneRefused() async throws {
         let broker = try TestBroker(users: ["hub": "s3cret", "other": "x"])
         let good = try await broker.connectedProbe { $0.username = "hub"; $0.password = "s3cret" }
@@ -469,7 +493,7 @@ import Glibc
     }
 }
 
-@Suite struct ProtocolFallbackTests {
+@Suite(.timeLimit(.minutes(2))) struct ProtocolFallbackTests {
     @Test func aBrokerRefusingV5GetsA311Connection() async throws {
         let broker = try TestBroker()
         let proxy = try V5RefusingProxy(upstreamPort: broker.port)
