@@ -219,6 +219,27 @@ import Testing
         }
     }
 
+    /// Matter's reference server checks a command's fields before the options (connectedhomeip,
+    /// LevelControlCluster::MoveCommand and ::StepCommand): Rate 0 and StepSize 0 are INVALID_COMMAND whether the
+    /// light is on or off, and change nothing. A light that is off ignores the same commands with valid fields.
+    @Test(arguments: [false, true]) func rateZeroAndStepSizeZeroAreInvalidOnAndOff(lit: Bool) throws {
+        let r = try lit ? self.lit() : Rig()
+        let before = (try r.onOff(), try r.level())
+        for (command, args): (String, [String: Value]) in [
+            ("move", ["moveMode": .int(1), "rate": .int(0)]),
+            ("step", ["stepMode": .int(1), "stepSize": .int(0)]),
+            ("moveWithOnOff", ["moveMode": .int(0), "rate": .int(0)]),
+            ("stepWithOnOff", ["stepMode": .int(0), "stepSize": .int(0)]),
+        ] {
+            #expect(homeError { try r.invoke("levelControl", command, args) }?.status == .invalidCommand,
+                    "\(command), light \(lit ? "on" : "off")")
+            #expect((try r.onOff(), try r.level()) == before, "\(command) changed nothing")
+        }
+        // Valid fields: executed while on, ignored (with success) while off.
+        try r.invoke("levelControl", "step", ["stepMode": .int(1), "stepSize": .int(4)])
+        #expect(try r.level() == (lit ? 250 : 254))
+    }
+
     @Test func undefinedLevelMakesMoveAndStepFailButMoveToLevelJumps() throws {
         let home = try Home(devices: [DeviceConfiguration(id: "fan", name: "Fan", types: [
             DeviceTypeConfiguration(.onOffPlugInUnit, traits: [TraitConfiguration(.levelControl)]),
@@ -235,6 +256,20 @@ import Testing
         #expect(try home.device("fan").trait(.onOff)?["onOff"]?.value == .bool(true))
         // Without the Lighting feature there is no RemainingTime or StartUpCurrentLevel.
         #expect(try home.device("fan").trait(.levelControl)?["remainingTime"]?.isSupported == false)
+    }
+
+    /// The reference server checks CurrentLevel before the options (LevelControlCluster::MoveCommand and
+    /// ::StepCommand): a plug that is off reports its undefined level instead of ignoring the command.
+    @Test func anUndefinedLevelFailsBeforeTheOptionsAreProcessed() throws {
+        let home = try Home(devices: [DeviceConfiguration(id: "plug", name: "Plug", types: [
+            DeviceTypeConfiguration(.onOffPlugInUnit, traits: [TraitConfiguration(.levelControl, features: ["onOff"])]),
+        ])], clock: ManualClock())
+        #expect(try home.device("plug").trait(.onOff)?["onOff"]?.value == .bool(false))
+        for (command, args): (String, [String: Value]) in [("move", ["moveMode": .int(0), "rate": .int(10)]),
+                                                            ("step", ["stepMode": .int(0), "stepSize": .int(10)])] {
+            #expect(homeError { try home.invoke("plug", trait: "levelControl", command: command, arguments: args) }?
+                .status == .failure, "\(command)")
+        }
     }
 
     @Test(arguments: [(Value.null, 100), (.int(0), 1), (.int(200), 200), (.int(254), 254)])

@@ -204,6 +204,22 @@ public struct LevelControlServer: TraitServer {
     public mutating func invoke(_ arguments: CommandArguments, context: inout TraitContext) throws(HomeError) {
         let command = arguments.command
         let withOnOff = command.id >= 0x04
+        // The order of Matter's reference server (connectedhomeip, src/app/clusters/level-control/
+        // LevelControlCluster.cpp, LevelControlCluster::MoveCommand and ::StepCommand): the fields first (Rate 0,
+        // StepSize 0: INVALID_COMMAND), then an undefined CurrentLevel (FAILURE), and only then the options
+        // processing. So a bad request is refused whether the light is on or off.
+        switch command.id {
+        case Command.move.id, Command.moveWithOnOff.id:
+            if (arguments["rate"].intValue ?? defaultMoveRate) == 0 {
+                throw .invalidCommand("\(command.name).rate must be at least 1 (units per second)")
+            }
+            if currentLevel == nil { throw Self.undefinedLevel }
+        case Command.step.id, Command.stepWithOnOff.id:
+            if arguments.int("stepSize")! == 0 { throw .invalidCommand("\(command.name).stepSize must be at least 1") }
+            if currentLevel == nil { throw Self.undefinedLevel }
+        default:
+            break
+        }
         if !withOnOff && hasOnOff && context.output.onOff == false {
             // Options processing: OptionsOverride where OptionsMask is set, else the Options attribute.
             let mask = arguments.int("optionsMask")!, override = arguments.int("optionsOverride")!
@@ -226,10 +242,7 @@ public struct LevelControlServer: TraitServer {
         case Command.move.id, Command.moveWithOnOff.id:
             let up = arguments.int("moveMode")! == 0
             let rate = arguments["rate"].intValue ?? defaultMoveRate
-            if rate == 0 { throw .invalidCommand("\(command.name).rate must be at least 1 (units per second)") }
-            guard let from = currentLevel else {
-                throw .failure("currentLevel is undefined; send moveToLevel first to give the light a level")
-            }
+            guard let from = currentLevel else { throw Self.undefinedLevel }
             let target = up ? maxLevel : minLevel
             if withOnOff && up { context.post(.levelSetsOnOff(isOn: true, setsGlobalSceneControl: false)) }
             let duration = rate.map { Int64(abs(target - from)) * 1000 / Int64($0) } ?? 0
@@ -238,10 +251,7 @@ public struct LevelControlServer: TraitServer {
         case Command.step.id, Command.stepWithOnOff.id:
             let up = arguments.int("stepMode")! == 0
             let size = arguments.int("stepSize")!
-            if size == 0 { throw .invalidCommand("\(command.name).stepSize must be at least 1") }
-            guard let from = currentLevel else {
-                throw .failure("currentLevel is undefined; send moveToLevel first to give the light a level")
-            }
+            guard let from = currentLevel else { throw Self.undefinedLevel }
             let target = clamp(up ? from + size : from - size)
             // A step cut short by a limit takes proportionally less time.
             let full = Int64(arguments["transitionTime"].intValue ?? 0) * 100
@@ -257,6 +267,9 @@ public struct LevelControlServer: TraitServer {
             throw .unsupportedCommand("levelControl has no command \(command.name)")
         }
     }
+
+    static let undefinedLevel = HomeError.failure(
+        "currentLevel is undefined; send moveToLevel first to give the light a level")
 
     private mutating func stop(context: inout TraitContext) {
         guard let t = transition else { return }
