@@ -69,7 +69,7 @@ let package = Package(
         ], swiftSettings: strict),
         // The daemon a board runs: `hearthd run --config FILE`, `hearthd check-config FILE`.
         .executableTarget(name: "hearthd", dependencies: [
-            "HearthHub", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "HearthHub", "HearthMQTT", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: strict),
         // The `hearth` command-line client: talks to any hub over MQTT only.
         .executableTarget(name: "hearth", dependencies: [

@@ -41,6 +41,29 @@ public struct TopicScheme: Sendable, Hashable {
         return rest.dropFirst().split(separator: UInt8(ascii: "/"), maxSplits: maxSplits, omittingEmptySubsequences: false)
     }
 
+    /// The rule for a topic prefix, in words: what ``problem(withPrefix:)`` checks.
+    public static let prefixRule =
+        "the prefix starts every topic: levels split by '/', none empty, no '+' or '#', not starting with '$'"
+
+    /// ``problem(withPrefix:)``'s rule as a regular expression (for the configuration's JSON Schema and its
+    /// reader's table), NUL aside.
+    public static let prefixPattern = "^[^$/+#][^/+#]*(/[^/+#]+)*$"
+
+    /// Why `prefix` cannot be the topic prefix, or nil if it can: the one rule for the configuration's
+    /// `mqtt.prefix` and `hearth --prefix`. One or more levels separated by '/', none empty (`hearth/` would make
+    /// every topic `hearth//<hub>/…`), without the wildcards '+' and '#' or a NUL, and not starting with '$'
+    /// (brokers keep `$…` topics for themselves, and a `#` subscription never matches them).
+    public static func problem(withPrefix prefix: String) -> String? {
+        if prefix.isEmpty { return "it is empty" }
+        if prefix.split(separator: "/", omittingEmptySubsequences: false).contains(where: \.isEmpty) {
+            return "it has an empty level (a leading, trailing or doubled '/')"
+        }
+        if prefix.contains(where: { $0 == "+" || $0 == "#" }) { return "it contains '+' or '#'" }
+        if prefix.utf8.contains(0) { return "it contains a NUL character" }
+        if prefix.hasPrefix("$") { return "it starts with '$', which brokers keep for their own topics" }
+        return nil
+    }
+
     /// Why `name` cannot be one level of a topic (a hub or device id), or nil if it can.
     public static func problem(withLevel name: String) -> String? {
         if name.isEmpty { return "it is empty" }

@@ -58,9 +58,8 @@ struct GlobalOptions: ParsableArguments {
         guard timeout > 0, timeout <= 86_400 else { throw ValidationError("--timeout must be more than 0 seconds") }
         if cert != nil && key == nil { throw ValidationError("--cert needs --key") }
         if key != nil && cert == nil { throw ValidationError("--key needs --cert") }
-        if prefix.split(separator: "/", omittingEmptySubsequences: false).contains(where: \.isEmpty)
-            || prefix.contains(where: { $0 == "+" || $0 == "#" }) || prefix.utf8.contains(0) {
-            throw ValidationError("--prefix '\(prefix)' must be topic levels separated by '/', none empty, without '+' or '#'")
+        if let problem = TopicScheme.problem(withPrefix: prefix) {
+            throw ValidationError("--prefix '\(prefix)' cannot be used: \(problem)")
         }
         if let hub = resolvedHub, let problem = TopicScheme.problem(withLevel: hub) {
             throw ValidationError("hub id '\(hub)' cannot be used: \(problem)")
@@ -76,7 +75,7 @@ struct GlobalOptions: ParsableArguments {
 
     var resolvedHub: String? { hub ?? Self.environment("HEARTH_HUB") }
 
-    var usesTLS: Bool { tls || caFile != nil || cert != nil || key != nil || insecure || brokerURL?.scheme == "mqtts" }
+    var usesTLS: Bool { tls || caFile != nil || cert != nil || key != nil || insecure || brokerAddress?.usesTLS == true }
 
     var timeoutText: String {
         timeout == timeout.rounded() && timeout < 1e9 ? "\(Int(timeout)) s" : "\(timeout) s"
@@ -85,103 +84,25 @@ struct GlobalOptions: ParsableArguments {
     /// --broker, $HEARTH_BROKER or the default, as given.
     var brokerText: String { broker ?? Self.environment("HEARTH_BROKER") ?? "127.0.0.1" }
 
-    /// The broker as given, for messages: a password in a URL is masked.
-    var displayedBrokerText: String {
-        guard let url = brokerURL, url.password != nil, let at = brokerText.lastIndex(of: "@"),
-              let separator = brokerText.firstRange(of: "://") else { return brokerText }
-        let credentials = brokerText[separator.upperBound..<at]
-        guard let colon = credentials.firstIndex(of: ":") else { return brokerText }
-        return String(brokerText[..<colon]) + ":***" + String(brokerText[at...])
-    }
-
-    /// The parts of a broker given as a URL (what Home Assistant and most MQTT tools write): the scheme and
-    /// any user name and password; nil when it is given as HOST[:PORT].
-    var brokerURL: (scheme: String, username: String?, password: String?, address: Substring)? {
-        let text = brokerText
-        guard let separator = text.firstRange(of: "://") else { return nil }
-        let scheme = text[..<separator.lowerBound].lowercased()
-        var rest = text[separator.upperBound...]
-        if rest.hasSuffix("/") { rest = rest.dropLast() }
-        var username: String?, password: String?
-        if let at = rest.lastIndex(of: "@") {
-            let credentials = rest[..<at]
-            if let colon = credentials.firstIndex(of: ":") {
-                username = Self.percentDecoded(credentials[..<colon])
-                password = Self.percentDecoded(credentials[credentials.index(after: colon)...])
-            } else {
-                username = Self.percentDecoded(credentials)
-            }
-            rest = rest[rest.index(after: at)...]
-        }
-        return (scheme, username, password, rest)
-    }
-
-    /// `%40` → `@` and so on, as URLs escape user names and passwords; invalid escapes stay as written.
-    static func percentDecoded(_ text: Substring) -> String {
-        var bytes: [UInt8] = []
-        var utf8 = text.utf8[...]
-        while let b = utf8.popFirst() {
-            if b == UInt8(ascii: "%"), utf8.count >= 2,
-               let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16) {
-                bytes.append(value)
-                utf8 = utf8.dropFirst(2)
-            } else {
-                bytes.append(b)
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
+    /// The broker, parsed as every Hearth program parses it (nil when it cannot be; `validate()` says why).
+    var brokerAddress: MQTTBrokerAddress? { try? MQTTBrokerAddress(parsing: brokerText) }
 
     /// The broker's host and port, from --broker, $HEARTH_BROKER or the default.
     func endpoint() throws -> (host: String, port: Int) {
-        let defaultPort = usesTLS ? 8883 : 1883
-        let text = displayedBrokerText
-        var host = Substring(text)
-        if let url = brokerURL {
-            guard url.scheme == "mqtt" || url.scheme == "mqtts" || url.scheme == "tcp" || url.scheme == "ssl" else {
-                throw ValidationError("broker '\(text)': '\(url.scheme)://' is not supported; "
-                                      + "use mqtt://HOST:PORT, or mqtts:// for TLS (MQTT over WebSockets is not spoken)")
-            }
-            guard !url.address.contains("/") else {
-                throw ValidationError("broker '\(text)': a broker URL has no path; write mqtt://HOST:PORT")
-            }
-            host = url.address
+        do throws(MQTTBrokerAddress.SyntaxError) {
+            let address = try MQTTBrokerAddress(parsing: brokerText)
+            return (address.host, address.port(usingTLS: usesTLS))
+        } catch {
+            throw ValidationError(error.description)
         }
-        var portText: Substring?
-        if host.hasPrefix("[") {
-            guard let close = host.firstIndex(of: "]") else {
-                throw ValidationError("broker '\(text)': an IPv6 address needs a closing ']'")
-            }
-            let rest = host[host.index(after: close)...]
-            host = host[host.index(after: host.startIndex)..<close]
-            if !rest.isEmpty {
-                guard rest.hasPrefix(":") else { throw ValidationError("broker '\(text)': expected ':PORT' after ']'") }
-                portText = rest.dropFirst()
-            }
-        } else if let colon = host.lastIndex(of: ":") {
-            guard host.firstIndex(of: ":") == colon else {
-                throw ValidationError("broker '\(text)': write an IPv6 address as [ADDRESS]:PORT")
-            }
-            portText = host[host.index(after: colon)...]
-            host = host[..<colon]
-        }
-        guard !host.isEmpty else { throw ValidationError("broker '\(text)': the host is missing") }
-        var port = defaultPort
-        if let portText {
-            guard let p = Int(portText), (1...65535).contains(p) else {
-                throw ValidationError("broker '\(text)': the port must be a number in 1...65535")
-            }
-            port = p
-        }
-        return (String(host), port)
     }
 
     /// Connection options for the MQTT client.
     func connectOptions() throws -> MQTTConnectOptions {
         let (host, port) = try endpoint()
         var options = MQTTConnectOptions(host: host, port: port)
-        options.username = username ?? brokerURL?.username ?? Self.environment("HEARTH_USERNAME")
-        options.password = password ?? brokerURL?.password ?? Self.environment("HEARTH_PASSWORD")
+        options.username = username ?? brokerAddress?.username ?? Self.environment("HEARTH_USERNAME")
+        options.password = password ?? brokerAddress?.password ?? Self.environment("HEARTH_PASSWORD")
         if usesTLS {
             options.tls = MQTTConnectOptions.TLS(caFile: caFile, certificateFile: cert, keyFile: key, verifyPeer: true,
                                                  skipsHostnameVerification: insecure)

@@ -2,6 +2,7 @@
 import ArgumentParser
 import HearthConfig
 import HearthHub
+import HearthMQTT
 import Logging
 #if canImport(Glibc)
 import Glibc
@@ -27,14 +28,23 @@ struct Run: AsyncParsableCommand {
     @Option(help: "Keep state in this directory instead of the configuration's stateDirectory.")
     var state: String?
 
-    @Option(help: "Use this broker (HOST:PORT) instead of the configuration's.")
+    @Option(help: ArgumentHelp(
+        "Use this broker instead of the configuration's: HOST[:PORT] ([ADDRESS]:PORT for IPv6) or "
+            + "mqtt://[USER[:PASSWORD]@]HOST[:PORT] (mqtts:// for TLS), as `hearth --broker` takes it.",
+        valueName: "broker"))
     var broker: String?
 
     @Option(help: "trace, debug, info, notice, warning, error or critical (default: the configuration's, else info).")
     var logLevel: String?
 
     func validate() throws {
-        if let broker, parseBroker(broker) == nil { throw ValidationError("--broker must be HOST:PORT, e.g. 127.0.0.1:1883") }
+        if let broker {
+            do throws(MQTTBrokerAddress.SyntaxError) {
+                _ = try MQTTBrokerAddress(parsing: broker)
+            } catch {
+                throw ValidationError("--broker: \(error)")
+            }
+        }
         if let logLevel, Logger.Level(rawValue: logLevel) == nil {
             throw ValidationError("--log-level must be one of \(HubConfiguration.logLevels.joined(separator: ", "))")
         }
@@ -52,7 +62,8 @@ struct Run: AsyncParsableCommand {
         let logger = Logger(label: "hearthd")
         let status = await HubDaemon.run(
             configFile: config,
-            overrides: HubDaemon.Overrides(stateDirectory: state, broker: broker.flatMap(parseBroker)),
+            overrides: HubDaemon.Overrides(stateDirectory: state,
+                                           broker: broker.flatMap { try? MQTTBrokerAddress(parsing: $0) }),
             hardware: hardware, logger: logger)
         if status != 0 { throw ExitCode(status) }
     }
@@ -91,12 +102,4 @@ struct Schema: ParsableCommand {
     func run() {
         print(kind == .config ? ConfigurationSchema.config : ConfigurationSchema.board, terminator: "")
     }
-}
-
-func parseBroker(_ s: String) -> (host: String, port: Int)? {
-    guard let colon = s.lastIndex(of: ":"), let port = Int(s[s.index(after: colon)...]), (1...65535).contains(port) else {
-        return nil
-    }
-    let host = String(s[..<colon])
-    return host.isEmpty ? nil : (host, port)
 }

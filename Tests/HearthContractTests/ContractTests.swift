@@ -110,4 +110,23 @@ import Testing
         #expect(TopicScheme.problem(withLevel: "a/b") != nil)
         #expect(TopicScheme.problem(withLevel: "lamp-1") == nil)
     }
+
+    /// One rule for the prefix, used by the hub's configuration and by `hearth --prefix`.
+    @Test func thePrefixRule() {
+        for good in ["hearth", "home/hearth", "a/b/c", "hearth-2"] {
+            #expect(TopicScheme.problem(withPrefix: good) == nil, "\(good)")
+        }
+        for (bad, problem) in [("", "it is empty"), ("hearth/", "an empty level"), ("/hearth", "an empty level"),
+                               ("a//b", "an empty level"), ("hearth/+", "'+' or '#'"), ("#", "'+' or '#'"),
+                               ("a\u{0}b", "NUL"), ("$SYS", "starts with '$'")] {
+            #expect(TopicScheme.problem(withPrefix: bad)?.contains(problem) == true, "\(bad)")
+        }
+        // The pattern the configuration's schema and reader use says the same (NUL aside).
+        let pattern = try! Regex(TopicScheme.prefixPattern)
+        for sample in ["hearth", "home/hearth", "a/b/c", "hearth-2", "", "hearth/", "/hearth", "a//b", "hearth/+", "#",
+                       "$SYS", "a/$b", "+/x"] {
+            #expect(((try? pattern.wholeMatch(in: sample)) != nil) == (TopicScheme.problem(withPrefix: sample) == nil),
+                    "\(sample)")
+        }
+    }
 }

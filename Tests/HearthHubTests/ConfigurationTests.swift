@@ -109,6 +109,24 @@ import Testing
         ])
     }
 
+    /// The prefix follows the rule `hearth --prefix` follows (TopicScheme.problem(withPrefix:)): `hearth/` would
+    /// make every topic `hearth//<hub>/…`, which the CLI never finds.
+    @Test(arguments: ["hearth/", "/hearth", "home//hearth", "hearth/#", "$SYS"])
+    func aPrefixTheCLIRefusesIsRefused(prefix: String) {
+        let (c, problems) = read("""
+        hub: {board: /dev/null}
+        mqtt:
+          prefix: "\(prefix)"
+        devices:
+          - id: lamp
+            type: OnOffLight
+        """)
+        #expect(c == nil)
+        #expect(problems.count == 1 && problems[0].hasPrefix("hearth.yaml:3:")
+                    && problems[0].hasSuffix("mqtt.prefix: '\(prefix)' cannot be used: \(TopicScheme.prefixRule)"),
+                "\(problems)")
+    }
+
     @Test func whatOnlyTheEngineKnowsIsReportedAgainstTheDevice() throws {
         let (c, problems) = read("""
         hub: {board: /dev/null}

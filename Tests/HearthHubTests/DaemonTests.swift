@@ -18,6 +18,16 @@ final class Watcher: Sendable {
         try await client.connect()
     }
 
+    /// A watcher that logs in; call ``connect()``.
+    init(port: Int, username: String, password: String) throws {
+        client = try MQTTClient(options: MQTTConnectOptions(host: "127.0.0.1", port: port, clientID: "watcher-\(UUID().uuidString.prefix(8))",
+                                                            username: username, password: password))
+        client.onMessage = { [weak self] m in self?.messages.withLock { $0.append(m) } }
+        try client.subscribe("hearth/#")
+    }
+
+    func connect() async throws { try await client.connect() }
+
     deinit { client.disconnect() }
 
     var all: [MQTTMessage] { messages.withLock { $0 } }
@@ -62,9 +72,14 @@ final class DaemonRig: @unchecked Sendable {
     var stateFile: String { "\(directory)/state/state.json" }
     var starts = 0
 
-    /// `board: "sim"` copies the repository's simulated board; otherwise an empty simulated one.
-    init(devices: String = DaemonRig.defaultDevices, board: String? = nil, mqtt: String = "") throws {
-        broker = try TestBroker()
+    /// - Parameters:
+    ///   - board: `"sim"` copies the repository's simulated board; otherwise an empty simulated one.
+    ///   - configuredPort: the port the configuration names, when a test wants it wrong (the broker's own port
+    ///     otherwise).
+    init(devices: String = DaemonRig.defaultDevices, board: String? = nil, mqtt: String = "", broker: TestBroker? = nil,
+         configuredPort: Int? = nil) throws {
+        self.broker = try broker ?? TestBroker()
+        let broker = self.broker
         directory = NSTemporaryDirectory() + "hearth-e2e-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try "name: e2e-board\nsimulated: true\n".write(toFile: "\(directory)/board.yaml", atomically: true, encoding: .utf8)
@@ -80,7 +95,7 @@ final class DaemonRig: @unchecked Sendable {
           stateDirectory: state
         mqtt:
           host: 127.0.0.1
-          port: \(broker.port)
+          port: \(configuredPort ?? broker.port)
           keepAlive: 5s
 
         """ + (mqtt.isEmpty ? "" : mqtt + "\n") + "devices:\n" + devices).write(toFile: configFile, atomically: true, encoding: .utf8)
@@ -95,9 +110,10 @@ final class DaemonRig: @unchecked Sendable {
         type: OnOffLight
     """
 
-    func start() throws {
+    func start(_ arguments: [String] = []) throws {
         starts += 1
-        daemon = try RunningProduct("hearthd", ["run", "--config", configFile], outputFile: "\(directory)/hearthd-\(starts).log")
+        daemon = try RunningProduct("hearthd", ["run", "--config", configFile] + arguments,
+                                    outputFile: "\(directory)/hearthd-\(starts).log")
     }
 
     deinit { try? FileManager.default.removeItem(atPath: directory) }
@@ -227,6 +243,32 @@ func attribute(_ doc: JSON?, _ trait: String, _ name: String) -> JSON? {
         #expect(await rig.daemon?.exitStatus() == 0)
     }
 
+    /// `hearthd run --broker` reads an address as `hearth --broker` does (MQTTBrokerAddress): a URL with
+    /// credentials, and IPv6 in brackets. The configuration names a port nothing listens on.
+    @Test func theBrokerOverrideIsReadAsTheCLIReadsIt() async throws {
+        let rig = try DaemonRig(broker: TestBroker(users: ["hub": "p@ss"]), configuredPort: TestBroker.unusedLoopbackPort())
+        let watcher = try Watcher(port: rig.broker.port, username: "hub", password: "p@ss")
+        try await watcher.connect()
+        try rig.start(["--broker", "mqtt://hub:p%40ss@127.0.0.1:\(rig.broker.port)/"])
+        #expect(await watcher.waitFor(status: "online"), "\(rig.daemon?.output ?? "")")
+        rig.daemon?.signal(SIGTERM)
+        #expect(await rig.daemon?.exitStatus() == 0)
+        let usage = try BuiltProduct.run("hearthd", ["run", "--config", rig.configFile, "--broker", "[::1:1883"],
+                                         timeout: .seconds(20))
+        #expect(usage.status == 64 && usage.output.contains("an IPv6 address needs a closing ']'"), "\(usage.output)")
+    }
+
+    @Test(.enabled(if: ipv6LoopbackWorks, "needs ::1")) func anIPv6BrokerOverride() async throws {
+        let port6 = try TestBroker.unusedLoopbackPort()
+        let rig = try DaemonRig(broker: TestBroker(extraConfiguration: ["listener \(port6) ::1"]),
+                                configuredPort: TestBroker.unusedLoopbackPort())
+        let watcher = try await Watcher(port: rig.broker.port)
+        try rig.start(["--broker", "[::1]:\(port6)"])
+        #expect(await watcher.waitFor(status: "online"), "\(rig.daemon?.output ?? "")\n\(rig.broker.log)")
+        rig.daemon?.signal(SIGTERM)
+        #expect(await rig.daemon?.exitStatus() == 0)
+    }
+
     @Test func aBrokenConfigurationIsRefusedWithEveryProblem() async throws {
         let rig = try DaemonRig(devices: """
           - id: lamp
@@ -318,3 +360,16 @@ func attribute(_ doc: JSON?, _ trait: String, _ name: String) -> JSON? {
         for output in outputs { #expect(!output.contains(secret), "\(output)") }
     }
 }
+
+/// Whether a socket can be bound to ::1 here (a container may have no IPv6).
+let ipv6LoopbackWorks: Bool = {
+    let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    var address = sockaddr_in6()
+    address.sin6_family = sa_family_t(AF_INET6)
+    address.sin6_addr = in6addr_loopback
+    return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+    } == 0
+}()

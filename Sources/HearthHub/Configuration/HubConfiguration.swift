@@ -243,7 +243,13 @@ public struct HubConfiguration {
         guard let m = value.mapping(Keys.mqtt) else { return }
         if let host = m.text("host") { config.mqtt.host = host }
         if let port = m.int("port") { config.mqtt.port = port }
-        if let prefix = m.text("prefix") { config.prefix = prefix }
+        if let prefix = m.text("prefix") {
+            // The table's pattern is this rule for editors; a NUL, which it leaves out, is caught here.
+            if let problem = TopicScheme.problem(withPrefix: prefix) {
+                m["prefix"]?.problem("the prefix '\(prefix)' cannot be used: \(problem)")
+            }
+            config.prefix = prefix
+        }
         if let id = m.text("clientId") { config.mqtt.clientID = id }
         if let k = m.duration("keepAlive") { config.mqtt.keepAlive = Int(k.components.seconds) }
         config.mqtt.username = m.text("username")

@@ -1,4 +1,5 @@
 public import HearthConfig
+import HearthContract
 import HearthEngine
 import HearthHardware
 import HearthModel
@@ -49,7 +50,7 @@ extension HubConfiguration {
         static let mqtt = ConfigSection([
             ConfigKey("host", .text, "the broker's host name or address; default 127.0.0.1"),
             ConfigKey("port", .int(1...65535, unit: ""), "the broker's port; default 1883"),
-            ConfigKey("prefix", .textMatching("^[^+#]+$", hint: "the prefix starts every topic: not empty, no '+' or '#'"),
+            ConfigKey("prefix", .textMatching(TopicScheme.prefixPattern, hint: TopicScheme.prefixRule),
                       "topics are <prefix>/<hub id>/…; default hearth"),
             ConfigKey("clientId", .text, "the MQTT client id; default hearth-<hub id>"),
             ConfigKey("keepAlive", .duration(.seconds(5) ... .seconds(65535), defaultUnit: "s"),

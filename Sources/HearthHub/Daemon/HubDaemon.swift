@@ -6,7 +6,7 @@ import HearthHardware
 import HearthHomeAssistant
 import HearthLinux
 import HearthModel
-import HearthMQTT
+public import HearthMQTT
 public import Logging
 import ServiceLifecycle
 import UnixSignals
@@ -23,8 +23,10 @@ public enum HubDaemon {
 
     public struct Overrides: Sendable {
         public var stateDirectory: String?
-        public var broker: (host: String, port: Int)?
-        public init(stateDirectory: String? = nil, broker: (host: String, port: Int)? = nil) {
+        /// Replaces the configuration's host and port, and its user name, password and TLS when the address
+        /// gives them (a URL).
+        public var broker: MQTTBrokerAddress?
+        public init(stateDirectory: String? = nil, broker: MQTTBrokerAddress? = nil) {
             self.stateDirectory = stateDirectory
             self.broker = broker
         }
@@ -172,7 +174,13 @@ public enum HubDaemon {
         StartupPages.release()  // the arguments and the configuration have been read: keep the peak low
         var config = plan.config
         if let dir = overrides.stateDirectory { config.stateDirectory = dir }
-        if let broker = overrides.broker { (config.mqtt.host, config.mqtt.port) = broker }
+        if let broker = overrides.broker {
+            if broker.usesTLS && config.mqtt.tls == nil { config.mqtt.tls = MQTTConnectOptions.TLS() }
+            config.mqtt.host = broker.host
+            config.mqtt.port = broker.port(usingTLS: config.mqtt.tls != nil)
+            if let username = broker.username { config.mqtt.username = username }
+            if let password = broker.password { config.mqtt.password = password }
+        }
 
         let store = StateStore(directory: config.stateDirectory)
         let (saved, warnings) = store.load()
