@@ -238,9 +238,25 @@ func attribute(_ doc: JSON?, _ trait: String, _ name: String) -> JSON? {
         let watcher = try await Watcher(port: rig.broker.port)
         try rig.start()
         #expect(await watcher.waitFor(status: "online"))
-        #expect(rig.daemon?.output.contains("is corrupt or unreadable; moved it to") == true)
+        #expect(rig.daemon?.output.contains("is corrupt; moved it to") == true)
         rig.daemon?.signal(SIGTERM)
         #expect(await rig.daemon?.exitStatus() == 0)
+    }
+
+    /// A state file that cannot be read is not corrupt: the hub refuses to start (it would overwrite the saved
+    /// state at its first save) and leaves the file alone. /proc/self/mem is a regular file whose first page
+    /// reads as EIO, the error a failing SD card gives.
+    @Test func anUnreadableStateFileStopsTheStartAndIsLeftAlone() async throws {
+        let rig = try DaemonRig()
+        try FileManager.default.createDirectory(atPath: "\(rig.directory)/state", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: rig.stateFile, withDestinationPath: "/proc/self/mem")
+        try rig.start()
+        #expect(await rig.daemon?.exitStatus() == 74)
+        let log = rig.daemon?.output ?? ""
+        #expect(log.contains("Input/output error") && log.contains("left as it is") && log.contains("nothing was started"),
+                "\(log)")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: rig.stateFile) == "/proc/self/mem")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(rig.directory)/state") == ["state.json"])
     }
 
     /// `hearthd run --broker` reads an address as `hearth --broker` does (MQTTBrokerAddress): a URL with

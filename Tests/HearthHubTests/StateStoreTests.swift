@@ -19,30 +19,80 @@ import Testing
             ]),
         ]
         try store.save(state)
-        #expect(store.load().devices == state)
-        #expect(store.load().warnings.isEmpty)
+        #expect(try store.load().devices == state)
+        #expect(try store.load().warnings.isEmpty)
         #expect(!FileManager.default.fileExists(atPath: store.file + ".tmp"))
         try store.save([:])
-        #expect(store.load().devices == [:])
+        #expect(try store.load().devices == [:])
     }
 
-    @Test func aMissingFileIsAFreshStart() {
+    @Test func aMissingFileIsAFreshStart() throws {
         let store = StateStore(directory: directory())
-        #expect(store.load().devices.isEmpty)
-        #expect(store.load().warnings.isEmpty)
+        #expect(try store.load().devices.isEmpty)
+        #expect(try store.load().warnings.isEmpty)
     }
 
     @Test func aCorruptFileIsMovedAsideWithAWarning() throws {
         let store = StateStore(directory: directory())
         try store.save(["x": SavedDevice(name: "X")])
         try Data("{\"version\":1,\"devices\":{\"x\":".utf8).write(to: URL(fileURLWithPath: store.file))
-        let (devices, warnings) = store.load()
+        let (devices, warnings) = try store.load()
         #expect(devices.isEmpty)
         #expect(warnings.count == 1)
-        #expect(warnings[0].contains("is corrupt or unreadable; moved it to"))
+        #expect(warnings[0].contains("is corrupt; moved it to"))
         let siblings = try FileManager.default.contentsOfDirectory(atPath: store.directory)
         #expect(siblings.contains { $0.hasPrefix("state.json.corrupt-") })
         #expect(!siblings.contains("state.json"))
+    }
+
+    /// A file that cannot be read is not corrupt: load throws and leaves it exactly where it is. A real EIO from
+    /// a regular file: /proc/self/mem, whose first page is never mapped.
+    @Test func aReadErrorIsNotCorruptionAndLeavesTheFileAlone() throws {
+        let store = StateStore(directory: directory())
+        try FileManager.default.createDirectory(atPath: store.directory, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: store.file, withDestinationPath: "/proc/self/mem")
+        do {
+            _ = try store.load()
+            Issue.record("/proc/self/mem cannot be read from its start")
+        } catch {
+            #expect(error.errno == EIO, "\(error)")
+            #expect(error.description.hasPrefix("cannot read \(store.file): Input/output error"), "\(error)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.directory) == ["state.json"])
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: store.file) == "/proc/self/mem")
+    }
+
+    /// A directory or a FIFO where the file should be: refused at once (a FIFO would block the start until
+    /// someone writes to it), and left alone.
+    @Test(arguments: ["directory", "fifo"]) func aStateFileThatIsNoFileIsRefusedAndLeftAlone(kind: String) throws {
+        let store = StateStore(directory: directory())
+        try FileManager.default.createDirectory(atPath: store.directory, withIntermediateDirectories: true)
+        if kind == "directory" {
+            try FileManager.default.createDirectory(atPath: store.file, withIntermediateDirectories: false)
+        } else {
+            #expect(mkfifo(store.file, 0o600) == 0)
+        }
+        let error = #expect(throws: StateStoreError.self) { try store.load() }
+        #expect(error?.description.contains(kind == "directory" ? "it is a directory" : "not a regular file") == true,
+                "\(String(describing: error))")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.directory) == ["state.json"])
+    }
+
+    /// fsync of the temporary file fails (here because it is a link to /dev/null, which cannot be synced: EINVAL):
+    /// the error carries fsync's errno, not one left over from an earlier call, and the file is not renamed.
+    @Test func aFailedFlushReportsItsOwnErrno() throws {
+        let store = StateStore(directory: directory())
+        try store.save(["x": SavedDevice(name: "X")])
+        #expect(symlink("/dev/null", store.file + ".tmp") == 0)
+        do {
+            try store.save(["x": SavedDevice(name: "Y")])
+            Issue.record("the flush cannot succeed")
+        } catch {
+            #expect(error.errno == EINVAL, "\(error)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: store.file + ".tmp"), "the temporary file is removed")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store.file)) == Data(StateStore.encode(["x": SavedDevice(name: "X")])),
+                "the saved state is the old one")
     }
 
     @Test func anUnwritableDirectoryIsATypedError() {
@@ -69,7 +119,7 @@ import Testing
         for attempt in 0..<500 {
             try home.setName("lamp", "Desk \(attempt)")
             try await Task.sleep(for: .milliseconds(20))
-            saved = store.load().devices
+            saved = try store.load().devices
             if saved["lamp"]?.name == "Desk \(attempt)" { break }
         }
         #expect(saved["lamp"]?.name?.hasPrefix("Desk") == true)
@@ -79,13 +129,13 @@ import Testing
         var porchOn = false
         for _ in 0..<500 where !porchOn {
             try await Task.sleep(for: .milliseconds(10))
-            porchOn = store.load().devices["porch"]?.attributes["OnOffLight"]?["onOff"]?["onOff"] == .bool(true)
+            porchOn = try store.load().devices["porch"]?.attributes["OnOffLight"]?["onOff"]?["onOff"] == .bool(true)
         }
         #expect(porchOn)
-        #expect(store.load().devices["lamp"]?.name == saved["lamp"]?.name, "the lamp's entry is kept as it was")
+        #expect(try store.load().devices["lamp"]?.name == saved["lamp"]?.name, "the lamp's entry is kept as it was")
 
         running.cancel()
         _ = try? await running.value
-        #expect(store.load().devices == home.savedState())
+        #expect(try store.load().devices == home.savedState())
     }
 }

@@ -20,6 +20,8 @@ import Glibc
 public enum HubDaemon {
     /// The exit status for a configuration that cannot be used (`EX_CONFIG`).
     public static let configurationError: Int32 = 78
+    /// The exit status for a state file that cannot be read (`EX_IOERR`).
+    public static let stateError: Int32 = 74
 
     public struct Overrides: Sendable {
         public var stateDirectory: String?
@@ -183,8 +185,19 @@ public enum HubDaemon {
         }
 
         let store = StateStore(directory: config.stateDirectory)
-        let (saved, warnings) = store.load()
-        for w in warnings { logger.warning("\(w)") }
+        let saved: [String: SavedDevice]
+        do throws(StateStoreError) {
+            let (devices, warnings) = try store.load()
+            for w in warnings { logger.warning("\(w)") }
+            saved = devices
+        } catch {
+            // Starting from the configuration would overwrite the saved state at the first save.
+            logger.critical("""
+                the saved state is unusable: \(error). The file was left as it is: repair it or move it away \
+                (the hub then starts from the configuration); nothing was started
+                """)
+            return stateError
+        }
 
         let home: Home
         do throws(HomeError) {

@@ -16,28 +16,43 @@ public final class StateStore: Sendable {
 
     public init(directory: String) { self.directory = directory }
 
-    /// The saved state, or nothing (with a warning) when the file is missing, unreadable or corrupt.
-    /// A corrupt file is moved aside so that it can be looked at and is never read again.
-    public func load() -> (devices: [String: SavedDevice], warnings: [String]) {
-        let fd = open(file, O_RDONLY | O_CLOEXEC)
+    /// The saved state: nothing when there is no file yet; nothing, with a warning, when the file is corrupt
+    /// (it does not parse as a state file), which is then moved aside so that it can be looked at and is never
+    /// read again.
+    ///
+    /// A file that cannot be read (EIO from a failing SD card, a permission, a directory or a FIFO where the
+    /// file should be) is not corrupt: it is left exactly as it is and the load throws, so that the hub does
+    /// not start from the configuration and overwrite the saved state at its first save.
+    public func load() throws(StateStoreError) -> (devices: [String: SavedDevice], warnings: [String]) {
+        // O_NONBLOCK: a FIFO in the file's place must not hold up the start until someone writes to it.
+        let fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         if fd < 0 {
             if errno == ENOENT { return ([:], []) }
-            return ([:], ["cannot read \(file): \(String(cString: strerror(errno))); starting from the configuration"])
+            throw StateStoreError("open \(file)")
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw StateStoreError("read \(file)") }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw StateStoreError("read \(file)", reason: info.st_mode & S_IFMT == S_IFDIR
+                ? "it is a directory; the state file must be a regular file"
+                : "it is not a regular file (a FIFO, socket or device)")
         }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
-        var failed = false
         while true {
             let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 { if errno == EINTR { continue }; failed = true; break }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw StateStoreError("read \(file)")
+            }
             if n == 0 { break }
             bytes += chunk[..<n]
         }
-        close(fd)
-        if !failed, let devices = try? Self.decode(JSON.parse(bytes)) { return (devices, []) }
+        if let devices = try? Self.decode(JSON.parse(bytes)) { return (devices, []) }
         let aside = "\(file).corrupt-\(time(nil))"
         rename(file, aside)
-        return ([:], ["\(file) is corrupt or unreadable; moved it to \(aside) and started from the configuration"])
+        return ([:], ["\(file) is corrupt; moved it to \(aside) and started from the configuration"])
     }
 
     /// Writes the state atomically and durably.
@@ -50,17 +65,24 @@ public final class StateStore: Sendable {
         let temporary = "\(file).tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o640)
         guard fd >= 0 else { throw StateStoreError("create \(temporary)") }
-        var ok = true
+        // The first failure's errno, taken where it happens: close and unlink below may change errno.
+        var failure: StateStoreError?
         var offset = 0
         while offset < bytes.count {
             let n = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if n < 0 { if errno == EINTR { continue }; ok = false; break }
+            if n < 0 {
+                if errno == EINTR { continue }
+                failure = StateStoreError("write \(temporary)")
+                break
+            }
             offset += n
         }
-        let saved = errno
-        if ok && fsync(fd) != 0 { ok = false }
+        if failure == nil && fsync(fd) != 0 { failure = StateStoreError("flush \(temporary) to disk") }
         close(fd)
-        guard ok else { errno = saved; unlink(temporary); throw StateStoreError("write \(temporary)") }
+        if let failure {
+            unlink(temporary)
+            throw failure
+        }
         guard rename(temporary, file) == 0 else { throw StateStoreError("rename \(temporary) to \(file)") }
         let dir = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if dir >= 0 {
@@ -157,15 +179,24 @@ public final class StateStore: Sendable {
     }
 }
 
-/// A state file that could not be written, with the operation and the system's reason.
+/// A state file that could not be read or written, with the operation and the system's reason.
 public struct StateStoreError: Error, Sendable, CustomStringConvertible {
     public var operation: String
+    /// The errno of the failed call; 0 when ``reason`` says what was wrong instead.
     public var errno: Int32
+    public var reason: String?
 
+    /// The failure of the call just made: takes `errno` now, before anything else can change it.
     init(_ operation: String) {
         self.operation = operation
         self.errno = Glibc.errno
     }
 
-    public var description: String { "cannot \(operation): \(String(cString: strerror(errno)))" }
+    init(_ operation: String, reason: String) {
+        self.operation = operation
+        self.errno = 0
+        self.reason = reason
+    }
+
+    public var description: String { "cannot \(operation): \(reason ?? String(cString: strerror(errno)))" }
 }
