@@ -110,6 +110,7 @@ let package = Package(
             "HearthHub", "HearthContract", "HearthJSON", "HearthMQTT", "HearthHardware", "HearthHardwareLinux",
             "HearthSimulator", "HearthTestKit",
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
         ], swiftSettings: strict),
         .testTarget(name: "HearthHomeAssistantTests", dependencies: ["HearthHomeAssistant", "HearthEngine"],
                     swiftSettings: strict),

@@ -56,6 +56,10 @@ public final class ManualClock: EngineClock {
 
     public var now: EngineInstant { state.withLock { $0.now } }
 
+    /// How many sleepers wait for the clock to move (a cancelled one counts until `advance` passes its
+    /// deadline): a test waits on this to know that a loop is asleep before it moves the clock.
+    public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
+
     public func advance(by milliseconds: Int64) {
         let due = state.withLock { s in
             s.now = s.now + milliseconds

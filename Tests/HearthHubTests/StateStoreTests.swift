@@ -3,6 +3,8 @@ import HearthEngine
 @testable import HearthHub
 import HearthModel
 import Logging
+import HearthTestKit
+import ServiceLifecycleTestKit
 import Testing
 
 @Suite struct StateStoreTests {
@@ -101,41 +103,93 @@ import Testing
     }
 }
 
-@Suite struct PersistenceServiceTests {
-    /// Each save re-encodes only the devices that changed; the file must still hold every device, each as it
-    /// is now, and the last save at shutdown must match the home exactly.
-    @Test func savesOnlyWhatChangedAndKeepsTheRest() async throws {
+@Suite(.timeLimit(.minutes(1))) struct PersistenceServiceTests {
+    /// The file as the service left it (empty while there is none).
+    func saved(_ store: StateStore) -> [String: SavedDevice] { (try? store.load().devices) ?? [:] }
+
+    /// A change is saved at once; later ones wait for the interval to pass on the clock (the home's clock, here
+    /// a manual one: no sleeping), and the save then holds the latest state of every device, not only of those
+    /// that changed. At graceful shutdown what changed meanwhile is saved without waiting.
+    @Test func savesAtOnceThenAtMostOncePerIntervalAndAtShutdown() async throws {
+        let clock = ManualClock()
         let home = try Home(devices: [
             DeviceConfiguration(id: "lamp", name: "Lamp", types: [DeviceTypeConfiguration(.dimmableLight)]),
             DeviceConfiguration(id: "porch", name: "Porch", types: [DeviceTypeConfiguration(.onOffLight)]),
-        ], clock: ManualClock())
+        ], clock: clock)
         let store = StateStore(directory: NSTemporaryDirectory() + "hearth-persistence-\(UUID().uuidString)")
-        let service = PersistenceService(home: home, store: store, interval: .milliseconds(10),
+        let service = PersistenceService(home: home, store: store, interval: .seconds(1), clock: clock,
                                          logger: Logger(label: "test"))
-        let running = Task { try await service.run() }
+        @Sendable func porchOn() -> Bool { saved(store)["porch"]?.attributes["OnOffLight"]?["onOff"]?["onOff"] == .bool(true) }
 
-        // The service may not be observing yet: repeat the change until a save shows it.
-        var saved: [String: SavedDevice] = [:]
-        for attempt in 0..<500 {
-            try home.setName("lamp", "Desk \(attempt)")
-            try await Task.sleep(for: .milliseconds(20))
-            saved = try store.load().devices
-            if saved["lamp"]?.name == "Desk \(attempt)" { break }
+        try await testGracefulShutdown { trigger in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await service.run() }
+                // The service may not be observing yet: rename until a save shows a new name.
+                var attempt = 0
+                let renamed = await poll(within: .seconds(10)) {
+                    if saved(store)["lamp"]?.name?.hasPrefix("Desk") == true { return true }
+                    attempt += 1
+                    _ = try? home.setName("lamp", "Desk \(attempt)")
+                    return false
+                }
+                #expect(renamed)
+                #expect(saved(store)["porch"] != nil, "a device that did not change is in the file too")
+                // Saved, the service waits out the interval on the clock.
+                #expect(await eventually { clock.sleeperCount == 1 })
+                try home.invoke("porch", trait: "onOff", command: "on")
+                clock.advance(by: 999)
+                #expect(clock.sleeperCount == 1, "the interval is not over")
+                #expect(!porchOn(), "no save before the interval is over")
+                clock.advance(by: 1)
+                #expect(await eventually { porchOn() }, "saved once the interval is over")
+                #expect(saved(store)["lamp"] == home.savedState()["lamp"], "the lamp's entry is there, as it is")
+                #expect(await eventually { clock.sleeperCount == 1 })
+                try home.setName("porch", "Porch light")
+                #expect(saved(store)["porch"]?.name == nil, "no save before the interval is over (nil: the configured name)")
+                trigger.triggerGracefulShutdown()
+                try await group.next()
+            }
         }
-        #expect(saved["lamp"]?.name?.hasPrefix("Desk") == true)
-        #expect(saved["porch"] != nil, "a device that did not change is in the file too")
+        #expect(saved(store)["porch"]?.name == "Porch light", "saved at shutdown, without waiting for the clock")
+        #expect(saved(store) == home.savedState())
+    }
+}
 
-        try home.invoke("porch", trait: "onOff", command: "on")
-        var porchOn = false
-        for _ in 0..<500 where !porchOn {
-            try await Task.sleep(for: .milliseconds(10))
-            porchOn = try store.load().devices["porch"]?.attributes["OnOffLight"]?["onOff"]?["onOff"] == .bool(true)
+@Suite(.timeLimit(.minutes(1))) struct ServiceShutdownTests {
+    /// The engine's timers stop at graceful shutdown: a transition in flight stays where it was, on a clock
+    /// that goes on.
+    @Test func theEngineServiceEndsAndLeavesATransitionWhereItWas() async throws {
+        let clock = ManualClock()
+        let home = try Home(devices: [DeviceConfiguration(id: "lamp", name: "Lamp",
+                                                          types: [DeviceTypeConfiguration(.dimmableLight)])],
+                            clock: clock)
+        try home.invoke("lamp", trait: "onOff", command: "on")
+        @Sendable func level() -> Value? { try? home.device("lamp").trait(.levelControl)?["currentLevel"]?.value }
+        #expect(level() == .int(254))
+        await testGracefulShutdown { trigger in
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { try? await EngineService(home: home).run() }
+                try? home.invoke("lamp", trait: "levelControl", command: "moveToLevel",
+                                 arguments: ["level": .int(54), "transitionTime": .int(20)])
+                #expect(await eventually { clock.sleeperCount > 0 }, "the engine waits for the next step")
+                clock.advance(by: 1000)
+                #expect(await eventually { level() == .int(154) }, "halfway after 1 s of 2")
+                trigger.triggerGracefulShutdown()
+                await group.next()
+            }
         }
-        #expect(porchOn)
-        #expect(try store.load().devices["lamp"]?.name == saved["lamp"]?.name, "the lamp's entry is kept as it was")
+        clock.advance(by: 2000)
+        #expect(level() == .int(154))
+    }
 
-        running.cancel()
-        _ = try? await running.value
-        #expect(try store.load().devices == home.savedState())
+    /// With no bindings, the hardware service still waits for shutdown and then ends.
+    @Test func theBindingsServiceEndsAtShutdown() async throws {
+        try await testGracefulShutdown { trigger in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await BindingsService(bindings: []).run() }
+                trigger.triggerGracefulShutdown()
+                try await group.next()
+            }
+        }
     }
 }

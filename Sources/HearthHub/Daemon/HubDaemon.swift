@@ -263,7 +263,8 @@ public enum HubDaemon {
             other: { message in homeAssistant?.received(topic: message.topic, payload: message.payload) })
 
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
-            .init(service: PersistenceService(home: home, store: store, interval: .seconds(1), logger: logger),
+            .init(service: PersistenceService(home: home, store: store, interval: .seconds(1), clock: home.clock,
+                                              logger: logger),
                   serviceName: "persistence"),
             .init(service: EngineService(home: home), serviceName: "engine"),
             .init(service: BindingsService(bindings: plan.bindings.map(\.binding)), serviceName: "hardware"),

@@ -53,11 +53,13 @@ struct MQTTService: Service {
 /// once more at shutdown, so a dimmer transition does not write flash fifty times a second.
 ///
 /// Only the devices that changed are read and re-encoded (each under the engine's lock for one device,
-/// not a hundred), so a save never holds up a command for long.
+/// not a hundred), so a save never holds up a command for long. The interval runs on `clock` (the home's),
+/// so that tests step it instead of sleeping.
 struct PersistenceService: Service {
     let home: Home
     let store: StateStore
     let interval: Duration
+    let clock: any EngineClock
     let logger: Logger
 
     func run() async throws {
@@ -91,9 +93,14 @@ struct PersistenceService: Service {
                 logger.error("state not saved: \(error)", metadata: ["file": "\(store.file)"])
             }
         }
+        let pause = interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000
         for await _ in dirty.cancelOnGracefulShutdown() {
             flush()
-            try? await cancelWhenGracefulShutdown { [interval] in try await Task.sleep(for: interval) }
+            // Sleeps on the clock until the interval is over, or until shutdown (the waker's wait ends when the
+            // task is cancelled, even on a clock that ignores cancellation).
+            await cancelWhenGracefulShutdown { [clock] in
+                await DeadlineWaker().wait(until: clock.now + pause, clock: clock)
+            }
         }
         flush(everything: true)
     }
