@@ -261,7 +261,7 @@ import Testing
         #expect(r.actuator.last?.isLit == false)
     }
 
-    @Test func eventsStreamDeliversChangesInOrder() async throws {
+    @Test(.timeLimit(.minutes(1))) func eventsStreamDeliversChangesInOrder() async throws {
         let h = try home()
         let stream = h.events()
         try h.invoke("lamp", trait: "onOff", command: "on")

@@ -61,7 +61,7 @@ struct HubRig {
 
 func onOff(_ doc: JSON) -> JSON? { doc["types"].flatMap { if case .array(let t) = $0 { t.first } else { nil } }?["traits"]?["onOff"]?["attributes"]?["onOff"] }
 
-@Suite(.serialized) struct HubTests {
+@Suite(.serialized, .timeLimit(.minutes(2))) struct HubTests {
     @Test func everyTopicOfTheContractIsPublishedRetained() async throws {
         let rig = try await HubRig()
         defer { rig.stop() }

@@ -54,7 +54,7 @@ struct HILLine: Sendable {
 
 let hilAvailable = FileIO.exists("/run/hil/gpio-lines")
 
-@Suite("GPIO and IIO on the HIL board", .enabled(if: hilAvailable, "needs the HIL VM (scripts/hil)"))
+@Suite("GPIO and IIO on the HIL board", .enabled(if: hilAvailable, "needs the HIL VM (scripts/hil)"), .timeLimit(.minutes(2)))
 struct GPIOSimHILTests {
     static let consumer = "hearthd-hil"
 
@@ -73,7 +73,11 @@ struct GPIOSimHILTests {
     }
 
     @Test func linesAreFoundByName() throws {
-        for line in HILLine.all() {
+        // Lines of both chips, so that an empty or half-read /run/hil/gpio-lines cannot pass unnoticed.
+        let lines = HILLine.all()
+        #expect(Set(lines.map(\.chipLabel)) == ["hearth-sim-main", "hearth-sim-aux"], "\(lines)")
+        #expect(lines.contains { $0.name == "relay-1" } && lines.contains { $0.name == "aux-button" }, "\(lines)")
+        for line in lines {
             #expect(try GPIOChip(label: line.chipLabel).lineOffset(named: line.name) == line.offset)
         }
         let error = #expect(throws: LinuxIOError.self) {
