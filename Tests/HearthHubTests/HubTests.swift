@@ -222,6 +222,10 @@ func onOff(_ doc: JSON) -> JSON? { doc["types"].flatMap { if case .array(let t) 
         let doc = await watcher.message(on: rig.topics.device("relay")).flatMap { try? JSON.parse($0.payload) }
         #expect(doc.flatMap(onOff) == .bool(true))
         #expect(doc?["name"] == .string("Porch"))
+        // The probe reconnects on its own schedule, not the hub's: wait until it is back and subscribed again
+        // (publishing while it is still away failed the test now and then).
+        #expect(await rig.probe.connects.count(atLeast: 2) { _ in true })
+        #expect(try await rig.probe.barrier("hearth/barrier"))
         let r = try await rig.request("relay", #"{"transaction":"after","trait":"onOff","command":"off"}"#, transaction: "after")
         #expect(r?["ok"] == .bool(true))
         watcher.client.disconnect()
