@@ -207,10 +207,19 @@ final class LinuxInputLine: InputLine {
                 }
             }
         }
-        thread.withLock { thread in
+        let context = LinuxIOError.Context.gpioLine(chip: line.chip.name, offset: line.offset).description
+        let failure = thread.withLock { thread -> HardwareError? in
             precondition(thread == nil, "events of a GPIO input started twice")
-            thread = Thread.start(body)
+            do throws(HardwareError) {
+                thread = try Thread.start(body, for: context)
+                return nil
+            } catch {
+                return error
+            }
         }
+        // No thread (EAGAIN: the system's limit on threads, or memory): the binding hears of it as of any
+        // other failure of its events, rather than the hub trapping.
+        if let failure { handler(.failed(failure)) }
     }
 
     func close() {
@@ -226,15 +235,28 @@ enum Thread {
         init(_ body: @escaping @Sendable () -> Void) { self.body = body }
     }
 
-    static func start(_ body: @escaping @Sendable () -> Void) -> pthread_t {
+    typealias Routine = @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer?
+
+    /// Starts `body` on a new thread; `context` names what the thread is for, in the error. `create` is
+    /// `pthread_create` (a test passes one that fails as the system does when it has no thread to give).
+    static func start(_ body: @escaping @Sendable () -> Void, for context: String = "a thread",
+                      create: (inout pthread_t, Routine, UnsafeMutableRawPointer) -> Int32 = { pthread_create(&$0, nil, $1, $2) })
+        throws(HardwareError) -> pthread_t
+    {
         var thread = pthread_t()
         let box = Unmanaged.passRetained(Box(body)).toOpaque()
-        let result = pthread_create(&thread, nil, { argument in
+        let result = create(&thread, { argument in
             let box = Unmanaged<Box>.fromOpaque(argument!).takeRetainedValue()
             box.body()
             return nil
         }, box)
-        precondition(result == 0, "pthread_create failed: \(result)")
+        guard result == 0 else {
+            Unmanaged<Box>.fromOpaque(box).release()
+            throw HardwareError(.failed, message: "cannot start a thread to wait for the line's edges "
+                                    + "(the system is at its limit of threads or out of memory)",
+                                operation: "pthread_create", context: context, errno: result,
+                                errnoDescription: LinuxErrno(rawValue: result).description)
+        }
         return thread
     }
 }

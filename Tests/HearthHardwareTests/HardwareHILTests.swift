@@ -76,9 +76,9 @@ struct HardwareHILTests {
         private let state = Mutex<(running: Bool, values: [String])>((true, []))
         private let thread = Mutex<pthread_t?>(nil)
 
-        init(_ line: Line) {
+        init(_ line: Line) throws {
             let path = line.simulator + "/value"
-            let t = HearthHardwareLinux.Thread.start { [self] in
+            let t = try HearthHardwareLinux.Thread.start { [self] in
                 while state.withLock({ $0.running }) {
                     guard let v = HardwareHILTests.readText(path).map({ String($0.filter { !$0.isWhitespace }) })
                     else { continue }
@@ -108,7 +108,7 @@ struct HardwareHILTests {
         let on = try rig.add("porch", .onOffLight, binding: "{kind: relay, pin: relay-1}",
                              traits: [TraitConfiguration(.onOff, attributes: ["startUpOnOff": .int(1)])])
         let low = try rig.add("pump", .onOffPlugInUnit, binding: "{kind: relay, pin: relay-2, activeLow: true}")
-        let watch1 = Watcher(relay1), watch2 = Watcher(relay2)
+        let watch1 = try Watcher(relay1), watch2 = try Watcher(relay2)
         try rig.start()
         let seen1 = watch1.stop(), seen2 = watch2.stop()
         #expect(seen1 == ["1"], "relay-1 (on, active-high) went \(seen1)")
