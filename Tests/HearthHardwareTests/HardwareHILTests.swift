@@ -18,7 +18,8 @@ import Testing
 
 let hardwareHILAvailable = access("/run/hil/gpio-lines", F_OK) == 0
 
-@Suite("Bindings on the HIL board", .serialized, .enabled(if: hardwareHILAvailable, "needs the HIL VM (scripts/hil)"))
+@Suite("Bindings on the HIL board", .serialized, .enabled(if: hardwareHILAvailable, "needs the HIL VM (scripts/hil)"),
+       .timeLimit(.minutes(2)))
 struct HardwareHILTests {
     /// One line of /run/hil/gpio-lines: NAME CHIP_LABEL GPIOCHIP OFFSET DIRECTION USE.
     struct Line {
@@ -86,8 +87,16 @@ struct HardwareHILTests {
                 }
             }
             thread.withLock { $0 = t }
-            // The first sample is the value from before anything was requested.
-            while state.withLock({ $0.values.isEmpty }) { sched_yield() }
+            // The first sample is the value from before anything was requested (a bounded wait: an unreadable
+            // value file would otherwise spin here for ever, past the suite's time limit).
+            let deadline = ContinuousClock.now + .seconds(10)
+            while state.withLock({ $0.values.isEmpty }) {
+                guard ContinuousClock.now < deadline else {
+                    _ = stop()
+                    throw HILFailure("no value could be read from \(path) within 10 s")
+                }
+                sched_yield()
+            }
         }
 
         func stop() -> [String] {

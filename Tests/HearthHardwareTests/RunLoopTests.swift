@@ -4,7 +4,7 @@ import HearthSimulator
 import HearthModel
 import Testing
 
-@Suite("Binding run loops")
+@Suite("Binding run loops", .timeLimit(.minutes(1)))
 struct RunLoopTests {
     @Test func aSensorPollsOnTheInjectedClock() async throws {
         let rig = try Rig()
