@@ -6,14 +6,8 @@
 [ -x /hil/bin/hearthd ] || bail "no /hil/bin/hearthd (scripts/test-hil carries the built one in)"
 [ -f /hil/board.yaml ] || bail "no /hil/board.yaml (scripts/test-hil carries the board file in)"
 
-cat > /tmp/mosquitto.conf <<'CONF'
-listener 1883 127.0.0.1
-allow_anonymous true
-persistence false
-CONF
-mosquitto -c /tmp/mosquitto.conf >/tmp/mosquitto.log 2>&1 &
-broker=$!
-wait_for 10 mosquitto_pub -h 127.0.0.1 -t hil/ping -m ping || bail "broker did not start: $(cat /tmp/mosquitto.log)"
+hil_start_broker
+broker=$HIL_BROKER_PID
 
 # Everything the hub publishes, from before it starts.
 mosquitto_sub -h 127.0.0.1 -t 'hearth/hil/#' -v >/tmp/hub.out 2>&1 &

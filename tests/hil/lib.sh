@@ -140,3 +140,18 @@ hil_iio_value() {
     awk -v r="$(cat "$_d/in_$2_raw")" -v o="$_off" -v s="$(cat "$_d/in_$2_scale")" \
         'BEGIN { printf "%.3f", (r + o) * s }'
 }
+
+# --- a broker ------------------------------------------------------------------------------
+# hil_start_broker : mosquitto on 127.0.0.1:1883 (nothing leaves the VM), its pid in HIL_BROKER_PID and its
+# log in /tmp/mosquitto.log; bails out when it does not come up.
+hil_start_broker() {
+    cat > /tmp/mosquitto.conf <<'CONF'
+listener 1883 127.0.0.1
+set_tcp_nodelay true
+allow_anonymous true
+persistence false
+CONF
+    mosquitto -c /tmp/mosquitto.conf >/tmp/mosquitto.log 2>&1 &
+    HIL_BROKER_PID=$!
+    wait_for 10 mosquitto_pub -h 127.0.0.1 -t hil/ping -m ping || bail "broker did not start: $(cat /tmp/mosquitto.log)"
+}

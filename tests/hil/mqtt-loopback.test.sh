@@ -1,15 +1,8 @@
 # A mosquitto broker on 127.0.0.1 inside the VM (no network leaves it): publish, subscribe.
 . "$HIL_TESTS/lib.sh"
 
-cat > /tmp/mosquitto.conf <<'CONF'
-listener 1883 127.0.0.1
-set_tcp_nodelay true
-allow_anonymous true
-persistence false
-CONF
-mosquitto -c /tmp/mosquitto.conf >/tmp/mosquitto.log 2>&1 &
-broker=$!
-wait_for 10 mosquitto_pub -h 127.0.0.1 -t hil/ping -m ping || bail "broker did not start: $(cat /tmp/mosquitto.log)"
+hil_start_broker
+broker=$HIL_BROKER_PID
 ok "broker listens on 127.0.0.1:1883"
 
 mosquitto_sub -h 127.0.0.1 -t 'hearth/#' -C 2 -W 10 -v >/tmp/sub.out 2>&1 &
