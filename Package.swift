@@ -17,6 +17,9 @@ let package = Package(
     products: [
         .library(name: "HearthModel", targets: ["HearthModel"]),
         .library(name: "HearthEngine", targets: ["HearthEngine"]),
+        // Static, so that `swift build --product HearthKit` builds just it (an automatic library product cannot be
+        // built on its own) — and shows that it needs no engine.
+        .library(name: "HearthKit", type: .static, targets: ["HearthKit"]),
         .executable(name: "hearth", targets: ["hearth"]),
         .executable(name: "hearthd", targets: ["hearthd"]),
     ],
@@ -63,6 +66,15 @@ let package = Package(
             "HearthContract", "HearthJSON", "HearthMQTT", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: strict),
 
+        // The Swift client library: the Google Home APIs' shape over the MQTT contract; typed layer in Generated/.
+        .target(name: "HearthKit", dependencies: ["HearthModel", "HearthJSON", "HearthContract", "HearthMQTT"],
+                swiftSettings: strict),
+        // Writes HearthKit's typed layer from the engine's trait descriptors and device type catalogue (a build tool).
+        .target(name: "HearthKitGenerator", dependencies: ["HearthEngine", "HearthModel", "HearthSimulator"],
+                swiftSettings: strict),
+        // `hearthkit-generate`: runs the generator into Sources/HearthKit/Generated (or checks it is up to date).
+        .executableTarget(name: "hearthkit-generate", dependencies: ["HearthKitGenerator"], swiftSettings: strict),
+
         // Hardware bindings (relays, wall switches, PWM dimmers, humidity sensors), board files, and the backend
         // protocols they open hardware through, in platform-neutral types and errors (`HardwareError`).
         .target(name: "HearthHardware", dependencies: ["HearthEngine", "HearthConfig"], swiftSettings: strict),
@@ -98,6 +110,7 @@ let package = Package(
             "HearthSimulator", "HearthTestKit",
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
+        .testTarget(name: "HearthKitGeneratorTests", dependencies: ["HearthKitGenerator", "HearthModel"], swiftSettings: strict),
         .testTarget(name: "HearthLinuxTests", dependencies: ["HearthLinux", "HearthTestKit"], swiftSettings: strict),
     ]
 )
