@@ -110,6 +110,8 @@ let package = Package(
             "HearthSimulator", "HearthTestKit",
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
+        // HearthKit as an app uses it: only `import HearthKit`, against real hearthd processes (HearthTestKit).
+        .testTarget(name: "HearthKitTests", dependencies: ["HearthKit", "HearthTestKit"], swiftSettings: strict),
         .testTarget(name: "HearthKitGeneratorTests", dependencies: ["HearthKitGenerator", "HearthModel"], swiftSettings: strict),
         .testTarget(name: "HearthLinuxTests", dependencies: ["HearthLinux", "HearthTestKit"], swiftSettings: strict),
     ]

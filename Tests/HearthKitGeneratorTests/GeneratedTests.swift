@@ -26,6 +26,16 @@ import Testing
         #expect(traits.contains { $0.id.qualifiedName == "dev.hearth.simulatedSwitch" })
         let text = try HearthKitGenerator.files().first { $0.path == "DeviceTypes.swift" }?.text ?? ""
         for type in deviceTypes { #expect(text.contains("public struct \(type.name)DeviceType: DeviceType")) }
+        // A setter exists for a writable attribute only, so writing a read-only one does not compile.
+        for trait in traits {
+            let path = "\(HearthKitGenerator.namespaceName(trait.id.namespace))/\(HearthKitGenerator.traitTypeName(trait.id)).swift"
+            let source = try HearthKitGenerator.files().first { $0.path == path }?.text ?? ""
+            for attribute in trait.attributes {
+                let setter = "func set\(attribute.name.prefix(1).uppercased() + attribute.name.dropFirst())("
+                #expect(source.contains(setter) == attribute.isWritable, "\(trait.id).\(attribute.name)")
+            }
+            for command in trait.commands { #expect(source.contains("public func \(command.name)(")) }
+        }
         #expect(HearthKitGenerator.namespaceName("dev.hearth") == "DevHearth")
         #expect(HearthKitGenerator.namespaceName("matter") == "Matter")
     }
