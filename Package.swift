@@ -61,9 +61,9 @@ let package = Package(
         .executableTarget(name: "hearthd", dependencies: [
             "HearthHub", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: strict),
-        // The `hearth` command-line client: talks to any hub over MQTT only.
+        // The `hearth` command-line client: talks to any hub over MQTT only, through HearthKit's untyped layer.
         .executableTarget(name: "hearth", dependencies: [
-            "HearthContract", "HearthJSON", "HearthMQTT", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "HearthKit", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: strict),
 
         // The Swift client library: the Google Home APIs' shape over the MQTT contract; typed layer in Generated/.

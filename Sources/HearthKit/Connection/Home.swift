@@ -159,6 +159,9 @@ public final class Home: Sendable {
         return home
     }
 
+    /// Why `id` cannot be a hub or device id (one topic level: not empty, no `/`, `+`, `#` or NUL), or nil if it can.
+    public static func problem(withID id: String) -> String? { TopicScheme.problem(withLevel: id) }
+
     static func prefixProblem(_ prefix: String) -> String? {
         if prefix.split(separator: "/", omittingEmptySubsequences: false).contains(where: \.isEmpty)
             || prefix.contains(where: { $0 == "+" || $0 == "#" }) || prefix.utf8.contains(0) {
