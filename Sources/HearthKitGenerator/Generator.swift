@@ -411,7 +411,7 @@ public enum HearthKitGenerator {
                 let meaning = f.isNullable ? " (nil sends null)" : ""
                 w.line("/// - Parameter \(f.name): \(describe(f.type, nullable: f.isNullable, constraint: f.constraint))\(meaning).")
             }
-            w.line("public func \(name)(\(parameters.joined(separator: ", "))) async throws(HomeError) {")
+            w.line("public func \(name)(\(parameters.joined(separator: ", "))) async throws {")
             w.depth += 1
             if arguments.isEmpty {
                 w.line("try await dynamic.invoke(\"\(c.name)\")")
@@ -448,7 +448,7 @@ public enum HearthKitGenerator {
         w.line("/// Writes the attributes `body` sets (all or none) and returns the trait as it is after the write:")
         w.line("/// `try await trait.update { $0.set\(upperFirst(writable[0].name))(…) }`.")
         w.line("@discardableResult")
-        w.line("public func update(_ body: (inout Update) -> Void) async throws(HomeError) -> Self {")
+        w.line("public func update(_ body: (inout Update) -> Void) async throws -> Self {")
         w.depth += 1
         w.line("var update = Update()")
         w.line("body(&update)")

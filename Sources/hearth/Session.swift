@@ -34,10 +34,10 @@ final class Session {
     static func connect(_ options: GlobalOptions) async throws -> Session {
         let deadline = ContinuousClock.now + .milliseconds(Int64((options.timeout * 1000).rounded()))
         let homeOptions = try options.homeOptions()
-        do throws(HomeError) {
+        do {
             let home = try await Home.connect(homeOptions, deadline: deadline)
             return Session(options: options, home: home, deadline: deadline)
-        } catch {
+        } catch let error as HomeError {
             throw connectionFailure(error, options)
         }
     }
@@ -120,9 +120,9 @@ final class Session {
     /// Sends one request for `device` to the hub and waits for its answer (which may be a refusal) until the
     /// session's deadline. `members` is the request without its transaction.
     func request(_ topics: HubTopics, device: String, _ members: [(key: String, value: JSON)]) async throws -> HubAnswer {
-        do throws(HomeError) {
+        do {
             return try await home.send(members, device: device, hub: topics.hub, deadline: deadline)
-        } catch {
+        } catch let error as HomeError {
             switch error.code {
             case .deadlineExceeded:
                 throw CLIError(.timeout, "no answer from hub '\(topics.hub)' within \(options.timeoutText); "

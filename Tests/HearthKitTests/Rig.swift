@@ -75,16 +75,10 @@ final class HubRig: @unchecked Sendable {
         // The hub may not have published its status yet: retry a hub-bound connection until it has.
         var home: Home?
         while home == nil {
-            let result: Result<Home, HomeError>
-            do throws(HomeError) {
-                result = .success(try await Home.connect(broker: brokerAddress, hub: hub, timeout: timeout))
-            } catch {
-                result = .failure(error)
-            }
-            switch result {
-            case .success(let connected): home = connected
-            case .failure(let error) where error.code == .notFound: try await Task.sleep(for: .milliseconds(50))
-            case .failure(let error): throw error
+            do {
+                home = try await Home.connect(broker: brokerAddress, hub: hub, timeout: timeout)
+            } catch let error as HomeError where error.code == .notFound {
+                try await Task.sleep(for: .milliseconds(50))
             }
         }
         let connected = home!

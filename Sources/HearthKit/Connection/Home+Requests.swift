@@ -27,7 +27,12 @@ extension Home {
     ///   ``ConnectionFailure``) when the request cannot be sent; `cancelled` when the task is cancelled or the home
     ///   closed.
     public func send(_ members: [(key: String, value: JSON)], device: String, hub: String,
-                     deadline: ContinuousClock.Instant? = nil) async throws(HomeError) -> HubAnswer {
+                     deadline: ContinuousClock.Instant? = nil) async throws -> HubAnswer {
+        try await request(members, device: device, hub: hub, deadline: deadline)
+    }
+
+    func request(_ members: [(key: String, value: JSON)], device: String, hub: String,
+                 deadline: ContinuousClock.Instant?) async throws(HomeError) -> HubAnswer {
         let start = ContinuousClock.now
         let deadline = deadline ?? start + options.timeout
         let transaction = "hk-\(randomHex(8))"
@@ -47,11 +52,11 @@ extension Home {
             }
             return HubAnswer(payload: message.payload, json: json)
         case .timedOut:
-            throw .deadlineExceeded("no answer from hub '\(hub)' within \(secondsText(deadline - start)); is it online?")
+            throw HomeError.deadlineExceeded("no answer from hub '\(hub)' within \(secondsText(deadline - start)); is it online?")
         case .cancelled:
-            throw .cancelled("the request to '\(device)' was cancelled")
+            throw HomeError.cancelled("the request to '\(device)' was cancelled")
         case .closed:
-            throw .cancelled("the home was closed")
+            throw HomeError.cancelled("the home was closed")
         case .sendFailed(let error):
             throw HomeError(code: .unavailable, status: .failure, message: "cannot send the request: \(error)",
                             connectionFailure: ConnectionFailure(kind: .sendFailed, detail: "\(error)", context: error.context))
@@ -75,25 +80,25 @@ extension Home {
             (s.closed, s.linkUp, s.devices.first { $0.id == device && $0.hub == owner },
              s.hubs.mapValues(\.status))
         }
-        if closed { throw .cancelled("the home was closed") }
+        if closed { throw HomeError.cancelled("the home was closed") }
         guard linkUp else {
-            throw .unavailable("not connected to the MQTT broker at \(broker) (the client reconnects by itself); "
+            throw HomeError.unavailable("not connected to the MQTT broker at \(broker) (the client reconnects by itself); "
                 + "nothing was sent to '\(device)'")
         }
-        guard let current else { throw .notFound("no device '\(device)' on hub '\(owner)' in the home") }
+        guard let current else { throw HomeError.notFound("no device '\(device)' on hub '\(owner)' in the home") }
         let target = options.hub ?? owner
         for hub in Set([owner, target]) where statuses[hub] ?? nil == "offline" {
-            throw .unavailable("hub '\(hub)' is offline, so '\(device)' cannot be reached; nothing was sent")
+            throw HomeError.unavailable("hub '\(hub)' is offline, so '\(device)' cannot be reached; nothing was sent")
         }
         if case .trait(let typeName, let traitName) = precondition,
            let trait = current.types[named: typeName]?.traits[named: traitName] {
             let c = trait.metadata.sourceConnectivity
             guard c.acceptsCommands else {
-                throw .unavailable("\(device) \(typeName).\(traitName) is \(c.connectivityState.rawValue) "
+                throw HomeError.unavailable("\(device) \(typeName).\(traitName) is \(c.connectivityState.rawValue) "
                     + "(\(c.dataSourceLocality.rawValue)); nothing was sent")
             }
         }
-        let answer = try await send(members, device: device, hub: target)
+        let answer = try await request(members, device: device, hub: target, deadline: nil)
         if let error = answer.error { throw error }
         return answer
     }

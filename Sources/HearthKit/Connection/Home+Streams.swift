@@ -9,9 +9,9 @@ public struct HomeDevicesQuery: Sendable {
     /// The devices now.
     ///
     /// - Throws: `cancelled` once the home is closed.
-    public func list() async throws(HomeError) -> [HomeDevice] {
+    public func list() async throws -> [HomeDevice] {
         let (closed, devices) = home.state.withLock { ($0.closed, $0.devices) }
-        if closed { throw .cancelled("the home was closed") }
+        if closed { throw HomeError.cancelled("the home was closed") }
         return devices
     }
 

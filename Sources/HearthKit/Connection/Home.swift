@@ -112,24 +112,24 @@ public final class Home: Sendable {
     ///   connection or does not answer in time; `notFound` when `hub` is given and no such hub has published a status.
     public static func connect(broker: String = "127.0.0.1", hub: String? = nil, prefix: String = "hearth",
                                username: String? = nil, password: String? = nil, passwordFile: String? = nil,
-                               tls: TLSOptions? = nil, timeout: Duration = .seconds(5)) async throws(HomeError) -> Home {
+                               tls: TLSOptions? = nil, timeout: Duration = .seconds(5)) async throws -> Home {
         try await connect(Options(broker: broker, hub: hub, prefix: prefix, username: username, password: password,
                                   passwordFile: passwordFile, tls: tls, timeout: timeout))
     }
 
     /// Connects with `options`. `deadline` (default: now + `options.timeout`) bounds the connection and the reading
     /// of the published state.
-    public static func connect(_ options: Options, deadline: ContinuousClock.Instant? = nil) async throws(HomeError) -> Home {
+    public static func connect(_ options: Options, deadline: ContinuousClock.Instant? = nil) async throws -> Home {
         let deadline = deadline ?? .now + options.timeout
         let address: BrokerAddress
         do throws(BrokerAddress.ParseError) {
             address = try BrokerAddress(parsing: options.broker, tls: options.tls != nil)
         } catch {
-            throw .invalidArgument(error.message)
+            throw HomeError.invalidArgument(error.message)
         }
-        if let problem = Self.prefixProblem(options.prefix) { throw .invalidArgument(problem) }
+        if let problem = Self.prefixProblem(options.prefix) { throw HomeError.invalidArgument(problem) }
         if let hub = options.hub, let problem = TopicScheme.problem(withLevel: hub) {
-            throw .invalidArgument("hub id '\(hub)' cannot be used: \(problem)")
+            throw HomeError.invalidArgument("hub id '\(hub)' cannot be used: \(problem)")
         }
         var mqtt = MQTTConnectOptions(host: address.host, port: address.port)
         mqtt.username = options.username ?? address.username
@@ -153,7 +153,7 @@ public final class Home: Sendable {
         if let hub = options.hub, home.hubStatuses().first(where: { $0.hub == hub }) == nil {
             home.close()
             let known = home.hubStatuses().map(\.hub)
-            throw .notFound("no hub '\(hub)' under '\(options.prefix)/' on \(address)"
+            throw HomeError.notFound("no hub '\(hub)' under '\(options.prefix)/' on \(address)"
                 + (known.isEmpty ? "; no hub has published a status" : "; hubs: \(known.joined(separator: ", "))"))
         }
         return home
@@ -206,7 +206,7 @@ public final class Home: Sendable {
             throw Self.connectionError(error, broker)
         case nil:
             client.disconnect()
-            if Task.isCancelled { throw .cancelled("connecting to the MQTT broker at \(broker) was cancelled") }
+            if Task.isCancelled { throw HomeError.cancelled("connecting to the MQTT broker at \(broker) was cancelled") }
             throw HomeError(code: .deadlineExceeded, status: .timeout,
                             message: "no connection to the MQTT broker at \(broker) within \(secondsText(options.timeout))",
                             connectionFailure: ConnectionFailure(kind: .timedOut, detail: "no answer",
@@ -250,16 +250,16 @@ public final class Home: Sendable {
         case .answer:
             state.withLock { $0.settled = true }
         case .cancelled:
-            throw .cancelled("connecting to the MQTT broker at \(broker) was cancelled")
+            throw HomeError.cancelled("connecting to the MQTT broker at \(broker) was cancelled")
         case .closed:
-            throw .cancelled("the home was closed")
+            throw HomeError.cancelled("the home was closed")
         case .timedOut, .sendFailed:
             while true {
                 let quietUntil = state.withLock { $0.lastMessage } + Self.quietSettle
                 let until = min(deadline, quietUntil)
                 if until <= .now { break }
                 do { try await Task.sleep(until: until, clock: .continuous) } catch {
-                    throw .cancelled("connecting to the MQTT broker at \(broker) was cancelled")
+                    throw HomeError.cancelled("connecting to the MQTT broker at \(broker) was cancelled")
                 }
             }
         }

@@ -112,7 +112,7 @@ public struct DynamicTrait: Sendable, Hashable {
     /// - Throws: ``HomeError``: the hub's refusal, `unavailable` at once for an offline trait,
     ///   `deadlineExceeded` when no hub answers.
     @discardableResult
-    public func invoke(_ command: String, _ fields: [(key: String, value: JSON)] = []) async throws(HomeError) -> JSON? {
+    public func invoke(_ command: String, _ fields: [(key: String, value: JSON)] = []) async throws -> JSON? {
         var members: [(key: String, value: JSON)] = [("type", .string(route.type)), ("trait", .string(name)),
                                                      ("command", .string(command))]
         if !fields.isEmpty { members.append(("args", .object(fields))) }
@@ -122,7 +122,7 @@ public struct DynamicTrait: Sendable, Hashable {
 
     /// Writes attributes (all or none) and returns the trait as it is after the write.
     @discardableResult
-    public func update(_ attributes: [(key: String, value: JSON)]) async throws(HomeError) -> DynamicTrait {
+    public func update(_ attributes: [(key: String, value: JSON)]) async throws -> DynamicTrait {
         let members: [(key: String, value: JSON)] = [("type", .string(route.type)), ("trait", .string(name)),
                                                      ("update", .object(attributes))]
         _ = try await route.home.perform(members, device: route.device, owner: route.hub, .trait(type: route.type, trait: name))

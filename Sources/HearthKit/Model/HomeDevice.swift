@@ -43,24 +43,24 @@ public struct HomeDevice: Sendable, Hashable, Identifiable {
 
     /// Renames the device and returns it as updated (this value is unchanged). The hub keeps at most 60 Unicode code
     /// points and cuts the rest without an error.
-    public func setName(_ name: String) async throws(HomeError) -> HomeDevice {
+    public func setName(_ name: String) async throws -> HomeDevice {
         try await change("setName", .string(name)) { $0.replacing("name", with: .string(name)) }
     }
 
     /// Puts the device in a room (nil takes it out) and returns it as updated.
-    public func setRoom(_ roomID: String?) async throws(HomeError) -> HomeDevice {
+    public func setRoom(_ roomID: String?) async throws -> HomeDevice {
         try await change("setRoom", roomID.map(JSON.string) ?? .null) { $0.replacing("roomId", with: roomID.map(JSON.string) ?? .null) }
     }
 
     /// Puts the device in a structure (nil takes it out) and returns it as updated.
-    public func setStructure(_ structureID: String?) async throws(HomeError) -> HomeDevice {
+    public func setStructure(_ structureID: String?) async throws -> HomeDevice {
         try await change("setStructure", structureID.map(JSON.string) ?? .null) {
             $0.replacing("structureId", with: structureID.map(JSON.string) ?? .null)
         }
     }
 
     /// Asks the hub to read the device's hardware now and republish it; returns the device as it then is.
-    public func refresh() async throws(HomeError) -> HomeDevice {
+    public func refresh() async throws -> HomeDevice {
         try await change("get", .bool(true)) { $0 }
     }
 

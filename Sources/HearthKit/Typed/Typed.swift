@@ -1,5 +1,9 @@
 // What the generated device types and traits (Generated/) are built from: protocols, the attribute wrapper, and
 // the conversion of Swift values to the JSON the hub reads and back. Hand-written; the tables are generated.
+//
+// Every throwing call of the public API throws only `HomeError`, but is declared plain `throws`: with typed throws,
+// Swift 6.3.1 crashes compiling the guides' own `catch let error as HomeError` (an "ownership error" in SILGen),
+// and that pattern must work. Internally the library uses `throws(HomeError)`.
 
 /// A device type (`OnOffLightDeviceType`, …): a typed view of one ``DynamicDeviceType``.
 public protocol DeviceType: Sendable, Hashable {

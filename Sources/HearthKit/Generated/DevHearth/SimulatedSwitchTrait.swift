@@ -17,7 +17,7 @@ extension DevHearth {
         public var supportsPressCommand: Bool { dynamic.supports(command: "press") }
 
         /// `press` (command 0x00).
-        public func press() async throws(HomeError) {
+        public func press() async throws {
             try await dynamic.invoke("press")
         }
 
@@ -25,7 +25,7 @@ extension DevHearth {
         public var supportsReleaseCommand: Bool { dynamic.supports(command: "release") }
 
         /// `release` (command 0x01).
-        public func release() async throws(HomeError) {
+        public func release() async throws {
             try await dynamic.invoke("release")
         }
 
@@ -33,7 +33,7 @@ extension DevHearth {
         public var supportsFlipCommand: Bool { dynamic.supports(command: "flip") }
 
         /// `flip` (command 0x02).
-        public func flip() async throws(HomeError) {
+        public func flip() async throws {
             try await dynamic.invoke("flip")
         }
 
@@ -41,7 +41,7 @@ extension DevHearth {
         public var supportsBounceCommand: Bool { dynamic.supports(command: "bounce") }
 
         /// `bounce` (command 0x03).
-        public func bounce() async throws(HomeError) {
+        public func bounce() async throws {
             try await dynamic.invoke("bounce")
         }
     }

@@ -63,7 +63,7 @@ extension Matter {
         /// Writes the attributes `body` sets (all or none) and returns the trait as it is after the write:
         /// `try await trait.update { $0.setNodeLabel(…) }`.
         @discardableResult
-        public func update(_ body: (inout Update) -> Void) async throws(HomeError) -> Self {
+        public func update(_ body: (inout Update) -> Void) async throws -> Self {
             var update = Update()
             body(&update)
             return Self(try await dynamic.update(update.writes.values))

@@ -56,7 +56,7 @@ extension Matter {
         /// `identify` (command 0x00).
         ///
         /// - Parameter identifyTime: uint16.
-        public func identify(identifyTime: UInt16) async throws(HomeError) {
+        public func identify(identifyTime: UInt16) async throws {
             try await dynamic.invoke("identify", [
                 ("identifyTime", identifyTime.json),
             ])
@@ -73,7 +73,7 @@ extension Matter {
         /// Writes the attributes `body` sets (all or none) and returns the trait as it is after the write:
         /// `try await trait.update { $0.setIdentifyTime(…) }`.
         @discardableResult
-        public func update(_ body: (inout Update) -> Void) async throws(HomeError) -> Self {
+        public func update(_ body: (inout Update) -> Void) async throws -> Self {
             var update = Update()
             body(&update)
             return Self(try await dynamic.update(update.writes.values))

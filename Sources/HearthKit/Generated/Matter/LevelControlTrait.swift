@@ -106,7 +106,7 @@ extension Matter {
         /// - Parameter transitionTime: uint16, 0…65534, nullable (nil sends null).
         /// - Parameter optionsMask: bitmap OptionsBitmap.
         /// - Parameter optionsOverride: bitmap OptionsBitmap.
-        public func moveToLevel(level: UInt8, transitionTime: UInt16? = 0, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []) async throws(HomeError) {
+        public func moveToLevel(level: UInt8, transitionTime: UInt16? = 0, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []) async throws {
             try await dynamic.invoke("moveToLevel", [
                 ("level", level.json),
                 ("transitionTime", transitionTime.json),
@@ -124,7 +124,7 @@ extension Matter {
         /// - Parameter rate: uint8, nullable (nil sends null).
         /// - Parameter optionsMask: bitmap OptionsBitmap.
         /// - Parameter optionsOverride: bitmap OptionsBitmap.
-        public func move(moveMode: MoveModeEnum, rate: UInt8? = nil, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []) async throws(HomeError) {
+        public func move(moveMode: MoveModeEnum, rate: UInt8? = nil, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []) async throws {
             try await dynamic.invoke("move", [
                 ("moveMode", moveMode.json),
                 ("rate", rate.json),
@@ -143,7 +143,7 @@ extension Matter {
         /// - Parameter transitionTime: uint16, 0…65534, nullable (nil sends null).
         /// - Parameter optionsMask: bitmap OptionsBitmap.
         /// - Parameter optionsOverride: bitmap OptionsBitmap.
-        public func step(stepMode: StepModeEnum, stepSize: UInt8, transitionTime: UInt16? = nil, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []) async throws(HomeError) {
+        public func step(stepMode: StepModeEnum, stepSize: UInt8, transitionTime: UInt16? = nil, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []) async throws {
             try await dynamic.invoke("step", [
                 ("stepMode", stepMode.json),
                 ("stepSize", stepSize.json),
@@ -160,7 +160,7 @@ extension Matter {
         ///
         /// - Parameter optionsMask: bitmap OptionsBitmap.
         /// - Parameter optionsOverride: bitmap OptionsBitmap.
-        public func stop(optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []) async throws(HomeError) {
+        public func stop(optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []) async throws {
             try await dynamic.invoke("stop", [
                 ("optionsMask", optionsMask.json),
                 ("optionsOverride", optionsOverride.json),
@@ -176,7 +176,7 @@ extension Matter {
         /// - Parameter transitionTime: uint16, 0…65534, nullable (nil sends null).
         /// - Parameter optionsMask: bitmap OptionsBitmap.
         /// - Parameter optionsOverride: bitmap OptionsBitmap.
-        public func moveToLevelWithOnOff(level: UInt8, transitionTime: UInt16? = 0, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []) async throws(HomeError) {
+        public func moveToLevelWithOnOff(level: UInt8, transitionTime: UInt16? = 0, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []) async throws {
             try await dynamic.invoke("moveToLevelWithOnOff", [
                 ("level", level.json),
                 ("transitionTime", transitionTime.json),
@@ -194,7 +194,7 @@ extension Matter {
         /// - Parameter rate: uint8, nullable (nil sends null).
         /// - Parameter optionsMask: bitmap OptionsBitmap.
         /// - Parameter optionsOverride: bitmap OptionsBitmap.
-        public func moveWithOnOff(moveMode: MoveModeEnum, rate: UInt8? = nil, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []) async throws(HomeError) {
+        public func moveWithOnOff(moveMode: MoveModeEnum, rate: UInt8? = nil, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []) async throws {
             try await dynamic.invoke("moveWithOnOff", [
                 ("moveMode", moveMode.json),
                 ("rate", rate.json),
@@ -213,7 +213,7 @@ extension Matter {
         /// - Parameter transitionTime: uint16, 0…65534, nullable (nil sends null).
         /// - Parameter optionsMask: bitmap OptionsBitmap.
         /// - Parameter optionsOverride: bitmap OptionsBitmap.
-        public func stepWithOnOff(stepMode: StepModeEnum, stepSize: UInt8, transitionTime: UInt16? = nil, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []) async throws(HomeError) {
+        public func stepWithOnOff(stepMode: StepModeEnum, stepSize: UInt8, transitionTime: UInt16? = nil, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []) async throws {
             try await dynamic.invoke("stepWithOnOff", [
                 ("stepMode", stepMode.json),
                 ("stepSize", stepSize.json),
@@ -230,7 +230,7 @@ extension Matter {
         ///
         /// - Parameter optionsMask: bitmap OptionsBitmap.
         /// - Parameter optionsOverride: bitmap OptionsBitmap.
-        public func stopWithOnOff(optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []) async throws(HomeError) {
+        public func stopWithOnOff(optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []) async throws {
             try await dynamic.invoke("stopWithOnOff", [
                 ("optionsMask", optionsMask.json),
                 ("optionsOverride", optionsOverride.json),
@@ -266,7 +266,7 @@ extension Matter {
         /// Writes the attributes `body` sets (all or none) and returns the trait as it is after the write:
         /// `try await trait.update { $0.setOptions(…) }`.
         @discardableResult
-        public func update(_ body: (inout Update) -> Void) async throws(HomeError) -> Self {
+        public func update(_ body: (inout Update) -> Void) async throws -> Self {
             var update = Update()
             body(&update)
             return Self(try await dynamic.update(update.writes.values))

@@ -83,7 +83,7 @@ extension Matter {
         public var supportsOffCommand: Bool { dynamic.supports(command: "off") }
 
         /// `off` (command 0x00).
-        public func off() async throws(HomeError) {
+        public func off() async throws {
             try await dynamic.invoke("off")
         }
 
@@ -91,7 +91,7 @@ extension Matter {
         public var supportsOnCommand: Bool { dynamic.supports(command: "on") }
 
         /// `on` (command 0x01).
-        public func on() async throws(HomeError) {
+        public func on() async throws {
             try await dynamic.invoke("on")
         }
 
@@ -99,7 +99,7 @@ extension Matter {
         public var supportsToggleCommand: Bool { dynamic.supports(command: "toggle") }
 
         /// `toggle` (command 0x02).
-        public func toggle() async throws(HomeError) {
+        public func toggle() async throws {
             try await dynamic.invoke("toggle")
         }
 
@@ -110,7 +110,7 @@ extension Matter {
         ///
         /// - Parameter effectIdentifier: enum EffectIdentifierEnum.
         /// - Parameter effectVariant: uint8.
-        public func offWithEffect(effectIdentifier: EffectIdentifierEnum, effectVariant: UInt8 = 0) async throws(HomeError) {
+        public func offWithEffect(effectIdentifier: EffectIdentifierEnum, effectVariant: UInt8 = 0) async throws {
             try await dynamic.invoke("offWithEffect", [
                 ("effectIdentifier", effectIdentifier.json),
                 ("effectVariant", effectVariant.json),
@@ -121,7 +121,7 @@ extension Matter {
         public var supportsOnWithRecallGlobalSceneCommand: Bool { dynamic.supports(command: "onWithRecallGlobalScene") }
 
         /// `onWithRecallGlobalScene` (command 0x41).
-        public func onWithRecallGlobalScene() async throws(HomeError) {
+        public func onWithRecallGlobalScene() async throws {
             try await dynamic.invoke("onWithRecallGlobalScene")
         }
 
@@ -133,7 +133,7 @@ extension Matter {
         /// - Parameter onOffControl: bitmap OnOffControlBitmap.
         /// - Parameter onTime: uint16, 0…65534.
         /// - Parameter offWaitTime: uint16, 0…65534.
-        public func onWithTimedOff(onOffControl: OnOffControlBitmap = [], onTime: UInt16, offWaitTime: UInt16) async throws(HomeError) {
+        public func onWithTimedOff(onOffControl: OnOffControlBitmap = [], onTime: UInt16, offWaitTime: UInt16) async throws {
             try await dynamic.invoke("onWithTimedOff", [
                 ("onOffControl", onOffControl.json),
                 ("onTime", onTime.json),
@@ -158,7 +158,7 @@ extension Matter {
         /// Writes the attributes `body` sets (all or none) and returns the trait as it is after the write:
         /// `try await trait.update { $0.setOnTime(…) }`.
         @discardableResult
-        public func update(_ body: (inout Update) -> Void) async throws(HomeError) -> Self {
+        public func update(_ body: (inout Update) -> Void) async throws -> Self {
             var update = Update()
             body(&update)
             return Self(try await dynamic.update(update.writes.values))
