@@ -23,6 +23,9 @@ let package = Package(
     products: [
         .library(name: "HearthModel", targets: ["HearthModel"]),
         .library(name: "HearthEngine", targets: ["HearthEngine"]),
+        // Static, so that `swift build --product HearthKit` builds just it (an automatic library product cannot be
+        // built on its own) — and shows that it needs no engine.
+        .library(name: "HearthKit", type: .static, targets: ["HearthKit"]),
         .executable(name: "hearth", targets: ["hearth"]),
         .executable(name: "hearthd", targets: ["hearthd"]),
     ],
@@ -71,10 +74,19 @@ let package = Package(
         .executableTarget(name: "hearthd", dependencies: [
             "HearthHub", "HearthMQTT", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: strict),
-        // The `hearth` command-line client: talks to any hub over MQTT only.
+        // The `hearth` command-line client: talks to any hub over MQTT only, through HearthKit's untyped layer.
         .executableTarget(name: "hearth", dependencies: [
-            "HearthContract", "HearthJSON", "HearthMQTT", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "HearthKit", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: strict),
+
+        // The Swift client library: the Google Home APIs' shape over the MQTT contract; typed layer in Generated/.
+        .target(name: "HearthKit", dependencies: ["HearthModel", "HearthJSON", "HearthContract", "HearthMQTT"],
+                swiftSettings: strict),
+        // Writes HearthKit's typed layer from the engine's trait descriptors and device type catalogue (a build tool).
+        .target(name: "HearthKitGenerator", dependencies: ["HearthEngine", "HearthModel", "HearthSimulator"],
+                swiftSettings: strict),
+        // `hearthkit-generate`: runs the generator into Sources/HearthKit/Generated (or checks it is up to date).
+        .executableTarget(name: "hearthkit-generate", dependencies: ["HearthKitGenerator"], swiftSettings: strict),
 
         // Hardware bindings (relays, wall switches, PWM dimmers, humidity sensors), board files, and the backend
         // protocols they open hardware through, in platform-neutral types and errors (`HardwareError`).
@@ -114,6 +126,9 @@ let package = Package(
         ], swiftSettings: strict),
         .testTarget(name: "HearthHomeAssistantTests", dependencies: ["HearthHomeAssistant", "HearthEngine"],
                     swiftSettings: strict),
+        // HearthKit as an app uses it: only `import HearthKit`, against real hearthd processes (HearthTestKit).
+        .testTarget(name: "HearthKitTests", dependencies: ["HearthKit", "HearthTestKit"], swiftSettings: strict),
+        .testTarget(name: "HearthKitGeneratorTests", dependencies: ["HearthKitGenerator", "HearthModel"], swiftSettings: strict),
         .testTarget(name: "HearthLinuxTests", dependencies: ["HearthLinux", "HearthTestKit"], swiftSettings: strict),
     ]
 )

@@ -1,10 +1,8 @@
-// `hearth`: the command-line client of Hearth hubs. It speaks only the MQTT contract of docs/mqtt-api.md.
-import HearthContract
-import HearthJSON
+// `hearth`: the command-line client of Hearth hubs. It speaks only the MQTT contract of docs/mqtt-api.md, through
+// HearthKit's untyped layer (the library's one client path).
 import ArgumentParser
 import Dispatch
-import HearthMQTT
-import Synchronization
+import HearthKit
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -17,7 +15,7 @@ struct Hearth: AsyncParsableCommand {
         commandName: "hearth",
         abstract: "Talk to Hearth hubs over MQTT: list, read, watch and control their devices.",
         discussion: """
-            Every command takes the connection options (--broker, --hub, --prefix, --username, --password, \
+            Every command takes the connection options (--broker, --hub, --prefix, --username, --password, --password-file, \
             --tls, --ca-file, --cert, --key, --insecure, --timeout) and --json, which prints the hub's raw JSON \
             (device list, device documents, responses) for scripts.
 
@@ -56,50 +54,35 @@ func hubFailure(_ answer: HubAnswer) -> CLIError {
                     "\(Render.sanitized(code)) (\(Render.sanitized(status))): \(Render.sanitized(message))")
 }
 
-func notFound(_ device: String, _ topics: TopicScheme) -> CLIError {
+func notFound(_ device: String, _ topics: HubTopics) -> CLIError {
     CLIError(.notFound, "notFound (notFound): no device '\(Render.sanitized(device))' on hub '\(topics.hub)'; "
         + "see hearth devices")
 }
 
 func validateLevel(_ id: String, _ what: String) throws {
-    if let problem = TopicScheme.problem(withLevel: id) {
+    if let problem = Home.problem(withID: id) {
         throw ValidationError("\(what) '\(id)' cannot be used: \(problem)")
     }
 }
 
-/// What a session read from the retained topics of one hub.
+/// What the hub published: its device list and its devices' documents.
 struct Snapshot {
     var summary: JSON?
-    var documents: [String: (payload: [UInt8], json: JSON)] = [:]
+    var documents: [String: PublishedMessage] = [:]
     var complete = false
 
     func deviceIDs() -> [String]? {
         summary.map { $0.arrayValue.compactMap { $0["id"]?.stringValue } }
     }
-
-    mutating func take(_ message: MQTTMessage, _ topics: TopicScheme) {
-        if message.topic == topics.devices {
-            summary = message.payload.isEmpty ? nil : try? JSON.parse(message.payload)
-            return
-        }
-        let head = "\(topics.base)/devices/"
-        guard message.topic.hasPrefix(head) else { return }
-        let id = String(message.topic.dropFirst(head.count))
-        guard !id.contains("/") else { return }
-        if message.payload.isEmpty {
-            documents[id] = nil
-        } else if let json = try? JSON.parse(message.payload) {
-            documents[id] = (message.payload, json)
-        }
-    }
 }
 
 extension Session {
-    /// Reads the hub's device list and, if given, one device's document.
-    func snapshot(_ topics: TopicScheme, device: String?) async throws -> Snapshot {
-        var snapshot = Snapshot()
-        let filters = [topics.devices] + (device.map { [topics.device($0)] } ?? [])
-        snapshot.complete = try await sync(filters) { snapshot.take($0, topics) }
+    /// What the hub published: its device list and, if given, one device's document.
+    func snapshot(_ topics: HubTopics, device: String?) -> Snapshot {
+        var snapshot = Snapshot(summary: home.summary(ofHub: topics.hub)?.json, complete: isSettled)
+        if let device, let document = home.document(ofHub: topics.hub, device: device) {
+            snapshot.documents[device] = document
+        }
         return snapshot
     }
 
@@ -109,21 +92,19 @@ extension Session {
                         success: (HubAnswer, JSON?) -> Void) async throws {
         try await reporting {
             let session = try await connect(global)
-            try await session.perform(try await session.resolveHub(), device: device, members, success: success)
+            try await session.perform(try session.resolveHub(), device: device, members, success: success)
         }
     }
 
-    /// Sends a request for `device` and prints the outcome; the device's document is kept up to date meanwhile, so
-    /// `success` sees the state after the request.
-    func perform(_ topics: TopicScheme, device: String, _ members: (JSON?) throws -> [(key: String, value: JSON)],
+    /// Sends a request for `device` and prints the outcome. The hub publishes the device's document before it
+    /// answers, so `success` sees the state after the request.
+    func perform(_ topics: HubTopics, device: String, _ members: (JSON?) throws -> [(key: String, value: JSON)],
                  success: (HubAnswer, JSON?) -> Void) async throws {
-        var snapshot = try await snapshot(topics, device: device)
-        let answer = try await request(topics, device: device, try members(snapshot.documents[device]?.json)) {
-            snapshot.take($0, topics)
-        }
+        let before = home.document(ofHub: topics.hub, device: device)?.json
+        let answer = try await request(topics, device: device, try members(before))
         if options.json { Terminal.emit(String(decoding: answer.payload, as: UTF8.self) + "\n", to: 1) }
         guard answer.isOK else { throw hubFailure(answer) }
-        if !options.json { success(answer, snapshot.documents[device]?.json) }
+        if !options.json { success(answer, home.document(ofHub: topics.hub, device: device)?.json) }
     }
 }
 
@@ -143,20 +124,15 @@ struct Devices: AsyncParsableCommand {
     func run() async throws {
         try await reporting {
             let session = try await Session.connect(global)
-            let topics = try await session.resolveHub()
+            let topics = try session.resolveHub()
             if all {
-                let homeTopic = "\(topics.base)/home"
-                var home: JSON?
-                _ = try await session.sync([homeTopic]) { m in
-                    if m.topic == homeTopic { home = try? JSON.parse(m.payload) }
-                }
-                guard let home else {
-                    throw CLIError(.timeout, "hub '\(topics.hub)' has published no view of the home (\(homeTopic))")
+                guard let home = session.home.homeView(ofHub: topics.hub)?.json else {
+                    throw CLIError(.timeout, "hub '\(topics.hub)' has published no view of the home (\(topics.home))")
                 }
                 if global.json { Terminal.emit(home.text + "\n", to: 1) } else { Terminal.out(Render.deviceTable(home, withHub: true).joined(separator: "\n")) }
                 return
             }
-            let snapshot = try await session.snapshot(topics, device: nil)
+            let snapshot = session.snapshot(topics, device: nil)
             guard let summary = snapshot.summary else {
                 throw CLIError(.timeout, snapshot.complete
                     ? "hub '\(topics.hub)' has published no device list (\(topics.devices)); is it a Hearth hub?"
@@ -193,12 +169,12 @@ struct Get: AsyncParsableCommand {
     func run() async throws {
         try await reporting {
             let session = try await Session.connect(global)
-            let topics = try await session.resolveHub()
+            let topics = try session.resolveHub()
             if refresh {
                 let answer = try await session.request(topics, device: device, [("get", .bool(true))])
                 guard answer.isOK else { throw hubFailure(answer) }
             }
-            let snapshot = try await session.snapshot(topics, device: device)
+            let snapshot = session.snapshot(topics, device: device)
             if let ids = snapshot.deviceIDs(), !ids.contains(device) { throw notFound(device, topics) }
             guard let document = snapshot.documents[device] else {
                 if snapshot.complete && snapshot.summary != nil { throw notFound(device, topics) }
@@ -208,7 +184,7 @@ struct Get: AsyncParsableCommand {
             if global.json {
                 Terminal.emit(String(decoding: document.payload, as: UTF8.self) + "\n", to: 1)
             } else {
-                Terminal.out(Render.device(document.json).joined(separator: "\n"))
+                Terminal.out(Render.device(document.json ?? .null).joined(separator: "\n"))
             }
         }
     }
@@ -237,89 +213,84 @@ struct Watch: AsyncParsableCommand {
 
     func run() async throws {
         try await reporting {
-            let lost = Mutex(false)
-            let session = try await Session.connect(global) { event in
-                switch event {
-                case .disconnected(.lost(let error)):
-                    lost.withLock { $0 = true }
-                    Terminal.err("connection to the broker lost (\(error.message)); reconnecting…")
-                case .connected:
-                    if lost.withLock({ $0 }) {
-                        lost.withLock { $0 = false }
-                        Terminal.err("reconnected")
+            let session = try await Session.connect(global)
+            let home = session.home
+            // Lost and restored connections are told on stderr; the watch goes on.
+            let connection = Task {
+                for await change in home.connectionChanges() {
+                    switch change {
+                    case .lost(let detail): Terminal.err("connection to the broker lost (\(detail)); reconnecting…")
+                    case .restored: Terminal.err("reconnected")
                     }
-                default: break
                 }
             }
-            // Ctrl-C and SIGTERM end the watch normally (exit 0, clean DISCONNECT).
-            let mailbox = session.mailbox
+            defer { connection.cancel() }
+            // Ctrl-C and SIGTERM end the watch normally (exit 0, clean DISCONNECT): closing the home ends the stream.
             var sources: [any DispatchSourceSignal] = []
             for sig in [SIGINT, SIGTERM] {
                 signal(sig, SIG_IGN)
                 let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-                source.setEventHandler { mailbox.interrupt() }
+                source.setEventHandler { home.close() }
                 source.resume()
                 sources.append(source)
             }
             defer { for source in sources { source.cancel() } }
 
-            let topics = try await session.resolveHub(requireOnline: false)
-            var snapshot = Snapshot()
+            let topics = try session.resolveHub(requireOnline: false)
+            var snapshot = Snapshot(complete: session.isSettled)
             var status: String?
-            let documentFilter = device.map(topics.device) ?? "\(topics.base)/devices/+"
-            snapshot.complete = try await session.sync([topics.status, topics.devices, documentFilter]) { message in
-                if message.topic == topics.status {
-                    status = String(decoding: message.payload, as: UTF8.self)
-                } else {
-                    snapshot.take(message, topics)
-                }
-            }
-            if let device, snapshot.complete, snapshot.documents[device] == nil,
-               let ids = snapshot.deviceIDs(), !ids.contains(device) {
-                throw notFound(device, topics)
-            }
-            let what = device.map { "'\(Render.sanitized($0))'" } ?? "\(snapshot.documents.count) devices"
-            Terminal.err("watching \(what) on hub '\(topics.hub)'\(status.map { " (\($0))" } ?? ""); Ctrl-C to stop")
-
+            var live = false
             var printed = 0
             func emit(_ line: String) -> Bool {
                 Terminal.out(line)
                 printed += 1
                 return count.map { printed >= $0 } ?? false
             }
-            while true {
-                guard case .message(let message) = await session.mailbox.next(until: nil) else { return }
-                if message.topic == topics.status {
-                    let new = String(decoding: message.payload, as: UTF8.self)
+            // First what the hub has published (replayed), then every change as it arrives.
+            for await update in home.updates() {
+                switch update {
+                case .live:
+                    if let device, snapshot.complete, snapshot.documents[device] == nil,
+                       let ids = snapshot.deviceIDs(), !ids.contains(device) {
+                        throw notFound(device, topics)
+                    }
+                    let what = device.map { "'\(Render.sanitized($0))'" } ?? "\(snapshot.documents.count) devices"
+                    Terminal.err("watching \(what) on hub '\(topics.hub)'\(status.map { " (\($0))" } ?? ""); Ctrl-C to stop")
+                    live = true
+                case .status(let hub, let new):
+                    guard hub == topics.hub, let new else { continue }
+                    guard live else {
+                        status = new
+                        continue
+                    }
                     guard new != status else { continue }
                     status = new
                     if !global.json, emit("\(Render.clock())  hub '\(topics.hub)' is \(Render.sanitized(new))") { return }
-                    continue
-                }
-                let head = "\(topics.base)/devices/"
-                guard message.topic.hasPrefix(head) else { continue }
-                let id = String(message.topic.dropFirst(head.count))
-                guard !id.contains("/"), device == nil || id == device else { continue }
-                let old = snapshot.documents[id]
-                snapshot.take(message, topics)
-                let new = snapshot.documents[id]
-                let line: String
-                switch (old, new) {
-                case (nil, nil): continue
-                case (let old?, let new?):
-                    let changes = Render.changes(from: old.json, to: new.json)
-                    guard !changes.isEmpty else { continue }
-                    line = changes.joined(separator: "; ")
-                case (nil, let new?):
-                    line = "appeared: \(Render.value(new.json["name"] ?? .null))"
-                case (_?, nil):
-                    line = "removed"
-                }
-                if global.json {
-                    guard let new else { continue }
-                    if emit(String(decoding: new.payload, as: UTF8.self)) { return }
-                } else if emit("\(Render.clock())  \(Render.sanitized(id))  \(line)") {
-                    return
+                case .summary(let hub, let summary):
+                    if hub == topics.hub { snapshot.summary = summary?.json }
+                case .document(let hub, let id, let new):
+                    guard hub == topics.hub, device == nil || id == device else { continue }
+                    let old = snapshot.documents[id]
+                    snapshot.documents[id] = new
+                    guard live else { continue }
+                    let line: String
+                    switch (old?.json, new?.json) {
+                    case (nil, nil): continue
+                    case (let old?, let new?):
+                        let changes = Render.changes(from: old, to: new)
+                        guard !changes.isEmpty else { continue }
+                        line = changes.joined(separator: "; ")
+                    case (nil, let new?):
+                        line = "appeared: \(Render.value(new["name"] ?? .null))"
+                    case (_?, nil):
+                        line = "removed"
+                    }
+                    if global.json {
+                        guard let new else { continue }
+                        if emit(new.text) { return }
+                    } else if emit("\(Render.clock())  \(Render.sanitized(id))  \(line)") {
+                        return
+                    }
                 }
             }
         }
@@ -495,7 +466,7 @@ struct Hubs: AsyncParsableCommand {
     func run() async throws {
         try await reporting {
             let session = try await Session.connect(global)
-            let statuses = try await session.hubStatuses()
+            let statuses = session.hubStatuses()
             if global.json {
                 Terminal.out(JSON.array(statuses.map { .object([("hub", .string($0.hub)), ("status", .string($0.status))]) }).text)
             } else if statuses.isEmpty {

@@ -1,7 +1,5 @@
-import HearthContract
-import HearthJSON
 import ArgumentParser
-import HearthMQTT
+import HearthKit
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -45,6 +43,10 @@ struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("PEM private key of --cert (unencrypted).", valueName: "file"))
     var key: String?
 
+    @Option(name: .customLong("password-file"), help: ArgumentHelp(
+        "A file whose first line is the MQTT password (as hearthd's passwordFile).", valueName: "file"))
+    var passwordFile: String?
+
     @Flag(name: .long, help: "TLS: accept a broker certificate whose host name does not match (like mosquitto_pub --insecure).")
     var insecure = false
 
@@ -58,13 +60,14 @@ struct GlobalOptions: ParsableArguments {
         guard timeout > 0, timeout <= 86_400 else { throw ValidationError("--timeout must be more than 0 seconds") }
         if cert != nil && key == nil { throw ValidationError("--cert needs --key") }
         if key != nil && cert == nil { throw ValidationError("--key needs --cert") }
-        if let problem = TopicScheme.problem(withPrefix: prefix) {
+        if let problem = Home.problem(withPrefix: prefix) {
             throw ValidationError("--prefix '\(prefix)' cannot be used: \(problem)")
         }
-        if let hub = resolvedHub, let problem = TopicScheme.problem(withLevel: hub) {
+        if let hub = resolvedHub, let problem = Home.problem(withID: hub) {
             throw ValidationError("hub id '\(hub)' cannot be used: \(problem)")
         }
-        _ = try endpoint()
+        if password != nil && passwordFile != nil { throw ValidationError("give --password or --password-file, not both") }
+        _ = try address()
     }
 
     static func environment(_ name: String) -> String? {
@@ -75,7 +78,10 @@ struct GlobalOptions: ParsableArguments {
 
     var resolvedHub: String? { hub ?? Self.environment("HEARTH_HUB") }
 
-    var usesTLS: Bool { tls || caFile != nil || cert != nil || key != nil || insecure || brokerAddress?.usesTLS == true }
+    /// TLS asked for by a flag (the broker's URL may ask for it too: `mqtts://`).
+    var tlsFlags: Bool { tls || caFile != nil || cert != nil || key != nil || insecure }
+
+    var usesTLS: Bool { tlsFlags || ((try? BrokerAddress(parsing: brokerText))?.requestsTLS ?? false) }
 
     var timeoutText: String {
         timeout == timeout.rounded() && timeout < 1e9 ? "\(Int(timeout)) s" : "\(timeout) s"
@@ -84,34 +90,29 @@ struct GlobalOptions: ParsableArguments {
     /// --broker, $HEARTH_BROKER or the default, as given.
     var brokerText: String { broker ?? Self.environment("HEARTH_BROKER") ?? "127.0.0.1" }
 
-    /// The broker, parsed as every Hearth program parses it (nil when it cannot be; `validate()` says why).
-    var brokerAddress: MQTTBrokerAddress? { try? MQTTBrokerAddress(parsing: brokerText) }
-
-    /// The broker's host and port, from --broker, $HEARTH_BROKER or the default.
-    func endpoint() throws -> (host: String, port: Int) {
-        do throws(MQTTBrokerAddress.SyntaxError) {
-            let address = try MQTTBrokerAddress(parsing: brokerText)
-            return (address.host, address.port(usingTLS: usesTLS))
+    /// The broker, parsed by HearthKit (the same rules and words as `Home.connect(broker:)`).
+    func address() throws -> BrokerAddress {
+        do throws(BrokerAddress.ParseError) {
+            return try BrokerAddress(parsing: brokerText, tls: tlsFlags)
         } catch {
-            throw ValidationError(error.description)
+            throw ValidationError(error.message)
         }
     }
 
-    /// Connection options for the MQTT client.
-    func connectOptions() throws -> MQTTConnectOptions {
-        let (host, port) = try endpoint()
-        var options = MQTTConnectOptions(host: host, port: port)
-        options.username = username ?? brokerAddress?.username ?? Self.environment("HEARTH_USERNAME")
-        options.password = password ?? brokerAddress?.password ?? Self.environment("HEARTH_PASSWORD")
-        if usesTLS {
-            options.tls = MQTTConnectOptions.TLS(caFile: caFile, certificateFile: cert, keyFile: key, verifyPeer: true,
-                                                 skipsHostnameVerification: insecure)
-        }
-        return options
+    /// How HearthKit connects: credentials from the flags, else the broker URL, else the environment.
+    func homeOptions() throws -> Home.Options {
+        let address = try address()
+        let username = username ?? address.username ?? Self.environment("HEARTH_USERNAME")
+        let password = password ?? address.password ?? (passwordFile == nil ? Self.environment("HEARTH_PASSWORD") : nil)
+        let tls = usesTLS ? Home.TLSOptions(caFile: caFile, certificateFile: cert, keyFile: key,
+                                            skipsHostnameVerification: insecure) : nil
+        return Home.Options(broker: brokerText, prefix: prefix, username: username, password: password,
+                            passwordFile: passwordFile, tls: tls,
+                            timeout: .milliseconds(Int64((timeout * 1000).rounded())))
     }
 
     var brokerDescription: String {
-        guard let (host, port) = try? endpoint() else { return broker ?? "?" }
-        return host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        guard let address = try? address() else { return broker ?? "?" }
+        return address.description
     }
 }

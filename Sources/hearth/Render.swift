@@ -1,20 +1,10 @@
 // Text for humans: the device table, one device in detail, the changes between two documents.
+import HearthKit
 #if canImport(Glibc)
-import HearthContract
-import HearthJSON
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import HearthMQTT
-
-extension JSON {
-    var stringValue: String? { if case .string(let s) = self { s } else { nil } }
-    var arrayValue: [JSON] { if case .array(let a) = self { a } else { [] } }
-    var members: [(key: String, value: JSON)] { if case .object(let o) = self { o } else { [] } }
-    var boolValue: Bool? { if case .bool(let b) = self { b } else { nil } }
-    var intValue: Int? { if case .int(let i) = self { i } else { nil } }
-}
 
 enum Render {
     // MARK: Values

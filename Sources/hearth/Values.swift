@@ -1,7 +1,5 @@
-import HearthContract
-import HearthJSON
 import ArgumentParser
-import HearthMQTT
+import HearthKit
 
 /// `key=value` arguments of `set` and `update`, turned into the JSON the hub reads. The hub validates the result
 /// (names, types, ranges) and answers with a precise error; this only decides which JSON type a word becomes.
