@@ -5,6 +5,7 @@ import HearthHardware
 import HearthMQTT
 import Logging
 import ServiceLifecycle
+import Dispatch
 import Synchronization
 
 /// Runs the engine's timers (transitions, countdowns) until shutdown.
@@ -75,7 +76,7 @@ struct PersistenceService: Service {
         for id in order { if let saved = try? home.saved(id) { entries[id] = StateStore.entry(id, saved) } }
         var unsaved = false
         /// `everything`: at shutdown, when a quiet attribute (a level mid-fade) may have changed unreported.
-        func flush(everything: Bool = false) {
+        func flush(everything: Bool = false) async {
             let reported = changed.withLock { ids in defer { ids.removeAll() }; return ids }
             for id in everything ? order : Array(reported) {
                 guard let saved = try? home.saved(id) else { continue }
@@ -86,24 +87,36 @@ struct PersistenceService: Service {
                 }
             }
             guard unsaved else { return }
-            do throws(StateStoreError) {
-                try store.save(bytes: StateStore.file(order.compactMap { entries[$0] }))
+            let bytes = StateStore.file(order.compactMap { entries[$0] })
+            // fsync on an SD card can take long: the write runs on a thread of its own, never on a thread of the
+            // cooperative pool, which the engine's timers and the bindings' loops share.
+            let failure = await withCheckedContinuation { (done: CheckedContinuation<StateStoreError?, Never>) in
+                Self.writer.async { [store] in
+                    do throws(StateStoreError) { try store.save(bytes: bytes); done.resume(returning: nil) } catch {
+                        done.resume(returning: error)
+                    }
+                }
+            }
+            if let failure {
+                logger.error("state not saved: \(failure)", metadata: ["file": "\(store.file)"])
+            } else {
                 unsaved = false
-            } catch {
-                logger.error("state not saved: \(error)", metadata: ["file": "\(store.file)"])
             }
         }
         let pause = interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000
         for await _ in dirty.cancelOnGracefulShutdown() {
-            flush()
+            await flush()
             // Sleeps on the clock until the interval is over, or until shutdown (the waker's wait ends when the
             // task is cancelled, even on a clock that ignores cancellation).
             await cancelWhenGracefulShutdown { [clock] in
                 await DeadlineWaker().wait(until: clock.now + pause, clock: clock)
             }
         }
-        flush(everything: true)
+        await flush(everything: true)
     }
+
+    /// Where state files are written (blocking: write, fsync, rename, fsync of the directory).
+    static let writer = DispatchQueue(label: "hearth.persistence")
 }
 
 /// Pings systemd's watchdog from the service's own loop, so a hung hub is restarted.
