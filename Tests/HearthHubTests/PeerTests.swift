@@ -50,10 +50,8 @@ final class HomeRig: @unchecked Sendable {
 extension Watcher {
     /// Waits until the latest message on `topic` satisfies `predicate`.
     func latest(_ topic: String, within timeout: Duration = .seconds(20), _ predicate: @Sendable (JSON) -> Bool) async -> JSON? {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if let m = all.last(where: { $0.topic == topic }), let j = try? JSON.parse(m.payload), predicate(j) { return j }
-            try? await Task.sleep(for: .milliseconds(10))
+        _ = await poll(within: timeout) {
+            all.last(where: { $0.topic == topic }).flatMap { try? JSON.parse($0.payload) }.map(predicate) ?? false
         }
         return all.last(where: { $0.topic == topic }).flatMap { try? JSON.parse($0.payload) }
     }

@@ -34,15 +34,11 @@ final class HubRig: @unchecked Sendable {
     static func privateBroker() async throws -> TestBroker {
         for _ in 0..<5 {
             let broker = try TestBroker()
-            let deadline = ContinuousClock.now + .seconds(10)
-            while ContinuousClock.now < deadline {
-                let log = broker.log
-                if log.contains("Opening ipv4 listen socket on port \(broker.port).") && log.contains(" running") {
-                    return broker
-                }
-                if log.contains("Error") { break }
-                try await Task.sleep(for: .milliseconds(5))
+            func running() -> Bool {
+                broker.log.contains("Opening ipv4 listen socket on port \(broker.port).") && broker.log.contains(" running")
             }
+            _ = await poll(within: .seconds(10)) { running() || broker.log.contains("Error") }
+            if running() { return broker }
         }
         throw TestFixtureError("no private mosquitto could be started")
     }
@@ -93,16 +89,16 @@ final class HubRig: @unchecked Sendable {
     /// Waits until every thread of a hub sent SIGSTOP is stopped (state `T` in /proc/PID/task/*/stat).
     func waitUntilStopped(_ id: String) async throws {
         let pid = try #require(hubs[id]?.pid)
-        while true {
-            let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")
+        let stopped = await poll(within: .seconds(10), every: .milliseconds(2)) {
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
             let states = tasks.map { task in
                 // The state follows the command name in parentheses: "1234 (hearthd) T …".
                 let stat = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/stat", encoding: .utf8)) ?? ""
                 return stat.split(separator: ")").last?.split(separator: " ").first.map(String.init) ?? "?"
             }
-            if !states.isEmpty && states.allSatisfy({ $0 == "T" }) { return }
-            try await Task.sleep(for: .milliseconds(2))
+            return !states.isEmpty && states.allSatisfy { $0 == "T" }
         }
+        try #require(stopped, "hub \(id) did not stop within 10 s of SIGSTOP")
     }
 }
 
