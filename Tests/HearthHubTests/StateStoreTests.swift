@@ -5,6 +5,7 @@ import HearthModel
 import Logging
 import HearthTestKit
 import ServiceLifecycleTestKit
+import Synchronization
 import Testing
 
 @Suite struct StateStoreTests {
@@ -191,5 +192,131 @@ import Testing
                 try await group.next()
             }
         }
+    }
+}
+
+/// The records a logger was given, so a test can count them.
+struct RecordingLogHandler: LogHandler {
+    final class Records: Sendable { let list = Mutex<[(level: Logger.Level, message: String)]>([]) }
+    let records = Records()
+    var metadata: Logger.Metadata = [:]
+    var metadataProvider: Logger.MetadataProvider?
+    var logLevel: Logger.Level = .trace
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        records.list.withLock { $0.append((event.level, "\(event.message)")) }
+    }
+
+    func count(_ level: Logger.Level, containing text: String = "") -> Int {
+        records.list.withLock { $0.filter { $0.level == level && (text.isEmpty || $0.message.contains(text)) }.count }
+    }
+}
+
+/// A full disk and a file system remounted read-only, for real: a 64 KiB tmpfs mounted over the state directory
+/// (mounting needs root, which CI has). Each failure is logged once however often the save is retried, the file
+/// on disk stays the last complete state (never torn, no temporary file left behind), the service retries on its
+/// own with no new change, and saves as soon as the space or the write access is back.
+@Suite(.timeLimit(.minutes(1)), .enabled(if: getuid() == 0, "mounting a tmpfs needs root"))
+struct PersistenceFaultTests {
+    final class Mount: Sendable {
+        let path: String
+        init() throws {
+            path = NSTemporaryDirectory() + "hearth-tmpfs-\(UUID().uuidString)"
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            guard mount("tmpfs", path, "tmpfs", 0, "size=64k,mode=0755") == 0 else {
+                throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EPERM)
+            }
+        }
+        func remount(readOnly: Bool) -> Bool {
+            mount("tmpfs", path, "tmpfs", UInt(MS_REMOUNT) | (readOnly ? UInt(MS_RDONLY) : 0), "size=64k") == 0
+        }
+        deinit {
+            umount2(path, Int32(MNT_DETACH))
+            rmdir(path)
+        }
+    }
+
+    /// Fills the file system under `directory` with one file until the kernel says ENOSPC.
+    func fill(_ directory: String) -> String {
+        let path = directory + "/filler"
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        defer { close(fd) }
+        let block = [UInt8](repeating: 0x55, count: 4096)
+        while block.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
+        return path
+    }
+
+    @Test func aFullDiskAndAReadOnlyRemountAreLoggedOnceRetriedAndSavedWhenTheyClear() async throws {
+        let disk = try Mount()
+        let clock = ManualClock()
+        let home = try Home(devices: [
+            DeviceConfiguration(id: "lamp", name: "Lamp", types: [DeviceTypeConfiguration(.dimmableLight)]),
+            DeviceConfiguration(id: "porch", name: "Porch", types: [DeviceTypeConfiguration(.onOffLight)]),
+        ], clock: clock)
+        let store = StateStore(directory: disk.path)
+        let log = RecordingLogHandler()
+        let service = PersistenceService(home: home, store: store, interval: .seconds(1), clock: clock,
+                                         logger: Logger(label: "test") { _ in log })
+        @Sendable func onDisk() -> [UInt8]? { FileManager.default.contents(atPath: store.file).map { Array($0) } }
+        @Sendable func savedState() -> [String: SavedDevice] { (try? store.load().devices) ?? [:] }
+        /// Lets the service's pauses run out, one after another, `times` times.
+        func advance(times: Int) async {
+            for _ in 0..<times {
+                _ = await eventually { clock.sleeperCount == 1 }
+                clock.advance(by: 60_000)
+            }
+        }
+
+        try await testGracefulShutdown { trigger in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await service.run() }
+                var attempt = 0
+                #expect(await poll(within: .seconds(10)) {
+                    if savedState()["lamp"]?.name?.hasPrefix("Desk") == true { return true }
+                    attempt += 1
+                    _ = try? home.setName("lamp", "Desk \(attempt)")
+                    return false
+                })
+                let good = try #require(onDisk())
+
+                // Full: the save fails, is logged once, retried at every pause, and the old file stays whole.
+                let filler = fill(disk.path)
+                try home.invoke("porch", trait: "onOff", command: "on")
+                await advance(times: 6)
+                #expect(await eventually { log.count(.error, containing: "No space left") == 1 }, "\(log.records.list.withLock { $0 })")
+                try home.invoke("porch", trait: "onOff", command: "off")
+                await advance(times: 4)
+                #expect(log.count(.error) == 1, "logged once, not at every retry")
+                #expect(onDisk() == good, "the last complete state stays on disk, untouched")
+                #expect(!FileManager.default.fileExists(atPath: store.file + ".tmp"))
+
+                // Space again: saved on a retry, with no new change.
+                unlink(filler)
+                await advance(times: 2)
+                #expect(await eventually { savedState() == home.savedState() })
+                #expect(await eventually { log.count(.notice, containing: "saved again") == 1 })
+
+                // Read-only: the same, with its own reason.
+                #expect(disk.remount(readOnly: true))
+                let before = onDisk()
+                try home.setName("porch", "Porch light")
+                await advance(times: 6)
+                #expect(await eventually { log.count(.error, containing: "Read-only") == 1 })
+                #expect(log.count(.error) == 2)
+                #expect(onDisk() == before)
+                #expect(disk.remount(readOnly: false))
+                await advance(times: 2)
+                #expect(await eventually { savedState()["porch"]?.name == "Porch light" })
+                #expect(await eventually { log.count(.notice, containing: "saved again") == 2 })
+                trigger.triggerGracefulShutdown()
+                try await group.next()
+            }
+        }
+        #expect(savedState() == home.savedState())
     }
 }

@@ -56,12 +56,18 @@ struct MQTTService: Service {
 /// Only the devices that changed are read and re-encoded (each under the engine's lock for one device,
 /// not a hundred), so a save never holds up a command for long. The interval runs on `clock` (the home's),
 /// so that tests step it instead of sleeping.
+///
+/// A save that fails (a full disk, a file system remounted read-only, a failing SD card) leaves the old file
+/// whole (``StateStore/save(bytes:)`` is atomic), is logged once — again only when the reason changes — and
+/// is retried on its own, with a backoff from `interval` up to `maxRetryInterval`, without waiting for the next
+/// change; the first save that succeeds after a failure is logged too. The hub serves on meanwhile.
 struct PersistenceService: Service {
     let home: Home
     let store: StateStore
     let interval: Duration
     let clock: any EngineClock
     let logger: Logger
+    var maxRetryInterval: Duration = .seconds(60)
 
     func run() async throws {
         let (dirty, signal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
@@ -75,6 +81,7 @@ struct PersistenceService: Service {
         var entries: [String: [UInt8]] = [:]
         for id in order { if let saved = try? home.saved(id) { entries[id] = StateStore.entry(id, saved) } }
         var unsaved = false
+        var failure = SaveFailure()
         /// `everything`: at shutdown, when a quiet attribute (a level mid-fade) may have changed unreported.
         func flush(everything: Bool = false) async {
             let reported = changed.withLock { ids in defer { ids.removeAll() }; return ids }
@@ -90,33 +97,69 @@ struct PersistenceService: Service {
             let bytes = StateStore.file(order.compactMap { entries[$0] })
             // fsync on an SD card can take long: the write runs on a thread of its own, never on a thread of the
             // cooperative pool, which the engine's timers and the bindings' loops share.
-            let failure = await withCheckedContinuation { (done: CheckedContinuation<StateStoreError?, Never>) in
+            let error = await withCheckedContinuation { (done: CheckedContinuation<StateStoreError?, Never>) in
                 Self.writer.async { [store] in
                     do throws(StateStoreError) { try store.save(bytes: bytes); done.resume(returning: nil) } catch {
                         done.resume(returning: error)
                     }
                 }
             }
-            if let failure {
-                logger.error("state not saved: \(failure)", metadata: ["file": "\(store.file)"])
+            if let error {
+                if failure.record(error) {
+                    logger.error("state not saved: \(error); the previous state file is kept, the hub goes on serving and retries on its own",
+                                 metadata: ["file": "\(store.file)"])
+                }
             } else {
                 unsaved = false
+                if let attempts = failure.clear() {
+                    logger.notice("state saved again after \(attempts) failed attempts", metadata: ["file": "\(store.file)"])
+                }
             }
         }
-        let pause = interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000
-        for await _ in dirty.cancelOnGracefulShutdown() {
-            await flush()
-            // Sleeps on the clock until the interval is over, or until shutdown (the waker's wait ends when the
-            // task is cancelled, even on a clock that ignores cancellation).
+        /// Sleeps on the clock for `duration`, or until shutdown (the waker's wait ends when the task is
+        /// cancelled, even on a clock that ignores cancellation).
+        func pause(_ duration: Duration) async {
+            let ms = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
             await cancelWhenGracefulShutdown { [clock] in
-                await DeadlineWaker().wait(until: clock.now + pause, clock: clock)
+                await DeadlineWaker().wait(until: clock.now + ms, clock: clock)
             }
+        }
+        var changes = dirty.cancelOnGracefulShutdown().makeAsyncIterator()
+        while !Task.isShuttingDownGracefully {
+            if unsaved {
+                // The last save failed: try again after the backoff, whether or not anything changed.
+                await pause(min(interval * (1 << min(failure.attempts, 16)), maxRetryInterval))
+                if Task.isShuttingDownGracefully { break }
+            } else {
+                guard await changes.next() != nil else { break }
+            }
+            await flush()
+            await pause(interval)
         }
         await flush(everything: true)
     }
 
     /// Where state files are written (blocking: write, fsync, rename, fsync of the directory).
     static let writer = DispatchQueue(label: "hearth.persistence")
+}
+
+/// The saves that failed in a row, so that a full disk is logged once, not at every retry.
+struct SaveFailure {
+    private(set) var attempts = 0
+    private var reason: String?
+
+    /// Counts a failed save; true when it should be logged: the first, or one whose reason differs.
+    mutating func record(_ error: StateStoreError) -> Bool {
+        attempts += 1
+        defer { reason = error.description }
+        return reason != error.description
+    }
+
+    /// Ends a run of failures: how many there were, or nil if the last save did not fail.
+    mutating func clear() -> Int? {
+        defer { attempts = 0; reason = nil }
+        return attempts > 0 ? attempts : nil
+    }
 }
 
 /// Pings systemd's watchdog from the service's own loop, so a hung hub is restarted.
