@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 
 /// Where each device's blocking work runs: one serial lane per device.
 ///
@@ -12,14 +13,34 @@ import Dispatch
 /// threads are given back by libdispatch. This is what libdispatch does well, so it is not written again here.
 final class DeviceLanes: Sendable {
     private let queues: [DispatchQueue]
+    /// Per lane, the bounded work (requests) queued or running there.
+    private let bounded: [Counter]
+
+    final class Counter: Sendable { let value = Atomic<Int>(0) }
 
     init(deviceIDs: [String]) {
         queues = deviceIDs.map { DispatchQueue(label: "hearth.device.\($0)") }
+        bounded = deviceIDs.map { _ in Counter() }
     }
 
     /// Runs `work` on lane `index`, after everything queued there before it.
     func async(_ index: Int, _ work: @escaping @Sendable () -> Void) {
         queues[index].async(execute: work)
+    }
+
+    /// Runs `work` on lane `index` unless `limit` pieces of bounded work are already queued or running there; then
+    /// returns false and runs nothing. What a lane holds for a device whose hardware hangs is bounded this way.
+    func async(_ index: Int, limit: Int, _ work: @escaping @Sendable () -> Void) -> Bool {
+        let counter = bounded[index]
+        guard counter.value.wrappingAdd(1, ordering: .relaxed).oldValue < limit else {
+            counter.value.wrappingSubtract(1, ordering: .relaxed)
+            return false
+        }
+        queues[index].async {
+            defer { counter.value.wrappingSubtract(1, ordering: .relaxed) }
+            work()
+        }
+        return true
     }
 
     /// Returns once everything queued on lane `index` so far has run.

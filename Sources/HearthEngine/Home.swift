@@ -611,6 +611,22 @@ public final class Home: Sendable {
         return true
     }
 
+    /// Where ``enqueue(on:limit:_:)`` put the work.
+    public enum LaneAdmission: Sendable, Equatable {
+        case queued
+        /// `limit` pieces of bounded work were already queued or running on the device's lane: nothing was queued.
+        case full
+        case unknownDevice
+    }
+
+    /// Runs `work` on the device's lane, like ``enqueue(on:_:)``, unless `limit` pieces of work queued this way are
+    /// already waiting or running there (a device whose hardware hangs while requests keep coming): then nothing is
+    /// queued and the caller refuses the request, so what a stuck device holds stays bounded.
+    public func enqueue(on deviceID: String, limit: Int, _ work: @escaping @Sendable () -> Void) -> LaneAdmission {
+        guard let d = indexByID[deviceID] else { return .unknownDevice }
+        return lanes.async(d, limit: limit, work) ? .queued : .full
+    }
+
     /// Runs `work` on the device's lane and returns its result, suspending (not blocking) the caller meanwhile.
     public func onLane<R: Sendable>(of deviceID: String, _ work: @escaping @Sendable () -> R) async -> R? {
         guard let d = indexByID[deviceID] else { return nil }

@@ -86,4 +86,65 @@ import Testing
         let answer = all.firstIndex { $0.topic == topics.responses && (try? JSON.parse($0.payload))?["transaction"] == .string("relay") }
         #expect(state != nil && answer != nil && state! < answer!)
     }
+
+    /// Back-pressure: a device whose hardware hangs holds at most `requestsWaitingPerDevice` requests (the one
+    /// running and those queued behind it); every request past that is refused at once with `busy`, nothing done,
+    /// so a client flooding a stuck device gets answers instead of a queue that grows without end. The queued ones
+    /// run, in order, when the device is back, and it takes requests again.
+    @Test func aStuckDeviceHoldsABoundedQueueAndRefusesTheRestWithBusy() async throws {
+        let broker = try TestBroker()
+        let relay = BlockingActuator()
+        let home = try Home(devices: [
+            DeviceConfiguration(id: "relay", name: "Relay", types: [DeviceTypeConfiguration(.onOffLight, actuator: relay)]),
+            DeviceConfiguration(id: "lamp", name: "Lamp", types: [DeviceTypeConfiguration(.onOffLight)]),
+        ])
+        let topics = TopicScheme(hub: "bounded")
+        let client = try MQTTClient(options: MQTTHub.clientOptions(broker.options(clientID: "hub"), topics: topics))
+        let limit = 4
+        let hub = MQTTHub(home: home, client: client, topics: topics, requestsWaitingPerDevice: limit)
+        let probe = try await broker.connectedProbe(clientID: "probe")
+        defer { hub.stop(); probe.client.disconnect() }
+        try probe.client.subscribe("hearth/#")
+        #expect(try await probe.barrier("hearth/barrier"))
+        try hub.start()
+        #expect(await probe.message(on: topics.status) { $0.payload == Array("online") } != nil)
+        func send(_ device: String, _ transaction: String) throws {
+            try probe.client.publish(topics.set(device), payload: Array(
+                #"{"transaction":"\#(transaction)","trait":"onOff","command":"toggle"}"#.utf8), qos: .atLeastOnce)
+        }
+        func response(_ transaction: String) async -> JSON? {
+            await probe.message(on: topics.responses) { (try? JSON.parse($0.payload))?["transaction"] == .string(transaction) }
+                .flatMap { try? JSON.parse($0.payload) }
+        }
+
+        let write = relay.hold()
+        try send("relay", "r0")
+        #expect(write.waitForArrival(), "the first toggle is stuck in the relay's write")
+        for i in 1..<10 { try send("relay", "r\(i)") }
+        for i in limit..<10 {
+            let refused = await response("r\(i)")
+            #expect(refused?["ok"] == .bool(false))
+            #expect(refused?["error"]?["status"] == .string("busy"), "\(String(describing: refused))")
+            #expect(refused?["error"]?["code"] == .string("resourceExhausted"))
+        }
+        try send("lamp", "lamp")
+        #expect(await response("lamp")?["ok"] == .bool(true), "another device is not held up")
+
+        write.open()
+        var answered: [String] = []
+        for i in 0..<limit {
+            #expect(await response("r\(i)")?["ok"] == .bool(true))
+            answered.append("r\(i)")
+        }
+        let order = probe.messages.all.compactMap { m -> String? in
+            guard m.topic == topics.responses, case .string(let t)? = (try? JSON.parse(m.payload))?["transaction"],
+                  answered.contains(t) else { return nil }
+            return t
+        }
+        #expect(order == answered, "the queued requests ran in the order they came")
+        #expect(relay.outputs.count == limit, "only the admitted toggles reached the hardware")
+        #expect(try home.device("relay").trait(.onOff)?["onOff"]?.value == .bool(false), "four toggles: off again")
+        try send("relay", "after")
+        #expect(await response("after")?["ok"] == .bool(true), "the device takes requests again")
+    }
 }

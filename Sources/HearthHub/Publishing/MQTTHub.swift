@@ -23,6 +23,10 @@ public final class MQTTHub: Sendable {
     private let log: @Sendable (String) -> Void
     private let refresh: @Sendable (String) -> Void
     private let hasHardware: @Sendable (String) -> Bool
+    private let requestsWaitingPerDevice: Int
+    /// Enough for every burst a person, a script or Home Assistant sends one device (a scene, a slider dragged
+    /// across its range) while its hardware answers in milliseconds; a device that hangs for long holds at most this.
+    public static let defaultRequestsWaitingPerDevice = 64
     private let online: @Sendable () -> Void
     /// Messages on the hub's other subscriptions (not requests, not the router's).
     private let other: @Sendable (MQTTMessage) -> Void
@@ -47,9 +51,12 @@ public final class MQTTHub: Sendable {
     ///     its lane. Unknown: assume it may.
     ///   - log: one line per event worth a log entry (refused requests, publish failures).
     ///   - online: called on every connection once everything is published and `online` is sent.
+    ///   - requestsWaitingPerDevice: how many requests a device with hardware may have queued or running on its
+    ///     lane; more are refused at once with `busy`.
     public init(home: Home, client: MQTTClient, topics: TopicScheme,
                 refresh: @escaping @Sendable (String) -> Void = { _ in },
                 hasHardware: @escaping @Sendable (String) -> Bool = { _ in true },
+                requestsWaitingPerDevice: Int = MQTTHub.defaultRequestsWaitingPerDevice,
                 log: @escaping @Sendable (String) -> Void = { _ in },
                 online: @escaping @Sendable () -> Void = {}, router: PeerRouter? = nil,
                 other: @escaping @Sendable (MQTTMessage) -> Void = { _ in }) {
@@ -60,6 +67,7 @@ public final class MQTTHub: Sendable {
         self.topics = topics
         self.refresh = refresh
         self.hasHardware = hasHardware
+        self.requestsWaitingPerDevice = requestsWaitingPerDevice
         self.log = log
         self.online = online
     }
@@ -167,11 +175,25 @@ public final class MQTTHub: Sendable {
                 response = HubResponse.failure(transaction: transaction, device: deviceID, error)
                 break
             }
-            // Off the network thread if the request may wait for the device's hardware.
-            if hasHardware(deviceID) && home.enqueue(on: deviceID, { [self] in
+            // Off the network thread if the request may wait for the device's hardware, at most
+            // `requestsWaitingPerDevice` of them at a time (docs/architecture.md, "Back-pressure").
+            guard hasHardware(deviceID) else {
+                response = run(request.action, transaction: transaction, on: deviceID)
+                break
+            }
+            switch home.enqueue(on: deviceID, limit: requestsWaitingPerDevice, { [self] in
                 respond(message, run(request.action, transaction: transaction, on: deviceID))
-            }) { return }
-            response = run(request.action, transaction: transaction, on: deviceID)  // no hardware, or notFound
+            }) {
+            case .queued:
+                return
+            case .full:
+                let error = HomeError(.busy, "device '\(deviceID)' has \(requestsWaitingPerDevice) requests waiting for its "
+                                      + "hardware; nothing was done: send it again once it has answered them")
+                log("refused a request for \(deviceID): \(error)")
+                response = HubResponse.failure(transaction: transaction, device: deviceID, error)
+            case .unknownDevice:
+                response = run(request.action, transaction: transaction, on: deviceID)  // notFound
+            }
         }
         respond(message, response)
     }
