@@ -12,8 +12,9 @@ final class HomeRig: @unchecked Sendable {
     var daemons: [String: RunningProduct] = [:]
     var starts = 0
 
-    init() throws {
-        broker = try TestBroker()
+    /// - Parameter brokerListeners: more `listener PORT ADDRESS` lines for the broker (a namespace's link).
+    init(brokerListeners: [String] = []) throws {
+        broker = try TestBroker(extraConfiguration: brokerListeners)
         directory = NSTemporaryDirectory() + "hearth-peers-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         // The repository's simulated board, found from this source file.
@@ -22,24 +23,24 @@ final class HomeRig: @unchecked Sendable {
         try FileManager.default.copyItem(atPath: boards, toPath: "\(directory)/sim.yaml")
     }
 
-    func configure(_ hub: String, _ body: String) throws {
+    func configure(_ hub: String, _ body: String, host: String = "127.0.0.1", port: Int? = nil) throws {
         try """
         hub:
           id: \(hub)
           board: sim.yaml
           stateDirectory: state-\(hub)
         mqtt:
-          host: 127.0.0.1
-          port: \(broker.port)
+          host: \(host)
+          port: \(port ?? broker.port)
           keepAlive: 5s
         \(body)
         """.write(toFile: "\(directory)/\(hub).yaml", atomically: true, encoding: .utf8)
     }
 
-    func start(_ hub: String) throws {
+    func start(_ hub: String, launcher: [String] = []) throws {
         starts += 1
         daemons[hub] = try RunningProduct("hearthd", ["run", "--config", "\(directory)/\(hub).yaml"],
-                                         outputFile: "\(directory)/\(hub)-\(starts).log")
+                                         outputFile: "\(directory)/\(hub)-\(starts).log", launcher: launcher)
     }
 
     func log(_ hub: String) -> String { daemons[hub]?.output ?? "" }

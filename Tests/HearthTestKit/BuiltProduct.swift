@@ -41,9 +41,12 @@ public final class RunningProduct: Sendable {
     public let outputFile: String
     private let status = Mutex<Int32?>(nil)
 
-    public init(_ name: String, _ arguments: [String], outputFile: String) throws {
+    /// - Parameter launcher: a command that runs the product as its last arguments and becomes it (`exec`s it),
+    ///   so that `pid` is the product's: e.g. ``NetworkNamespace/launcher`` to run it in a network namespace.
+    public init(_ name: String, _ arguments: [String], outputFile: String, launcher: [String] = []) throws {
         self.outputFile = outputFile
-        pid = try ChildProcess.spawn(try BuiltProduct.path(name), arguments, outputFile: outputFile)
+        let command = launcher + [try BuiltProduct.path(name)] + arguments
+        pid = try ChildProcess.spawn(command[0], Array(command.dropFirst()), outputFile: outputFile)
     }
 
     deinit {

@@ -24,6 +24,7 @@ public final class MQTTHub: Sendable {
     private let refresh: @Sendable (String) -> Void
     private let hasHardware: @Sendable (String) -> Bool
     private let requestsWaitingPerDevice: Int
+    private let linkLog = Mutex(LinkLog())
     /// Enough for every burst a person, a script or Home Assistant sends one device (a scene, a slider dragged
     /// across its range) while its hardware answers in milliseconds; a device that hangs for long holds at most this.
     public static let defaultRequestsWaitingPerDevice = 64
@@ -76,7 +77,9 @@ public final class MQTTHub: Sendable {
     public func start() throws(MQTTError) {
         client.onConnect = { [weak self] _ in self?.publishEverything() }
         client.onConnectionEvent = { [weak self] event in
-            if case .disconnected = event { self?.router?.linkChanged(up: false) }
+            guard let self else { return }
+            if case .disconnected = event { router?.linkChanged(up: false) }
+            if let line = linkLog.withLock({ $0.line(for: event, broker: client.options.host) }) { log(line) }
         }
         try router?.attach(client)
         client.onMessage = { [weak self] message in self?.handle(message) }
@@ -256,3 +259,26 @@ public final class MQTTHub: Sendable {
         }
     }
 }
+
+/// What the log says about the broker link: a lost connection, and the first failed attempt of a run (not every
+/// retry: a broker that is away for an hour must not fill the journal). Being online again is the daemon's line
+/// ("online again"), written once everything is republished.
+struct LinkLog {
+    private var failedAttempts = 0
+
+    mutating func line(for event: MQTTConnectionEvent, broker: String) -> String? {
+        switch event {
+        case .connected:
+            failedAttempts = 0
+            return nil
+        case .connectionFailed(let error):
+            failedAttempts += 1
+            return failedAttempts == 1 ? "cannot connect to the broker \(broker): \(error); retrying with backoff" : nil
+        case .disconnected(.lost(let error)):
+            return "disconnected from the broker \(broker): \(error); reconnecting"
+        case .disconnected(.requested):
+            return nil
+        }
+    }
+}
+
