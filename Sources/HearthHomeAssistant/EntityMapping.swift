@@ -169,7 +169,7 @@ struct EntityMapping {
     func switchEvents() -> (String, DiscoveryJSON) {
         var names: [String] = []
         for k in 0..<type.traitCount where type.traitDescriptor(k).id == .switchTrait {
-            names = type.traitDescriptor(k).events
+            names = type.traitDescriptor(k).events.map(\.name)
         }
         var c = base(platform: "event", key: "press", role: "Button")
         c += [
