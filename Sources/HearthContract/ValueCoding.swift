@@ -16,6 +16,15 @@ public enum ValueCoding {
         case (.int(let i), .bitmap(let b)):
             return .object(b.bits.map { (key: $0.name, value: JSON.bool(i & (1 << $0.bit) != 0)) })
         case (.int(let i), _): return .int(i)
+        case (.structure(let fields), .structure(let t)):
+            // The struct's field order, then any field the type does not name (none, for a value the engine made).
+            var members = t.fields.compactMap { f in fields[f.name].map { (key: f.name, value: json($0, as: f.type)) } }
+            for (name, v) in fields.sorted(by: { $0.key < $1.key }) where t.field(named: name) == nil {
+                members.append((name, json(v, as: .bool)))
+            }
+            return .object(members)
+        case (.structure(let fields), _):
+            return .object(fields.sorted { $0.key < $1.key }.map { (key: $0.key, value: json($0.value, as: .bool)) })
         }
     }
 
@@ -46,6 +55,16 @@ public enum ValueCoding {
                 if on { bits |= 1 << bit }
             }
             return .int(bits)
+        case (.object(let members), .structure(let t)?):
+            var fields: [String: Value] = [:]
+            for (name, v) in members {
+                guard let field = t.field(named: name) else {
+                    throw .invalidDataType("\(what) has no field '\(name)'; the fields of \(t.name) are "
+                                           + t.fields.map(\.name).joined(separator: ", "))
+                }
+                fields[name] = try value(v, as: field.type, what: "\(what).\(name)")
+            }
+            return .structure(fields)
         case (.object, _), (.array, _):
             let expected = type.map { " (\($0))" } ?? ""
             throw .invalidDataType("\(what) must be a single value\(expected), not \(json.kind)")

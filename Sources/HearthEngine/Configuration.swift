@@ -80,6 +80,8 @@ public struct SavedDevice: Sendable, Hashable, Codable {
 /// A `Value` in a form that round-trips through any Codable format.
 public enum SavedValue: Sendable, Hashable, Codable {
     case null, bool(Bool), int(Int), string(String)
+    /// A struct's fields by name.
+    indirect case structure([String: SavedValue])
 
     public init(_ value: Value) {
         switch value {
@@ -87,6 +89,7 @@ public enum SavedValue: Sendable, Hashable, Codable {
         case .bool(let b): self = .bool(b)
         case .int(let i): self = .int(i)
         case .string(let s): self = .string(s)
+        case .structure(let f): self = .structure(f.mapValues(SavedValue.init))
         }
     }
 
@@ -96,6 +99,7 @@ public enum SavedValue: Sendable, Hashable, Codable {
         case .bool(let b): .bool(b)
         case .int(let i): .int(i)
         case .string(let s): .string(s)
+        case .structure(let f): .structure(f.mapValues(\.value))
         }
     }
 
@@ -104,6 +108,7 @@ public enum SavedValue: Sendable, Hashable, Codable {
         if c.decodeNil() { self = .null }
         else if let b = try? c.decode(Bool.self) { self = .bool(b) }
         else if let i = try? c.decode(Int.self) { self = .int(i) }
+        else if let f = try? c.decode([String: SavedValue].self) { self = .structure(f) }
         else { self = .string(try c.decode(String.self)) }
     }
 
@@ -114,6 +119,7 @@ public enum SavedValue: Sendable, Hashable, Codable {
         case .bool(let b): try c.encode(b)
         case .int(let i): try c.encode(i)
         case .string(let s): try c.encode(s)
+        case .structure(let f): try c.encode(f)
         }
     }
 }

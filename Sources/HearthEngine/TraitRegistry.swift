@@ -23,5 +23,7 @@ public struct TraitRegistry: Sendable {
         RelativeHumidityMeasurementServer.self,
         TemperatureMeasurementServer.self,
         SwitchServer.self,
+        BooleanStateServer.self,
+        OccupancySensingServer.self,
     ])
 }

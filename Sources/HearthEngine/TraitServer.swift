@@ -99,6 +99,9 @@ public enum TraitInput: Sendable, Hashable {
     case measurement(Value)
     /// A switch's position (0 released/off, 1 pressed/on).
     case switchPosition(Int)
+    /// A two-state input after debounce: a door contact closed (`true`) or open, a motion detector's output active or
+    /// not.
+    case binaryState(Bool)
     /// What the owning hub published for a mirrored trait: attribute values by name, supported commands.
     case mirror([String: Value], commands: [String])
 }

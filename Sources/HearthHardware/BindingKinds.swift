@@ -9,6 +9,8 @@ public enum BindingKinds {
         ("humiditySensor", ["HumiditySensor"]),
         ("temperatureSensor", ["TemperatureSensor"]),
         ("wallSwitch", ["GenericSwitch"]),
+        ("contact", ["ContactSensor"]),
+        ("pir", ["OccupancySensor"]),
     ]
 
     /// Reads `config` (a `binding:` mapping) for the device type `context.typeName`. Records every problem in
@@ -45,6 +47,10 @@ public enum BindingKinds {
         case "temperatureSensor": binding = SensorConfiguration.read(reader, quantity: .temperature)
             .map { SensorBinding($0, context: context) }
         case "wallSwitch": binding = WallSwitchConfiguration.read(reader).map { WallSwitchBinding($0, context: context) }
+        case "contact": binding = BinarySensorConfiguration.read(reader, kind: .contact)
+            .map { BinarySensorBinding($0, context: context) }
+        case "pir": binding = BinarySensorConfiguration.read(reader, kind: .pir)
+            .map { BinarySensorBinding($0, context: context) }
         default: binding = nil
         }
         return config.diagnostics.problems.count == before ? binding : nil
@@ -54,7 +60,8 @@ public enum BindingKinds {
     public static var sections: [(kind: String, section: ConfigSection)] {
         [("relay", RelayConfiguration.section), ("pwmDimmer", DimmerConfiguration.section),
          ("humiditySensor", SensorConfiguration.section(.humidity)),
-         ("temperatureSensor", SensorConfiguration.section(.temperature)), ("wallSwitch", WallSwitchConfiguration.section)]
+         ("temperatureSensor", SensorConfiguration.section(.temperature)), ("wallSwitch", WallSwitchConfiguration.section),
+         ("contact", BinarySensorConfiguration.section(.contact)), ("pir", BinarySensorConfiguration.section(.pir))]
     }
 
     /// A kind's section: `kind` first, then its own keys.

@@ -59,6 +59,8 @@ struct EntityMapping {
                                    deviceClass: "temperature", unit: "°C"))
         }
         if has(.switchTrait) { out.append(switchEvents()) }
+        if has(.booleanState) { out.append(contact()) }
+        if has(.occupancySensing) { out.append(occupancy()) }
         if has(.identify) { out.append(identify(mainRole: out.isEmpty ? nil : mainRole)) }
         return out
     }
@@ -69,6 +71,8 @@ struct EntityMapping {
         if has(.relativeHumidityMeasurement) { return "Humidity" }
         if has(.temperatureMeasurement) { return "Temperature" }
         if has(.switchTrait) { return "Button" }
+        if has(.booleanState) { return "Contact" }
+        if has(.occupancySensing) { return "Occupancy" }
         return typeName
     }
 
@@ -169,7 +173,7 @@ struct EntityMapping {
     func switchEvents() -> (String, DiscoveryJSON) {
         var names: [String] = []
         for k in 0..<type.traitCount where type.traitDescriptor(k).id == .switchTrait {
-            names = type.traitDescriptor(k).events
+            names = type.traitDescriptor(k).events.map(\.name)
         }
         var c = base(platform: "event", key: "press", role: "Button")
         c += [
@@ -183,6 +187,32 @@ struct EntityMapping {
         ]
         c += availability
         return ("\(typeKey)-press", .object(c))
+    }
+
+    /// ContactSensor: a `binary_sensor` of device class `door`. Matter's StateValue is true while the contact is
+    /// closed; Home Assistant's door is on while it is open.
+    func contact() -> (String, DiscoveryJSON) {
+        var c = base(platform: "binary_sensor", key: "contact", role: "Contact")
+        c += [
+            ("device_class", .string("door")), stateTopic,
+            ("value_template", .string("{{ 'OFF' if \(attribute(.booleanState, "stateValue")) else 'ON' }}")),
+            ("payload_on", .string("ON")), ("payload_off", .string("OFF")),
+        ]
+        c += availability
+        return ("\(typeKey)-contact", .object(c))
+    }
+
+    /// OccupancySensor: a `binary_sensor` of device class `occupancy`, on while Occupancy's `occupied` bit is set (the
+    /// hold time included: Home Assistant sees what Matter clients see).
+    func occupancy() -> (String, DiscoveryJSON) {
+        var c = base(platform: "binary_sensor", key: "occupancy", role: "Occupancy")
+        c += [
+            ("device_class", .string("occupancy")), stateTopic,
+            ("value_template", .string("{{ 'ON' if \(attribute(.occupancySensing, "occupancy")).occupied else 'OFF' }}")),
+            ("payload_on", .string("ON")), ("payload_off", .string("OFF")),
+        ]
+        c += availability
+        return ("\(typeKey)-occupancy", .object(c))
     }
 
     /// Identify: a button with device class `identify`; a press identifies for `identifySeconds`.

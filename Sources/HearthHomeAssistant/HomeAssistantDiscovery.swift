@@ -125,20 +125,33 @@ public struct HomeAssistantDiscovery: Sendable {
     /// A trait event (a wall switch's `initialPress`) as the event entity reads it; nil for other changes.
     public func event(_ e: HomeEvent) -> HomeAssistantMessage? {
         guard case .event(let type, let trait, let name, let fields) = e.change else { return nil }
+        // Fields as the device documents write values: enums by name, bitmaps as objects of flags.
+        let descriptor = TraitRegistry.standard.server(for: trait)?.descriptor.event(named: name)
         var members: [(String, DiscoveryJSON)] = []
         for (key, value) in fields.sorted(by: { $0.key < $1.key }) {
-            switch value {
-            case .null: members.append((key, .null))
-            case .bool(let b): members.append((key, .bool(b)))
-            case .int(let i): members.append((key, .int(i)))
-            case .string(let s): members.append((key, .string(s)))
-            }
+            members.append((key, Self.json(value, as: descriptor?.field(named: key)?.type)))
         }
         let payload: DiscoveryJSON = .object([
             ("type", .string(type)), ("trait", .string(trait.qualifiedName)), ("event", .string(name)),
             ("fields", .object(members)),
         ])
         return HomeAssistantMessage(topic: eventsTopic(e.deviceID), payload: payload.bytes, retain: false)
+    }
+
+    /// A value in the MQTT API's coding (`docs/mqtt-api.md`), by its type when known.
+    static func json(_ value: Value, as type: ValueType?) -> DiscoveryJSON {
+        switch (value, type) {
+        case (.null, _): return .null
+        case (.bool(let b), _): return .bool(b)
+        case (.string(let s), _): return .string(s)
+        case (.int(let i), .enumeration(let e)?): return e.name(of: i).map(DiscoveryJSON.string) ?? .int(i)
+        case (.int(let i), .bitmap(let b)?): return .object(b.bits.map { ($0.name, .bool(i & (1 << $0.bit) != 0)) })
+        case (.int(let i), _): return .int(i)
+        case (.structure(let fields), .structure(let s)?):
+            return .object(s.fields.compactMap { f in fields[f.name].map { (f.name, json($0, as: f.type)) } })
+        case (.structure(let fields), _):
+            return .object(fields.sorted { $0.key < $1.key }.map { ($0.key, json($0.value, as: nil)) })
+        }
     }
 
     // MARK: Payloads

@@ -89,6 +89,7 @@ public enum HearthKitGenerator {
         case .string: "String"
         case .enumeration(let e): e.name
         case .bitmap(let b): b.name
+        case .structure(let s): s.name
         }
     }
 
@@ -113,6 +114,7 @@ public enum HearthKitGenerator {
             let names = try b.bits.filter { i & (1 << $0.bit) != 0 }.map { bit throws(GeneratorError) in ".\(try identifier(bit.name))" }
             return "[\(names.joined(separator: ", "))]"
         case (.int(let i), _): return String(i)
+        case (.structure, _): throw GeneratorError("\(field.name) has a struct default; write it as fields in the hub's tables")
         }
     }
 
@@ -264,9 +266,16 @@ public enum HearthKitGenerator {
         var w = Writer(header)
         let typeName = traitTypeName(trait.id)
         // The enums and bitmaps the trait's attributes and fields use, each once, in order of first use.
-        var enums: [EnumType] = [], bitmaps: [BitmapType] = []
+        var enums: [EnumType] = [], bitmaps: [BitmapType] = [], structs: [StructType] = []
         func collect(_ type: ValueType) throws(GeneratorError) {
             switch type {
+            case .structure(let s):
+                if let seen = structs.first(where: { $0.name == s.name }) {
+                    guard seen == s else { throw GeneratorError("\(trait.id) has two different structs named \(s.name)") }
+                } else {
+                    for f in s.fields { try collect(f.type) }
+                    structs.append(s)
+                }
             case .enumeration(let e):
                 if let seen = enums.first(where: { $0.name == e.name }) {
                     guard seen == e else { throw GeneratorError("\(trait.id) has two different enums named \(e.name)") }
@@ -284,6 +293,7 @@ public enum HearthKitGenerator {
         }
         for a in trait.attributes { try collect(a.type) }
         for c in trait.commands { for f in c.fields { try collect(f.type) } }
+        for e in trait.events { for f in e.fields { try collect(f.type) } }
 
         w.line("extension \(namespaceName(trait.id.namespace)) {")
         w.depth += 1
@@ -297,7 +307,8 @@ public enum HearthKitGenerator {
             w.line("/// Commands: \(trait.commands.map(\.name).joined(separator: ", ")).")
         }
         if !trait.events.isEmpty {
-            w.line("/// Events (not published over MQTT): \(trait.events.joined(separator: ", ")).")
+            w.line("/// Events (on the hub's events topic; HearthKit does not deliver them): "
+                   + "\(trait.events.map(\.name).joined(separator: ", ")).")
         }
         w.line("public struct \(typeName): Trait {")
         w.depth += 1
@@ -308,6 +319,7 @@ public enum HearthKitGenerator {
         w.line("public init(_ dynamic: DynamicTrait) { self.dynamic = dynamic }")
         for e in enums { try enumeration(e, &w) }
         for b in bitmaps { try bitmap(b, &w) }
+        for st in structs { try structure(st, &w) }
         try attributes(trait, &w)
         try commands(trait, &w)
         try update(trait, &w)
@@ -358,6 +370,50 @@ public enum HearthKitGenerator {
         for bit in b.bits { w.line("(.\(try identifier(bit.name)), \"\(bit.name)\"),") }
         w.depth -= 1
         w.line("]")
+        w.depth -= 1
+        w.line("}")
+    }
+
+    static func structure(_ s: StructType, _ w: inout Writer) throws(GeneratorError) {
+        guard !s.fields.isEmpty else { throw GeneratorError("\(s.name) has no fields") }
+        w.line("")
+        w.line("/// Matter's \(s.name).")
+        w.line("public struct \(s.name): HomeValue {")
+        w.depth += 1
+        var parameters: [String] = []
+        for f in s.fields {
+            guard !f.isNullable else { throw GeneratorError("\(s.name).\(f.name) is nullable; struct fields cannot be yet") }
+            w.line("/// \(describe(f.type, nullable: false, constraint: f.constraint)).")
+            w.line("public var \(try identifier(f.name)): \(swiftType(f.type))")
+            parameters.append("\(try identifier(f.name)): \(swiftType(f.type))")
+        }
+        w.line("")
+        w.line("public init(\(parameters.joined(separator: ", "))) {")
+        w.depth += 1
+        for f in s.fields { w.line("self.\(try identifier(f.name)) = \(try identifier(f.name))") }
+        w.depth -= 1
+        w.line("}")
+        w.line("")
+        w.line("public init?(json: JSON) {")
+        w.depth += 1
+        w.line("guard case .object = json,")
+        for (i, f) in s.fields.enumerated() {
+            let end = i == s.fields.count - 1 ? " else { return nil }" : ","
+            w.line("    let \(try identifier(f.name)) = json[\"\(f.name)\"].flatMap(\(swiftType(f.type)).init(json:))\(end)")
+        }
+        w.line("self.init(\(try s.fields.map { f throws(GeneratorError) in "\(try identifier(f.name)): \(try identifier(f.name))" }.joined(separator: ", ")))")
+        w.depth -= 1
+        w.line("}")
+        w.line("")
+        w.line("public var json: JSON {")
+        w.depth += 1
+        w.line(".object([")
+        w.depth += 1
+        for f in s.fields { w.line("(key: \"\(f.name)\", value: \(try identifier(f.name)).json),") }
+        w.depth -= 1
+        w.line("])")
+        w.depth -= 1
+        w.line("}")
         w.depth -= 1
         w.line("}")
     }

@@ -139,17 +139,32 @@ public struct CommandArguments: Sendable {
     public func bool(_ field: String) -> Bool? { self[field].boolValue }
 }
 
-/// Describes a trait: its identity, Matter cluster, attributes and commands.
+/// One event of a trait: Matter's event id, its name and its fields (the Switch's `initialPress` with `newPosition`).
+public struct EventDescriptor: Sendable, Hashable {
+    public var id: UInt32
+    public var name: String
+    public var fields: [FieldDescriptor]
+
+    public init(id: UInt32, name: String, fields: [FieldDescriptor] = []) {
+        self.id = id
+        self.name = name
+        self.fields = fields
+    }
+
+    public func field(named name: String) -> FieldDescriptor? { fields.first { $0.name == name } }
+}
+
+/// Describes a trait: its identity, Matter cluster, attributes, commands and events.
 public struct TraitDescriptor: Sendable, Hashable {
     public var id: TraitID
     public var clusterID: UInt32
     public var attributes: [AttributeDescriptor]
     public var commands: [CommandDescriptor]
-    /// Names of the events the trait can emit (e.g. the Switch's `initialPress`).
-    public var events: [String]
+    /// The events the trait can emit (e.g. the Switch's `initialPress`).
+    public var events: [EventDescriptor]
 
     public init(id: TraitID, clusterID: UInt32, attributes: [AttributeDescriptor],
-                commands: [CommandDescriptor] = [], events: [String] = []) {
+                commands: [CommandDescriptor] = [], events: [EventDescriptor] = []) {
         self.id = id
         self.clusterID = clusterID
         self.attributes = attributes
@@ -160,4 +175,5 @@ public struct TraitDescriptor: Sendable, Hashable {
     public func attribute(named name: String) -> AttributeDescriptor? { attributes.first { $0.name == name } }
     public func attribute(id: UInt32) -> AttributeDescriptor? { attributes.first { $0.id == id } }
     public func command(named name: String) -> CommandDescriptor? { commands.first { $0.name == name } }
+    public func event(named name: String) -> EventDescriptor? { events.first { $0.name == name } }
 }

@@ -34,6 +34,8 @@ extension TraitID {
     public static let relativeHumidityMeasurement = TraitID.matter("relativeHumidityMeasurement")
     public static let temperatureMeasurement = TraitID.matter("temperatureMeasurement")
     public static let switchTrait = TraitID.matter("switch")
+    public static let booleanState = TraitID.matter("booleanState")
+    public static let occupancySensing = TraitID.matter("occupancySensing")
     public static let basicInformation = TraitID.matter("basicInformation")
     public static let identify = TraitID.matter("identify")
 }
@@ -63,9 +65,18 @@ extension DeviceTypeDescriptor {
     public static let genericSwitch = DeviceTypeDescriptor(
         name: "GenericSwitch", id: 0x000F, required: [.identify, .switchTrait], optional: [.basicInformation])
 
+    /// Matter 1.4 ContactSensor (0x0015): BooleanState's StateValue is true while the contact is closed. Boolean State
+    /// Configuration (optional in Matter) is not implemented by Hearth.
+    public static let contactSensor = DeviceTypeDescriptor(
+        name: "ContactSensor", id: 0x0015, required: [.identify, .booleanState], optional: [.basicInformation])
+    /// Matter 1.4 OccupancySensor (0x0107). Boolean State Configuration (optional in Matter) is not implemented by Hearth.
+    public static let occupancySensor = DeviceTypeDescriptor(
+        name: "OccupancySensor", id: 0x0107, required: [.identify, .occupancySensing], optional: [.basicInformation])
+
     /// Every device type Hearth knows.
     public static let catalogue: [DeviceTypeDescriptor] = [
         .onOffLight, .dimmableLight, .onOffPlugInUnit, .humiditySensor, .temperatureSensor, .genericSwitch,
+        .contactSensor, .occupancySensor,
     ]
 
     public static func named(_ name: String) -> DeviceTypeDescriptor? { catalogue.first { $0.name == name } }

@@ -8,11 +8,14 @@ public enum Value: Sendable, Hashable, CustomStringConvertible {
     case bool(Bool)
     case int(Int)
     case string(String)
+    /// A Matter struct's fields by name (HoldTimeLimitsStruct's `holdTimeMin`, …); its `StructType` gives their order.
+    case structure([String: Value])
 
     public var isNull: Bool { if case .null = self { true } else { false } }
     public var boolValue: Bool? { if case .bool(let b) = self { b } else { nil } }
     public var intValue: Int? { if case .int(let i) = self { i } else { nil } }
     public var stringValue: String? { if case .string(let s) = self { s } else { nil } }
+    public var structureValue: [String: Value]? { if case .structure(let f) = self { f } else { nil } }
 
     public var description: String {
         switch self {
@@ -20,6 +23,7 @@ public enum Value: Sendable, Hashable, CustomStringConvertible {
         case .bool(let b): String(b)
         case .int(let i): String(i)
         case .string(let s): "\"\(s)\""
+        case .structure(let f): "{" + f.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ") + "}"
         }
     }
 }
@@ -62,6 +66,20 @@ public struct BitmapType: Sendable, Hashable {
     public func hash(into hasher: inout Hasher) { hasher.combine(name) }
 }
 
+/// A Matter struct: named fields, each with its type and range (HoldTimeLimitsStruct: `holdTimeMin`, `holdTimeMax`,
+/// `holdTimeDefault`). A field's default is unused here: a struct value names every field.
+public struct StructType: Sendable, Hashable {
+    public var name: String
+    public var fields: [FieldDescriptor]
+
+    public init(_ name: String, _ fields: [FieldDescriptor]) {
+        self.name = name
+        self.fields = fields
+    }
+
+    public func field(named name: String) -> FieldDescriptor? { fields.first { $0.name == name } }
+}
+
 /// The Matter data type of an attribute or a command field.
 public enum ValueType: Sendable, Hashable, CustomStringConvertible {
     case bool
@@ -69,6 +87,7 @@ public enum ValueType: Sendable, Hashable, CustomStringConvertible {
     case enumeration(EnumType)
     case bitmap(BitmapType)
     case string(maxLength: Int)
+    case structure(StructType)
 
     /// The range the type itself allows, before any constraint of the attribute.
     public var integerRange: ClosedRange<Int>? {
@@ -79,7 +98,7 @@ public enum ValueType: Sendable, Hashable, CustomStringConvertible {
         case .int16: -0x8000...0x7FFF
         case .enumeration: 0...0xFF
         case .bitmap(let b): 0...b.mask
-        case .bool, .string: nil
+        case .bool, .string, .structure: nil
         }
     }
 
@@ -93,6 +112,7 @@ public enum ValueType: Sendable, Hashable, CustomStringConvertible {
         case .enumeration(let e): "enum \(e.name)"
         case .bitmap(let b): "bitmap \(b.name)"
         case .string(let n): "string (at most \(n) bytes)"
+        case .structure(let s): "struct \(s.name)"
         }
     }
 
@@ -118,6 +138,18 @@ public enum ValueType: Sendable, Hashable, CustomStringConvertible {
             guard e.name(of: i) != nil else {
                 let names = e.cases.map { "\($0.value) (\($0.name))" }.joined(separator: ", ")
                 throw .constraintError("\(describe()) \(i) is not a \(e.name) value; allowed: \(names)")
+            }
+        case (.structure(let s), .structure(let values)):
+            for key in values.keys.sorted() where s.field(named: key) == nil {
+                throw .invalidDataType("\(describe()) has no field '\(key)'; the fields of \(s.name) are "
+                                       + s.fields.map(\.name).joined(separator: ", "))
+            }
+            for field in s.fields {
+                guard let v = values[field.name] else {
+                    throw .invalidDataType("\(describe()) needs the field '\(field.name)' (\(field.type))")
+                }
+                try field.type.check(v, nullable: field.isNullable, constraint: field.constraint,
+                                     what: "\(describe()).\(field.name)")
             }
         case (.bitmap(let b), .int(let i)):
             guard i >= 0, i & ~b.mask == 0 else {

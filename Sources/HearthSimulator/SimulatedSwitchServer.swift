@@ -23,7 +23,8 @@ public struct SimulatedSwitchServer: TraitServer {
     public static let descriptor = TraitDescriptor(
         id: id, clusterID: 0xFFF1_FC01, attributes: [],
         commands: [Command.press, Command.release, Command.flip, Command.bounce],
-        events: ["press", "release", "flip", "bounce"])
+        events: [EventDescriptor(id: 0x00, name: "press"), EventDescriptor(id: 0x01, name: "release"),
+                 EventDescriptor(id: 0x02, name: "flip"), EventDescriptor(id: 0x03, name: "bounce")])
 
     public init(features: Set<String>) throws(HomeError) {
         if let f = features.first { throw .constraintError("\(Self.id) has no feature '\(f)'") }

@@ -9,7 +9,8 @@ import Darwin
 enum Render {
     // MARK: Values
 
-    /// A value as `hearth get` shows it and `hearth set` reads it back: bitmaps as `{flag,flag}`.
+    /// A value as `hearth get` shows it and `hearth set` reads it back: bitmaps as `{flag,flag}`, structs of numbers as
+    /// `{field=1,field=2}`.
     static func value(_ json: JSON) -> String {
         switch json {
         case .null: return "null"
@@ -19,6 +20,9 @@ enum Render {
         case .string(let s): return s.isEmpty ? "\"\"" : sanitized(s)
         case .object(let members) where members.allSatisfy({ $0.value.boolValue != nil }):
             return "{" + members.filter { $0.value == .bool(true) }.map(\.key).joined(separator: ",") + "}"
+        case .object(let members) where members.allSatisfy({ $0.value.intValue != nil }):
+            // A struct of numbers (holdTimeLimits), as `key=value` pairs like the ones `hearth update` takes.
+            return "{" + members.map { "\(sanitized($0.key))=\($0.value.intValue!)" }.joined(separator: ",") + "}"
         default: return sanitized(json.text)
         }
     }

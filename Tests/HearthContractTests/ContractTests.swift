@@ -89,6 +89,27 @@ import Testing
         #expect(e?.status == .invalidDataType)
         #expect(e?.message == "level must be a single value (uint8), not an array")
     }
+
+    @Test func matterStructsTravelAsObjectsOfTheirFieldsInOrder() throws {
+        let limits = ValueType.structure(StructType("HoldTimeLimitsStruct", [
+            FieldDescriptor("holdTimeMin", .uint16), FieldDescriptor("holdTimeMax", .uint16),
+            FieldDescriptor("holdTimeDefault", .uint16),
+        ]))
+        let value = Value.structure(["holdTimeDefault": .int(30), "holdTimeMin": .int(1), "holdTimeMax": .int(600)])
+        #expect(ValueCoding.json(value, as: limits)
+            == .object([("holdTimeMin", .int(1)), ("holdTimeMax", .int(600)), ("holdTimeDefault", .int(30))]))
+        #expect(try ValueCoding.value(ValueCoding.json(value, as: limits), as: limits, what: "x") == value)
+        let unknown = #expect(throws: HomeError.self) {
+            try ValueCoding.value(.object([("holdTimeStep", .int(1))]), as: limits, what: "occupancySensing.holdTimeLimits")
+        }
+        #expect(unknown?.status == .invalidDataType)
+        #expect(unknown?.message == "occupancySensing.holdTimeLimits has no field 'holdTimeStep'; the fields of "
+            + "HoldTimeLimitsStruct are holdTimeMin, holdTimeMax, holdTimeDefault")
+        // A struct that parses is still checked by its type: every field, each in range.
+        let partial = try ValueCoding.value(.object([("holdTimeMin", .int(1))]), as: limits, what: "x")
+        let missing = #expect(throws: HomeError.self) { try limits.check(partial, nullable: false, what: "x") }
+        #expect(missing?.message == "x needs the field 'holdTimeMax' (uint16)")
+    }
 }
 
 @Suite struct TopicTests {

@@ -21,6 +21,7 @@ import Testing
     func everyDeviceTypeBuildsWithDefaultsAndHasOnePrimaryType(type: DeviceTypeDescriptor) throws {
         var traits: [TraitConfiguration] = []
         if type == .genericSwitch { traits = [TraitConfiguration(.switchTrait, features: ["latchingSwitch"])] }
+        if type == .occupancySensor { traits = [TraitConfiguration(.occupancySensing, features: ["passiveInfrared"])] }
         let home = try Home(devices: [DeviceConfiguration(id: "d", name: "D", types: [
             DeviceTypeConfiguration(type, traits: traits),
         ])], clock: ManualClock())
@@ -54,6 +55,7 @@ import Testing
         for type in DeviceTypeDescriptor.catalogue {
             var traits: [TraitConfiguration] = []
             if type == .genericSwitch { traits = [TraitConfiguration(.switchTrait, features: ["momentarySwitch"])] }
+            if type == .occupancySensor { traits = [TraitConfiguration(.occupancySensing, features: ["radar"])] }
             let home = try Home(devices: [DeviceConfiguration(id: "d", name: "D", types: [
                 DeviceTypeConfiguration(type, traits: traits),
             ])], clock: ManualClock())

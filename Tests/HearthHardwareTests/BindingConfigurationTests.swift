@@ -13,7 +13,7 @@ struct BindingConfigurationTests {
         let rig = try Rig()
         #expect(rig.makeBinding("{kind: relay, pin: relay-9}", device: "lamp", type: "OnOffLight") == nil)
         #expect(problems(rig) == ["hub.yaml:1:20: pin: the board 'sim' has no pin 'relay-9'; its pins are relay-1, relay-2, "
-            + "relay-3, relay-4, dimmer-relay, wall-switch-1, wall-switch-2, button-1"])
+            + "relay-3, relay-4, dimmer-relay, wall-switch-1, wall-switch-2, button-1, door-contact, motion-sensor"])
     }
 
     @Test func aPinUsedTwiceNamesBothPlaces() throws {
@@ -47,7 +47,8 @@ struct BindingConfigurationTests {
         #expect(problems(rig) == [
             "hub.yaml:1:8: kind: a relay binding does not fit a HumiditySensor (it fits OnOffLight, OnOffPlugInUnit); "
                 + "for HumiditySensor use kind: humiditySensor",
-            "hub.yaml:1:8: kind: unknown binding kind 'dimmer'; kinds: relay, pwmDimmer, humiditySensor, temperatureSensor, wallSwitch",
+            "hub.yaml:1:8: kind: unknown binding kind 'dimmer'; kinds: relay, pwmDimmer, humiditySensor, temperatureSensor, wallSwitch, "
+                + "contact, pir",
             "hub.yaml:1:1: missing 'kind'; for OnOffPlugInUnit use kind: relay",
         ])
     }
@@ -87,7 +88,7 @@ struct BindingConfigurationTests {
                                 device: "bath", type: "TemperatureSensor") == nil)
         #expect(problems(rig) == [
             "hub.yaml:1:25: pin: 'relay-1' is an output on the board 'sim', but a wall switch needs an input; inputs: "
-                + "wall-switch-1, wall-switch-2, button-1",
+                + "wall-switch-1, wall-switch-2, button-1, door-contact, motion-sensor",
             "hub.yaml:1:68: bias: expected one of pull-up, pull-down, disabled, as-is, found 'up'",
             "hub.yaml:1:44: debounce: 5s is out of range; allowed: 0.0 seconds … 1.0 seconds",
             "hub.yaml:1:54: mode: expected one of momentary, latching, follow, found 'toggle'",

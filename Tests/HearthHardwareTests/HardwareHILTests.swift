@@ -202,6 +202,83 @@ struct HardwareHILTests {
         for binding in rig.bindings { binding.stop() }
     }
 
+    /// The home on the real clock (edges carry kernel CLOCK_MONOTONIC timestamps) with its event stream, every binding
+    /// started and its run loop going.
+    func realClockHome(_ rig: Rig) throws -> (Home, AsyncStream<HomeEvent>, [Task<Void, Never>]) {
+        var registry = TraitRegistry.standard
+        for server in SimulatedHardware.traitServers { registry.register(server) }
+        let home = try Home(devices: rig.devices, clock: MonotonicClock(), registry: registry)
+        let events = home.events()
+        for binding in rig.bindings { binding.start(home: home) }
+        let loops = rig.bindings.map { b in Task { await b.run() } } + [Task { await home.run() }]
+        return (home, events, loops)
+    }
+
+    @Test func aBouncingReedContactGivesOneStateChangePerMove() async throws {
+        let contact = try Line.named("door-contact")
+        try contact.pull("pull-up")  // open: the pull-up holds the line high
+        let rig = Rig(board: try board())
+        rig.hardware = LinuxHardware(consumer: "hearthd-hil")
+        try rig.add("front-door", .contactSensor, binding: "{kind: contact, pin: door-contact, debounce: 20ms}")
+        let (home, events, loops) = try realClockHome(rig)
+        #expect(try home.device("front-door").trait(.booleanState)?["stateValue"]?.value == .bool(false))
+        #expect(try GPIOChip(label: contact.chipLabel).lineInfo(offset: contact.offset).bias == .pullUp)
+
+        // The door closes with reed bounce (the line to ground), then opens cleanly.
+        for direction in ["pull-down", "pull-up", "pull-down", "pull-up", "pull-down"] { try contact.pull(direction) }
+        var changes: [String] = [], values: [Value] = []
+        for await event in events {
+            switch event.change {
+            case .event(_, let trait, let name, let fields) where trait == .booleanState:
+                changes.append("\(name) \(fields["stateValue"] ?? .null)")
+                if fields["stateValue"] == .bool(true) { try contact.pull("pull-up") }
+            case .attribute(_, let trait, "stateValue", let v) where trait == .booleanState:
+                values.append(v)
+            default: break
+            }
+            if changes.count == 2 { break }
+        }
+        for loop in loops { loop.cancel() }
+        for loop in loops { await loop.value }
+        #expect(changes == ["stateChange true", "stateChange false"])
+        #expect(values == [.bool(true), .bool(false)])
+        for binding in rig.bindings { binding.stop() }
+        #expect(try GPIOChip(label: contact.chipLabel).lineInfo(offset: contact.offset).isUsed == false)
+    }
+
+    @Test func aPIRPulseKeepsTheRoomOccupiedForTheHoldTimeAfterItEnds() async throws {
+        let motion = try Line.named("motion-sensor")
+        try motion.pull("pull-down")
+        let rig = Rig(board: try board())
+        rig.hardware = LinuxHardware(consumer: "hearthd-hil")
+        try rig.add("hall-motion", .occupancySensor, binding: "{kind: pir, pin: motion-sensor}",
+                    traits: [TraitConfiguration(.occupancySensing, attributes: ["holdTime": .int(2)])])
+        let (home, events, loops) = try realClockHome(rig)
+        #expect(try GPIOChip(label: motion.chipLabel).lineInfo(offset: motion.offset).bias == .pullDown)
+
+        try motion.pull("pull-up")  // the module sees someone: its output goes high
+        var dropped: EngineInstant?, cleared: EngineInstant?, names: [String] = []
+        for await event in events {
+            guard case .event(_, let trait, let name, let fields) = event.change, trait == .occupancySensing else { continue }
+            names.append(name)
+            if fields["occupancy"] == .int(1) {
+                dropped = home.clock.now  // before the pull: the hold cannot have started earlier than this
+                try motion.pull("pull-down")
+            } else {
+                cleared = home.clock.now
+                break
+            }
+        }
+        for loop in loops { loop.cancel() }
+        for loop in loops { await loop.value }
+        #expect(names == ["occupancyChanged", "occupancyChanged"])
+        let held = try #require(cleared) - (try #require(dropped))
+        // A correctness bound, not a timing one: the room cannot clear before holdTime has passed since the drop.
+        #expect(held >= 2000, "cleared \(held) ms after the PIR's output dropped")
+        #expect(try home.device("hall-motion").trait(.occupancySensing)?["occupancy"]?.value == .int(0))
+        for binding in rig.bindings { binding.stop() }
+    }
+
     @Test func si7020HumidityReachesTheTraitInHundredthsOfAPercent() throws {
         let rig = Rig(board: try board())
         try rig.add("bath", .humiditySensor, binding: "{kind: humiditySensor, sensor: humidity-1}")

@@ -161,6 +161,7 @@ final class Rig {
             case let b as DimmerBinding: b.tick(at: clock.now)
             case let b as SensorBinding: b.tick(at: clock.now)
             case let b as WallSwitchBinding: b.tick(at: clock.now)
+            case let b as BinarySensorBinding: b.tick(at: clock.now)
             default: Issue.record("unknown binding \(binding)")
             }
         }

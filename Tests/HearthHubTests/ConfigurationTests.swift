@@ -100,7 +100,7 @@ import Testing
             "hearth.yaml:4:13: hub.logLevel: expected one of trace, debug, info, notice, warning, error, critical, found 'loud'",
             "hearth.yaml:7:3: mqtt.colour: unknown key 'colour'; allowed: host, port, prefix, clientId, keepAlive, username, password, passwordFile, tls, protocol",
             "hearth.yaml:6:9: mqtt.port: 0 is out of range; allowed: 1…65535",
-            "hearth.yaml:10:11: devices[0].type: unknown device type 'DimmableLamp'; known: OnOffLight, DimmableLight, OnOffPlugInUnit, HumiditySensor, TemperatureSensor, GenericSwitch",
+            "hearth.yaml:10:11: devices[0].type: unknown device type 'DimmableLamp'; known: OnOffLight, DimmableLight, OnOffPlugInUnit, HumiditySensor, TemperatureSensor, GenericSwitch, ContactSensor, OccupancySensor",
             "hearth.yaml:11:5: devices[1]: the device id 'lamp' is already used on line 9; ids must be unique",
             "hearth.yaml:13:5: devices[2]: missing 'id' (a stable id, used in MQTT topics)",
             "hearth.yaml:18:14: devices[3].traits.onOff: HumiditySensor cannot have trait 'onOff'; it may have identify, relativeHumidityMeasurement, basicInformation",
@@ -145,6 +145,74 @@ import Testing
     }
 
 
+    /// Issue 18: a door contact and a PIR, with HoldTimeLimits (a Matter struct) as a mapping of its fields.
+    @Test func contactAndOccupancySensorsReadWithTheirStructSettings() throws {
+        let (c, problems) = read("""
+        hub: {board: /dev/null}
+        devices:
+          - id: front-door
+            type: ContactSensor
+          - id: hall-motion
+            type: OccupancySensor
+            traits:
+              occupancySensing:
+                features: [passiveInfrared]
+                holdTime: 90
+                holdTimeLimits: {holdTimeMin: 5, holdTimeMax: 600, holdTimeDefault: 60}
+        """)
+        #expect(problems == [])
+        let config = try #require(c)
+        let motion = try #require(config.devices[1].configuration.types[0].traits.first { $0.id == .occupancySensing })
+        #expect(motion.features == ["passiveInfrared"])
+        #expect(motion.attributes == [
+            "holdTime": .int(90),
+            "holdTimeLimits": .structure(["holdTimeMin": .int(5), "holdTimeMax": .int(600), "holdTimeDefault": .int(60)]),
+        ])
+        let d = ConfigDiagnostics()
+        HubConfiguration.checkWithEngine(config.devices.map { ($0.configuration, $0.line, $0.column) }, file: "hearth.yaml",
+                                         registry: .standard, diagnostics: d)
+        #expect(d.problems.isEmpty, "\(d.problems)")
+    }
+
+    @Test func aStructSettingIsCheckedFieldByFieldAndAgainstTheEngine() throws {
+        let (c, problems) = read("""
+        hub: {board: /dev/null}
+        devices:
+          - id: m1
+            type: OccupancySensor
+            traits:
+              occupancySensing: {holdTimeLimits: {holdTimeMin: 0, holdTimeMax: 600, holdTimeDefault: 60, step: 1}}
+          - id: m2
+            type: OccupancySensor
+            traits:
+              occupancySensing: {holdTimeLimits: {holdTimeMin: 5, holdTimeMax: 600}}
+        """)
+        #expect(c == nil)
+        #expect(problems.count == 3, "\(problems)")
+        #expect(problems.contains { $0.contains("holdTimeLimits.step: unknown key 'step'") })
+        #expect(problems.contains { $0.contains("holdTimeLimits.holdTimeMin: 0 is out of range; allowed: 1…65535") })
+        #expect(problems.contains { $0.contains("holdTimeLimits: missing 'holdTimeDefault'") })
+
+        let (engine, fine) = read("""
+        hub: {board: /dev/null}
+        devices:
+          - id: m3
+            type: OccupancySensor
+            traits:
+              occupancySensing: {features: radar, holdTime: 900, holdTimeLimits: {holdTimeMin: 5, holdTimeMax: 600, holdTimeDefault: 60}}
+          - id: m4
+            type: OccupancySensor
+        """)
+        #expect(fine == [])
+        let d = ConfigDiagnostics()
+        HubConfiguration.checkWithEngine(try #require(engine).devices.map { ($0.configuration, $0.line, $0.column) },
+                                         file: "hearth.yaml", registry: .standard, diagnostics: d)
+        let engineProblems = d.problems.map(\.description)
+        #expect(engineProblems.count == 2, "\(engineProblems)")
+        #expect(engineProblems.first?.contains("holdTime 900 is out of range; allowed: 5…600 (holdTimeLimits)") == true)
+        #expect(engineProblems.last?.contains("occupancySensing needs at least one sensing feature") == true)
+    }
+
     /// Item 5 of issue 12: a binding whose command the trait registry would refuse is refused with the
     /// configuration, where it was written, instead of running something else at the first press.
     @Test func aBindingWhoseCommandOrArgumentsAreWrongIsRefused() throws {
@@ -185,7 +253,7 @@ import Testing
             "hearth.yaml:12: bindings[4].to.args.effectIdentifier: offWithEffect.effectIdentifier 'dyingLite' is not one of delayedAllOff, dyingLight",
             "hearth.yaml:13: bindings[5].to.args: moveToLevel needs the field 'level' (uint8)",
             #"hearth.yaml:14: bindings[6].to.args.level: moveToLevel.level must be uint8, not "10""#,
-            "hearth.yaml:15: bindings[7].to.trait: no trait 'levelControll'; known: basicInformation, identify, levelControl, onOff, relativeHumidityMeasurement, switch, temperatureMeasurement",
+            "hearth.yaml:15: bindings[7].to.trait: no trait 'levelControll'; known: basicInformation, booleanState, identify, levelControl, occupancySensing, onOff, relativeHumidityMeasurement, switch, temperatureMeasurement",
         ])
         // What is accepted is sent as written: a manufacturer's trait is the owner's to check.
         #expect(config.bindings[8].arguments.text == #"{"speed":3}"#)
@@ -209,7 +277,7 @@ import Testing
         #expect(c == nil)
         #expect(problems == [
             "hearth.yaml:6:38: bindings[0].to.device: no device 'lamp' on this hub; give 'hub' for another hub's device",
-            "hearth.yaml:7:58: bindings[1].to.type: unknown device type 'DimmableLamp'; known: OnOffLight, DimmableLight, OnOffPlugInUnit, HumiditySensor, TemperatureSensor, GenericSwitch",
+            "hearth.yaml:7:58: bindings[1].to.type: unknown device type 'DimmableLamp'; known: OnOffLight, DimmableLight, OnOffPlugInUnit, HumiditySensor, TemperatureSensor, GenericSwitch, ContactSensor, OccupancySensor",
             "hearth.yaml:8:57: bindings[2].to.type: HumiditySensor cannot have trait 'onOff'",
             "hearth.yaml:9:89: bindings[3].to.args: expected a mapping, found a list",
         ])

@@ -43,6 +43,20 @@ DEVICES = """
     room: hall
     type: GenericSwitch
     binding: {kind: wallSwitch, pin: wall-switch-1, mode: momentary}
+
+  - id: front-door
+    name: Front door
+    room: hall
+    type: ContactSensor
+    binding: {kind: contact, pin: door-contact}
+
+  - id: hall-motion
+    name: Hall motion
+    room: hall
+    type: OccupancySensor
+    traits:
+      occupancySensing: {holdTime: 2}
+    binding: {kind: pir, pin: motion-sensor}
 """
 PUMP = """
   - id: pump
@@ -140,6 +154,8 @@ def test_every_device_and_entity_appears(ha, hub):
         uid("bathroom-climate", "temperature_sensor-temperature"): ("sensor", "temperature"),
         uid("hall-switch", "generic_switch-press"): ("event", "button"),
         uid("pump", "on_off_plug_in_unit-switch"): ("switch", "outlet"),
+        uid("front-door", "contact_sensor-contact"): ("binary_sensor", "door"),
+        uid("hall-motion", "occupancy_sensor-occupancy"): ("binary_sensor", "occupancy"),
     }
     for unique_id, (domain, device_class) in expected.items():
         eid = entity(ha, unique_id)
@@ -219,6 +235,23 @@ def test_wall_switch_press_fires_the_event_entity(ha, hub):
             data = msg.get("event", {}).get("data", {})
             if data.get("entity_id") == event and data.get("new_state"):
                 seen.append(data["new_state"]["attributes"].get("event_type"))
+
+
+def test_door_contact_and_motion_are_binary_sensors(ha, hub):
+    door = entity(ha, uid("front-door", "contact_sensor-contact"))
+    ha.wait_state(door, lambda s: s["state"] == "on", what="open (the contact starts open)")
+    hub.request("front-door", {"trait": "dev.hearth.simulatedSwitch", "command": "press"})
+    ha.wait_state(door, lambda s: s["state"] == "off", what="closed")
+    hub.request("front-door", {"trait": "dev.hearth.simulatedSwitch", "command": "release"})
+    ha.wait_state(door, lambda s: s["state"] == "on", what="open again")
+
+    motion = entity(ha, uid("hall-motion", "occupancy_sensor-occupancy"))
+    ha.wait_state(motion, lambda s: s["state"] == "off", what="clear")
+    hub.request("hall-motion", {"trait": "dev.hearth.simulatedSwitch", "command": "press"})
+    ha.wait_state(motion, lambda s: s["state"] == "on", what="occupied")
+    hub.request("hall-motion", {"trait": "dev.hearth.simulatedSwitch", "command": "release"})
+    # Occupied until the 2 s hold time after the PIR's output dropped has passed (the engine's, not Home Assistant's).
+    ha.wait_state(motion, lambda s: s["state"] == "off", timeout=30, what="clear after the hold time")
 
 
 def test_humidity_drift_shows_as_the_new_state(ha, hub):

@@ -14,7 +14,11 @@ public struct SwitchServer: TraitServer {
     public static let descriptor = TraitDescriptor(
         id: .switchTrait, clusterID: 0x003B,
         attributes: [Attribute.numberOfPositions, Attribute.currentPosition, Attribute.multiPressMax],
-        events: ["switchLatched", "initialPress", "shortRelease"])
+        events: [
+            EventDescriptor(id: 0x00, name: "switchLatched", fields: [FieldDescriptor("newPosition", .uint8)]),
+            EventDescriptor(id: 0x01, name: "initialPress", fields: [FieldDescriptor("newPosition", .uint8)]),
+            EventDescriptor(id: 0x03, name: "shortRelease", fields: [FieldDescriptor("previousPosition", .uint8)]),
+        ])
 
     /// LS: the switch stays where it is put; MS: it springs back, MSR: it also reports the release.
     public let isLatching: Bool

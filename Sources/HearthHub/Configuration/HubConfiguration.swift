@@ -350,15 +350,32 @@ public struct HubConfiguration {
 
     /// An attribute's configured value, read by its shape (`Keys.attributeShape`).
     static func attributeValue(_ v: ConfigValue, _ attribute: AttributeDescriptor) -> Value? {
-        var shape = Keys.attributeShape(attribute)
+        value(v, type: attribute.type, constraint: attribute.constraint, nullable: attribute.isNullable,
+              name: attribute.name)
+    }
+
+    static func value(_ v: ConfigValue, type: ValueType, constraint: ClosedRange<Int>?, nullable: Bool, name: String)
+        -> Value?
+    {
+        var shape = Keys.valueShape(type, constraint: constraint, nullable: nullable)
         if case .nullable(let inner) = shape {
             if v.isNull { return .null }
             shape = inner
         } else if v.isNull {
-            v.problem("\(attribute.name) cannot be null")
+            v.problem("\(name) cannot be null")
             return nil
         }
-        switch (attribute.type, shape) {
+        switch (type, shape) {
+        case (.structure(let s), _):
+            guard let m = v.mapping(Keys.structSection(s)) else { return nil }
+            var fields: [String: Value] = [:]
+            for f in s.fields {
+                guard let fv = m.required(f.name),
+                      let field = value(fv, type: f.type, constraint: f.constraint, nullable: f.isNullable, name: f.name)
+                else { return nil }
+                fields[f.name] = field
+            }
+            return .structure(fields)
         case (.enumeration(let e), _):
             guard case .text(let s)? = v.read(shape) else { return nil }
             return e.value(named: s).map(Value.int)

@@ -178,16 +178,30 @@ extension HubConfiguration {
                 })
         }
 
-        /// What a configured attribute value may be: enums by name, bitmaps as a list of flags, numbers in range.
+        /// What a configured attribute value may be: enums by name, bitmaps as a list of flags, numbers in range,
+        /// structs as a mapping of their fields.
         static func attributeShape(_ a: AttributeDescriptor) -> ConfigShape {
-            let shape: ConfigShape = switch a.type {
+            valueShape(a.type, constraint: a.constraint, nullable: a.isNullable)
+        }
+
+        static func valueShape(_ type: ValueType, constraint: ClosedRange<Int>?, nullable: Bool) -> ConfigShape {
+            let shape: ConfigShape = switch type {
             case .bool: .bool
             case .string(let max): .textUpTo(max)
             case .enumeration(let e): .choice(e.cases.map(\.name))
             case .bitmap(let b): .listOrOne(.choice(b.bits.map(\.name)))
-            default: .int(a.constraint ?? a.type.integerRange ?? 0...0, unit: "")
+            case .structure(let s): .named("struct.\(s.name)", .section(structSection(s)))
+            default: .int(constraint ?? type.integerRange ?? 0...0, unit: "")
             }
-            return a.isNullable ? .nullable(shape) : shape
+            return nullable ? .nullable(shape) : shape
+        }
+
+        /// A struct's fields, every one of them required.
+        static func structSection(_ s: StructType) -> ConfigSection {
+            ConfigSection(s.fields.map { f in
+                ConfigKey(f.name, valueShape(f.type, constraint: f.constraint, nullable: f.isNullable), required: true,
+                          "\(f.type)")
+            }, help: "Matter's \(s.name)")
         }
 
         /// The binding kinds that fit a device type, each with its keys.

@@ -128,6 +128,7 @@ public final class StateStore: Sendable {
             case .bool(let b): .bool(b)
             case .int(let i): .int(i)
             case .string(let s): .string(s)
+            case .structure(let f): .object(f.sorted { $0.key < $1.key }.map { ($0.key, value($0.value)) })
             }
         }
         var members: [(key: String, value: JSON)] = []
@@ -147,6 +148,18 @@ public final class StateStore: Sendable {
 
     struct FormatError: Error {}
 
+    static func savedValue(_ json: JSON) throws -> SavedValue {
+        switch json {
+        case .null: .null
+        case .bool(let b): .bool(b)
+        case .int(let i): .int(i)
+        case .string(let s): .string(s)
+        case .object(let members):
+            .structure(Dictionary(try members.map { ($0.key, try savedValue($0.value)) }, uniquingKeysWith: { a, _ in a }))
+        default: throw FormatError()
+        }
+    }
+
     static func decode(_ json: JSON) throws -> [String: SavedDevice] {
         guard json["version"] == .int(version), case .object(let devices)? = json["devices"] else { throw FormatError() }
         var result: [String: SavedDevice] = [:]
@@ -161,15 +174,7 @@ public final class StateStore: Sendable {
                 for (trait, attributesJSON) in traits {
                     guard case .object(let attributes) = attributesJSON else { throw FormatError() }
                     for (name, v) in attributes {
-                        let value: SavedValue
-                        switch v {
-                        case .null: value = .null
-                        case .bool(let b): value = .bool(b)
-                        case .int(let i): value = .int(i)
-                        case .string(let s): value = .string(s)
-                        default: throw FormatError()
-                        }
-                        saved.attributes[type, default: [:]][trait, default: [:]][name] = value
+                        saved.attributes[type, default: [:]][trait, default: [:]][name] = try savedValue(v)
                     }
                 }
             }

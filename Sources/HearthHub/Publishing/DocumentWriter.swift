@@ -213,6 +213,7 @@ public struct DocumentWriter: Sendable {
             }
             Self.raw("}", &out)
         case (.int(let i), _): JSON.writeInt(i, to: &out)
+        case (.structure, _): ValueCoding.json(value, as: type).write(to: &out)  // rare: not on the hot path
         }
     }
 

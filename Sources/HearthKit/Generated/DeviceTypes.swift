@@ -136,3 +136,47 @@ public struct GenericSwitchDeviceType: DeviceType {
         public var basicInformationTrait: Matter.BasicInformationTrait? { traits[Matter.BasicInformationTrait.self] }
     }
 }
+
+/// Matter ContactSensor, device type 0x0015.
+///
+/// Required traits: identify, booleanState.
+/// Optional traits: basicInformation.
+public struct ContactSensorDeviceType: DeviceType {
+    public static let identifier = "ContactSensor"
+    public static let deviceTypeID: UInt32 = 0x0015
+    public let dynamic: DynamicDeviceType
+
+    public init(_ dynamic: DynamicDeviceType) { self.dynamic = dynamic }
+
+    /// The Matter traits this device type may have (nil when the device has not got one).
+    public var matterTraits: MatterTraits { MatterTraits(traits: dynamic.traits) }
+
+    public struct MatterTraits: Sendable, Hashable {
+        public let traits: DeviceTypeTraits
+        public var identifyTrait: Matter.IdentifyTrait? { traits[Matter.IdentifyTrait.self] }
+        public var booleanStateTrait: Matter.BooleanStateTrait? { traits[Matter.BooleanStateTrait.self] }
+        public var basicInformationTrait: Matter.BasicInformationTrait? { traits[Matter.BasicInformationTrait.self] }
+    }
+}
+
+/// Matter OccupancySensor, device type 0x0107.
+///
+/// Required traits: identify, occupancySensing.
+/// Optional traits: basicInformation.
+public struct OccupancySensorDeviceType: DeviceType {
+    public static let identifier = "OccupancySensor"
+    public static let deviceTypeID: UInt32 = 0x0107
+    public let dynamic: DynamicDeviceType
+
+    public init(_ dynamic: DynamicDeviceType) { self.dynamic = dynamic }
+
+    /// The Matter traits this device type may have (nil when the device has not got one).
+    public var matterTraits: MatterTraits { MatterTraits(traits: dynamic.traits) }
+
+    public struct MatterTraits: Sendable, Hashable {
+        public let traits: DeviceTypeTraits
+        public var identifyTrait: Matter.IdentifyTrait? { traits[Matter.IdentifyTrait.self] }
+        public var occupancySensingTrait: Matter.OccupancySensingTrait? { traits[Matter.OccupancySensingTrait.self] }
+        public var basicInformationTrait: Matter.BasicInformationTrait? { traits[Matter.BasicInformationTrait.self] }
+    }
+}

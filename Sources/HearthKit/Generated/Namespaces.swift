@@ -18,14 +18,18 @@ enum GeneratedCatalogue {
             HumiditySensorDeviceType.self,
             TemperatureSensorDeviceType.self,
             GenericSwitchDeviceType.self,
+            ContactSensorDeviceType.self,
+            OccupancySensorDeviceType.self,
         ]
     }
 
     static var traits: [any Trait.Type] {
         [
             Matter.BasicInformationTrait.self,
+            Matter.BooleanStateTrait.self,
             Matter.IdentifyTrait.self,
             Matter.LevelControlTrait.self,
+            Matter.OccupancySensingTrait.self,
             Matter.OnOffTrait.self,
             Matter.RelativeHumidityMeasurementTrait.self,
             Matter.SwitchTrait.self,

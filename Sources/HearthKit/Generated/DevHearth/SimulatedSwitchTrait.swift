@@ -5,7 +5,7 @@
 extension DevHearth {
     /// `dev.hearth.simulatedSwitch`, cluster 0xFFF1FC01: `dev.hearth.simulatedSwitch` on the hub.
     /// Commands: press, release, flip, bounce.
-    /// Events (not published over MQTT): press, release, flip, bounce.
+    /// Events (on the hub's events topic; HearthKit does not deliver them): press, release, flip, bounce.
     public struct SimulatedSwitchTrait: Trait {
         public static let identifier = "dev.hearth.simulatedSwitch"
         public static let clusterID: UInt32 = 0xFFF1FC01

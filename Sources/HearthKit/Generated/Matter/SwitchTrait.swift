@@ -6,7 +6,7 @@ extension Matter {
     /// Matter Switch, cluster 0x003B: `switch` on the hub.
     ///
     /// Attributes: numberOfPositions, currentPosition, multiPressMax.
-    /// Events (not published over MQTT): switchLatched, initialPress, shortRelease.
+    /// Events (on the hub's events topic; HearthKit does not deliver them): switchLatched, initialPress, shortRelease.
     public struct SwitchTrait: Trait {
         public static let identifier = "switch"
         public static let clusterID: UInt32 = 0x003B
