@@ -124,3 +124,62 @@ hil_debian_tarball() {
     ) 8>"$dir/.lock" || return 1
     echo "$tarball"
 }
+
+# The arm64 VM's programs and libraries (scripts/hil --arch arm64): busybox, libgpiod 2's tools, mosquitto and its
+# clients, and what the arm64 hearthd and test bundle link besides the Swift runtime (libgpiod3, libmosquitto1,
+# libyaml, libstdc++, libgcc), all from Debian trixie arm64 (Raspberry Pi OS's base).
+HIL_ARM64_PACKAGES=(busybox-static gpiod mosquitto mosquitto-clients libgpiod3 libmosquitto1 libyaml-0-2 libstdc++6 libgcc-s1)
+# qemu-system-aarch64's CPU for the arm64 VM (scripts/hil; HIL_ARM64_CPU overrides).
+HIL_ARM64_CPU_DEFAULT=cortex-a72
+
+# hil_debian_root SUITE ARCH PACKAGE... : prints the path of a cached Debian root (the hil_debian_tarball one,
+# unpacked) with PACKAGEs installed by its own apt (under qemu-user-static for a foreign ARCH): the programs and
+# shared libraries of a HIL VM for that architecture (image/build-initramfs --root). The package versions are
+# those of the tarball's package lists, so the key (HIL_DEBIAN_ROOT_RECIPE, the tarball's name, the package
+# names) fixes them; they are recorded in ROOT/.hearth-versions. When the mirror no longer has one of them,
+# the lists are updated once and the newest is taken. Another key replaces the root made for SUITE-ARCH.
+# Needs root (chroot, mounts).
+HIL_DEBIAN_ROOT_RECIPE=1
+hil_debian_root() {
+    local suite=$1 arch=$2 tarball key dir roots t
+    shift 2
+    tarball=$(hil_debian_tarball "$suite" "$arch") || return 1
+    key=$(printf '%s\n' "recipe=$HIL_DEBIAN_ROOT_RECIPE" "$(basename "$tarball")" "$(printf '%s\n' "$@" | sort -u)" \
+        | sha256sum | cut -c1-16)
+    roots=$(hil_cache_dir)/debian/roots
+    dir="$roots/$suite-$arch-$key"
+    mkdir -p "$roots"
+    (
+        flock 8
+        [ -f "$dir/.hearth-ready" ] && exit 0
+        t=$(hil_now)
+        [ "$arch" = "$(dpkg --print-architecture)" ] || hil_binfmt_aarch64 \
+            || hil_die "cannot register qemu-aarch64 with binfmt_misc (Debian packages qemu-user-static, binfmt-support)"
+        hil_log "$suite $arch root with $*: unpacking $(basename "$tarball") and installing (apt under qemu-user)"
+        hil_umount_under "$dir.new"; rm -rf "$dir.new"
+        mkdir -p "$dir.new"
+        trap 'hil_umount_under "$dir.new"' EXIT
+        tar -xpf "$tarball" -C "$dir.new"
+        chmod 755 "$dir.new"
+        # Nothing started from maintainer scripts.
+        printf '#!/bin/sh\nexit 101\n' >"$dir.new/usr/sbin/policy-rc.d"; chmod 755 "$dir.new/usr/sbin/policy-rc.d"
+        hil_chroot_mount "$dir.new"
+        local in=(chroot "$dir.new" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8)
+        if ! "${in[@]}" apt-get install -y -qq --no-install-recommends "$@" >"$dir.new/.hearth-apt.log" 2>&1; then
+            hil_log "installing from the tarball's package lists failed: updating them and trying again"
+            { "${in[@]}" apt-get update -qq && "${in[@]}" apt-get install -y -qq --no-install-recommends "$@"; } \
+                >>"$dir.new/.hearth-apt.log" 2>&1 \
+                || { tail -n 20 "$dir.new/.hearth-apt.log" >&2; hil_die "apt-get install $* in the $suite $arch root failed"; }
+        fi
+        "${in[@]}" apt-get clean
+        "${in[@]}" dpkg-query -W "$@" >"$dir.new/.hearth-versions"
+        hil_umount_under "$dir.new"
+        trap - EXIT
+        touch "$dir.new/.hearth-ready"
+        rm -rf "$dir"
+        mv "$dir.new" "$dir"
+        find "$roots" -mindepth 1 -maxdepth 1 -name "$suite-$arch-*" ! -name "$(basename "$dir")" -exec rm -rf {} +
+        hil_log "$suite $arch root: $(du -sh "$dir" | cut -f1) in $(hil_elapsed "$t")s ($(tr '\t' '=' <"$dir/.hearth-versions" | paste -sd' '))"
+    ) 8>"$roots/.lock" || return 1
+    echo "$dir"
+}
