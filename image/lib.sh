@@ -132,54 +132,96 @@ HIL_ARM64_PACKAGES=(busybox-static gpiod mosquitto mosquitto-clients libgpiod3 l
 # qemu-system-aarch64's CPU for the arm64 VM (scripts/hil; HIL_ARM64_CPU overrides).
 HIL_ARM64_CPU_DEFAULT=cortex-a72
 
-# hil_debian_root SUITE ARCH PACKAGE... : prints the path of a cached Debian root (the hil_debian_tarball one,
-# unpacked) with PACKAGEs installed by its own apt (under qemu-user-static for a foreign ARCH): the programs and
-# shared libraries of a HIL VM for that architecture (image/build-initramfs --root). The package versions are
-# those of the tarball's package lists, so the key (HIL_DEBIAN_ROOT_RECIPE, the tarball's name, the package
-# names) fixes them; they are recorded in ROOT/.hearth-versions. When the mirror no longer has one of them,
-# the lists are updated once and the newest is taken. Another key replaces the root made for SUITE-ARCH.
-# Needs root (chroot, mounts).
-HIL_DEBIAN_ROOT_RECIPE=1
+# hil_debian_root SUITE ARCH PACKAGE... : prints the path of a cached Debian root holding PACKAGEs and everything
+# they depend on, unpacked (dpkg-deb -x; no maintainer scripts run): the programs and shared libraries of a HIL VM
+# for that architecture (image/build-initramfs --root, which runs the root's ldd in it, so bash and libc-bin come
+# too). Why not debootstrap: the VM needs files, not a configured system, and debootstrap's second stage for a
+# foreign architecture runs every maintainer script under qemu-user (half an hour here), where this resolves and
+# unpacks natively in about a minute. The host's apt resolves against SUITE's package lists for ARCH, fetched once
+# into ROOTS/apt-SUITE-ARCH (delete its lists/ for newer ones; they are also fetched again when the mirror no longer
+# has a version they name); the key is HIL_DEBIAN_ROOT_RECIPE and every package file name (so the versions);
+# ROOT/.hearth-packages lists them. Another key replaces the root made for SUITE-ARCH. -updates and -security
+# are included. No /etc/passwd, no ld.so.cache: ldd and the VM's initramfs need neither.
+HIL_DEBIAN_ROOT_RECIPE=2
 hil_debian_root() {
-    local suite=$1 arch=$2 tarball key dir roots t
+    local suite=$1 arch=$2 mirror=http://deb.debian.org/debian roots
     shift 2
-    tarball=$(hil_debian_tarball "$suite" "$arch") || return 1
-    key=$(printf '%s\n' "recipe=$HIL_DEBIAN_ROOT_RECIPE" "$(basename "$tarball")" "$(printf '%s\n' "$@" | sort -u)" \
-        | sha256sum | cut -c1-16)
     roots=$(hil_cache_dir)/debian/roots
-    dir="$roots/$suite-$arch-$key"
     mkdir -p "$roots"
     (
         flock 8
-        [ -f "$dir/.hearth-ready" ] && exit 0
+        local aptdir="$roots/apt-$suite-$arch" uris debs key dir t d resolved
         t=$(hil_now)
-        [ "$arch" = "$(dpkg --print-architecture)" ] || hil_binfmt_aarch64 \
-            || hil_die "cannot register qemu-aarch64 with binfmt_misc (Debian packages qemu-user-static, binfmt-support)"
-        hil_log "$suite $arch root with $*: unpacking $(basename "$tarball") and installing (apt under qemu-user)"
-        hil_umount_under "$dir.new"; rm -rf "$dir.new"
-        mkdir -p "$dir.new"
-        trap 'hil_umount_under "$dir.new"' EXIT
-        tar -xpf "$tarball" -C "$dir.new"
-        chmod 755 "$dir.new"
-        # Nothing started from maintainer scripts.
-        printf '#!/bin/sh\nexit 101\n' >"$dir.new/usr/sbin/policy-rc.d"; chmod 755 "$dir.new/usr/sbin/policy-rc.d"
-        hil_chroot_mount "$dir.new"
-        local in=(chroot "$dir.new" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8)
-        if ! "${in[@]}" apt-get install -y -qq --no-install-recommends "$@" >"$dir.new/.hearth-apt.log" 2>&1; then
-            hil_log "installing from the tarball's package lists failed: updating them and trying again"
-            { "${in[@]}" apt-get update -qq && "${in[@]}" apt-get install -y -qq --no-install-recommends "$@"; } \
-                >>"$dir.new/.hearth-apt.log" 2>&1 \
-                || { tail -n 20 "$dir.new/.hearth-apt.log" >&2; hil_die "apt-get install $* in the $suite $arch root failed"; }
+        mkdir -p "$aptdir/lists/partial" "$aptdir/archives/partial" "$aptdir/parts" "$aptdir/preferences.d"
+        : >>"$aptdir/status"
+        printf 'deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] %s %s main\n' \
+            "$mirror" "$suite" "$mirror" "$suite-updates" "${mirror%/debian}/debian-security" "$suite-security" \
+            >"$aptdir/sources.list"
+        cat >"$aptdir/apt.conf" <<EOF
+Dir::State::Lists "$aptdir/lists";
+Dir::State::status "$aptdir/status";
+Dir::Cache "$aptdir";
+Dir::Cache::archives "$aptdir/archives";
+Dir::Cache::pkgcache "$aptdir/pkgcache.bin";
+Dir::Cache::srcpkgcache "$aptdir/srcpkgcache.bin";
+Dir::Etc::SourceList "$aptdir/sources.list";
+Dir::Etc::SourceParts "$aptdir/parts";
+Dir::Etc::Preferences "$aptdir/preferences";
+Dir::Etc::PreferencesParts "$aptdir/preferences.d";
+APT::Architecture "$arch";
+APT::Architectures { "$arch"; };
+APT::Install-Recommends "false";
+APT::Sandbox::User "root";
+EOF
+        apt_() { apt-get -c "$aptdir/apt.conf" -qq "$@"; }
+        # What the lists resolve the packages to is kept until the lists change (apt's resolver takes seconds).
+        resolved="$aptdir/resolved-$(printf '%s\n' "$@" | sha256sum | cut -c1-16)"
+        if ! ls "$aptdir/lists/"*_Packages* >/dev/null 2>&1; then
+            apt_ update >&2 || hil_die "apt-get update of the $suite $arch package lists failed"
+            rm -f "$aptdir/resolved-"*
         fi
-        "${in[@]}" apt-get clean
-        "${in[@]}" dpkg-query -W "$@" >"$dir.new/.hearth-versions"
-        hil_umount_under "$dir.new"
-        trap - EXIT
+        # resolve PACKAGE...: the package files (names carry the versions) into $resolved. --print-uris leaves
+        # out files already downloaded: none may be.
+        resolve() {
+            rm -f "$aptdir/archives/"*.deb
+            uris=$(apt_ install --print-uris "$@") || hil_die "resolving $* for $suite $arch failed"
+            awk '{ print $2 }' <<<"$uris" | sort >"$resolved"
+            [ -s "$resolved" ] || hil_die "apt resolved no packages for the $suite $arch root"
+        }
+        # bash and libc-bin: ldd (a bash script) runs in the root.
+        [ -s "$resolved" ] || resolve "$@" bash libc-bin
+        debs=$(cat "$resolved")
+        key=$(printf '%s\n' "recipe=$HIL_DEBIAN_ROOT_RECIPE" "$debs" | sha256sum | cut -c1-16)
+        dir="$roots/$suite-$arch-$key"
+        [ -f "$dir/.hearth-ready" ] && { echo "$dir"; exit 0; }
+        hil_log "$suite $arch root for $*: $(wc -l <<<"$debs") packages, unpacked into $dir"
+        if ! apt_ install -y --download-only "$@" bash libc-bin >&2; then
+            # A version the lists name is gone from the mirror: take the newest.
+            rm -f "$aptdir/resolved-"*
+            apt_ update >&2 || hil_die "apt-get update of the $suite $arch package lists failed"
+            resolve "$@" bash libc-bin
+            debs=$(cat "$resolved")
+            apt_ install -y --download-only "$@" bash libc-bin >&2 || hil_die "downloading the $suite $arch packages failed"
+            key=$(printf '%s\n' "recipe=$HIL_DEBIAN_ROOT_RECIPE" "$debs" | sha256sum | cut -c1-16)
+            dir="$roots/$suite-$arch-$key"
+        fi
+        rm -rf "$dir.new"
+        # Merged /usr, as a Debian root since bookworm has it: /lib, /bin, /sbin are links into /usr.
+        mkdir -p "$dir.new/usr/lib" "$dir.new/usr/bin" "$dir.new/usr/sbin" "$dir.new/tmp" "$dir.new/etc"
+        ln -s usr/lib "$dir.new/lib"; ln -s usr/bin "$dir.new/bin"; ln -s usr/sbin "$dir.new/sbin"
+        [ "$arch" != amd64 ] || { mkdir -p "$dir.new/usr/lib64"; ln -s usr/lib64 "$dir.new/lib64"; }
+        chmod 755 "$dir.new"; chmod 1777 "$dir.new/tmp"
+        while read -r d; do
+            dpkg-deb --fsys-tarfile "$aptdir/archives/$d" | tar -x --keep-directory-symlink -C "$dir.new" \
+                || hil_die "unpacking $d failed"
+        done <<<"$debs"
+        rm -rf "$dir.new/usr/share/doc" "$dir.new/usr/share/man" "$dir.new/usr/share/locale" "$aptdir/archives/"*.deb
+        echo "$debs" >"$dir.new/.hearth-packages"
         touch "$dir.new/.hearth-ready"
         rm -rf "$dir"
         mv "$dir.new" "$dir"
         find "$roots" -mindepth 1 -maxdepth 1 -name "$suite-$arch-*" ! -name "$(basename "$dir")" -exec rm -rf {} +
-        hil_log "$suite $arch root: $(du -sh "$dir" | cut -f1) in $(hil_elapsed "$t")s ($(tr '\t' '=' <"$dir/.hearth-versions" | paste -sd' '))"
-    ) 8>"$roots/.lock" || return 1
-    echo "$dir"
+        hil_log "$suite $arch root: $(du -sh "$dir" | cut -f1) in $(hil_elapsed "$t")s ($(grep -oE '^(gpiod|mosquitto|busybox-static|libc6)_[^_]*' "$dir/.hearth-packages" | paste -sd' '))"
+        echo "$dir"
+    ) 8>"$roots/.lock"
 }
