@@ -124,3 +124,104 @@ hil_debian_tarball() {
     ) 8>"$dir/.lock" || return 1
     echo "$tarball"
 }
+
+# The arm64 VM's programs and libraries (scripts/hil --arch arm64): busybox, libgpiod 2's tools, mosquitto and its
+# clients, and what the arm64 hearthd and test bundle link besides the Swift runtime (libgpiod3, libmosquitto1,
+# libyaml, libstdc++, libgcc), all from Debian trixie arm64 (Raspberry Pi OS's base).
+HIL_ARM64_PACKAGES=(busybox-static gpiod mosquitto mosquitto-clients libgpiod3 libmosquitto1 libyaml-0-2 libstdc++6 libgcc-s1)
+# qemu-system-aarch64's CPU for the arm64 VM (scripts/hil; HIL_ARM64_CPU overrides).
+HIL_ARM64_CPU_DEFAULT=cortex-a72
+
+# hil_debian_root SUITE ARCH PACKAGE... : prints the path of a cached Debian root holding PACKAGEs and everything
+# they depend on, unpacked (dpkg-deb -x; no maintainer scripts run): the programs and shared libraries of a HIL VM
+# for that architecture (image/build-initramfs --root, which runs the root's ldd in it, so bash and libc-bin come
+# too). Why not debootstrap: the VM needs files, not a configured system, and debootstrap's second stage for a
+# foreign architecture runs every maintainer script under qemu-user (half an hour here), where this resolves and
+# unpacks natively in about a minute. The host's apt resolves against SUITE's package lists for ARCH, fetched once
+# into ROOTS/apt-SUITE-ARCH (delete its lists/ for newer ones; they are also fetched again when the mirror no longer
+# has a version they name); the key is HIL_DEBIAN_ROOT_RECIPE and every package file name (so the versions);
+# ROOT/.hearth-packages lists them. Another key replaces the root made for SUITE-ARCH. -updates and -security
+# are included. No /etc/passwd, no ld.so.cache: ldd and the VM's initramfs need neither.
+HIL_DEBIAN_ROOT_RECIPE=2
+hil_debian_root() {
+    local suite=$1 arch=$2 mirror=http://deb.debian.org/debian roots
+    shift 2
+    roots=$(hil_cache_dir)/debian/roots
+    mkdir -p "$roots"
+    (
+        flock 8
+        local aptdir="$roots/apt-$suite-$arch" uris debs key dir t d resolved
+        t=$(hil_now)
+        mkdir -p "$aptdir/lists/partial" "$aptdir/archives/partial" "$aptdir/parts" "$aptdir/preferences.d"
+        : >>"$aptdir/status"
+        printf 'deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] %s %s main\n' \
+            "$mirror" "$suite" "$mirror" "$suite-updates" "${mirror%/debian}/debian-security" "$suite-security" \
+            >"$aptdir/sources.list"
+        cat >"$aptdir/apt.conf" <<EOF
+Dir::State::Lists "$aptdir/lists";
+Dir::State::status "$aptdir/status";
+Dir::Cache "$aptdir";
+Dir::Cache::archives "$aptdir/archives";
+Dir::Cache::pkgcache "$aptdir/pkgcache.bin";
+Dir::Cache::srcpkgcache "$aptdir/srcpkgcache.bin";
+Dir::Etc::SourceList "$aptdir/sources.list";
+Dir::Etc::SourceParts "$aptdir/parts";
+Dir::Etc::Preferences "$aptdir/preferences";
+Dir::Etc::PreferencesParts "$aptdir/preferences.d";
+APT::Architecture "$arch";
+APT::Architectures { "$arch"; };
+APT::Install-Recommends "false";
+APT::Sandbox::User "root";
+EOF
+        apt_() { apt-get -c "$aptdir/apt.conf" -qq "$@"; }
+        # What the lists resolve the packages to is kept until the lists change (apt's resolver takes seconds).
+        resolved="$aptdir/resolved-$(printf '%s\n' "$@" | sha256sum | cut -c1-16)"
+        if ! ls "$aptdir/lists/"*_Packages* >/dev/null 2>&1; then
+            apt_ update >&2 || hil_die "apt-get update of the $suite $arch package lists failed"
+            rm -f "$aptdir/resolved-"*
+        fi
+        # resolve PACKAGE...: the package files (names carry the versions) into $resolved. --print-uris leaves
+        # out files already downloaded: none may be.
+        resolve() {
+            rm -f "$aptdir/archives/"*.deb
+            uris=$(apt_ install --print-uris "$@") || hil_die "resolving $* for $suite $arch failed"
+            awk '{ print $2 }' <<<"$uris" | sort >"$resolved"
+            [ -s "$resolved" ] || hil_die "apt resolved no packages for the $suite $arch root"
+        }
+        # bash and libc-bin: ldd (a bash script) runs in the root.
+        [ -s "$resolved" ] || resolve "$@" bash libc-bin
+        debs=$(cat "$resolved")
+        key=$(printf '%s\n' "recipe=$HIL_DEBIAN_ROOT_RECIPE" "$debs" | sha256sum | cut -c1-16)
+        dir="$roots/$suite-$arch-$key"
+        [ -f "$dir/.hearth-ready" ] && { echo "$dir"; exit 0; }
+        hil_log "$suite $arch root for $*: $(wc -l <<<"$debs") packages, unpacked into $dir"
+        if ! apt_ install -y --download-only "$@" bash libc-bin >&2; then
+            # A version the lists name is gone from the mirror: take the newest.
+            rm -f "$aptdir/resolved-"*
+            apt_ update >&2 || hil_die "apt-get update of the $suite $arch package lists failed"
+            resolve "$@" bash libc-bin
+            debs=$(cat "$resolved")
+            apt_ install -y --download-only "$@" bash libc-bin >&2 || hil_die "downloading the $suite $arch packages failed"
+            key=$(printf '%s\n' "recipe=$HIL_DEBIAN_ROOT_RECIPE" "$debs" | sha256sum | cut -c1-16)
+            dir="$roots/$suite-$arch-$key"
+        fi
+        rm -rf "$dir.new"
+        # Merged /usr, as a Debian root since bookworm has it: /lib, /bin, /sbin are links into /usr.
+        mkdir -p "$dir.new/usr/lib" "$dir.new/usr/bin" "$dir.new/usr/sbin" "$dir.new/tmp" "$dir.new/etc"
+        ln -s usr/lib "$dir.new/lib"; ln -s usr/bin "$dir.new/bin"; ln -s usr/sbin "$dir.new/sbin"
+        [ "$arch" != amd64 ] || { mkdir -p "$dir.new/usr/lib64"; ln -s usr/lib64 "$dir.new/lib64"; }
+        chmod 755 "$dir.new"; chmod 1777 "$dir.new/tmp"
+        while read -r d; do
+            dpkg-deb --fsys-tarfile "$aptdir/archives/$d" | tar -x --keep-directory-symlink -C "$dir.new" \
+                || hil_die "unpacking $d failed"
+        done <<<"$debs"
+        rm -rf "$dir.new/usr/share/doc" "$dir.new/usr/share/man" "$dir.new/usr/share/locale" "$aptdir/archives/"*.deb
+        echo "$debs" >"$dir.new/.hearth-packages"
+        touch "$dir.new/.hearth-ready"
+        rm -rf "$dir"
+        mv "$dir.new" "$dir"
+        find "$roots" -mindepth 1 -maxdepth 1 -name "$suite-$arch-*" ! -name "$(basename "$dir")" -exec rm -rf {} +
+        hil_log "$suite $arch root: $(du -sh "$dir" | cut -f1) in $(hil_elapsed "$t")s ($(grep -oE '^(gpiod|mosquitto|busybox-static|libc6)_[^_]*' "$dir/.hearth-packages" | paste -sd' '))"
+        echo "$dir"
+    ) 8>"$roots/.lock"
+}
