@@ -50,7 +50,7 @@ enum ConfigTarget {
         let hardware = BoardHardware()
         let diagnostics = ConfigDiagnostics()
         let result = HubDaemon.plan(configFile: file, hardware: hardware, logger: quiet, diagnostics: diagnostics)
-        let lineCount = bytes.count { $0 == UInt8(ascii: "\n") } + 1
+        let lineCount = yamlLines(bytes)
         let leaks = secrets.values.filter { !contains(bytes, Array($0.utf8)) }
 
         for p in diagnostics.problems + diagnostics.warnings {
@@ -87,8 +87,26 @@ enum ConfigTarget {
         } catch {
             throw FuzzFailure("check-config accepts a configuration the hub cannot start: \(error)")
         }
-        var writer = DocumentWriter()
-        try HomeFixture.check(home, writer: &writer)
+        var checker = HomeFixture.Checker()
+        try checker.check(home)
+    }
+
+    /// How many lines a YAML reader sees: libyaml breaks lines at LF, CR, CR LF, and the 1.1 breaks NEL, LS and PS.
+    static func yamlLines(_ bytes: [UInt8]) -> Int {
+        var lines = 1
+        var i = 0
+        while i < bytes.count {
+            switch bytes[i] {
+            case 0x0A: lines += 1
+            case 0x0D: lines += 1; if i + 1 < bytes.count, bytes[i + 1] == 0x0A { i += 1 }
+            case 0xC2 where i + 1 < bytes.count && bytes[i + 1] == 0x85: lines += 1; i += 1
+            case 0xE2 where i + 2 < bytes.count && bytes[i + 1] == 0x80 && (bytes[i + 2] == 0xA8 || bytes[i + 2] == 0xA9):
+                lines += 1; i += 2
+            default: break
+            }
+            i += 1
+        }
+        return lines
     }
 
     static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
@@ -104,18 +122,17 @@ enum ConfigTarget {
 /// below its line count, and its backend can be made (the simulated one, for a simulated board).
 enum BoardTarget {
     static func run(_ bytes: [UInt8]) throws(FuzzFailure) {
-        _ = ConfigTarget.directory
-        let file = ConfigTarget.directory + "/boards/fuzz.yaml"
+        let file = Workspace.makeDirectory("board") + "/board.yaml"
+        Workspace.write("board/board.yaml", bytes, mode: 0o644)
         let diagnostics = ConfigDiagnostics()
-        let secrets = SecretStore(file: ConfigTarget.directory + "/secrets.yaml", diagnostics: diagnostics)
-        let root = ConfigValue.parse(bytes, file: file, diagnostics: diagnostics, secrets: secrets)
-        let board = root.flatMap(Board.read)
-        let lineCount = bytes.count { $0 == UInt8(ascii: "\n") } + 1
+        let board = Board.load(file: file, diagnostics: diagnostics)
+        let lineCount = ConfigTarget.yamlLines(bytes)
         for p in diagnostics.problems + diagnostics.warnings {
             try require(!p.message.isEmpty && p.line >= 0 && p.line <= lineCount + 1, "a problem without a place: \(p)")
         }
+        try require((board == nil) == !diagnostics.problems.isEmpty,
+                    board == nil ? "no board and no problem" : "a board was returned with problems: \(diagnostics.problems)")
         guard let board else { return }
-        try require(diagnostics.problems.isEmpty, "a board was returned with problems: \(diagnostics.problems)")
         var names: Set<String> = []
         for name in board.pins.map(\.name) + board.pwmChannels.map(\.name) + board.sensors.map(\.name) {
             try require(names.insert(name).inserted, "the name '\(shown(name))' is used twice on the board")

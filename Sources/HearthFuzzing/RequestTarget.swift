@@ -32,8 +32,9 @@ enum RequestTarget {
         let events = EventCounter()
         let observer = home.observe { events.add($0.count) }
         defer { home.removeObserver(observer) }
-        var writer = DocumentWriter()
+        var checker = HomeFixture.Checker()
         var failNext = false
+        var lastRestored = home.savedState()
 
         for line in lines(bytes) {
             if line.first == UInt8(ascii: "!") { failNext = true; continue }
@@ -42,7 +43,7 @@ enum RequestTarget {
                 clock.advance(by: min(max(ms, 0), 60_000))
                 home.advance(to: clock.now)
                 home.drainLanes()
-                try HomeFixture.check(home, writer: &writer)
+                try checker.check(home)
                 continue
             }
             let (device, payload) = word(line)
@@ -76,10 +77,14 @@ enum RequestTarget {
                 case .success(let answer):
                     try respond(HubResponse.ok(transaction: transaction, device: device, result: answer))
                     try checkEffect(request.action, answer: answer, on: device, home: home)
-                    try checkRestorable(home)
+                    let saved = home.savedState()
+                    if saved != lastRestored {
+                        try checkRestorable(saved)
+                        lastRestored = saved
+                    }
                 }
             }
-            try HomeFixture.check(home, writer: &writer)
+            try checker.check(home)
         }
     }
 
@@ -138,8 +143,7 @@ enum RequestTarget {
     }
 
     /// What the hub would save now loads back at the next start, without a warning.
-    static func checkRestorable(_ home: Home) throws(FuzzFailure) {
-        let saved = home.savedState()
+    static func checkRestorable(_ saved: [String: SavedDevice]) throws(FuzzFailure) {
         let file = StateStore.encode(saved)
         let decoded: [String: SavedDevice]
         do { decoded = try StateStore.decode(try JSON.parse(file)) } catch {

@@ -44,8 +44,8 @@ enum StateTarget {
         try require(reread == loaded.devices, "the state written again loads as another state: \(shown(again))")
 
         let (home, _, _) = try HomeFixture.make(saved: loaded.devices)
-        var writer = DocumentWriter()
-        try HomeFixture.check(home, writer: &writer)
+        var checker = HomeFixture.Checker()
+        try checker.check(home)
         let (next, _, _) = try HomeFixture.make(saved: home.savedState())
         try require(next.restoreWarnings.isEmpty,
                     "what a restored home saves warns when restored: \(next.restoreWarnings.joined(separator: "; "))")
