@@ -103,6 +103,15 @@ let package = Package(
         // Fixtures shared by the test suites: a private mosquitto on a free loopback port, temporary sysfs trees.
         .target(name: "HearthTestKit", dependencies: ["HearthEngine", "HearthMQTT"], path: "Tests/HearthTestKit", swiftSettings: strict),
 
+        // Fuzz targets: one function per reader of outside input (JSON, requests, topics, configuration, boards, peers,
+        // the state file) that checks the reader's promises on any bytes (scripts/fuzz, docs/reliability.md).
+        .target(name: "HearthFuzzing", dependencies: [
+            "HearthJSON", "HearthContract", "HearthModel", "HearthEngine", "HearthConfig", "HearthHardware",
+            "HearthSimulator", "HearthMQTT", "HearthHub", .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: strict),
+        // `hearth-fuzz`: HearthFuzzing's targets under libFuzzer when scripts/fuzz builds it, an input replayer otherwise.
+        .executableTarget(name: "hearth-fuzz", dependencies: ["HearthFuzzing"], swiftSettings: strict),
+
         // Benchmarks of a running hub against a private broker (run by scripts/bench, never by tests).
         .executableTarget(name: "HubBench", dependencies: ["HearthMQTT"], path: "Benchmarks/HubBench",
                           swiftSettings: strict),
@@ -129,6 +138,8 @@ let package = Package(
         // HearthKit as an app uses it: only `import HearthKit`, against real hearthd processes (HearthTestKit).
         .testTarget(name: "HearthKitTests", dependencies: ["HearthKit", "HearthTestKit"], swiftSettings: strict),
         .testTarget(name: "HearthKitGeneratorTests", dependencies: ["HearthKitGenerator", "HearthModel"], swiftSettings: strict),
+        // The fuzz corpus (Tests/Fuzz/corpus) replayed through HearthFuzzing's targets, and the regressions it found.
+        .testTarget(name: "HearthFuzzingTests", dependencies: ["HearthFuzzing"], swiftSettings: strict),
         .testTarget(name: "HearthLinuxTests", dependencies: ["HearthLinux", "HearthTestKit"], swiftSettings: strict),
     ]
 )

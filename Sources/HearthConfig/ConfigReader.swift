@@ -380,7 +380,9 @@ public struct ConfigValue {
         case .text: return string.map(ConfigRead.text)
         case .textMatching(let pattern, let hint):
             guard let s = string else { return nil }
-            if let regex = try? Regex(pattern), (try? regex.firstMatch(in: s)) == nil {
+            // Code point by code point, as JSON Schema validators match the same pattern: by characters, "[^+]"
+            // would match a '+' with a combining mark after it.
+            if let regex = try? Regex(pattern).matchingSemantics(.unicodeScalar), (try? regex.firstMatch(in: s)) == nil {
                 problem("'\(s)' cannot be used: \(hint)")
                 return nil
             }

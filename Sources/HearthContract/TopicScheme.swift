@@ -53,22 +53,29 @@ public struct TopicScheme: Sendable, Hashable {
     /// `mqtt.prefix` and `hearth --prefix`. One or more levels separated by '/', none empty (`hearth/` would make
     /// every topic `hearth//<hub>/…`), without the wildcards '+' and '#' or a NUL, and not starting with '$'
     /// (brokers keep `$…` topics for themselves, and a `#` subscription never matches them).
+    ///
+    /// Both checks read bytes, as the broker does, not characters: a '/', '+' or '$' followed by a combining mark
+    /// (U+0301) is one `Character` that is none of them, yet the topic has the byte.
     public static func problem(withPrefix prefix: String) -> String? {
-        if prefix.isEmpty { return "it is empty" }
-        if prefix.split(separator: "/", omittingEmptySubsequences: false).contains(where: \.isEmpty) {
+        let bytes = prefix.utf8
+        if bytes.isEmpty { return "it is empty" }
+        if bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).contains(where: \.isEmpty) {
             return "it has an empty level (a leading, trailing or doubled '/')"
         }
-        if prefix.contains(where: { $0 == "+" || $0 == "#" }) { return "it contains '+' or '#'" }
-        if prefix.utf8.contains(0) { return "it contains a NUL character" }
-        if prefix.hasPrefix("$") { return "it starts with '$', which brokers keep for their own topics" }
+        if bytes.contains(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "#") }) { return "it contains '+' or '#'" }
+        if bytes.contains(0) { return "it contains a NUL character" }
+        if bytes.first == UInt8(ascii: "$") { return "it starts with '$', which brokers keep for their own topics" }
         return nil
     }
 
     /// Why `name` cannot be one level of a topic (a hub or device id), or nil if it can.
     public static func problem(withLevel name: String) -> String? {
-        if name.isEmpty { return "it is empty" }
-        if name.contains(where: { $0 == "/" || $0 == "+" || $0 == "#" }) { return "it contains '/', '+' or '#'" }
-        if name.utf8.contains(0) { return "it contains a NUL character" }
+        let bytes = name.utf8
+        if bytes.isEmpty { return "it is empty" }
+        if bytes.contains(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "#") }) {
+            return "it contains '/', '+' or '#'"
+        }
+        if bytes.contains(0) { return "it contains a NUL character" }
         return nil
     }
 }

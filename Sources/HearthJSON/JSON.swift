@@ -262,7 +262,10 @@ private struct JSONParser {
         }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
         if integral, let i = Int(text) { return .int(i) }
-        guard let d = Double(text) else { throw JSONParseError(message: "invalid number", offset: start) }
+        // 1e400 reads as infinity, which JSON cannot say: the writer would turn it into null.
+        guard let d = Double(text), d.isFinite else {
+            throw JSONParseError(message: "number out of range (beyond ±1.8e308)", offset: start)
+        }
         return .double(d)
     }
 }

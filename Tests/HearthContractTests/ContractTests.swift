@@ -142,10 +142,19 @@ import Testing
                                ("a\u{0}b", "NUL"), ("$SYS", "starts with '$'")] {
             #expect(TopicScheme.problem(withPrefix: bad)?.contains(problem) == true, "\(bad)")
         }
+        // Found by the `topic` fuzz target: the rule is on bytes, so a combining mark (U+0301) after '/', '+', '#' or
+        // '$' — one Character that is none of them — hides nothing.
+        for (bad, problem) in [("hearth/+\u{301}", "'+' or '#'"), ("$\u{301}SYS", "starts with '$'"),
+                               ("a/\u{301}/", "an empty level")] {
+            #expect(TopicScheme.problem(withPrefix: bad)?.contains(problem) == true, "\(bad)")
+        }
+        for bad in ["x/\u{301}", "si+\u{301}m", "#\u{301}"] {
+            #expect(TopicScheme.problem(withLevel: bad) == "it contains '/', '+' or '#'", "\(bad)")
+        }
         // The pattern the configuration's schema and reader use says the same (NUL aside).
-        let pattern = try! Regex(TopicScheme.prefixPattern)
+        let pattern = try! Regex(TopicScheme.prefixPattern).matchingSemantics(.unicodeScalar)
         for sample in ["hearth", "home/hearth", "a/b/c", "hearth-2", "", "hearth/", "/hearth", "a//b", "hearth/+", "#",
-                       "$SYS", "a/$b", "+/x"] {
+                       "$SYS", "a/$b", "+/x", "hearth/+\u{301}", "$\u{301}SYS"] {
             #expect(((try? pattern.wholeMatch(in: sample)) != nil) == (TopicScheme.problem(withPrefix: sample) == nil),
                     "\(sample)")
         }

@@ -72,6 +72,15 @@ struct PeerRig {
         #expect(rig.router.forwarder.waitingCount == 0)
     }
 
+    /// Found by the `peer` fuzz target: an owner whose answer left out `device` had it relayed without one.
+    @Test func aRelayedAnswerAlwaysCarriesTheClientsTransactionAndDevice() throws {
+        let rig = try PeerRig()
+        rig.peer("b", "online", devices: ["porch"])
+        #expect(try rig.forward(#""trait":"onOff","command":"on""#, device: "porch", transaction: "t7") == nil)
+        _ = rig.router.handle(MQTTMessage(topic: "hearth/b/responses", payload: Array(#"{"ok":true,"transaction":"a-1"}"#.utf8)))
+        #expect(rig.responses.map(\.text) == [#"{"transaction":"t7","device":"porch","ok":true}"#])
+    }
+
     @Test(.timeLimit(.minutes(1))) func aRequestNobodyAnswersTimesOutOnTheEngineClock() async throws {
         let rig = try PeerRig()
         rig.peer("b", "online", devices: ["porch"])

@@ -31,6 +31,14 @@ import Testing
             == "JSON nested deeper than 32 levels")
     }
 
+    /// Found by the `json` fuzz target: 1e3088 was read as infinity and written back as `null`.
+    @Test func aNumberBeyondADoubleIsRefused() throws {
+        #expect(fails("1e400")?.message == "number out of range (beyond ±1.8e308)")
+        #expect(fails("[-1e309]")?.offset == 1)
+        #expect(try JSON.parse("1e308") == .double(1e308))
+        #expect(try JSON.parse("99999999999999999999") == .double(1e20))  // beyond Int: a double, as before
+    }
+
     @Test func invalidUTF8InAStringIsRefused() {
         let bytes: [UInt8] = Array("{\"a\":\"".utf8) + [0xC3, 0x28] + Array("\"}".utf8)
         #expect(throws: JSONParseError.self) { try JSON.parse(bytes) }

@@ -83,8 +83,10 @@ extension Board {
     /// Reads a board file; records every problem in `diagnostics` (with file, line and key path) and
     /// returns `nil` if there was any.
     public static func load(file: String, diagnostics: ConfigDiagnostics) -> Board? {
-        guard let root = ConfigValue.load(file: file, diagnostics: diagnostics) else { return nil }
-        return read(root)
+        // The YAML's own problems (a key given twice, a bad escape) count too, not only the reader's.
+        let before = diagnostics.problems.count
+        guard let root = ConfigValue.load(file: file, diagnostics: diagnostics), let board = read(root) else { return nil }
+        return diagnostics.problems.count == before ? board : nil
     }
 
     /// Reads a board from an already parsed document.

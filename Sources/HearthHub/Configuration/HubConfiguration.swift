@@ -90,7 +90,7 @@ public struct HubConfiguration {
         config.mqtt.clientID = config.mqtt.clientID ?? "hearth-\(config.hubID)"
 
         for peer in top["peers"]?.list ?? [] {
-            guard let m = peer.mapping(Keys.peer), let hub = m.text("hub", required: true) else { continue }
+            guard let m = peer.mapping(Keys.peer), let hub = topicLevel(m, "hub", required: true) else { continue }
             let route = m.text("route").flatMap(PeerRoute.init(rawValue:)) ?? .local
             config.peers.append(PeerConfiguration(hub: hub, route: route))
         }
@@ -129,10 +129,10 @@ public struct HubConfiguration {
         case "any"?: events = ["initialPress", "shortRelease", "switchLatched"]
         default: events = ["initialPress", "switchLatched"]
         }
-        let targetHub = to.text("hub") ?? hub
+        let targetHub = topicLevel(to, "hub") ?? hub
         let trait = to.text("trait", required: true)
         let command = to.text("command", required: true)
-        guard let deviceValue = to.required("device"), let device = to.text("device"), let trait, let command else {
+        guard let deviceValue = to.required("device"), let device = topicLevel(to, "device"), let trait, let command else {
             return nil
         }
         if targetHub == hub && !devices.contains(where: { $0.configuration.id == device }) {
@@ -301,7 +301,8 @@ public struct HubConfiguration {
             }
             var typeConfig = DeviceTypeConfiguration(type, isPrimary: tm["primary"] == nil ? nil : tm.bool("primary"))
             if let mirror = tm["mirror"]?.mapping(Keys.mirror) {
-                if let hub = mirror.text("hub", required: true), let peerDevice = mirror.text("device", required: true) {
+                if let hub = topicLevel(mirror, "hub", required: true),
+                   let peerDevice = topicLevel(mirror, "device", required: true) {
                     typeConfig.isMirrored = true
                     mirrors.append(MirrorRoute(localDevice: id, localType: name, peerHub: hub, peerDevice: peerDevice,
                                                peerType: mirror.text("type") ?? name))
@@ -414,6 +415,14 @@ public struct HubConfiguration {
 
     static func absolute(_ path: String, near directory: String) -> String {
         path.hasPrefix("/") ? path : "\(directory)/\(path)"
+    }
+
+    /// Another hub's id, or a device's there: the key's pattern has said everything but a NUL (written "\0"), which
+    /// would cut the topic it goes into.
+    static func topicLevel(_ map: ConfigMap, _ key: String, required: Bool = false) -> String? {
+        guard let id = map.text(key, required: required) else { return nil }
+        if let problem = TopicScheme.problem(withLevel: id) { map[key]?.problem("'\(id)' cannot be used: \(problem)") }
+        return id
     }
 
     static func boardCandidates(_ name: String, near directory: String) -> [String] {

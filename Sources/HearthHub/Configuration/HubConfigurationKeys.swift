@@ -85,7 +85,7 @@ extension HubConfiguration {
 
         static let bindingTarget = ConfigSection([
             ConfigKey("hub", id, "the hub that owns the device; default this hub"),
-            ConfigKey("device", .text, required: true, "the target device's id"),
+            ConfigKey("device", id, required: true, "the target device's id"),
             ConfigKey("type", .text, "the device type on that device, when it has several"),
             ConfigKey("trait", .text, required: true, "e.g. onOff"),
             ConfigKey("command", .text, required: true, "e.g. toggle"),
@@ -131,7 +131,7 @@ extension HubConfiguration {
 
         static let mirror = ConfigSection([
             ConfigKey("hub", id, required: true, "the hub that owns it"),
-            ConfigKey("device", .text, required: true, "the device's id on that hub"),
+            ConfigKey("device", id, required: true, "the device's id on that hub"),
             ConfigKey("type", .text, "the device type there; default the same"),
         ])
 

@@ -1,8 +1,8 @@
 import HearthContract
 import HearthJSON
 public import HearthConfig
-import HearthEngine
-import HearthHardware
+package import HearthEngine
+package import HearthHardware
 import HearthHomeAssistant
 import HearthLinux
 import HearthModel
@@ -35,13 +35,13 @@ public enum HubDaemon {
     }
 
     /// Everything a configuration builds before anything is touched.
-    struct Plan {
-        var config: HubConfiguration
-        var board: Board
-        var devices: [DeviceConfiguration]
-        var bindings: [(device: String, binding: any HardwareBinding)]
+    package struct Plan {
+        package var config: HubConfiguration
+        package var board: Board
+        package var devices: [DeviceConfiguration]
+        package var bindings: [(device: String, binding: any HardwareBinding)]
         /// Printed by check-config and logged by the hub, which starts anyway.
-        var warnings: [ConfigProblem] = []
+        package var warnings: [ConfigProblem] = []
     }
 
     /// Reads and checks the configuration, its board and its bindings; every problem is listed.
@@ -49,8 +49,8 @@ public enum HubDaemon {
         plan(configFile: configFile, hardware: hardware, logger: logger, diagnostics: ConfigDiagnostics())
     }
 
-    static func plan(configFile: String, hardware: any HardwareProvider, logger: Logger,
-                     diagnostics: ConfigDiagnostics) -> Result<Plan, ConfigError> {
+    package static func plan(configFile: String, hardware: any HardwareProvider, logger: Logger,
+                             diagnostics: ConfigDiagnostics) -> Result<Plan, ConfigError> {
         // Read on past the configuration's problems to the board and the bindings, so one run lists them all.
         guard let config = HubConfiguration.loadPartially(file: configFile, diagnostics: diagnostics), !config.boardFile.isEmpty,
               let board = hardware.loadBoard(file: config.boardFile, diagnostics: diagnostics) else {
@@ -114,7 +114,7 @@ public enum HubDaemon {
 
     /// What would run, in a few lines: the hub, the broker, each device with its types and wiring, the peers
     /// and the bindings across hubs.
-    static func summary(of plan: Plan) -> [String] {
+    package static func summary(of plan: Plan) -> [String] {
         let c = plan.config
         var lines: [String] = []
         let board = "board \(plan.board.name)" + (plan.board.isSimulated ? " (simulated)" : "") + " from \(c.boardFile)"
@@ -290,7 +290,7 @@ public enum HubDaemon {
     }
 
     /// The standard traits and those the hardware adds.
-    static func registry(_ hardware: any HardwareProvider) -> TraitRegistry {
+    package static func registry(_ hardware: any HardwareProvider) -> TraitRegistry {
         var registry = TraitRegistry.standard
         for server in hardware.traitServers { registry.register(server) }
         return registry

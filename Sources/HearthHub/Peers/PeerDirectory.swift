@@ -175,9 +175,14 @@ public final class PeerDirectory: Sendable {
             if let owned, case .object(let attributes)? = owned["attributes"] {
                 var values: [String: Value] = [:]
                 for (key, json) in attributes {
-                    // An attribute this hub cannot read is left as it was, not guessed.
+                    // An attribute this hub cannot read, or whose value its descriptor refuses (a broken or hostile
+                    // owner: a string for a level, 9999 for a uint8), is left out — the mirror then shows it as not
+                    // supported — never guessed and never kept: clients, the state file and Home Assistant read
+                    // this hub's values by the descriptor.
                     if let descriptor = trait.descriptor.attribute(named: key),
-                       let v = try? ValueCoding.value(json, as: descriptor.type, what: key) {
+                       let v = try? ValueCoding.value(json, as: descriptor.type, what: key),
+                       (try? descriptor.type.check(v, nullable: descriptor.isNullable, constraint: descriptor.constraint,
+                                                   what: key)) != nil {
                         values[key] = v
                     }
                 }

@@ -94,11 +94,10 @@ public final class PeerForwarder: Sendable {
             switch outcome {
             case .answered(let answer):
                 guard case .object(let members) = answer else { return }
-                // The client's transaction and device name, whatever the owner calls them.
-                response = .object(members.map { m in
-                    m.key == "transaction" ? (key: m.key, value: transaction)
-                        : m.key == "device" ? (key: m.key, value: JSON.string(device)) : m
-                })
+                // The client's transaction and device name, whatever the owner calls them — and even when a broken
+                // owner leaves the device out: a client matches the answer by them.
+                response = .object([("transaction", transaction), ("device", .string(device))]
+                                    + members.filter { $0.key != "transaction" && $0.key != "device" })
             case .failed(let error):
                 response = HubResponse.failure(transaction: transaction, device: device, error)
             }

@@ -1,8 +1,8 @@
 public import HearthContract
 public import HearthJSON
-import HearthMQTT
+package import HearthMQTT
 public import HearthEngine
-import HearthModel
+package import HearthModel
 
 /// Makes several hubs on one broker one home (`docs/peer-routing.md`): the face `MQTTHub` talks to, which
 /// sorts peer messages to the three parts that do the work.
@@ -54,10 +54,10 @@ public final class PeerRouter: Sendable {
     }
 
     /// Our own broker link went up or down: every mirror follows.
-    func linkChanged(up: Bool) { directory.linkChanged(up: up) }
+    package func linkChanged(up: Bool) { directory.linkChanged(up: up) }
 
     /// Takes a peer's message; returns false when it is not one.
-    func handle(_ message: MQTTMessage) -> Bool {
+    package func handle(_ message: MQTTMessage) -> Bool {
         guard let parts = topics.levels(of: message.topic, maxSplits: 3), parts.count >= 2,
               !parts[0].elementsEqual(topics.hub.utf8) else { return false }
         let hub = String(Substring(parts[0]))
@@ -77,12 +77,12 @@ public final class PeerRouter: Sendable {
     }
 
     /// Where a request must go when this hub does not own what it addresses (`PeerForwarder.target`).
-    func target(of request: HubRequest, device: String) -> (owner: String, device: String, request: JSON)? {
+    package func target(of request: HubRequest, device: String) -> (owner: String, device: String, request: JSON)? {
         forwarder.target(of: request, device: device)
     }
 
     /// Sends a client's request to its owner (`PeerForwarder.forward`); nil when it is on its way.
-    func forward(_ request: JSON, transaction: JSON, device: String, to owner: String, ownerDevice: String,
+    package func forward(_ request: JSON, transaction: JSON, device: String, to owner: String, ownerDevice: String,
                  responseTopic: String?, correlationData: [UInt8]?) -> HomeError? {
         forwarder.forward(request, transaction: transaction, device: device, to: owner, ownerDevice: ownerDevice,
                           responseTopic: responseTopic, correlationData: correlationData)
@@ -93,7 +93,7 @@ public final class PeerRouter: Sendable {
 
     func publishHome() { directory.publishHome() }
 
-    func fireBindings(_ events: [HomeEvent]) { bindings.fireBindings(events) }
+    package func fireBindings(_ events: [HomeEvent]) { bindings.fireBindings(events) }
 
     /// Keeps the deadlines of requests sent to peers until cancelled.
     public func run() async { await forwarder.run() }

@@ -1,5 +1,5 @@
 public import HearthEngine
-import HearthJSON
+package import HearthJSON
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -104,7 +104,7 @@ public final class StateStore: Sendable {
     static let version = 1
 
     /// The whole file: `{"version":1,"devices":{…}}` with the devices in id order.
-    static func encode(_ devices: [String: SavedDevice]) -> [UInt8] {
+    package static func encode(_ devices: [String: SavedDevice]) -> [UInt8] {
         file(devices.sorted { $0.key < $1.key }.map { entry($0.key, $0.value) })
     }
 
@@ -160,7 +160,7 @@ public final class StateStore: Sendable {
         }
     }
 
-    static func decode(_ json: JSON) throws -> [String: SavedDevice] {
+    package static func decode(_ json: JSON) throws -> [String: SavedDevice] {
         guard json["version"] == .int(version), case .object(let devices)? = json["devices"] else { throw FormatError() }
         var result: [String: SavedDevice] = [:]
         for (id, d) in devices {

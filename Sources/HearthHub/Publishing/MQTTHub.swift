@@ -1,8 +1,8 @@
 public import HearthContract
-import HearthJSON
+package import HearthJSON
 public import HearthMQTT
 public import HearthEngine
-import HearthModel
+package import HearthModel
 import Synchronization
 
 /// Publishes a `Home` over MQTT and runs the requests that arrive for it (`docs/mqtt-api.md`).
@@ -221,7 +221,7 @@ public final class MQTTHub: Sendable {
     }
 
     /// Runs one request; returns what goes in the response's `result`.
-    func execute(_ action: HubRequest.Action, on deviceID: String) throws(HomeError) -> JSON? {
+    package func execute(_ action: HubRequest.Action, on deviceID: String) throws(HomeError) -> JSON? {
         switch action {
         case .command(let type, let trait, let name, let arguments):
             let fields = home.registry.server(for: TraitID(qualifiedName: trait))?.descriptor.command(named: name)?.fields

@@ -1,0 +1,76 @@
+/// The fuzz targets: one function per reader of outside input, each taking bytes and checking what the reader
+/// promises, not only that it does not crash (docs/reliability.md, "Fuzzing").
+///
+/// The same functions run under libFuzzer (`scripts/fuzz`, through `hearth-fuzz` built with
+/// `-sanitize=fuzzer,address`) and without it, when `swift test` replays the corpus in `Tests/Fuzz/corpus/<target>/`.
+/// A broken promise is thrown as a `FuzzFailure`; the libFuzzer entry turns it into a crash so that libFuzzer
+/// keeps the input, the replay turns it into a test failure naming the file.
+public enum FuzzTarget: String, CaseIterable, Sendable {
+    /// HearthJSON's parser and writer against an independent recogniser of RFC 8259 and Hearth's limits.
+    case json
+    /// Requests on a device's `set` topic (`HubRequest`, value coding) run by the hub against a real `Home`.
+    case request
+    /// The topic scheme: prefixes, topic levels and the device id of a `set` topic.
+    case topic
+    /// A hub configuration (`hearth.yaml`) through `hearthd check-config`'s path, libyaml underneath.
+    case config
+    /// A board file (`boards/*.yaml`).
+    case board
+    /// What peer hubs publish (status, summaries, device documents, responses), as a hub ingests it.
+    case peer
+    /// The state file (`state.json`), loaded as a hub loads it at start-up.
+    case state
+
+    /// Runs the target on one input; throws the first broken promise.
+    public func run(_ bytes: [UInt8]) throws(FuzzFailure) {
+        switch self {
+        case .json: try JSONTarget.run(bytes)
+        case .request: try RequestTarget.run(bytes)
+        case .topic: try TopicTarget.run(bytes)
+        case .config: try ConfigTarget.run(bytes)
+        case .board: try BoardTarget.run(bytes)
+        case .peer: try PeerTarget.run(bytes)
+        case .state: try StateTarget.run(bytes)
+        }
+    }
+}
+
+/// A promise a reader broke on some input.
+public struct FuzzFailure: Error, Sendable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// Fails with `message` unless `condition` holds.
+func require(_ condition: Bool, _ message: @autoclosure () -> String) throws(FuzzFailure) {
+    if !condition { throw FuzzFailure(message()) }
+}
+
+/// Bytes as text for a failure message: valid UTF-8 as it is, anything else escaped, cut at 300 bytes.
+func shown(_ bytes: some Collection<UInt8>) -> String {
+    var out = ""
+    for b in bytes.prefix(300) {
+        if b >= 0x20 && b < 0x7F { out.unicodeScalars.append(Unicode.Scalar(b)) } else { out += "\\x" + hex(b) }
+    }
+    return bytes.count > 300 ? out + "…" : out
+}
+
+func shown(_ text: String) -> String { shown(Array(text.utf8)) }
+
+private func hex(_ b: UInt8) -> String {
+    let digits = Array("0123456789abcdef")
+    return String([digits[Int(b >> 4)], digits[Int(b & 15)]])
+}
+
+/// The input's lines (split at `\n`), the way the line-oriented targets (`request`, `peer`) read it. At most
+/// `limit` lines: more only repeat what fewer can reach, and slow the fuzzer.
+func lines(_ bytes: [UInt8], limit: Int = 16) -> [ArraySlice<UInt8>] {
+    Array(bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true).prefix(limit))
+}
+
+/// Splits a line at its first space: `device {"json"}` → (`device`, `{"json"}`).
+func word(_ line: ArraySlice<UInt8>) -> (head: String, rest: [UInt8]) {
+    guard let space = line.firstIndex(of: UInt8(ascii: " ")) else { return (String(decoding: line, as: UTF8.self), []) }
+    return (String(decoding: line[..<space], as: UTF8.self), Array(line[(space + 1)...]))
+}
