@@ -31,6 +31,23 @@ import Testing
             == "JSON nested deeper than 32 levels")
     }
 
+    /// Found by the `peer` fuzz target: a 1 MB summary of 90,000 keys held the network thread for minutes while
+    /// each key was compared with every earlier one. Past eight keys they are hashed; duplicates are still refused,
+    /// at the first and at the last position, with the offset of the second occurrence.
+    @Test func manyKeysAreCheckedForDuplicatesInLinearTime() throws {
+        let keys = (0..<50_000).map { "\"k\($0)\":\($0)" }
+        let object = try JSON.parse("{" + keys.joined(separator: ",") + "}")
+        #expect(object["k49999"] == .int(49_999))
+        let late = "{" + keys.joined(separator: ",") + ",\"k0\":1}"
+        #expect(fails(late)?.message == "the key 'k0' appears twice")
+        #expect(fails(late)?.offset == late.utf8.count - 7)
+        for count in 7...10 {  // around the switch from comparing to hashing
+            let few = (0..<count).map { "\"k\($0)\":0" }.joined(separator: ",")
+            #expect(fails("{" + few + ",\"k\(count - 1)\":1}")?.message == "the key 'k\(count - 1)' appears twice")
+            #expect(try JSON.parse("{" + few + ",\"new\":1}")["new"] == .int(1))
+        }
+    }
+
     /// Found by the `json` fuzz target: 1e3088 was read as infinity and written back as `null`.
     @Test func aNumberBeyondADoubleIsRefused() throws {
         #expect(fails("1e400")?.message == "number out of range (beyond ±1.8e308)")
