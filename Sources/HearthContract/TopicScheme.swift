@@ -22,6 +22,9 @@ public struct TopicScheme: Sendable, Hashable {
     public var setFilter: String { "\(base)/devices/+/set" }
     /// Where answers go.
     public var responses: String { "\(base)/responses" }
+    /// Where other hubs answer the requests this hub forwarded to them (MQTT 5's response topic), so that a hub
+    /// hears only its own answers rather than every hub's `responses`.
+    public var answers: String { "\(base)/answers" }
 
     /// The device id of a `…/devices/<id>/set` topic of this hub, or nil.
     public func deviceID(fromSetTopic topic: String) -> String? {

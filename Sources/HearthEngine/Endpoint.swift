@@ -85,19 +85,33 @@ struct Endpoint: Sendable {
         for i in watched {
             for id in loudIDs[i] {
                 defer { k += 1 }
-                guard let value = traits[i].read(id), value != before[k] else { continue }
+                guard let value = traits[i].read(id) else {
+                    if before[k] != nil { changes.append(unsupportedEvent(deviceID, typeName, trait: i, id)) }
+                    continue
+                }
+                guard value != before[k] else { continue }
                 changes.append(attributeEvent(deviceID, typeName, trait: i, id, value))
             }
         }
         var seen: [(Int, UInt32)] = []
         for (i, id) in reported where !seen.contains(where: { $0 == (i, id) }) {
             seen.append((i, id))
-            if let value = traits[i].read(id) { changes.append(attributeEvent(deviceID, typeName, trait: i, id, value)) }
+            if let value = traits[i].read(id) {
+                changes.append(attributeEvent(deviceID, typeName, trait: i, id, value))
+            } else {
+                changes.append(unsupportedEvent(deviceID, typeName, trait: i, id))
+            }
         }
         for e in events {
             changes.append(HomeEvent(deviceID: deviceID, change: .event(
                 type: typeName, trait: type(of: traits[e.trait]).descriptor.id, name: e.name, fields: e.fields)))
         }
+    }
+
+    private func unsupportedEvent(_ deviceID: String, _ typeName: String, trait i: Int, _ id: UInt32) -> HomeEvent {
+        let d = type(of: traits[i]).descriptor
+        let name = d.attributes.first { $0.id == id }?.name ?? String(id)
+        return HomeEvent(deviceID: deviceID, change: .unsupported(type: typeName, trait: d.id, attribute: name))
     }
 
     private func attributeEvent(_ deviceID: String, _ typeName: String, trait i: Int, _ id: UInt32, _ value: Value)

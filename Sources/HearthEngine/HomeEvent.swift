@@ -11,6 +11,9 @@ public struct HomeEvent: Sendable, Hashable {
         case event(type: String, trait: TraitID, name: String, fields: [String: Value])
         /// The device's name, room or structure changed.
         case metadata
+        /// An attribute of the trait is no longer supported: a mirrored trait's owner stopped reporting it (or
+        /// reported a value its descriptor refuses). No value to carry; the device's document changed.
+        case unsupported(type: String, trait: TraitID, attribute: String)
     }
 
     public var deviceID: String

@@ -103,7 +103,11 @@ private struct JSONParser {
         case UInt8(ascii: "f"): try literal("false"); return .bool(false)
         case UInt8(ascii: "n"): try literal("null"); return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
-        default: throw error("unexpected character '\(Unicode.Scalar(bytes[index]))'")
+        default:
+            let byte = bytes[index]
+            // A byte past ASCII is one byte of a longer character (or of no character): name it, not a Latin-1 guess.
+            if byte >= 0x20 && byte < 0x7F { throw error("unexpected character '\(Unicode.Scalar(byte))'") }
+            throw error("unexpected byte 0x\(String(byte, radix: 16, uppercase: true))")
         }
     }
 

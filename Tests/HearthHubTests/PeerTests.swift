@@ -23,7 +23,8 @@ final class HomeRig: @unchecked Sendable {
         try FileManager.default.copyItem(atPath: boards, toPath: "\(directory)/sim.yaml")
     }
 
-    func configure(_ hub: String, _ body: String, host: String = "127.0.0.1", port: Int? = nil) throws {
+    /// - Parameter mqtt: more keys of the `mqtt:` section, one `key: value` a line.
+    func configure(_ hub: String, _ body: String, host: String = "127.0.0.1", port: Int? = nil, mqtt: [String] = []) throws {
         try """
         hub:
           id: \(hub)
@@ -33,7 +34,7 @@ final class HomeRig: @unchecked Sendable {
           host: \(host)
           port: \(port ?? broker.port)
           keepAlive: 5s
-        \(body)
+        \(mqtt.map { "  \($0)\n" }.joined())\(body)
         """.write(toFile: "\(directory)/\(hub).yaml", atomically: true, encoding: .utf8)
     }
 

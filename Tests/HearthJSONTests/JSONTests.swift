@@ -21,6 +21,8 @@ import Testing
     @Test func refusesWhatIsNotStrictJSON() {
         #expect(fails("{\"a\":1,\"a\":2}")?.message == "the key 'a' appears twice")
         #expect(fails("{\"a\":1} x")?.message == "unexpected data after the JSON value")
+        #expect(fails("x")?.message == "unexpected character 'x'")
+        #expect(fails("\u{FF}")?.message == "unexpected byte 0xC3")  // the first byte of ÿ's UTF-8, not 'Ã'
         #expect(fails("{'a':1}") != nil)
         #expect(fails("[1,]") != nil)
         #expect(fails("01") != nil)

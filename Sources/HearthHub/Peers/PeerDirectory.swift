@@ -41,34 +41,75 @@ public struct MirrorRoute: Sendable, Hashable {
 ///
 /// Fed by `PeerRouter.handle` on the thread that delivers MQTT messages; it never waits on anything but its
 /// own short lock and the engine's.
+///
+/// Anything on the broker may publish under a peer's topics, so what a peer sends is read as untrusted: a
+/// summary or document that is too large, not JSON or not of the contract's shape is ignored (the last good one
+/// is kept) and logged once until a good one comes; only the documents of mirrored devices are kept.
 public final class PeerDirectory: Sendable {
     public let home: Home
     public let topics: TopicScheme
     let routes: [String: PeerRoute]
     let mirrors: [MirrorRoute]
     let outbox: PeerOutbox
+    let log: @Sendable (String) -> Void
+
+    /// The largest summary read: one entry is about 200 bytes, so this is some 20,000 devices.
+    static let maximumSummaryBytes = 4 * 1024 * 1024
+    /// The largest device document read: a document is 1–10 KB.
+    static let maximumDocumentBytes = 1024 * 1024
 
     struct Peer {
         var status: ConnectivityState = .unknown
         var summary: JSON?
+        /// The documents of the devices this hub mirrors, by device id.
         var documents: [String: JSON] = [:]
     }
 
     struct State {
         var peers: [String: Peer] = [:]
         var linkUp = false
+        /// What was logged about a peer's topic (`hub/devices`, `hub/devices/id`, `claims/hub/id`) and not yet put
+        /// right, each kind of problem once, so a broken or hostile peer is logged once, not at every message.
+        var complaints: [String: Set<Complaint>] = [:]
     }
 
     private let state = Mutex(State())
 
     public init(home: Home, topics: TopicScheme, peers: [PeerConfiguration] = [], mirrors: [MirrorRoute] = [],
-                outbox: PeerOutbox) {
+                outbox: PeerOutbox, log: @escaping @Sendable (String) -> Void = { _ in }) {
         self.home = home
         self.topics = topics
         self.routes = Dictionary(peers.map { ($0.hub, $0.route) }, uniquingKeysWith: { a, _ in a })
         self.mirrors = mirrors
         self.outbox = outbox
+        self.log = log
         state.withLock { s in for p in peers { s.peers[p.hub] = Peer() } }
+    }
+
+    enum Complaint: Hashable { case tooLarge, notJSON, wrongShape, ownDevice, claimedTwice }
+
+    /// Logs `problem` unless this kind of problem with `key` is logged already.
+    private func complain(_ key: String, _ kind: Complaint, _ problem: String) {
+        if state.withLock({ $0.complaints[key, default: []].insert(kind).inserted }) { log(problem) }
+    }
+
+    /// `key` is right again: its next problem is logged.
+    private func settled(_ key: String) {
+        state.withLock { _ = $0.complaints.removeValue(forKey: key) }
+    }
+
+    /// Reads what a peer published on `what`, or nil (logged) when it is too large or not JSON.
+    private func read(_ payload: [UInt8], limit: Int, key: String, what: String) -> JSON? {
+        guard payload.count <= limit else {
+            complain(key, .tooLarge, "ignored \(what): \(payload.count) bytes, more than the \(limit) a hub reads; the last good one is kept")
+            return nil
+        }
+        do {
+            return try JSON.parse(payload)
+        } catch {
+            complain(key, .notJSON, "ignored \(what): not JSON (\(error)); the last good one is kept")
+            return nil
+        }
     }
 
     /// Where the whole home (local devices and every peer's) is published, retained.
@@ -98,27 +139,70 @@ public final class PeerDirectory: Sendable {
         return status
     }
 
-    /// A peer's device summary (`<prefix>/<hub>/devices`).
+    /// A peer's device summary (`<prefix>/<hub>/devices`): a list of devices, each with a string `id`; an empty
+    /// payload clears it (the peer removed its retained summary).
     func summaryChanged(hub: String, payload: [UInt8]) {
-        let summary = try? JSON.parse(payload)
-        state.withLock { $0.peers[hub, default: Peer()].summary = summary }
+        let key = "\(hub)/devices", what = "hub '\(hub)''s device summary"
+        var summary: JSON?
+        if !payload.isEmpty {
+            guard let read = read(payload, limit: Self.maximumSummaryBytes, key: key, what: what) else { return }
+            guard case .array(let entries) = read,
+                  entries.allSatisfy({ if case .string? = $0["id"] { true } else { false } }) else {
+                complain(key, .wrongShape, "ignored \(what): not a list of devices each with a string 'id'; the last good one is kept")
+                return
+            }
+            summary = read
+        }
+        settled(key)
+        let others = state.withLock { s -> [String: Set<String>] in
+            s.peers[hub, default: Peer()].summary = summary
+            return s.peers.filter { $0.key != hub }.mapValues { Set(Self.deviceIDs($0.summary)) }
+        }
+        for id in Self.deviceIDs(summary) {
+            let claimants = others.filter { $0.value.contains(id) }.keys.sorted()
+            let claim = "claims/\(hub)/\(id)"
+            if home.contains(id) {
+                complain(claim, .ownDevice, "hub '\(hub)' lists device '\(id)', which is this hub's own: requests for it are run here")
+            } else if !claimants.isEmpty {
+                complain(claim, .claimedTwice, "hubs \(([hub] + claimants).map { "'\($0)'" }.joined(separator: " and ")) all list device "
+                         + "'\(id)': requests for it on this hub are refused until only one does")
+            } else {
+                settled(claim)
+            }
+        }
         publishHome()
     }
 
-    /// One of a peer's device documents (`<prefix>/<hub>/devices/<device>`).
+    private static func deviceIDs(_ summary: JSON?) -> [String] {
+        guard case .array(let entries)? = summary else { return [] }
+        return entries.compactMap { if case .string(let id)? = $0["id"] { id } else { nil } }
+    }
+
+    /// One of a peer's device documents (`<prefix>/<hub>/devices/<device>`), kept only when a mirror reads it.
     func documentChanged(hub: String, device: String, payload: [UInt8]) {
-        let document = try? JSON.parse(payload)
+        guard mirrors.contains(where: { $0.peerHub == hub && $0.peerDevice == device }) else { return }
+        let key = "\(hub)/devices/\(device)", what = "hub '\(hub)''s document of '\(device)'"
+        var document: JSON?
+        if !payload.isEmpty {
+            guard let read = read(payload, limit: Self.maximumDocumentBytes, key: key, what: what) else { return }
+            guard case .array? = read["types"] else {
+                complain(key, .wrongShape, "ignored \(what): it has no list of 'types'; the last good one is kept")
+                return
+            }
+            document = read
+        }
+        settled(key)
         state.withLock { $0.peers[hub, default: Peer()].documents[device] = document }
         refreshMirrors(hub: hub)
     }
 
-    /// The peer hub that has `device`, if exactly one does.
+    /// How many peer device documents are kept (only mirrored devices').
+    var documentCount: Int { state.withLock { $0.peers.values.reduce(0) { $0 + $1.documents.count } } }
+
+    /// The peer hub whose summary lists `device`, if exactly one does.
     func owner(of device: String) -> String? {
         let owners = state.withLock { s in
-            s.peers.filter { _, peer in
-                guard case .array(let list)? = peer.summary else { return peer.documents[device] != nil }
-                return list.contains { $0["id"] == .string(device) }
-            }.map(\.key)
+            s.peers.filter { _, peer in Self.deviceIDs(peer.summary).contains(device) }.map(\.key)
         }
         return owners.count == 1 ? owners[0] : nil
     }

@@ -53,6 +53,9 @@ public final class PeerForwarder: Sendable {
         self.timeout = timeout
     }
 
+    /// The longest answer read: a response is a few hundred bytes, and a request may be at most 64 KiB.
+    static let maximumAnswerBytes = 64 * 1024
+
     private var timeoutMilliseconds: Int64 {
         timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
     }
@@ -131,8 +134,11 @@ public final class PeerForwarder: Sendable {
         members.insert(("transaction", .string(id)), at: 0)
         members.append(("forwardedBy", .string(topics.hub)))
         do {
+            // The owner answers on our `answers` topic (MQTT 5's response topic) as well as on its `responses`;
+            // over MQTT 3.1.1 the response topic is dropped, and the router listens to every hub's `responses`.
             try outbox.publish(PeerOutbox.Message(topic: "\(topics.prefix)/\(owner)/devices/\(device)/set",
-                                                  payload: JSON.object(members).bytes, qos: .atLeastOnce))
+                                                  payload: JSON.object(members).bytes, qos: .atLeastOnce,
+                                                  responseTopic: topics.answers))
         } catch {
             _ = state.withLock { $0.pending.removeValue(forKey: id) }
             return .unavailable("could not send to hub '\(owner)': \(error)")
@@ -142,12 +148,14 @@ public final class PeerForwarder: Sendable {
 
     // MARK: Answers
 
-    /// A message on a peer's `responses` topic: ends the request it answers, if it is one of ours.
-    func answered(by hub: String, _ payload: [UInt8]) {
-        guard let response = try? JSON.parse(payload), case .string(let id)? = response["transaction"] else { return }
+    /// An answer: a message on a peer's `responses` topic (`hub` is that peer), or on this hub's `answers` topic
+    /// (`hub` nil: MQTT does not say who published it). Ends the request it answers, if it is one of ours.
+    func answered(by hub: String?, _ payload: [UInt8]) {
+        guard payload.count <= Self.maximumAnswerBytes, let response = try? JSON.parse(payload),
+              case .string(let id)? = response["transaction"] else { return }
         let pending = state.withLock { s -> Pending? in
-            // Only the hub it was sent to may answer it.
-            guard s.pending[id]?.owner == hub else { return nil }
+            // On a `responses` topic, only the hub it was sent to may answer it.
+            guard let waiting = s.pending[id], hub == nil || waiting.owner == hub else { return nil }
             return s.pending.removeValue(forKey: id)
         }
         pending?.completion(.answered(response))

@@ -13,14 +13,17 @@ public final class PeerOutbox: Sendable {
         public var payload: [UInt8]
         public var qos: MQTTQoS
         public var retain: Bool
+        /// MQTT 5's response topic: where the receiver should answer (dropped on an MQTT 3.1.1 connection).
+        public var responseTopic: String?
         public var correlationData: [UInt8]?
 
         public init(topic: String, payload: [UInt8], qos: MQTTQoS = .atMostOnce, retain: Bool = false,
-                    correlationData: [UInt8]? = nil) {
+                    responseTopic: String? = nil, correlationData: [UInt8]? = nil) {
             self.topic = topic
             self.payload = payload
             self.qos = qos
             self.retain = retain
+            self.responseTopic = responseTopic
             self.correlationData = correlationData
         }
     }
@@ -46,7 +49,8 @@ public final class PeerOutbox: Sendable {
     public func connect(to client: MQTTClient) {
         target.withLock {
             $0 = Target(isConnected: { client.isConnected }, publish: { m in
-                try client.publish(m.topic, payload: m.payload, qos: m.qos, retain: m.retain, correlationData: m.correlationData)
+                try client.publish(m.topic, payload: m.payload, qos: m.qos, retain: m.retain, responseTopic: m.responseTopic,
+                                   correlationData: m.correlationData)
             })
         }
     }

@@ -31,7 +31,7 @@ public final class PeerRouter: Sendable {
         self.home = home
         self.topics = topics
         self.outbox = outbox
-        directory = PeerDirectory(home: home, topics: topics, peers: peers, mirrors: mirrors, outbox: outbox)
+        directory = PeerDirectory(home: home, topics: topics, peers: peers, mirrors: mirrors, outbox: outbox, log: log)
         forwarder = PeerForwarder(home: home, topics: topics, directory: directory, outbox: outbox,
                                   clock: clock ?? home.clock, timeout: timeout)
         self.bindings = PeerBindings(home: home, hub: topics.hub, bindings: bindings, forwarder: forwarder, log: log)
@@ -44,13 +44,33 @@ public final class PeerRouter: Sendable {
 
     func attach(_ client: MQTTClient) throws(MQTTError) {
         outbox.connect(to: client)
-        let p = topics.prefix
         // No-local: a hub's own documents must not come back to it. Besides the wasted work, the broker
         // would hold the next request behind them (Nagle on its side, a delayed ACK on ours: 40 ms).
-        for filter in ["\(p)/+/status", "\(p)/+/devices", "\(p)/+/devices/+", "\(p)/+/responses"] {
+        for filter in subscriptions {
             try client.subscribe(filter, options: MQTTSubscriptionOptions(qos: .atLeastOnce, noLocal: true))
         }
         bindings.start()
+    }
+
+    /// What this hub listens to of its peers: only what it uses, so that a state change on one hub costs the
+    /// others nothing unless they mirror that device (docs/peer-routing.md, "What a hub listens to"). Every
+    /// peer's status and summary (presence, owners, the whole-home document); the documents of the devices this
+    /// hub mirrors; the answers to the requests it forwards, on its own `answers` topic.
+    var subscriptions: [String] {
+        let p = topics.prefix
+        var mirrored: [String] = []
+        for m in directory.mirrors {
+            let topic = "\(p)/\(m.peerHub)/devices/\(m.peerDevice)"
+            if !mirrored.contains(topic) { mirrored.append(topic) }
+        }
+        return ["\(p)/+/status", "\(p)/+/devices"] + mirrored + [topics.answers]
+    }
+
+    /// The broker accepted our connection with `version`. Over MQTT 3.1.1 there is no response topic, so the
+    /// owners' answers come only on their `responses` topics: listen to every hub's.
+    package func connected(_ version: MQTTProtocolVersion, client: MQTTClient) {
+        guard version != .v5 else { return }
+        try? client.subscribe("\(topics.prefix)/+/responses", options: MQTTSubscriptionOptions(qos: .atLeastOnce))
     }
 
     /// Our own broker link went up or down: every mirror follows.
@@ -58,6 +78,10 @@ public final class PeerRouter: Sendable {
 
     /// Takes a peer's message; returns false when it is not one.
     package func handle(_ message: MQTTMessage) -> Bool {
+        if message.topic == topics.answers {
+            forwarder.answered(by: nil, message.payload)
+            return true
+        }
         guard let parts = topics.levels(of: message.topic, maxSplits: 3), parts.count >= 2,
               !parts[0].elementsEqual(topics.hub.utf8) else { return false }
         let hub = String(Substring(parts[0]))

@@ -75,7 +75,11 @@ public final class MQTTHub: Sendable {
 
     /// Subscribes, starts the client, and publishes everything on every connection.
     public func start() throws(MQTTError) {
-        client.onConnect = { [weak self] _ in self?.publishEverything() }
+        client.onConnect = { [weak self] version in
+            guard let self else { return }
+            router?.connected(version, client: client)
+            publishEverything()
+        }
         client.onConnectionEvent = { [weak self] event in
             guard let self else { return }
             if case .disconnected = event { router?.linkChanged(up: false) }
@@ -125,7 +129,7 @@ public final class MQTTHub: Sendable {
             if !ids.contains(e.deviceID) { ids.append(e.deviceID) }
             switch e.change {
             case .metadata, .connectivity: summary = true
-            case .attribute, .event: break
+            case .attribute, .event, .unsupported: break
             }
         }
         for id in ids { if let d = try? home.view(id) { publish(d) } }
