@@ -59,6 +59,8 @@ public struct DeviceTypeView: Sendable {
     public var isPrimaryType: Bool { endpoint.isPrimary }
     public var traitCount: Int { endpoint.traits.count }
     public func traitDescriptor(_ index: Int) -> TraitDescriptor { type(of: endpoint.traits[index]).descriptor }
+    /// An attribute's value, nil where the trait does not support it.
+    public func value(trait index: Int, attribute id: UInt32) -> Value? { endpoint.traits[index].read(id) }
 }
 
 extension Home {

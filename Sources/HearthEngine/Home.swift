@@ -152,6 +152,11 @@ public final class Home: Sendable {
                         throw HomeError(code: error.code, status: error.status, message: "\(ta): \(error.message)")
                     }
                 }
+                do throws(HomeError) {
+                    try trait.checkConfiguration()
+                } catch {
+                    throw HomeError(code: error.code, status: error.status, message: "\(ta): \(error.message)")
+                }
                 if let values = saved?.attributes[type.name]?[tc.id.qualifiedName] {
                     for (name, savedValue) in values.sorted(by: { $0.key < $1.key }) {
                         guard let attribute = descriptor.attribute(named: name), attribute.isNonVolatile else { continue }

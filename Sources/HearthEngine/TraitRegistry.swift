@@ -25,5 +25,6 @@ public struct TraitRegistry: Sendable {
         SwitchServer.self,
         BooleanStateServer.self,
         OccupancySensingServer.self,
+        ColorControlServer.self,
     ])
 }

@@ -27,6 +27,10 @@ public protocol TraitServer: Sendable {
     /// (read-only attributes such as `vendorName` are configured this way).
     mutating func load(_ attribute: AttributeDescriptor, _ value: Value) throws(HomeError)
 
+    /// Checks what depends on several configured attributes (a range's two ends), once the configuration's values
+    /// are all loaded and before saved state is: `load` sees them one at a time, in name order.
+    func checkConfiguration() throws(HomeError)
+
     /// Applies power-up behaviour (StartUpOnOff, StartUpCurrentLevel) once everything is loaded.
     mutating func startUp(context: inout TraitContext)
 
@@ -57,6 +61,7 @@ extension TraitServer {
     public func read(_ attribute: AttributeDescriptor) -> Value? { read(attribute.id) }
     public static var listensToSignals: Bool { false }
     public func supports(_ command: CommandDescriptor) -> Bool { true }
+    public func checkConfiguration() throws(HomeError) {}
     public mutating func startUp(context: inout TraitContext) {}
     public mutating func write(_ attribute: AttributeDescriptor, _ value: Value, context: inout TraitContext)
         throws(HomeError)
@@ -91,6 +96,10 @@ public enum EndpointSignal: Sendable, Hashable {
     case recallGlobalScene
     /// A LevelControl `…WithOnOff` command (or the end of its transition) sets OnOff without a level effect.
     case levelSetsOnOff(isOn: Bool, setsGlobalSceneControl: Bool)
+    /// LevelControl's CurrentLevel changed while its Options has CoupleColorTempToLevel: ColorControl follows it.
+    /// `final` at the end of a change (a command without transition, a transition's last step), so the temperature is
+    /// reported then as Matter's quiet reporting asks.
+    case levelCouplesColorTemperature(level: Int, final: Bool)
 }
 
 /// What hardware below a trait reports.
@@ -116,6 +125,8 @@ public struct EndpointOutput: Sendable, Hashable {
     public var isFadingOut: Bool = false
     /// Identify is running: `true` in the lit half of the blink, `false` in the dark half.
     public var identifyPhase: Bool?
+    /// ColorControl's ColorTemperatureMireds; `nil` without ColorControl.
+    public var colorTemperatureMireds: UInt16?
 
     public init(onOff: Bool? = nil, level: UInt8? = nil) {
         self.onOff = onOff

@@ -6,6 +6,7 @@ public enum BindingKinds {
     public static let fits: [(kind: String, types: [String])] = [
         ("relay", ["OnOffLight", "OnOffPlugInUnit"]),
         ("pwmDimmer", ["DimmableLight"]),
+        ("cctDimmer", ["ColorTemperatureLight"]),
         ("humiditySensor", ["HumiditySensor"]),
         ("temperatureSensor", ["TemperatureSensor"]),
         ("wallSwitch", ["GenericSwitch"]),
@@ -42,6 +43,7 @@ public enum BindingKinds {
         switch kind {
         case "relay": binding = RelayConfiguration.read(reader).map { RelayBinding($0, context: context) }
         case "pwmDimmer": binding = DimmerConfiguration.read(reader).map { DimmerBinding($0, context: context) }
+        case "cctDimmer": binding = CCTDimmerConfiguration.read(reader).map { CCTDimmerBinding($0, context: context) }
         case "humiditySensor": binding = SensorConfiguration.read(reader, quantity: .humidity)
             .map { SensorBinding($0, context: context) }
         case "temperatureSensor": binding = SensorConfiguration.read(reader, quantity: .temperature)
@@ -59,6 +61,7 @@ public enum BindingKinds {
     /// Every kind's table of keys, from which its reader reads and the JSON Schema is written.
     public static var sections: [(kind: String, section: ConfigSection)] {
         [("relay", RelayConfiguration.section), ("pwmDimmer", DimmerConfiguration.section),
+         ("cctDimmer", CCTDimmerConfiguration.section),
          ("humiditySensor", SensorConfiguration.section(.humidity)),
          ("temperatureSensor", SensorConfiguration.section(.temperature)), ("wallSwitch", WallSwitchConfiguration.section),
          ("contact", BinarySensorConfiguration.section(.contact)), ("pir", BinarySensorConfiguration.section(.pir))]
@@ -168,8 +171,8 @@ struct BindingReader {
                            typeName: context.typeName)
     }
 
-    /// A PWM channel: `<key>: <board PWM name>`, or `pwmChip:` + `pwmChannel:`.
-    func pwm(_ map: ConfigMap, key: String) -> PWMAddress? {
+    /// A PWM channel: `<key>: <board PWM name>`, or (when `allowRaw`) `pwmChip:` + `pwmChannel:`.
+    func pwm(_ map: ConfigMap, key: String, allowRaw: Bool = true) -> PWMAddress? {
         let board = context.board
         if let value = map[key], !value.isNull {
             guard let name = value.string else { return nil }
@@ -183,7 +186,7 @@ struct BindingReader {
             let address = PWMAddress(chip: channel.chip, channel: channel.channel, name: name)
             return claimPWM(address, at: value) ? address : nil
         }
-        if let chipValue = map["pwmChip"] {
+        if allowRaw, let chipValue = map["pwmChip"] {
             guard let chip = map.int("pwmChip"), let channel = map.int("pwmChannel") else { return nil }
             let address = PWMAddress(chip: chip, channel: channel, name: "")
             return claimPWM(address, at: chipValue) ? address : nil
@@ -191,7 +194,7 @@ struct BindingReader {
         let names = board.pwmChannels.map(\.name)
         map.owner.problem("missing '\(key)' (the board's PWM channel"
                           + (names.isEmpty ? "" : ", e.g. one of \(names.joined(separator: ", "))")
-                          + "; or give 'pwmChip' and 'pwmChannel')")
+                          + (allowRaw ? "; or give 'pwmChip' and 'pwmChannel')" : ")"))
         return nil
     }
 

@@ -23,6 +23,11 @@ public protocol HardwareBinding: AnyObject, Sendable {
     /// trait's configured features, adding the trait if the configuration left it out.
     var requiredFeatures: [TraitID: Set<String>] { get }
 
+    /// Attribute values the hardware fixes on traits of its device type (a CCT strip's two whites are the colour
+    /// temperature's physical range). The daemon adds them to the trait's configured attributes; a configured value
+    /// that differs is a configuration problem.
+    var traitAttributes: [TraitID: [String: Value]] { get }
+
     /// Requests the hardware and begins reporting to `home`.
     func start(home: Home)
 
@@ -44,6 +49,7 @@ extension HardwareBinding {
     public var wiring: String { "" }
     public var extraTraits: [TraitConfiguration] { [] }
     public var requiredFeatures: [TraitID: Set<String>] { [:] }
+    public var traitAttributes: [TraitID: [String: Value]] { [:] }
 }
 
 /// Where a binding is, for its configuration and its log lines.

@@ -48,7 +48,7 @@ struct EntityMapping {
 
     func components() -> [(String, DiscoveryJSON)] {
         var out: [(String, DiscoveryJSON)] = []
-        let isLight = typeName == DeviceTypeDescriptor.onOffLight.name || typeName == DeviceTypeDescriptor.dimmableLight.name
+        let isLight = [DeviceTypeDescriptor.onOffLight, .dimmableLight, .colorTemperatureLight].contains { $0.name == typeName }
         if has(.onOff) { out.append(isLight ? light() : relay()) }
         if has(.relativeHumidityMeasurement) {
             out.append(measurement(.relativeHumidityMeasurement, key: "humidity", role: "Humidity", deviceClass: "humidity",
@@ -106,11 +106,20 @@ struct EntityMapping {
     var stateTopic: (String, DiscoveryJSON) { ("state_topic", .string(discovery.documentTopic(device.id))) }
     var commandTopic: (String, DiscoveryJSON) { ("command_topic", .string(discovery.setTopic(device.id))) }
 
-    /// OnOffLight and DimmableLight: the template schema, the only light schema whose commands can be Hearth
-    /// requests. Brightness is Matter's 1–254 scaled to Home Assistant's 0–255; a transition in seconds becomes
-    /// tenths.
+    /// An attribute's value on this type, nil where no trait of it has the attribute.
+    func value(_ trait: TraitID, _ attribute: AttributeDescriptor) -> Value? {
+        for k in 0..<type.traitCount where type.traitDescriptor(k).id == trait {
+            return type.value(trait: k, attribute: attribute.id)
+        }
+        return nil
+    }
+
+    /// OnOffLight, DimmableLight and ColorTemperatureLight: the template schema, the only light schema whose commands
+    /// can be Hearth requests and that has transitions. Brightness is Matter's 1–254 scaled to Home Assistant's 0–255;
+    /// a transition in seconds becomes tenths; colour temperatures are mireds on both sides.
     func light() -> (String, DiscoveryJSON) {
         let dimmable = has(.levelControl)
+        let tunable = has(.colorControl)
         var c = base(platform: "light", key: "light", role: "Light")
         c += [("schema", .string("template")), stateTopic, commandTopic, ("qos", .int(1))]
         c.append(("state_template", .string("{{ 'on' if \(attribute(.onOff, "onOff")) else 'off' }}")))
@@ -126,8 +135,27 @@ struct EntityMapping {
                                args: #"{"level":{{ [[(brightness * 254 / 255) | round | int, 1] | max, 254] | min }},"#
                                    + #""transitionTime":{{ ([[(transition * 10) | round | int, 0] | max, 65534] | min) "#
                                    + #"if transition is defined else 'null' }}}"#)
-            c.append(("command_on_template", .string("{%- if brightness is defined -%}\(move){%- else -%}\(plainOn)"
-                                                     + "{%- endif -%}")))
+            if tunable {
+                // One message is one Hearth request, so one turn_on moves one thing. A temperature alone on a lit
+                // light moves the temperature (Home Assistant's colour slider); anything else turns on or dims, as on
+                // a DimmableLight. The temperature is mireds (color_temp_kelvin false), clipped by the light.
+                let temperature = request(.colorControl, "moveToColorTemperature",
+                                          args: #"{"colorTemperatureMireds":{{ [[color_temp | int, 0] | max, 65279] | min }},"#
+                                              + #""transitionTime":{{ [[(transition * 10) | round | int, 0] | max, 65534] | min "#
+                                              + #"if transition is defined else 0 }}}"#)
+                c.append(("command_on_template", .string(
+                    "{%- if color_temp is defined and brightness is not defined and this.state == 'on' -%}\(temperature)"
+                    + "{%- elif brightness is defined -%}\(move){%- else -%}\(plainOn){%- endif -%}")))
+                c.append(("color_temp_template", .string("{{ \(attribute(.colorControl, "colorTemperatureMireds")) }}")))
+                let range = ColorControlServer.defaultPhysicalRange
+                let lo = value(.colorControl, ColorControlServer.Attribute.colorTempPhysicalMinMireds)?.intValue
+                let hi = value(.colorControl, ColorControlServer.Attribute.colorTempPhysicalMaxMireds)?.intValue
+                c.append(("min_mireds", .int(lo ?? range.lowerBound)))
+                c.append(("max_mireds", .int(hi ?? range.upperBound)))
+            } else {
+                c.append(("command_on_template", .string("{%- if brightness is defined -%}\(move){%- else -%}\(plainOn)"
+                                                         + "{%- endif -%}")))
+            }
         } else {
             c.append(("command_on_template", .string(plainOn)))
         }

@@ -36,6 +36,7 @@ extension TraitID {
     public static let switchTrait = TraitID.matter("switch")
     public static let booleanState = TraitID.matter("booleanState")
     public static let occupancySensing = TraitID.matter("occupancySensing")
+    public static let colorControl = TraitID.matter("colorControl")
     public static let basicInformation = TraitID.matter("basicInformation")
     public static let identify = TraitID.matter("identify")
 }
@@ -49,6 +50,12 @@ extension DeviceTypeDescriptor {
     public static let dimmableLight = DeviceTypeDescriptor(
         name: "DimmableLight", id: 0x0101, required: [.identify, .onOff, .levelControl], optional: [.basicInformation],
         features: [.onOff: ["lighting"], .levelControl: ["onOff", "lighting"]])
+    /// Matter 1.4 ColorTemperatureLight (0x010C): a DimmableLight whose white is tunable (ColorControl with the
+    /// ColorTemperature feature).
+    public static let colorTemperatureLight = DeviceTypeDescriptor(
+        name: "ColorTemperatureLight", id: 0x010C, required: [.identify, .onOff, .levelControl, .colorControl],
+        optional: [.basicInformation],
+        features: [.onOff: ["lighting"], .levelControl: ["onOff", "lighting"], .colorControl: ["colorTemperature"]])
     /// Matter 1.4 OnOffPlugInUnit (0x010A): a relay switching a load that is not a light (a fan, a pump).
     public static let onOffPlugInUnit = DeviceTypeDescriptor(
         name: "OnOffPlugInUnit", id: 0x010A, required: [.identify, .onOff], optional: [.levelControl, .basicInformation],
@@ -75,8 +82,8 @@ extension DeviceTypeDescriptor {
 
     /// Every device type Hearth knows.
     public static let catalogue: [DeviceTypeDescriptor] = [
-        .onOffLight, .dimmableLight, .onOffPlugInUnit, .humiditySensor, .temperatureSensor, .genericSwitch,
-        .contactSensor, .occupancySensor,
+        .onOffLight, .dimmableLight, .colorTemperatureLight, .onOffPlugInUnit, .humiditySensor, .temperatureSensor,
+        .genericSwitch, .contactSensor, .occupancySensor,
     ]
 
     public static func named(_ name: String) -> DeviceTypeDescriptor? { catalogue.first { $0.name == name } }

@@ -128,6 +128,14 @@ final class Rig {
                     traitConfigs.append(TraitConfiguration(id, features: features))
                 }
             }
+            // As the daemon does: the hardware's own values (a CCT strip's range) join the trait's configuration.
+            for (id, attributes) in b.traitAttributes {
+                if let i = traitConfigs.firstIndex(where: { $0.id == id }) {
+                    traitConfigs[i].attributes.merge(attributes) { $1 }
+                } else {
+                    traitConfigs.append(TraitConfiguration(id, attributes: attributes))
+                }
+            }
             bindings.append(b)
         }
         devices.append(DeviceConfiguration(id: device, name: device, types: [
@@ -159,6 +167,7 @@ final class Rig {
             switch binding {
             case let b as RelayBinding: b.tick(at: clock.now)
             case let b as DimmerBinding: b.tick(at: clock.now)
+            case let b as CCTDimmerBinding: b.tick(at: clock.now)
             case let b as SensorBinding: b.tick(at: clock.now)
             case let b as WallSwitchBinding: b.tick(at: clock.now)
             case let b as BinarySensorBinding: b.tick(at: clock.now)

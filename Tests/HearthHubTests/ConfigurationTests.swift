@@ -100,7 +100,7 @@ import Testing
             "hearth.yaml:4:13: hub.logLevel: expected one of trace, debug, info, notice, warning, error, critical, found 'loud'",
             "hearth.yaml:7:3: mqtt.colour: unknown key 'colour'; allowed: host, port, prefix, clientId, keepAlive, username, password, passwordFile, tls, protocol",
             "hearth.yaml:6:9: mqtt.port: 0 is out of range; allowed: 1…65535",
-            "hearth.yaml:10:11: devices[0].type: unknown device type 'DimmableLamp'; known: OnOffLight, DimmableLight, OnOffPlugInUnit, HumiditySensor, TemperatureSensor, GenericSwitch, ContactSensor, OccupancySensor",
+            "hearth.yaml:10:11: devices[0].type: unknown device type 'DimmableLamp'; known: OnOffLight, DimmableLight, ColorTemperatureLight, OnOffPlugInUnit, HumiditySensor, TemperatureSensor, GenericSwitch, ContactSensor, OccupancySensor",
             "hearth.yaml:11:5: devices[1]: the device id 'lamp' is already used on line 9; ids must be unique",
             "hearth.yaml:13:5: devices[2]: missing 'id' (a stable id, used in MQTT topics)",
             "hearth.yaml:18:14: devices[3].traits.onOff: HumiditySensor cannot have trait 'onOff'; it may have identify, relativeHumidityMeasurement, basicInformation",
@@ -253,7 +253,7 @@ import Testing
             "hearth.yaml:12: bindings[4].to.args.effectIdentifier: offWithEffect.effectIdentifier 'dyingLite' is not one of delayedAllOff, dyingLight",
             "hearth.yaml:13: bindings[5].to.args: moveToLevel needs the field 'level' (uint8)",
             #"hearth.yaml:14: bindings[6].to.args.level: moveToLevel.level must be uint8, not "10""#,
-            "hearth.yaml:15: bindings[7].to.trait: no trait 'levelControll'; known: basicInformation, booleanState, identify, levelControl, occupancySensing, onOff, relativeHumidityMeasurement, switch, temperatureMeasurement",
+            "hearth.yaml:15: bindings[7].to.trait: no trait 'levelControll'; known: basicInformation, booleanState, colorControl, identify, levelControl, occupancySensing, onOff, relativeHumidityMeasurement, switch, temperatureMeasurement",
         ])
         // What is accepted is sent as written: a manufacturer's trait is the owner's to check.
         #expect(config.bindings[8].arguments.text == #"{"speed":3}"#)
@@ -277,7 +277,7 @@ import Testing
         #expect(c == nil)
         #expect(problems == [
             "hearth.yaml:6:38: bindings[0].to.device: no device 'lamp' on this hub; give 'hub' for another hub's device",
-            "hearth.yaml:7:58: bindings[1].to.type: unknown device type 'DimmableLamp'; known: OnOffLight, DimmableLight, OnOffPlugInUnit, HumiditySensor, TemperatureSensor, GenericSwitch, ContactSensor, OccupancySensor",
+            "hearth.yaml:7:58: bindings[1].to.type: unknown device type 'DimmableLamp'; known: OnOffLight, DimmableLight, ColorTemperatureLight, OnOffPlugInUnit, HumiditySensor, TemperatureSensor, GenericSwitch, ContactSensor, OccupancySensor",
             "hearth.yaml:8:57: bindings[2].to.type: HumiditySensor cannot have trait 'onOff'",
             "hearth.yaml:9:89: bindings[3].to.args: expected a mapping, found a list",
         ])
@@ -315,6 +315,52 @@ extension String {
         let d = ConfigDiagnostics()
         let c = HubConfiguration.load(file: file, diagnostics: d)
         return (c, (d.problems + d.warnings).map { $0.description.replacingOccurrences(of: directory, with: "DIR") })
+    }
+
+    /// Issue 18: a tunable-white strip on the simulated board. The binding gives the trait its physical range; a range
+    /// also written under traits that disagrees, a bad pair of mireds and a coupling bound outside the range are each
+    /// refused where they were written.
+    @Test func aColorTemperatureLightTakesItsRangeFromTheBindingAndRefusesContradictions() throws {
+        let board = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().path + "/boards/sim.yaml"
+        func check(_ device: String) throws -> [String] {
+            let file = try write("hearth.yaml", "hub: {board: \(board)}\ndevices:\n" + device, mode: 0o644)
+            return HubDaemon.check(configFile: file, hardware: BoardHardware())
+                .map { $0.description.replacingOccurrences(of: directory, with: "DIR") }
+        }
+        #expect(try check("""
+              - id: strip
+                type: ColorTemperatureLight
+                traits: {colorControl: {coupleColorTempToLevelMinMireds: 200, startUpColorTemperatureMireds: 250}}
+                binding: {kind: cctDimmer, warm: cct-warm, cold: cct-cold, warmMireds: 400, coldMireds: 160}
+            """) == [])
+        #expect(try check("""
+              - id: strip
+                type: ColorTemperatureLight
+                traits: {colorControl: {colorTempPhysicalMinMireds: 100}}
+                binding: {kind: cctDimmer, warm: cct-warm, cold: cct-cold, coldMireds: 160}
+            """) == ["DIR/hearth.yaml:6:14: devices[0].binding: colorControl.colorTempPhysicalMinMireds is 100 in the "
+                      + "device's traits but 160 from this binding's hardware; leave it out of traits (the binding sets it)"])
+        #expect(try check("""
+              - id: strip
+                type: ColorTemperatureLight
+                binding: {kind: cctDimmer, warm: cct-warm, cold: cct-cold, warmMireds: 150}
+            """) == ["DIR/hearth.yaml:5:76: devices[0].binding.warmMireds: coldMireds (153) must be below warmMireds "
+                      + "(150): mireds are 1000000 / kelvins, so the cold white (e.g. 6500 K = 153) has fewer than the warm "
+                      + "one (e.g. 2700 K = 370)"])
+        #expect(try check("""
+              - id: strip
+                type: ColorTemperatureLight
+                traits: {colorControl: {coupleColorTempToLevelMinMireds: 500}}
+                binding: {kind: cctDimmer, warm: cct-warm, cold: cct-cold}
+            """) == ["DIR/hearth.yaml:3:5: devices(strip): device 'strip' type ColorTemperatureLight trait colorControl: "
+                      + "coupleColorTempToLevelMinMireds 500 is outside the physical range 153…370 "
+                      + "(colorTempPhysicalMinMireds…MaxMireds)"])
+        #expect(try check("""
+              - id: strip
+                type: ColorTemperatureLight
+                traits: {colorControl: {colorMode: 1}}
+            """).count == 1)
     }
 
     /// The bug this replaced: the password file was parsed as YAML, so `s3cr3t #1` lost its `#1`.

@@ -81,6 +81,38 @@ import Glibc
         try await fan.off()
     }
 
+    /// Issue 18: the tunable-white strip's typed ColorControl, against a real hearthd on the simulated board.
+    @Test(.timeLimit(.minutes(1)))
+    func aColorTemperatureLightsTypedColorControl() async throws {
+        let rig = try await HubRig()
+        try rig.start("sim", devices: """
+              - id: desk-strip
+                type: ColorTemperatureLight
+                binding: {kind: cctDimmer, warm: cct-warm, cold: cct-cold, warmMireds: 400, coldMireds: 160}
+            """)
+        let home = try await rig.home(waitingFor: ["desk-strip"])
+        defer { home.close() }
+        func strip() async throws -> ColorTemperatureLightDeviceType {
+            try #require(await home.devices().list().first { $0.id == "desk-strip" }?.types[ColorTemperatureLightDeviceType.self])
+        }
+        let color = try #require(try await strip().matterTraits.colorControlTrait)
+        #expect(color.attributes.colorTempPhysicalMinMireds == 160)
+        #expect(color.attributes.colorTempPhysicalMaxMireds == 400)
+        #expect(color.attributes.colorMode == .colorTemperatureMireds)
+        #expect(color.attributes.colorCapabilities == .colorTemperature)
+        try await #require(try await strip().matterTraits.onOffTrait).on()
+        try await color.moveToColorTemperature(colorTemperatureMireds: 300)
+        #expect(try await strip().matterTraits.colorControlTrait?.attributes.colorTemperatureMireds == 300)
+        try await color.stepColorTemperature(stepMode: .up, stepSize: 500)
+        #expect(try await strip().matterTraits.colorControlTrait?.attributes.colorTemperatureMireds == 400)
+        try await color.moveColorTemperature(moveMode: .down, rate: 1000, colorTemperatureMinimumMireds: 200)
+        try await color.stopMoveStep()
+        _ = try await color.update { $0.setStartUpColorTemperatureMireds(250) }
+        #expect(try await strip().matterTraits.colorControlTrait?.attributes.startUpColorTemperatureMireds == 250)
+        let refused = await HomeError.from { try await color.moveColorTemperature(moveMode: .up, rate: 0) }
+        #expect(refused?.status == .invalidCommand, "\(String(describing: refused))")
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func everyCommandWithItsParameters() async throws {
         let rig = try await HubRig()

@@ -29,6 +29,11 @@ DEVICES = """
     type: DimmableLight
     binding: {kind: pwmDimmer, pwm: dimmer-1, relay: dimmer-relay, gamma: 2.2}
 
+  - id: desk-strip
+    name: Desk strip
+    room: office
+    type: ColorTemperatureLight
+    binding: {kind: cctDimmer, warm: cct-warm, cold: cct-cold, warmMireds: 370, coldMireds: 153, relay: cct-relay}
   - id: bathroom-climate
     name: Bathroom climate
     room: bathroom
@@ -150,6 +155,7 @@ def test_every_device_and_entity_appears(ha, hub):
         uid("porch-light", "on_off_light-light"): ("light", None),
         uid("porch-light", "on_off_light-identify"): ("button", "identify"),
         uid("kitchen-lamp", "dimmable_light-light"): ("light", None),
+        uid("desk-strip", "color_temperature_light-light"): ("light", None),
         uid("bathroom-climate", "humidity_sensor-humidity"): ("sensor", "humidity"),
         uid("bathroom-climate", "temperature_sensor-temperature"): ("sensor", "temperature"),
         uid("hall-switch", "generic_switch-press"): ("event", "button"),
@@ -201,6 +207,31 @@ def test_light_turn_on_with_brightness_and_transition_fades(ha, hub, broker):
     # A real fade: the hub reported levels on the way (at most once a second), ending at 26 * 254 / 255 → 26.
     assert levels[-1] == 26, levels
     assert any(26 < v < 254 for v in levels), levels
+
+
+def test_a_tunable_white_light_takes_its_colour_temperature(ha, hub, broker):
+    strip = entity(ha, uid("desk-strip", "color_temperature_light-light"))
+    state = ha.wait_state(strip, lambda s: s["state"] != "unavailable", what="available")
+    assert state["attributes"]["supported_color_modes"] == ["color_temp"]
+    # The strip's whites, 153 and 370 mireds, as Home Assistant's kelvins (1 000 000 / mireds, rounded down).
+    assert state["attributes"]["min_color_temp_kelvin"] == 2702, state
+    assert state["attributes"]["max_color_temp_kelvin"] == 6535, state
+    ha.call_service("light", "turn_on", {"entity_id": strip, "brightness": 255})
+    ha.wait_state(strip, lambda s: s["state"] == "on", what="on")
+    topic = f"hearth/{HUB}/devices/desk-strip"
+    with broker.subscribe(topic) as sub:
+        n = len(sub.messages)
+        # 2700 K is 370 mireds: the warm white alone, over a two-second transition.
+        ha.call_service("light", "turn_on", {"entity_id": strip, "color_temp_kelvin": 2700, "transition": 2})
+        ha.wait_state(strip, lambda s: s["attributes"].get("color_temp_kelvin") == 2702, timeout=30, what="at 2702 K")
+
+        def mireds(payload):
+            return json.loads(payload)["types"][0]["traits"]["colorControl"]["attributes"]["colorTemperatureMireds"]
+        seen = [mireds(p) for _, p in sub.messages[n:] if p]
+    assert seen[-1] == 370, seen
+    assert any(250 < v < 370 for v in seen), seen  # a transition, reported on the way
+    doc = hub.document("desk-strip")
+    assert doc["types"][0]["traits"]["levelControl"]["attributes"]["currentLevel"] == 254
 
 
 def test_light_turn_off_switch_toggle_and_identify(ha, hub):

@@ -278,6 +278,7 @@ public struct LevelControlServer: TraitServer {
         remainingTimeAtLastStep = 0
         context.report(Attribute.currentLevel.id)
         lastLevelReport = context.now
+        coupleColorTemperature(final: true, context: &context)
     }
 
     /// Starts moving to `to`; a zero duration (or no change) applies at once and runs the ending.
@@ -285,7 +286,9 @@ public struct LevelControlServer: TraitServer {
                                 legs: [(to: Int, duration: Int64)] = [], context: inout TraitContext) {
         let previousRemaining = remainingTimeAtLastStep
         let wasNull = currentLevel == nil
+        let jumps = currentLevel != from
         currentLevel = from
+        if jumps && duration > 0 && from != to { coupleColorTemperature(final: false, context: &context) }
         guard duration > 0, from != to else {
             transition = nil
             remainingTimeAtLastStep = 0
@@ -313,10 +316,18 @@ public struct LevelControlServer: TraitServer {
     private mutating func setLevel(_ level: Int, final: Bool, nullChanged: Bool = false, context: inout TraitContext) {
         let changed = currentLevel != level
         currentLevel = level
+        if changed || final { coupleColorTemperature(final: final, context: &context) }
         if final || nullChanged || (changed && context.now - lastLevelReport >= Self.quietInterval) {
             context.report(Attribute.currentLevel.id)
             lastLevelReport = context.now
         }
+    }
+
+    /// Matter's CoupleColorTempToLevel (the Options attribute's bit 1, not a command's override, as connectedhomeip's
+    /// level-control server reads it): ColorControl follows every change of CurrentLevel.
+    private func coupleColorTemperature(final: Bool, context: inout TraitContext) {
+        guard options & 2 != 0, let level = currentLevel else { return }
+        context.post(.levelCouplesColorTemperature(level: level, final: final))
     }
 
     private mutating func finish(_ ending: Ending, context: inout TraitContext) {
@@ -406,7 +417,7 @@ public struct LevelControlServer: TraitServer {
         case .recallGlobalScene:
             guard let level = globalSceneLevel else { return }
             begin(from: level, to: level, duration: 0, ending: .command(turnsOff: false), context: &context)
-        case .levelSetsOnOff:
+        case .levelSetsOnOff, .levelCouplesColorTemperature:
             break
         }
     }

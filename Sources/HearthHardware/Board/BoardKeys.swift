@@ -54,6 +54,7 @@ extension Board {
         static let pwmChannel = ConfigSection([
             ConfigKey("channel", .int(0...255, unit: ""), required: true, "the channel number on the chip"),
             ConfigKey("name", .text, required: true, "the name configurations use for this channel"),
+            ConfigKey("use", .text, "a free-form hint of what suits the channel, e.g. dimmer, cct-warm or cct-cold"),
         ])
     }
 }

@@ -77,6 +77,19 @@ public enum HubDaemon {
                         d.types[index].traits.append(TraitConfiguration(trait, features: features))
                     }
                 }
+                for (trait, attributes) in binding.traitAttributes {
+                    let t = d.types[index].traits.firstIndex(where: { $0.id == trait }) ?? {
+                        d.types[index].traits.append(TraitConfiguration(trait))
+                        return d.types[index].traits.count - 1
+                    }()
+                    for (name, value) in attributes.sorted(by: { $0.key < $1.key }) {
+                        if let configured = d.types[index].traits[t].attributes[name], configured != value {
+                            section.problem("\(trait).\(name) is \(configured) in the device's traits but \(value) from "
+                                            + "this binding's hardware; leave it out of traits (the binding sets it)")
+                        }
+                        d.types[index].traits[t].attributes[name] = value
+                    }
+                }
                 bindings.append((d.id, binding))
             }
             devices.append(d)

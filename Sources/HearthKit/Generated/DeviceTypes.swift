@@ -48,6 +48,30 @@ public struct DimmableLightDeviceType: DeviceType {
     }
 }
 
+/// Matter ColorTemperatureLight, device type 0x010C.
+///
+/// Required traits: identify, onOff (lighting), levelControl (lighting, onOff), colorControl (colorTemperature).
+/// Optional traits: basicInformation.
+public struct ColorTemperatureLightDeviceType: DeviceType {
+    public static let identifier = "ColorTemperatureLight"
+    public static let deviceTypeID: UInt32 = 0x010C
+    public let dynamic: DynamicDeviceType
+
+    public init(_ dynamic: DynamicDeviceType) { self.dynamic = dynamic }
+
+    /// The Matter traits this device type may have (nil when the device has not got one).
+    public var matterTraits: MatterTraits { MatterTraits(traits: dynamic.traits) }
+
+    public struct MatterTraits: Sendable, Hashable {
+        public let traits: DeviceTypeTraits
+        public var identifyTrait: Matter.IdentifyTrait? { traits[Matter.IdentifyTrait.self] }
+        public var onOffTrait: Matter.OnOffTrait? { traits[Matter.OnOffTrait.self] }
+        public var levelControlTrait: Matter.LevelControlTrait? { traits[Matter.LevelControlTrait.self] }
+        public var colorControlTrait: Matter.ColorControlTrait? { traits[Matter.ColorControlTrait.self] }
+        public var basicInformationTrait: Matter.BasicInformationTrait? { traits[Matter.BasicInformationTrait.self] }
+    }
+}
+
 /// Matter OnOffPlugInUnit, device type 0x010A.
 ///
 /// Required traits: identify, onOff.

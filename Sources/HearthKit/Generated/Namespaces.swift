@@ -14,6 +14,7 @@ enum GeneratedCatalogue {
         [
             OnOffLightDeviceType.self,
             DimmableLightDeviceType.self,
+            ColorTemperatureLightDeviceType.self,
             OnOffPlugInUnitDeviceType.self,
             HumiditySensorDeviceType.self,
             TemperatureSensorDeviceType.self,
@@ -27,6 +28,7 @@ enum GeneratedCatalogue {
         [
             Matter.BasicInformationTrait.self,
             Matter.BooleanStateTrait.self,
+            Matter.ColorControlTrait.self,
             Matter.IdentifyTrait.self,
             Matter.LevelControlTrait.self,
             Matter.OccupancySensingTrait.self,
