@@ -1,6 +1,7 @@
 // Hub benchmarks against a private loopback mosquitto, each figure next to a baseline from the same run:
 // command→state round trip over the bare broker echo, memory with 100 devices, exec→online, CPU per
-// command and idle CPU. Usage: HubBench <bin-dir> [--idle-seconds N] [--settle-seconds N] [--commands N] [--sequential]
+// command and idle CPU; then a home of several hubs (what a toggle on one costs the others).
+// Usage: HubBench <bin-dir> [--idle-seconds N] [--settle-seconds N] [--commands N] [--sequential] [--hubs N] [--home-toggles N]
 import HearthMQTT
 import Dispatch
 import Synchronization
@@ -130,11 +131,12 @@ enum HubBench {
         let idleSeconds = option("--idle-seconds", 30)
         let settleSeconds = option("--settle-seconds", 5)
         let commandCount = option("--commands", 2000)
+        let hubCount = option("--hubs", 5), homeToggles = option("--home-toggles", 1000)
         // The first version's method, for comparison: every echo round trip first, then every command.
         let sequential = arguments.contains("--sequential")
         arguments.removeAll { $0 == "--sequential" }
         guard let binDir = arguments.first else {
-            print("usage: HubBench <bin-dir> [--idle-seconds N] [--settle-seconds N] [--commands N] [--sequential]")
+            print("usage: HubBench <bin-dir> [--idle-seconds N] [--settle-seconds N] [--commands N] [--sequential] [--hubs N] [--home-toggles N]")
             exit(2)
         }
         let deviceCount = 100
@@ -243,5 +245,51 @@ enum HubBench {
         print("  exec → online:            \(online / 1_000_000) ms (\(published) of \(deviceCount) documents before online, \(documents) just after)")
         print("  idle CPU over \(idleSeconds) s:       \(percent(idleNanos, of: UInt64(idleSeconds) * 1_000_000_000)) of a core (\(idleNanos / 1000) µs of CPU, target ≤ 0.01%)")
         print("  SIGTERM → exit:           \(stopped / 1_000_000) ms, status \((exitStatus >> 8) & 0xff)")
+
+        try await homeOfHubs(binDir: binDir, port: port, work: work, hubCount: hubCount, toggles: homeToggles)
+    }
+
+    /// A home of several hubs on one broker, each with 100 devices and none mirroring another's (issue 21: each
+    /// hub pays only for what it uses). The baseline is the CPU the hub that runs the toggles spends on each;
+    /// the figure, what each of the other hubs spends on it meanwhile, and their memory beside a lone hub's.
+    static func homeOfHubs(binDir: String, port: Int, work: String, hubCount: Int, toggles: Int) async throws {
+        guard hubCount >= 2 else { return }
+        let probe = try Endpoint("bench-home-probe", port: port)
+        try probe.client.subscribe("home/+/status")
+        try probe.client.subscribe("home/hub0/devices/+")
+        _ = try await probe.client.connect()
+        var hubs: [pid_t] = []
+        defer { for pid in hubs { kill(pid, SIGTERM); var s: Int32 = 0; waitpid(pid, &s, 0) } }
+        for h in 0..<hubCount {
+            var devices = ""
+            for i in 0..<100 { devices += "  - {id: h\(h)-light-\(i), type: OnOffLight}\n" }
+            write("hub:\n  id: hub\(h)\n  board: board.yaml\n  stateDirectory: state-home-\(h)\n  logLevel: warning\n"
+                  + "mqtt:\n  host: 127.0.0.1\n  port: \(port)\n  prefix: home\ndevices:\n\(devices)", to: "\(work)/home-\(h).yaml")
+            hubs.append(spawn("\(binDir)/hearthd", ["run", "--config", "\(work)/home-\(h).yaml"], output: "\(work)/home-\(h).log"))
+            guard probe.wait(timeoutNanos: 30_000_000_000, { $0.topic == "home/hub\(h)/status" && $0.payload == Array("online".utf8) }) != nil else {
+                fail("hub\(h) did not come online:\n" + readFile("\(work)/home-\(h).log"))
+            }
+        }
+        // Every hub has read every other's summary and published its home document by now; let that settle.
+        sleep(2)
+        let request = Array(#"{"trait":"onOff","command":"toggle"}"#.utf8)
+        let before = hubs.map(cpuNanoseconds)
+        for i in 0..<toggles {
+            let topic = "home/hub0/devices/h0-light-\(i % 100)"
+            probe.inbox.withLock { $0.removeAll() }
+            try probe.client.publish("\(topic)/set", payload: request)
+            guard probe.wait({ $0.topic == topic }) != nil else { fail("no new state for \(topic)") }
+        }
+        usleep(300_000)  // what the other hubs still had in flight
+        let spent = zip(hubs.map(cpuNanoseconds), before).map { $0 - $1 }
+        let others = spent.dropFirst().reduce(0, +) / UInt64(hubCount - 1)
+        func privateDirty(_ pid: pid_t) -> String {
+            readFile("/proc/\(pid)/smaps_rollup").split(separator: "\n").first { $0.hasPrefix("Private_Dirty:") }
+                .map { $0.dropFirst("Private_Dirty:".count).trimmingPrefix(while: { $0 == " " }) }.map(String.init) ?? "?"
+        }
+        print("home of \(hubCount) hubs × 100 devices on one broker, none mirroring another's, \(toggles) toggles on hub0")
+        print("  CPU per toggle, hub0 (baseline): \(us(spent[0] / UInt64(toggles)))")
+        print("  CPU per toggle, each other hub:  \(us(others / UInt64(toggles))) (\(ratio(others, spent[0])) hub0's)")
+        print("  Private_Dirty: hub0 \(privateDirty(hubs[0])), hub1 \(privateDirty(hubs[1]))")
     }
 }
