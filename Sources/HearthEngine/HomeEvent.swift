@@ -11,6 +11,8 @@ public struct HomeEvent: Sendable, Hashable {
         case event(type: String, trait: TraitID, name: String, fields: [String: Value])
         /// The device's name, room or structure changed.
         case metadata
+        /// A trait's table that is no attribute changed (Groups' group table, Scenes Management's scene table).
+        case table(type: String, trait: TraitID)
     }
 
     public var deviceID: String

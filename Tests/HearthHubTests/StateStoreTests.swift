@@ -170,7 +170,7 @@ import Testing
         await testGracefulShutdown { trigger in
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { try? await EngineService(home: home).run() }
-                try? home.invoke("lamp", trait: "levelControl", command: "moveToLevel",
+                _ = try? home.invoke("lamp", trait: "levelControl", command: "moveToLevel",
                                  arguments: ["level": .int(54), "transitionTime": .int(20)])
                 #expect(await eventually { clock.sleeperCount > 0 }, "the engine waits for the next step")
                 clock.advance(by: 1000)

@@ -27,11 +27,13 @@ enum GeneratedCatalogue {
         [
             Matter.BasicInformationTrait.self,
             Matter.BooleanStateTrait.self,
+            Matter.GroupsTrait.self,
             Matter.IdentifyTrait.self,
             Matter.LevelControlTrait.self,
             Matter.OccupancySensingTrait.self,
             Matter.OnOffTrait.self,
             Matter.RelativeHumidityMeasurementTrait.self,
+            Matter.ScenesManagementTrait.self,
             Matter.SwitchTrait.self,
             Matter.TemperatureMeasurementTrait.self,
             DevHearth.SimulatedSwitchTrait.self,
