@@ -29,7 +29,7 @@ struct Hearth: AsyncParsableCommand {
              64  bad command line
             """,
         subcommands: [Devices.self, Get.self, Watch.self, SetCommand.self, Update.self, Rename.self, Room.self,
-                      Structure.self, Hubs.self])
+                      Structure.self, Hubs.self, Group.self])
 }
 
 // MARK: - Shared

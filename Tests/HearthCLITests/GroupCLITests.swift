@@ -1,0 +1,56 @@
+import HearthEngine
+import HearthModel
+import HearthTestKit
+import Testing
+
+/// `hearth group …` against a real hub (MQTTHub) on a private broker.
+@Suite(.timeLimit(.minutes(3))) struct GroupCLITests {
+    @Test func addListSendScenesAndRemove() async throws {
+        let rig = try await CLIRig()
+        defer { rig.stop() }
+        let add = try await rig.run(["group", "add", "3", "lamp", "--name", "Kitchen"])
+        #expect(add.status == 0, "\(add)")
+        #expect(add.stdout == "lamp is in group 3\n")
+        #expect(try await rig.run(["group", "add", "3", "relay"]).status == 0)
+
+        let list = try await rig.run(["group", "list"])
+        #expect(list.status == 0, "\(list)")
+        let rows = list.stdout.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true) }
+        #expect(rows.first == ["GROUP", "HUB", "DEVICE", "TYPE", "NAME", "SCENES"], "\(list)")
+        #expect(rows.contains(["3", "test", "lamp", "DimmableLight", "Kitchen"]), "\(list)")
+        #expect(rows.contains(["3", "test", "relay", "OnOffLight"]), "\(list)")
+
+        let on = try await rig.run(["group", "send", "3", "onOff", "on"])
+        #expect(on.status == 0, "\(on)")
+        #expect(on.stdout == "test: ran lamp, relay\n")
+        #expect(try rig.home.device("lamp").value(.onOff, "onOff") == .bool(true))
+        #expect(try rig.home.device("relay").value(.onOff, "onOff") == .bool(true))
+
+        // The relay has no levelControl: it refuses, says why, and the exit status says a member refused.
+        let dim = try await rig.run(["group", "send", "3", "levelControl", "moveToLevel", "level=100"])
+        #expect(dim.status == 1, "\(dim)")
+        #expect(dim.stdout.hasPrefix("test: ran lamp; relay refused: unimplemented (unsupportedCluster): "), "\(dim)")
+        #expect(try rig.home.device("lamp").value(.levelControl, "currentLevel") == .int(100))
+
+        #expect(try await rig.run(["group", "scene", "store", "3", "1"]).status == 0)
+        let scenes = try await rig.run(["group", "list", "3"])
+        #expect(scenes.stdout.contains("1 (0s)"), "\(scenes)")
+        let view = try await rig.run(["group", "scene", "view", "3", "1"])
+        #expect(view.status == 0, "\(view)")
+        #expect(view.stdout.contains("test/lamp: scene 1 '', 0s; cluster 6 attribute 0 = 1, cluster 8 attribute 0 = 100"), "\(view)")
+        _ = try await rig.run(["group", "send", "3", "levelControl", "moveToLevel", "level=20"])
+        let recall = try await rig.run(["group", "scene", "recall", "3", "1"])
+        #expect(recall.status == 0, "\(recall)")
+        #expect(try rig.home.device("lamp").value(.levelControl, "currentLevel") == .int(100))
+
+        let remove = try await rig.run(["group", "remove", "3", "relay"])
+        #expect(remove.status == 0, "\(remove)")
+        #expect(rig.home.groupMemberships().map(\.deviceID) == ["lamp"])
+        let nobody = try await rig.run(["group", "send", "4", "onOff", "on"])
+        #expect(nobody.status == 2, "\(nobody)")
+        #expect(nobody.stderr.contains("no hub has a member of group 4"), "\(nobody)")
+        let bad = try await rig.run(["group", "send", "0", "onOff", "on"])
+        #expect(bad.status == 64, "\(bad)")
+        #expect(bad.stderr.contains("group 0 is out of range; groups are 1…65535"), "\(bad)")
+    }
+}
