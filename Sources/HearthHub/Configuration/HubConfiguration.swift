@@ -159,7 +159,9 @@ public struct HubConfiguration {
                     guard !type.isMirrored, type.type.allows(.groups) else { continue }
                     joined = true
                     merge(.groups, ["\(id)": .string(name)], into: &type)
-                    if type.type.allows(.scenesManagement), !scenes.isEmpty { merge(.scenesManagement, scenes, into: &type) }
+                    if type.type.allows(.scenesManagement), !scenes.isEmpty {
+                        merge(.scenesManagement, scenes.mapValues { only(ofTraitsOf: type, $0) }, into: &type)
+                    }
                     devices[d].configuration.types[t] = type
                 }
                 if !joined {
@@ -168,6 +170,16 @@ public struct HubConfiguration {
                 }
             }
         }
+    }
+
+    /// A configured scene with only the values of traits this device type has (Matter ignores the other clusters).
+    private static func only(ofTraitsOf type: DeviceTypeConfiguration, _ scene: Value) -> Value {
+        guard case .structure(var fields) = scene, let values = fields["values"]?.structureValue else { return scene }
+        let present = Set((type.type.requiredTraits + type.traits.map(\.id)).compactMap {
+            TraitRegistry.standard.server(for: $0).map { String($0.descriptor.clusterID) }
+        })
+        fields["values"] = .structure(values.filter { present.contains($0.key) })
+        return .structure(fields)
     }
 
     private static func merge(_ trait: TraitID, _ entries: [String: Value], into type: inout DeviceTypeConfiguration) {
