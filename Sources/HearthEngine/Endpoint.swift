@@ -125,6 +125,20 @@ struct Endpoint: Sendable {
         return HomeEvent(deviceID: deviceID, change: .attribute(type: typeName, trait: d.id, attribute: name, value: value))
     }
 
+    /// After a client's command or write to trait `index`: if that trait is one a scene stores, the scene last
+    /// recalled no longer describes the endpoint (Matter's SceneValid goes FALSE). A recall's own transition is not a
+    /// client's command, so it keeps the scene valid.
+    mutating func invalidateScene(after index: Int, now: EngineInstant, stepInterval: Int64, deviceID: String,
+                                  changes: inout [HomeEvent]) {
+        guard traits[index] is any SceneCapable,
+              let s = traits.firstIndex(where: { ($0 as? ScenesManagementServer)?.isSceneValid == true }) else { return }
+        _ = try? perform(s, now: now, stepInterval: stepInterval, deviceID: deviceID, changes: &changes) { t, _ in
+            guard var scenes = t as? ScenesManagementServer else { return }
+            scenes.invalidateScene()
+            t = scenes
+        }
+    }
+
     /// Runs every timer due at `instant`. Timer steps cannot fail; writing their output is the lane's job
     /// (`recordStepOutput`), and an output fault is the actuator's to report.
     mutating func advance(at instant: EngineInstant, stepInterval: Int64, deviceID: String, changes: inout [HomeEvent]) {

@@ -277,6 +277,7 @@ public final class Home: Sendable {
             response = try ep.perform(i, now: now, stepInterval: step, deviceID: id, changes: &changes) { t, c throws(HomeError) in
                 try t.invoke(validated, context: &c)
             }
+            ep.invalidateScene(after: i, now: now, stepInterval: step, deviceID: id, changes: &changes)
         }
         return response
     }
@@ -309,6 +310,7 @@ public final class Home: Sendable {
             try ep.perform(i, now: now, stepInterval: step, deviceID: id, changes: &changes) { t, c throws(HomeError) in
                 for (attribute, value) in checked { try t.write(attribute, value, context: &c) }
             }
+            ep.invalidateScene(after: i, now: now, stepInterval: step, deviceID: id, changes: &changes)
         }
     }
 

@@ -123,6 +123,13 @@ import Testing
         let info = try r.read(.scenesManagement, "fabricSceneInfo")?.listValue?.first?.structureValue
         #expect(info?["currentScene"] == .int(4))
         #expect(info?["sceneValid"] == .bool(true))
+        // A client's change to what a scene stores makes it invalid (Matter's SceneValid); the scene stays current.
+        r.log.clear()
+        try r.invoke("levelControl", "moveToLevel", ["level": .int(90)])
+        let after = try r.read(.scenesManagement, "fabricSceneInfo")?.listValue?.first?.structureValue
+        #expect(after?["sceneValid"] == .bool(false))
+        #expect(after?["currentScene"] == .int(4))
+        #expect(r.log.all.contains { if case .attribute(_, .scenesManagement, "fabricSceneInfo", _) = $0.change { true } else { false } })
     }
 
     @Test func recallUsesTheScenesOwnTransitionAndTurnsAnOffLightOnFromTheMinimum() throws {

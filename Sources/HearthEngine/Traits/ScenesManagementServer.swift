@@ -91,6 +91,11 @@ public struct ScenesManagementServer: TraitServer {
     public private(set) var scenes: [Key: Scene] = [:]
     /// The scene last recalled or stored, until its group's scenes go.
     private var current: Key?
+    /// Matter's SceneValid: the endpoint is as `current` says, until a client changes an attribute a scene stores.
+    public private(set) var isSceneValid = false
+
+    /// A client changed something a scene stores: the current scene no longer describes the endpoint.
+    mutating func invalidateScene() { isSceneValid = false }
 
     public static var readsEndpoint: Bool { true }
     public static var listensToSignals: Bool { true }
@@ -109,7 +114,7 @@ public struct ScenesManagementServer: TraitServer {
                 "sceneCount": .int(scenes.count),
                 "currentScene": .int(Int(current?.scene ?? 0xFF)),
                 "currentGroup": .int(Int(current?.group ?? 0)),
-                "sceneValid": .bool(current != nil),
+                "sceneValid": .bool(current != nil && isSceneValid),
                 "remainingCapacity": .int(Self.capacity - scenes.count),
             ])])
         default: nil
@@ -170,12 +175,14 @@ public struct ScenesManagementServer: TraitServer {
             scenes[key] = Scene(name: old?.name ?? "", transitionTime: old?.transitionTime ?? 0,
                                 values: context.endpoint?.sceneValues ?? [:])
             current = key
+            isSceneValid = true
             context.tableDidChange()
             context.respond(answer)
         default:  // recallScene
             guard let scene = scenes[key] else { throw notFound(key) }
             let time = arguments["transitionTime"].intValue ?? scene.transitionTime
             current = key
+            isSceneValid = true
             context.post(.recallScene(SceneRecall(values: scene.values, transitionTime: time, wasOn: context.output.onOff)))
         }
     }
@@ -195,7 +202,10 @@ public struct ScenesManagementServer: TraitServer {
 
     private mutating func removeScenes(where predicate: (Key) -> Bool) {
         for key in scenes.keys where predicate(key) { scenes.removeValue(forKey: key) }
-        if let c = current, predicate(c) { current = nil }
+        if let c = current, predicate(c) {
+            current = nil
+            isSceneValid = false
+        }
     }
 
     public mutating func receive(_ signal: EndpointSignal, context: inout TraitContext) {
