@@ -43,6 +43,12 @@ import Testing
         #expect(recall.status == 0, "\(recall)")
         #expect(try rig.home.device("lamp").value(.levelControl, "currentLevel") == .int(100))
 
+        // groupId comes from the group for the commands that take one, and not for those that do not.
+        let membership = try await rig.run(["group", "send", "3", "groups", "getGroupMembership"])
+        #expect(membership.status == 0, "\(membership)")
+        let viewGroup = try await rig.run(["group", "send", "3", "groups", "viewGroup"])
+        #expect(viewGroup.stdout == "test: ran lamp, relay\n", "\(viewGroup)")
+
         let remove = try await rig.run(["group", "remove", "3", "relay"])
         #expect(remove.status == 0, "\(remove)")
         #expect(rig.home.groupMemberships().map(\.deviceID) == ["lamp"])

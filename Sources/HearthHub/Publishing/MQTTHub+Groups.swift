@@ -77,12 +77,13 @@ extension MQTTHub {
                 return c.isComplete ? c : nil
             }
             guard let done else { return }
+            // In device order, whichever lane finished first.
             respond(message, HubResponse.groupSummary(transaction: transaction, group: group, hub: topics.hub,
-                                                      ran: done.ran, refused: done.refused))
+                                                      ran: done.ran.sorted(), refused: done.refused.sorted { $0.device < $1.device }))
         }
         for member in members {
             let action: HubRequest.Action
-            do throws(HomeError) { action = try Self.groupAction(request.action, for: member) } catch {
+            do throws(HomeError) { action = try groupAction(request.action, for: member) } catch {
                 finish(member.deviceID, error)
                 continue
             }
@@ -104,18 +105,20 @@ extension MQTTHub {
 
     /// A group request as one member runs it: `command` or `update`, addressed to the member's device type (unless the
     /// request names one), with Groups' and Scenes Management's `groupId` filled in from the topic when left out.
-    static func groupAction(_ action: HubRequest.Action, for member: GroupMembership) throws(HomeError) -> HubRequest.Action {
+    func groupAction(_ action: HubRequest.Action, for member: GroupMembership) throws(HomeError) -> HubRequest.Action {
         switch action {
         case .command(let type, let trait, let name, var arguments):
             let id = TraitID(qualifiedName: trait)
-            if (id == .groups || id == .scenesManagement), case .object(var members) = arguments,
-               !members.contains(where: { $0.key == "groupId" }), name != "removeAllGroups" {
+            let takesGroupID = home.registry.server(for: id)?.descriptor.command(named: name)?.fields
+                .contains { $0.name == "groupId" } ?? false
+            if (id == .groups || id == .scenesManagement), takesGroupID, case .object(var members) = arguments,
+               !members.contains(where: { $0.key == "groupId" }) {
                 members.append(("groupId", .int(member.group)))
                 arguments = .object(members)
             }
-            return .command(type: try memberType(type, member), trait: trait, name: name, arguments: arguments)
+            return .command(type: try Self.memberType(type, member), trait: trait, name: name, arguments: arguments)
         case .update(let type, let trait, let attributes):
-            return .update(type: try memberType(type, member), trait: trait, attributes: attributes)
+            return .update(type: try Self.memberType(type, member), trait: trait, attributes: attributes)
         default:
             throw .invalidCommand("a group takes a command or an update; names, rooms and get go to one device's set topic")
         }
