@@ -1,5 +1,6 @@
 import HearthEngine
 import HearthModel
+import HearthMQTT
 import HearthTestKit
 import Testing
 
@@ -58,5 +59,23 @@ import Testing
         let bad = try await rig.run(["group", "send", "0", "onOff", "on"])
         #expect(bad.status == 64, "\(bad)")
         #expect(bad.stderr.contains("group 0 is out of range; groups are 1…65535"), "\(bad)")
+    }
+
+    @Test func badAndRetainedGroupRequestsAreRefusedInTheSummaryAndChangeNothing() async throws {
+        let rig = try await CLIRig()
+        defer { rig.stop() }
+        try rig.home.invoke("lamp", trait: "groups", command: "addGroup", arguments: ["groupId": .int(3), "groupName": .string("")])
+        #expect(await rig.waitForMessage { $0.topic == "hearth/test/groups" && String(decoding: $0.payload, as: UTF8.self).contains(#""group":3"#) })
+        func summary(_ payload: String, retain: Bool = false, _ expected: String) async throws {
+            try rig.watcher.publish("hearth/groups/3/set", payload: Array(payload.utf8), qos: .atLeastOnce, retain: retain)
+            #expect(await rig.waitForMessage { $0.topic == "hearth/test/responses" && String(decoding: $0.payload, as: UTF8.self) == expected },
+                    "\(expected)")
+        }
+        try await summary("not json", #"{"transaction":null,"group":3,"hub":"test","ok":false,"ran":[],"refused":[{"device":"lamp","error":{"code":"invalidArgument","status":"invalidCommand","message":"the request is not valid JSON: invalid literal at byte 0"}}]}"#)
+        try await summary(#"{"transaction":"r","setName":"x"}"#, #"{"transaction":"r","group":3,"hub":"test","ok":false,"ran":[],"refused":[{"device":"lamp","error":{"code":"invalidArgument","status":"invalidCommand","message":"a group takes a command or an update; names, rooms and get go to one device's set topic"}}]}"#)
+        try await summary(#"{"transaction":"t","type":"HumiditySensor","trait":"onOff","command":"on"}"#, #"{"transaction":"t","group":3,"hub":"test","ok":false,"ran":[],"refused":[{"device":"lamp","error":{"code":"notFound","status":"unsupportedEndpoint","message":"device 'lamp' is in group 3 as DimmableLight, not HumiditySensor"}}]}"#)
+        try await summary(#"{"transaction":"k","trait":"onOff","command":"on"}"#, retain: true, #"{"transaction":"k","group":3,"hub":"test","ok":false,"ran":[],"refused":[{"device":"lamp","error":{"code":"invalidArgument","status":"invalidCommand","message":"retained requests are never executed (they would repeat at every reconnect); publish without retain"}}]}"#)
+        #expect(try rig.home.device("lamp").value(.onOff, "onOff") == .bool(false))
+        #expect(try rig.home.device("lamp").name == "Lamp")
     }
 }

@@ -30,6 +30,8 @@ import Testing
         #expect(zero?.message == "addGroup.groupId 0 is out of range; allowed: 1…65535")
         let long = homeError { _ = try call(r, "addGroup", ["groupId": .int(8), "groupName": .string("seventeen bytes!!")]) }
         #expect(long?.status == .constraintError)
+        #expect(long?.message == "addGroup.groupName is 17 bytes long; at most 16 are allowed")
+        #expect(try call(r, "getGroupMembership")?["groupList"] == .list([.int(7)]))  // nothing changed
         #expect(homeError { _ = try call(r, "viewGroup", ["groupId": .int(0)]) }?.status == .constraintError)
         // Not a member: NOT_FOUND, with what it is in.
         let missing = homeError { _ = try call(r, "viewGroup", ["groupId": .int(8)]) }
