@@ -147,6 +147,21 @@ public struct HubRequest: Sendable, Hashable {
 
 /// The answer to one request.
 public enum HubResponse {
+    /// One hub's answer to a group command (`docs/mqtt-api.md`): which members ran it, which refused and why.
+    public static func groupSummary(transaction: JSON, group: Int, hub: String, ran: [String],
+                                    refused: [(device: String, error: HomeError)]) -> JSON {
+        .object([
+            ("transaction", transaction), ("group", .int(group)), ("hub", .string(hub)), ("ok", .bool(refused.isEmpty)),
+            ("ran", .array(ran.map(JSON.string))),
+            ("refused", .array(refused.map { r in
+                .object([("device", .string(r.device)), ("error", .object([
+                    ("code", .string(r.error.code.rawValue)), ("status", .string(r.error.status.rawValue)),
+                    ("message", .string(r.error.message)),
+                ]))])
+            })),
+        ])
+    }
+
     public static func ok(transaction: JSON, device: String, result: JSON? = nil) -> JSON {
         var members: [(key: String, value: JSON)] = [("transaction", transaction), ("device", .string(device)), ("ok", .bool(true))]
         if let result { members.append(("result", result)) }

@@ -26,6 +26,22 @@ public struct TopicScheme: Sendable, Hashable {
     /// hears only its own answers rather than every hub's `responses`.
     public var answers: String { "\(base)/answers" }
 
+    /// This hub's group memberships and scenes (`docs/mqtt-api.md`), retained.
+    public var groups: String { "\(base)/groups" }
+    /// Where a command for every member of a group arrives, on every hub (`docs/clusters/groups.md`).
+    public func groupSet(_ group: Int) -> String { "\(prefix)/groups/\(group)/set" }
+    /// The filter that receives every hub's group memberships.
+    public var groupsFilter: String { "\(prefix)/+/groups" }
+
+    /// The group id of a `<prefix>/groups/<id>/set` topic (1…65535, decimal without leading zeros), or nil.
+    public func groupID(fromSetTopic topic: String) -> Int? {
+        guard let levels = levels(of: topic, maxSplits: 2), levels.count == 3, levels[0].elementsEqual("groups".utf8),
+              levels[2].elementsEqual("set".utf8), let id = Int(String(Substring(levels[1]))), (1...0xFFFF).contains(id),
+              String(id).utf8.elementsEqual(levels[1])
+        else { return nil }
+        return id
+    }
+
     /// The device id of a `…/devices/<id>/set` topic of this hub, or nil.
     public func deviceID(fromSetTopic topic: String) -> String? {
         guard let levels = levels(of: topic, maxSplits: 3), levels.count == 4, levels[0].elementsEqual(hub.utf8),

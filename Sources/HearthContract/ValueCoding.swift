@@ -25,6 +25,10 @@ public enum ValueCoding {
             return .object(members)
         case (.structure(let fields), _):
             return .object(fields.sorted { $0.key < $1.key }.map { (key: $0.key, value: json($0.value, as: .bool)) })
+        case (.list(let items), .list(let element, _)):
+            return .array(items.map { json($0, as: element) })
+        case (.list(let items), _):
+            return .array(items.map { json($0, as: .bool) })
         }
     }
 
@@ -65,6 +69,10 @@ public enum ValueCoding {
                 fields[name] = try value(v, as: field.type, what: "\(what).\(name)")
             }
             return .structure(fields)
+        case (.array(let items), .list(let element, _)?):
+            var values: [Value] = []
+            for (n, item) in items.enumerated() { values.append(try value(item, as: element, what: "\(what)[\(n)]")) }
+            return .list(values)
         case (.object, _), (.array, _):
             let expected = type.map { " (\($0))" } ?? ""
             throw .invalidDataType("\(what) must be a single value\(expected), not \(json.kind)")

@@ -50,13 +50,17 @@ public struct TraitConfiguration: Sendable {
     /// By attribute name; loaded before saved state, so a user's later writes win over the file.
     public var attributes: [String: Value]
     public var connectivity: SourceConnectivity
+    /// The configured part of the trait's table (groups from `hearth.yaml`), in the form ``TraitServer/table`` has;
+    /// saved entries are restored over it.
+    public var table: Value?
 
     public init(_ id: TraitID, features: Set<String> = [], attributes: [String: Value] = [:],
-                connectivity: SourceConnectivity = .directOnline) {
+                connectivity: SourceConnectivity = .directOnline, table: Value? = nil) {
         self.id = id
         self.features = features
         self.attributes = attributes
         self.connectivity = connectivity
+        self.table = table
     }
 }
 
@@ -67,13 +71,29 @@ public struct SavedDevice: Sendable, Hashable, Codable {
     public var roomID: String?
     /// `[deviceTypeName: [traitQualifiedName: [attributeName: Value]]]`
     public var attributes: [String: [String: [String: SavedValue]]]
+    /// `[deviceTypeName: [traitQualifiedName: table]]`: what traits keep that is no attribute (``TraitServer/table``).
+    public var tables: [String: [String: SavedValue]]
 
     public init(name: String? = nil, structureID: String? = nil, roomID: String? = nil,
-                attributes: [String: [String: [String: SavedValue]]] = [:]) {
+                attributes: [String: [String: [String: SavedValue]]] = [:],
+                tables: [String: [String: SavedValue]] = [:]) {
         self.name = name
         self.structureID = structureID
         self.roomID = roomID
         self.attributes = attributes
+        self.tables = tables
+    }
+
+    private enum CodingKeys: String, CodingKey { case name, structureID, roomID, attributes, tables }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decodeIfPresent(String.self, forKey: .name)
+        structureID = try c.decodeIfPresent(String.self, forKey: .structureID)
+        roomID = try c.decodeIfPresent(String.self, forKey: .roomID)
+        attributes = try c.decode([String: [String: [String: SavedValue]]].self, forKey: .attributes)
+        // Files written before tables existed have none.
+        tables = try c.decodeIfPresent([String: [String: SavedValue]].self, forKey: .tables) ?? [:]
     }
 }
 
@@ -82,6 +102,7 @@ public enum SavedValue: Sendable, Hashable, Codable {
     case null, bool(Bool), int(Int), string(String)
     /// A struct's fields by name.
     indirect case structure([String: SavedValue])
+    indirect case list([SavedValue])
 
     public init(_ value: Value) {
         switch value {
@@ -90,6 +111,7 @@ public enum SavedValue: Sendable, Hashable, Codable {
         case .int(let i): self = .int(i)
         case .string(let s): self = .string(s)
         case .structure(let f): self = .structure(f.mapValues(SavedValue.init))
+        case .list(let l): self = .list(l.map(SavedValue.init))
         }
     }
 
@@ -100,6 +122,7 @@ public enum SavedValue: Sendable, Hashable, Codable {
         case .int(let i): .int(i)
         case .string(let s): .string(s)
         case .structure(let f): .structure(f.mapValues(\.value))
+        case .list(let l): .list(l.map(\.value))
         }
     }
 
@@ -109,6 +132,7 @@ public enum SavedValue: Sendable, Hashable, Codable {
         else if let b = try? c.decode(Bool.self) { self = .bool(b) }
         else if let i = try? c.decode(Int.self) { self = .int(i) }
         else if let f = try? c.decode([String: SavedValue].self) { self = .structure(f) }
+        else if let l = try? c.decode([SavedValue].self) { self = .list(l) }
         else { self = .string(try c.decode(String.self)) }
     }
 
@@ -120,6 +144,7 @@ public enum SavedValue: Sendable, Hashable, Codable {
         case .int(let i): try c.encode(i)
         case .string(let s): try c.encode(s)
         case .structure(let f): try c.encode(f)
+        case .list(let l): try c.encode(l)
         }
     }
 }

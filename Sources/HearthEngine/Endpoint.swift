@@ -25,7 +25,8 @@ struct Endpoint: Sendable {
         self.connectivity = connectivity
         self.actuator = actuator
         self.loudIDs = traits.map { t in type(of: t).descriptor.attributes.filter { !$0.hasQuietReporting }.map(\.id) }
-        self.listeners = traits.indices.filter { type(of: traits[$0]).listensToSignals }
+        // A scene-capable trait hears scene recalls whether or not it listens to the other couplings.
+        self.listeners = traits.indices.filter { type(of: traits[$0]).listensToSignals || traits[$0] is any SceneCapable }
         self.lastOutput = EndpointOutput()
         self.lastOutput = output
     }
@@ -50,10 +51,11 @@ struct Endpoint: Sendable {
     /// records every change a client should see: non-quiet attributes by comparing before and after,
     /// quiet ones when a trait reported them. Only the acting trait and the listeners can change, so
     /// only they are compared.
+    @discardableResult
     mutating func perform(_ index: Int, now: EngineInstant, stepInterval: Int64, deviceID: String,
                           changes: inout [HomeEvent],
                           _ action: (inout any TraitServer, inout TraitContext) throws(HomeError) -> Void)
-        throws(HomeError)
+        throws(HomeError) -> [String: Value]?
     {
         var watched = listeners
         if !watched.contains(index) { watched.append(index) }
@@ -62,7 +64,9 @@ struct Endpoint: Sendable {
         for i in watched { for id in loudIDs[i] { before.append(traits[i].read(id)) } }
 
         var context = TraitContext(now: now, stepInterval: stepInterval, output: output)
+        if type(of: traits[index]).readsEndpoint { context.endpoint = EndpointView(traits: traits) }
         try action(&traits[index], &context)
+        var tablesChanged: [Int] = context.tableChanged ? [index] : []
         var reported: [(trait: Int, attribute: UInt32)] = context.reports.map { (index, $0) }
         var events: [(trait: Int, name: String, fields: [String: Value])] = context.events.map { (index, $0.name, $0.fields) }
         var pending: [(source: Int, signal: EndpointSignal)] = context.signals.map { (index, $0) }
@@ -73,7 +77,16 @@ struct Endpoint: Sendable {
             precondition(delivered < 64, "endpoint signals loop: \(signal)")
             for j in listeners where j != source {
                 var c = TraitContext(now: now, stepInterval: stepInterval, output: output)
-                traits[j].receive(signal, context: &c)
+                if case .recallScene(let scene) = signal {
+                    // Every scene-capable trait recalls its own part; the others are not told.
+                    guard var capable = traits[j] as? any SceneCapable else { continue }
+                    let cluster = type(of: capable).descriptor.clusterID
+                    capable.recall(scene.values[cluster] ?? [:], of: scene, context: &c)
+                    traits[j] = capable
+                } else {
+                    traits[j].receive(signal, context: &c)
+                }
+                if c.tableChanged && !tablesChanged.contains(j) { tablesChanged.append(j) }
                 if !c.reports.isEmpty { reported += c.reports.map { (j, $0) } }
                 if !c.events.isEmpty { events += c.events.map { (j, $0.name, $0.fields) } }
                 if !c.signals.isEmpty { pending += c.signals.map { (j, $0) } }
@@ -106,6 +119,10 @@ struct Endpoint: Sendable {
             changes.append(HomeEvent(deviceID: deviceID, change: .event(
                 type: typeName, trait: type(of: traits[e.trait]).descriptor.id, name: e.name, fields: e.fields)))
         }
+        for i in tablesChanged {
+            changes.append(HomeEvent(deviceID: deviceID, change: .table(type: typeName, trait: type(of: traits[i]).descriptor.id)))
+        }
+        return context.response
     }
 
     private func unsupportedEvent(_ deviceID: String, _ typeName: String, trait i: Int, _ id: UInt32) -> HomeEvent {
@@ -122,12 +139,26 @@ struct Endpoint: Sendable {
         return HomeEvent(deviceID: deviceID, change: .attribute(type: typeName, trait: d.id, attribute: name, value: value))
     }
 
+    /// After a client's command or write to trait `index`: if that trait is one a scene stores, the scene last
+    /// recalled no longer describes the endpoint (Matter's SceneValid goes FALSE). A recall's own transition is not a
+    /// client's command, so it keeps the scene valid.
+    mutating func invalidateScene(after index: Int, now: EngineInstant, stepInterval: Int64, deviceID: String,
+                                  changes: inout [HomeEvent]) {
+        guard traits[index] is any SceneCapable,
+              let s = traits.firstIndex(where: { ($0 as? ScenesManagementServer)?.isSceneValid == true }) else { return }
+        _ = try? perform(s, now: now, stepInterval: stepInterval, deviceID: deviceID, changes: &changes) { t, _ in
+            guard var scenes = t as? ScenesManagementServer else { return }
+            scenes.invalidateScene()
+            t = scenes
+        }
+    }
+
     /// Runs every timer due at `instant`. Timer steps cannot fail; writing their output is the lane's job
     /// (`recordStepOutput`), and an output fault is the actuator's to report.
     mutating func advance(at instant: EngineInstant, stepInterval: Int64, deviceID: String, changes: inout [HomeEvent]) {
         for i in traits.indices {
             guard let due = traits[i].nextDeadline, due <= instant else { continue }
-            try? perform(i, now: instant, stepInterval: stepInterval, deviceID: deviceID, changes: &changes) { t, c in
+            _ = try? perform(i, now: instant, stepInterval: stepInterval, deviceID: deviceID, changes: &changes) { t, c in
                 t.advance(context: &c)
             }
         }

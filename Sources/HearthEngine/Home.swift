@@ -157,6 +157,14 @@ public final class Home: Sendable {
                 } catch {
                     throw HomeError(code: error.code, status: error.status, message: "\(ta): \(error.message)")
                 }
+                // Tables (groups, scenes): the configured entries, then the saved ones over them, entry by entry.
+                for (source, table) in [("configured", tc.table), ("saved", saved?.tables[type.name]?[tc.id.qualifiedName]?.value)] {
+                    guard let table else { continue }
+                    do throws(HomeError) { try trait.restore(table: table) } catch {
+                        if source == "configured" { throw HomeError(code: error.code, status: error.status, message: "\(ta): \(error.message)") }
+                        warnings.append("\(ta): saved table partly skipped: \(error.message)")
+                    }
+                }
                 if let values = saved?.attributes[type.name]?[tc.id.qualifiedName] {
                     for (name, savedValue) in values.sorted(by: { $0.key < $1.key }) {
                         guard let attribute = descriptor.attribute(named: name), attribute.isNonVolatile else { continue }
@@ -236,6 +244,7 @@ public final class Home: Sendable {
                     if let v = trait.read(attribute) { values[attribute.name] = SavedValue(v) }
                 }
                 if !values.isEmpty { traits[d.id.qualifiedName] = values }
+                if let table = trait.table { result.tables[endpoint.descriptor.name, default: [:]][d.id.qualifiedName] = SavedValue(table) }
             }
             if !traits.isEmpty { result.attributes[endpoint.descriptor.name] = traits }
         }
@@ -249,10 +258,13 @@ public final class Home: Sendable {
 
     // MARK: Commands and writes
 
-    /// Runs a command. `type` may be left out when exactly one of the device's types has the trait.
+    /// Runs a command. `type` may be left out when exactly one of the device's types has the trait. Returns the
+    /// command's response fields (Matter's `…Response`, e.g. Groups' `viewGroup`), or nil for a plain status.
+    @discardableResult
     public func invoke(_ deviceID: String, type: String? = nil, trait: String, command: String,
-                       arguments: [String: Value] = [:]) throws(HomeError)
+                       arguments: [String: Value] = [:]) throws(HomeError) -> [String: Value]?
     {
+        var response: [String: Value]?
         try transaction(deviceID, type: type, trait: trait, needsConnectivity: true) { ep, i, now, step, id, changes throws(HomeError) in
             let server = Swift.type(of: ep.traits[i])
             guard let descriptor = server.descriptor.command(named: command) else {
@@ -267,10 +279,12 @@ public final class Home: Sendable {
             }
             try Self.checkConnectivity(ep, i, deviceID: id)
             let validated = try descriptor.validate(arguments)
-            try ep.perform(i, now: now, stepInterval: step, deviceID: id, changes: &changes) { t, c throws(HomeError) in
+            response = try ep.perform(i, now: now, stepInterval: step, deviceID: id, changes: &changes) { t, c throws(HomeError) in
                 try t.invoke(validated, context: &c)
             }
+            ep.invalidateScene(after: i, now: now, stepInterval: step, deviceID: id, changes: &changes)
         }
+        return response
     }
 
     /// Writes attributes (the Home APIs' `update`): all of them or, on any error, none.
@@ -301,6 +315,7 @@ public final class Home: Sendable {
             try ep.perform(i, now: now, stepInterval: step, deviceID: id, changes: &changes) { t, c throws(HomeError) in
                 for (attribute, value) in checked { try t.write(attribute, value, context: &c) }
             }
+            ep.invalidateScene(after: i, now: now, stepInterval: step, deviceID: id, changes: &changes)
         }
     }
 

@@ -14,6 +14,8 @@ public struct HomeEvent: Sendable, Hashable {
         /// An attribute of the trait is no longer supported: a mirrored trait's owner stopped reporting it (or
         /// reported a value its descriptor refuses). No value to carry; the device's document changed.
         case unsupported(type: String, trait: TraitID, attribute: String)
+        /// A trait's table that is no attribute changed (Groups' group table, Scenes Management's scene table).
+        case table(type: String, trait: TraitID)
     }
 
     public var deviceID: String

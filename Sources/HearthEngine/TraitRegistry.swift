@@ -26,5 +26,7 @@ public struct TraitRegistry: Sendable {
         BooleanStateServer.self,
         OccupancySensingServer.self,
         ColorControlServer.self,
+        GroupsServer.self,
+        ScenesManagementServer.self,
     ])
 }

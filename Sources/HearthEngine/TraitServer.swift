@@ -55,6 +55,18 @@ public protocol TraitServer: Sendable {
 
     /// Adds what this trait wants the hardware to show.
     func render(into output: inout EndpointOutput)
+
+    /// State the trait keeps across restarts that is no attribute (Groups' group table, Scenes Management's scene
+    /// table); `nil` when it has none. Saved with the device and given back to ``restore(table:)`` at start-up.
+    var table: Value? { get }
+
+    /// Takes back what ``table`` saved, after configuration and before start-up. Invalid parts are skipped with
+    /// an error naming them (the engine logs it; restoring never fails a start).
+    mutating func restore(table: Value) throws(HomeError)
+
+    /// Whether the trait needs ``TraitContext/endpoint`` (what its sibling traits hold) to act: Scenes Management
+    /// (to store a scene, and to know the groups), Groups (to know whether Identify runs).
+    static var readsEndpoint: Bool { get }
 }
 
 extension TraitServer {
@@ -78,6 +90,9 @@ extension TraitServer {
     public var nextDeadline: EngineInstant? { nil }
     public mutating func advance(context: inout TraitContext) {}
     public func render(into output: inout EndpointOutput) {}
+    public var table: Value? { nil }
+    public mutating func restore(table: Value) throws(HomeError) {}
+    public static var readsEndpoint: Bool { false }
 
     /// The error for a configured or saved attribute this trait does not have.
     public static func unknownAttribute(_ attribute: AttributeDescriptor) -> HomeError {
@@ -100,6 +115,77 @@ public enum EndpointSignal: Sendable, Hashable {
     /// `final` at the end of a change (a command without transition, a transition's last step), so the temperature is
     /// reported then as Matter's quiet reporting asks.
     case levelCouplesColorTemperature(level: Int, final: Bool)
+    /// Groups removed the endpoint from these groups (all of them: `nil`); Scenes Management drops their scenes.
+    case groupsRemoved([UInt16]?)
+    /// Scenes Management recalls a scene: every ``SceneCapable`` trait moves to its stored values within the
+    /// transition.
+    case recallScene(SceneRecall)
+}
+
+/// What a scene recall asks of the endpoint's traits.
+public struct SceneRecall: Sendable, Hashable {
+    /// The stored values by cluster id, then attribute id (Matter's extension field sets).
+    public var values: [UInt32: [UInt32: Value]]
+    /// The transition in milliseconds.
+    public var transitionTime: Int
+    /// Whether the endpoint's OnOff was on before the recall (`nil` without OnOff).
+    public var wasOn: Bool?
+
+    public init(values: [UInt32: [UInt32: Value]], transitionTime: Int, wasOn: Bool?) {
+        self.values = values
+        self.transitionTime = transitionTime
+        self.wasOn = wasOn
+    }
+}
+
+/// A trait whose state a scene captures (Matter's S quality) and recalls with a transition. A trait joins scenes with
+/// this one declaration: Scenes Management stores its ``sceneAttributes`` and hands them back to ``recall(_:context:)``.
+public protocol SceneCapable: TraitServer {
+    /// The attributes a scene stores, by id, in the order they are recalled.
+    static var sceneAttributes: [UInt32] { get }
+    /// Moves to the stored `values` (only the attributes this trait captures; some may be missing, which keep their
+    /// value) within `scene.transitionTime` ms. `scene` has every trait's values, for couplings Matter defines (a
+    /// light that a scene turns on fades up from its minimum level).
+    mutating func recall(_ values: [UInt32: Value], of scene: SceneRecall, context: inout TraitContext)
+}
+
+extension SceneCapable {
+    /// What a scene stores of this trait now.
+    public var sceneValues: [UInt32: Value] {
+        var values: [UInt32: Value] = [:]
+        for id in Self.sceneAttributes { if let v = read(id) { values[id] = v } }
+        return values
+    }
+}
+
+/// What a trait that ``TraitServer/readsEndpoint`` sees of its endpoint when it acts, before it acts.
+public struct EndpointView: Sendable {
+    /// The endpoint's traits, the acting one included.
+    public let traits: [any TraitServer]
+
+    /// The scene-capable traits' current values, by cluster id then attribute id.
+    public var sceneValues: [UInt32: [UInt32: Value]] {
+        var result: [UInt32: [UInt32: Value]] = [:]
+        for t in traits {
+            if let capable = t as? any SceneCapable { result[type(of: t).descriptor.clusterID] = capable.sceneValues }
+        }
+        return result
+    }
+
+    /// The scene-capable traits' cluster ids and captured attributes: what an extension field set may name.
+    public var sceneAttributes: [UInt32: [UInt32]] {
+        var result: [UInt32: [UInt32]] = [:]
+        for t in traits {
+            if let capable = type(of: t) as? any SceneCapable.Type { result[type(of: t).descriptor.clusterID] = capable.sceneAttributes }
+        }
+        return result
+    }
+
+    /// The first trait of type `T`.
+    public func trait<T: TraitServer>(_: T.Type) -> T? {
+        for t in traits { if let found = t as? T { return found } }
+        return nil
+    }
 }
 
 /// What hardware below a trait reports.
@@ -145,9 +231,14 @@ public struct TraitContext: Sendable {
     /// The endpoint's output as it was before this trait acted (e.g. whether OnOff is on).
     public let output: EndpointOutput
 
+    /// The endpoint before the trait acts; only for traits that ``TraitServer/readsEndpoint``.
+    public internal(set) var endpoint: EndpointView?
+
     var signals: [EndpointSignal] = []
     var reports: [UInt32] = []
     var events: [(name: String, fields: [String: Value])] = []
+    var response: [String: Value]?
+    var tableChanged = false
 
     init(now: EngineInstant, stepInterval: Int64, output: EndpointOutput) {
         self.now = now
@@ -160,4 +251,8 @@ public struct TraitContext: Sendable {
     public mutating func report(_ attributeID: UInt32) { reports.append(attributeID) }
     /// Emits a trait event (e.g. the Switch's `initialPress`).
     public mutating func emit(_ name: String, _ fields: [String: Value] = [:]) { events.append((name, fields)) }
+    /// Answers the command with its response fields (Matter's `…Response`), by name.
+    public mutating func respond(_ fields: [String: Value]) { response = fields }
+    /// Says the trait's ``TraitServer/table`` changed: the device is saved and the hub republishes its groups.
+    public mutating func tableDidChange() { tableChanged = true }
 }

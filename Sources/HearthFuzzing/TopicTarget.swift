@@ -2,7 +2,8 @@ import HearthContract
 
 /// The topic scheme's promises (`docs/mqtt-api.md`, `TopicScheme`): a prefix is levels split by '/', none empty,
 /// with no '+', '#' or NUL, not starting with '$'; a hub or device id is one level (no '/', '+', '#', NUL); the
-/// device id read from a `set` topic is exactly the one that topic was made from.
+/// device id read from a `set` topic is exactly the one that topic was made from, and so is a group id read from a
+/// group topic.
 ///
 /// MQTT and brokers see bytes, so the rules are checked here on bytes, and the checks the hub makes
 /// (`problem(withPrefix:)`, `problem(withLevel:)`) must agree with them both ways: refusing a good name is a
@@ -34,6 +35,12 @@ enum TopicTarget {
                   levels[0].elementsEqual(hub.utf8), levels[1].elementsEqual("devices".utf8),
                   levels[3].elementsEqual("set".utf8), !levels[2].isEmpty {
             throw FuzzFailure("'\(shown(topic))' is a set topic of hub '\(shown(hub))', but no device id was read from it")
+        }
+        // A group id read from a topic is 1…65535 and that topic is exactly its group topic (no "007", no "+1").
+        if let group = scheme.groupID(fromSetTopic: topic) {
+            try require((1...0xFFFF).contains(group), "group \(group) from '\(shown(topic))'")
+            try require(Array(scheme.groupSet(group).utf8) == Array(topic.utf8),
+                        "'\(shown(topic))' read as group \(group), whose topic is '\(shown(scheme.groupSet(group)))'")
         }
         // Every level of a topic under the prefix, joined again, is the topic.
         if let levels = scheme.levels(of: topic, maxSplits: Int.max) {

@@ -51,7 +51,7 @@ public final class HomeAssistantBridge: Sendable {
                 if !metadata.contains(e.deviceID) { metadata.append(e.deviceID) }
             case .event:
                 if let message = discovery.event(e) { publish(message) }
-            case .attribute, .connectivity, .unsupported:
+            case .attribute, .connectivity, .unsupported, .table:
                 break
             }
         }

@@ -90,6 +90,7 @@ public enum HearthKitGenerator {
         case .enumeration(let e): e.name
         case .bitmap(let b): b.name
         case .structure(let s): s.name
+        case .list(let e, _): "[\(swiftType(e))]"
         }
     }
 
@@ -115,6 +116,9 @@ public enum HearthKitGenerator {
             return "[\(names.joined(separator: ", "))]"
         case (.int(let i), _): return String(i)
         case (.structure, _): throw GeneratorError("\(field.name) has a struct default; write it as fields in the hub's tables")
+        case (.list(let items), _):
+            guard items.isEmpty else { throw GeneratorError("\(field.name) has a list default with entries; only [] is written") }
+            return "[]"
         }
     }
 
@@ -288,6 +292,8 @@ public enum HearthKitGenerator {
                 } else {
                     bitmaps.append(b)
                 }
+            case .list(let element, _):
+                try collect(element)
             default: break
             }
         }

@@ -93,11 +93,15 @@ public struct CommandDescriptor: Sendable, Hashable {
     public var id: UInt32
     public var name: String
     public var fields: [FieldDescriptor]
+    /// The fields of the command's response (Matter's `…Response` command), which the hub returns as the
+    /// request's `result`; empty for a command answered with a plain status.
+    public var response: [FieldDescriptor]
 
-    public init(id: UInt32, name: String, fields: [FieldDescriptor] = []) {
+    public init(id: UInt32, name: String, fields: [FieldDescriptor] = [], response: [FieldDescriptor] = []) {
         self.id = id
         self.name = name
         self.fields = fields
+        self.response = response
     }
 
     /// Validates a client's arguments against the fields and fills in defaults.

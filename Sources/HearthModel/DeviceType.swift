@@ -39,26 +39,29 @@ extension TraitID {
     public static let colorControl = TraitID.matter("colorControl")
     public static let basicInformation = TraitID.matter("basicInformation")
     public static let identify = TraitID.matter("identify")
+    public static let groups = TraitID.matter("groups")
+    public static let scenesManagement = TraitID.matter("scenesManagement")
 }
 
 extension DeviceTypeDescriptor {
-    /// Matter 1.4 OnOffLight (0x0100). Groups and Scenes Management are not implemented by Hearth.
+    /// Matter 1.4 OnOffLight (0x0100).
     public static let onOffLight = DeviceTypeDescriptor(
-        name: "OnOffLight", id: 0x0100, required: [.identify, .onOff], optional: [.levelControl, .basicInformation],
+        name: "OnOffLight", id: 0x0100, required: [.identify, .groups, .onOff, .scenesManagement], optional: [.levelControl, .basicInformation],
         features: [.onOff: ["lighting"], .levelControl: ["onOff", "lighting"]])
     /// Matter 1.4 DimmableLight (0x0101).
     public static let dimmableLight = DeviceTypeDescriptor(
-        name: "DimmableLight", id: 0x0101, required: [.identify, .onOff, .levelControl], optional: [.basicInformation],
+        name: "DimmableLight", id: 0x0101, required: [.identify, .groups, .onOff, .levelControl, .scenesManagement], optional: [.basicInformation],
         features: [.onOff: ["lighting"], .levelControl: ["onOff", "lighting"]])
     /// Matter 1.4 ColorTemperatureLight (0x010C): a DimmableLight whose white is tunable (ColorControl with the
     /// ColorTemperature feature).
     public static let colorTemperatureLight = DeviceTypeDescriptor(
-        name: "ColorTemperatureLight", id: 0x010C, required: [.identify, .onOff, .levelControl, .colorControl],
+        name: "ColorTemperatureLight", id: 0x010C,
+        required: [.identify, .groups, .onOff, .levelControl, .colorControl, .scenesManagement],
         optional: [.basicInformation],
         features: [.onOff: ["lighting"], .levelControl: ["onOff", "lighting"], .colorControl: ["colorTemperature"]])
     /// Matter 1.4 OnOffPlugInUnit (0x010A): a relay switching a load that is not a light (a fan, a pump).
     public static let onOffPlugInUnit = DeviceTypeDescriptor(
-        name: "OnOffPlugInUnit", id: 0x010A, required: [.identify, .onOff], optional: [.levelControl, .basicInformation],
+        name: "OnOffPlugInUnit", id: 0x010A, required: [.identify, .groups, .onOff, .scenesManagement], optional: [.levelControl, .basicInformation],
         features: [.levelControl: ["onOff"]])
     /// Matter 1.4 HumiditySensor (0x0307).
     public static let humiditySensor = DeviceTypeDescriptor(

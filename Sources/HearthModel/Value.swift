@@ -10,12 +10,15 @@ public enum Value: Sendable, Hashable, CustomStringConvertible {
     case string(String)
     /// A Matter struct's fields by name (HoldTimeLimitsStruct's `holdTimeMin`, …); its `StructType` gives their order.
     case structure([String: Value])
+    /// A Matter list (Groups' GroupList, a scene's extension field sets), in order.
+    case list([Value])
 
     public var isNull: Bool { if case .null = self { true } else { false } }
     public var boolValue: Bool? { if case .bool(let b) = self { b } else { nil } }
     public var intValue: Int? { if case .int(let i) = self { i } else { nil } }
     public var stringValue: String? { if case .string(let s) = self { s } else { nil } }
     public var structureValue: [String: Value]? { if case .structure(let f) = self { f } else { nil } }
+    public var listValue: [Value]? { if case .list(let l) = self { l } else { nil } }
 
     public var description: String {
         switch self {
@@ -24,6 +27,7 @@ public enum Value: Sendable, Hashable, CustomStringConvertible {
         case .int(let i): String(i)
         case .string(let s): "\"\(s)\""
         case .structure(let f): "{" + f.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ") + "}"
+        case .list(let l): "[" + l.map(\.description).joined(separator: ", ") + "]"
         }
     }
 }
@@ -88,6 +92,8 @@ public enum ValueType: Sendable, Hashable, CustomStringConvertible {
     case bitmap(BitmapType)
     case string(maxLength: Int)
     case structure(StructType)
+    /// A list of `element`s, at most `maxCount` of them.
+    indirect case list(ValueType, maxCount: Int)
 
     /// The range the type itself allows, before any constraint of the attribute.
     public var integerRange: ClosedRange<Int>? {
@@ -98,7 +104,7 @@ public enum ValueType: Sendable, Hashable, CustomStringConvertible {
         case .int16: -0x8000...0x7FFF
         case .enumeration: 0...0xFF
         case .bitmap(let b): 0...b.mask
-        case .bool, .string, .structure: nil
+        case .bool, .string, .structure, .list: nil
         }
     }
 
@@ -113,6 +119,7 @@ public enum ValueType: Sendable, Hashable, CustomStringConvertible {
         case .bitmap(let b): "bitmap \(b.name)"
         case .string(let n): "string (at most \(n) bytes)"
         case .structure(let s): "struct \(s.name)"
+        case .list(let e, _): "list of \(e)"
         }
     }
 
@@ -150,6 +157,13 @@ public enum ValueType: Sendable, Hashable, CustomStringConvertible {
                 }
                 try field.type.check(v, nullable: field.isNullable, constraint: field.constraint,
                                      what: "\(describe()).\(field.name)")
+            }
+        case (.list(let element, let maxCount), .list(let items)):
+            guard items.count <= maxCount else {
+                throw .constraintError("\(describe()) has \(items.count) entries; at most \(maxCount) are allowed")
+            }
+            for (n, item) in items.enumerated() {
+                try element.check(item, nullable: false, constraint: constraint, what: "\(describe())[\(n)]")
             }
         case (.bitmap(let b), .int(let i)):
             guard i >= 0, i & ~b.mask == 0 else {

@@ -29,7 +29,7 @@ struct Hearth: AsyncParsableCommand {
              64  bad command line
             """,
         subcommands: [Devices.self, Get.self, Watch.self, SetCommand.self, Update.self, Rename.self, Room.self,
-                      Structure.self, Hubs.self])
+                      Structure.self, Hubs.self, Group.self])
 }
 
 // MARK: - Shared
@@ -344,7 +344,9 @@ private func performOnTrait(_ global: GlobalOptions, device: String, type: Strin
         var members: [(key: String, value: JSON)] = type.map { [("type", .string($0))] } ?? []
         members.append(("trait", .string(trait)))
         return members + (try action(document))
-    }, success: { _, document in
+    }, success: { answer, document in
+        // A command that answers with data (viewGroup, viewScene, …) prints it; the others print the trait's state.
+        if let result = answer.result { return Terminal.out(result.text) }
         Terminal.out(document.flatMap { Render.traitState($0, type: type, trait: trait) } ?? "ok")
     })
 }

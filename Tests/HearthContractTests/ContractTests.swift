@@ -160,3 +160,24 @@ import Testing
         }
     }
 }
+
+@Suite struct GroupTopicTests {
+    @Test func aGroupTopicIsReadOnlyInItsOneSpelling() {
+        let scheme = TopicScheme(prefix: "home/hearth", hub: "a")
+        #expect(scheme.groupSet(5) == "home/hearth/groups/5/set")
+        #expect(scheme.groupID(fromSetTopic: "home/hearth/groups/5/set") == 5)
+        #expect(scheme.groupID(fromSetTopic: "home/hearth/groups/65535/set") == 65535)
+        for topic in ["home/hearth/groups/0/set", "home/hearth/groups/65536/set", "home/hearth/groups/007/set",
+                      "home/hearth/groups/+1/set", "home/hearth/groups/-1/set", "home/hearth/groups/5/set/x",
+                      "home/hearth/groups/5", "hearth/groups/5/set", "home/hearth/a/groups"] {
+            #expect(scheme.groupID(fromSetTopic: topic) == nil, "\(topic)")
+        }
+        #expect(scheme.groups == "home/hearth/a/groups")
+    }
+
+    @Test func aSummaryListsWhoRanAndWhoRefused() {
+        let summary = HubResponse.groupSummary(transaction: .string("g"), group: 1, hub: "a", ran: ["lamp"],
+                                               refused: [("fan", HomeError(.unsupportedCluster, "no levelControl"))])
+        #expect(summary.text == #"{"transaction":"g","group":1,"hub":"a","ok":false,"ran":["lamp"],"refused":[{"device":"fan","error":{"code":"unimplemented","status":"unsupportedCluster","message":"no levelControl"}}]}"#)
+    }
+}

@@ -1,6 +1,7 @@
 import Foundation
 import HearthEngine
 @testable import HearthHub
+import HearthJSON
 import HearthModel
 import Logging
 import HearthTestKit
@@ -27,6 +28,21 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: store.file + ".tmp"))
         try store.save([:])
         #expect(try store.load().devices == [:])
+    }
+
+    @Test func groupAndSceneTablesRoundTripAndOldFilesHaveNone() throws {
+        let store = StateStore(directory: directory())
+        let scene = SavedValue.structure(["name": .string("Evening"), "transitionTime": .int(3000),
+                                          "values": .structure(["6": .structure(["0": .bool(true)]), "8": .structure(["0": .int(80)])])])
+        let state: [String: SavedDevice] = [
+            "lamp": SavedDevice(attributes: [:], tables: ["DimmableLight": [
+                "groups": .structure(["1": .string("Downstairs")]), "scenesManagement": .structure(["1/1": scene]),
+                "x": .list([.int(1), .list([])]),
+            ]]),
+        ]
+        try store.save(state)
+        #expect(try store.load().devices == state)
+        #expect(try StateStore.decode(JSON.parse(Array(#"{"version":1,"devices":{"a":{"attributes":{}}}}"#.utf8)))["a"]?.tables == [:])
     }
 
     @Test func aMissingFileIsAFreshStart() throws {
@@ -170,7 +186,7 @@ import Testing
         await testGracefulShutdown { trigger in
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { try? await EngineService(home: home).run() }
-                try? home.invoke("lamp", trait: "levelControl", command: "moveToLevel",
+                _ = try? home.invoke("lamp", trait: "levelControl", command: "moveToLevel",
                                  arguments: ["level": .int(54), "transitionTime": .int(20)])
                 #expect(await eventually { clock.sleeperCount > 0 }, "the engine waits for the next step")
                 clock.advance(by: 1000)

@@ -361,3 +361,16 @@ public struct ColorControlServer: TraitServer {
         output.colorTemperatureMireds = UInt16(clamping: colorTemperatureMireds)
     }
 }
+
+extension ColorControlServer: SceneCapable {
+    /// Matter: ColorTemperatureMireds has the S quality (with the ColorTemperature feature, the only colour attribute
+    /// a scene of this light stores; the colour mode is always colour temperature).
+    public static var sceneAttributes: [UInt32] { [Attribute.colorTemperatureMireds.id] }
+
+    /// Moves to the stored temperature over the scene's transition, as MoveToColorTemperature would (clamped to the
+    /// physical range, which may have changed since the scene was stored).
+    public mutating func recall(_ values: [UInt32: Value], of scene: SceneRecall, context: inout TraitContext) {
+        guard let mireds = values[Attribute.colorTemperatureMireds.id]?.intValue else { return }
+        begin(from: colorTemperatureMireds, to: clamp(mireds), duration: Int64(scene.transitionTime), context: &context)
+    }
+}

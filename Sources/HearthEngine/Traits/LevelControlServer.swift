@@ -417,7 +417,7 @@ public struct LevelControlServer: TraitServer {
         case .recallGlobalScene:
             guard let level = globalSceneLevel else { return }
             begin(from: level, to: level, duration: 0, ending: .command(turnsOff: false), context: &context)
-        case .levelSetsOnOff, .levelCouplesColorTemperature:
+        case .levelSetsOnOff, .levelCouplesColorTemperature, .groupsRemoved, .recallScene:
             break
         }
     }
@@ -425,5 +425,21 @@ public struct LevelControlServer: TraitServer {
     public func render(into output: inout EndpointOutput) {
         output.level = currentLevel.map { UInt8(clamping: $0) }
         if let t = transition, case .fadeOut = t.ending { output.isFadingOut = true }
+    }
+}
+
+extension LevelControlServer: SceneCapable {
+    /// Matter: CurrentLevel has the S quality.
+    public static var sceneAttributes: [UInt32] { [Attribute.currentLevel.id] }
+
+    /// Moves to the stored level over the scene's transition, without OnOff's effect (OnOff recalls its own value in the
+    /// same recall). A scene that turns an off light on fades it up from the minimum, as On does.
+    public mutating func recall(_ values: [UInt32: Value], of scene: SceneRecall, context: inout TraitContext) {
+        guard let level = values[Attribute.currentLevel.id]?.intValue else { return }
+        let target = clamp(level)
+        let turnsOn = scene.wasOn == false && scene.values[OnOffServer.descriptor.clusterID]?[OnOffServer.Attribute.onOff.id] == .bool(true)
+        let from = turnsOn ? minLevel : (currentLevel ?? target)
+        begin(from: from, to: target, duration: Int64(scene.transitionTime), ending: .command(turnsOff: false),
+              context: &context)
     }
 }

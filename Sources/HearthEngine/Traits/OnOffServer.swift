@@ -245,3 +245,24 @@ public struct OnOffServer: TraitServer {
 
     public func render(into output: inout EndpointOutput) { output.onOff = onOff }
 }
+
+extension OnOffServer: SceneCapable {
+    /// Matter: OnOff has the S quality.
+    public static var sceneAttributes: [UInt32] { [Attribute.onOff.id] }
+
+    /// On or Off as the scene stored it, with the Lighting side effects of On and Off but without LevelControl's
+    /// on/off fade: LevelControl recalls the scene's level within the same transition.
+    public mutating func recall(_ values: [UInt32: Value], of scene: SceneRecall, context: inout TraitContext) {
+        guard case .bool(let on)? = values[Attribute.onOff.id], !(on && isOffOnly) else { return }
+        if isLighting {
+            if on {
+                if onTime == 0 { offWaitTime = 0 }
+                globalSceneControl = true
+            } else {
+                onTime = 0
+            }
+        }
+        onOff = on
+        scheduleCountdown(context: context, restart: false)
+    }
+}

@@ -104,10 +104,91 @@ public struct HubConfiguration {
             seen[d.configuration.id] = device.line
             config.devices.append(d)
         }
+        readGroups(top["groups"]?.list ?? [], into: &config.devices)
         for binding in top["bindings"]?.list ?? [] {
             if let b = readBinding(binding, hub: config.hubID, devices: config.devices) { config.peerBindings.append(b) }
         }
         return config
+    }
+
+    /// `groups: [{id: 1, name: Downstairs, members: [lamp], scenes: [{id: 1, name: Evening, transitionTime: 3s,
+    /// values: {onOff: {onOff: true}, levelControl: {currentLevel: 80}}}]}]`: every device type of a member that has
+    /// Groups (and is this hub's own, not mirrored) gets the group and its scenes as the configured part of its tables.
+    static func readGroups(_ entries: [ConfigValue], into devices: inout [Device]) {
+        var seen: [Int: Int] = [:]
+        for entry in entries {
+            guard let m = entry.mapping(Keys.group), let id = m.int("id", required: true) else { continue }
+            if let first = seen[id] {
+                m["id"]?.problem("group \(id) is already configured on line \(first); list all its members there")
+                continue
+            }
+            seen[id] = entry.line
+            let name = m.text("name") ?? ""
+            var scenes: [String: Value] = [:]
+            for sceneValue in m["scenes"]?.list ?? [] {
+                guard let sm = sceneValue.mapping(Keys.scene), let sceneID = sm.int("id", required: true) else { continue }
+                if scenes["\(id)/\(sceneID)"] != nil { sm["id"]?.problem("scene \(sceneID) is already in group \(id)") }
+                var values: [String: Value] = [:]
+                for (traitName, traitValue) in sm.required("values")?.mapping(Keys.sceneValues)?.values ?? [] {
+                    guard let server = TraitRegistry.standard.server(for: TraitID(qualifiedName: traitName)),
+                          let tm = traitValue.anyMapping else { continue }
+                    var attributes: [String: Value] = [:]
+                    for (attributeName, v) in tm.values {
+                        guard let a = server.descriptor.attribute(named: attributeName),
+                              let value = value(v, type: a.type, constraint: a.constraint, nullable: false, name: attributeName)
+                        else { continue }
+                        attributes[String(a.id)] = value
+                    }
+                    values[String(server.descriptor.clusterID)] = .structure(attributes)
+                }
+                let ms = sm.duration("transitionTime").map { Int($0.components.seconds) * 1000 + Int($0.components.attoseconds / 1_000_000_000_000_000) } ?? 0
+                scenes["\(id)/\(sceneID)"] = .structure(["name": .string(sm.text("name") ?? ""), "transitionTime": .int(ms),
+                                                         "values": .structure(values)])
+            }
+            for member in m.required("members")?.list ?? [] {
+                guard let deviceID = member.string else { continue }
+                guard let d = devices.firstIndex(where: { $0.configuration.id == deviceID }) else {
+                    member.problem("no device '\(deviceID)' on this hub; a group's members are this hub's devices (each hub "
+                                   + "lists its own under the same group id); devices: "
+                                   + devices.map(\.configuration.id).joined(separator: ", "))
+                    continue
+                }
+                var joined = false
+                for t in devices[d].configuration.types.indices {
+                    var type = devices[d].configuration.types[t]
+                    guard !type.isMirrored, type.type.allows(.groups) else { continue }
+                    joined = true
+                    merge(.groups, ["\(id)": .string(name)], into: &type)
+                    if type.type.allows(.scenesManagement), !scenes.isEmpty {
+                        merge(.scenesManagement, scenes.mapValues { only(ofTraitsOf: type, $0) }, into: &type)
+                    }
+                    devices[d].configuration.types[t] = type
+                }
+                if !joined {
+                    member.problem("device '\(deviceID)' cannot be in a group: none of its own types has groups (lights and "
+                                   + "plugs do: OnOffLight, DimmableLight, OnOffPlugInUnit)")
+                }
+            }
+        }
+    }
+
+    /// A configured scene with only the values of traits this device type has (Matter ignores the other clusters).
+    private static func only(ofTraitsOf type: DeviceTypeConfiguration, _ scene: Value) -> Value {
+        guard case .structure(var fields) = scene, let values = fields["values"]?.structureValue else { return scene }
+        let present = Set((type.type.requiredTraits + type.traits.map(\.id)).compactMap {
+            TraitRegistry.standard.server(for: $0).map { String($0.descriptor.clusterID) }
+        })
+        fields["values"] = .structure(values.filter { present.contains($0.key) })
+        return .structure(fields)
+    }
+
+    private static func merge(_ trait: TraitID, _ entries: [String: Value], into type: inout DeviceTypeConfiguration) {
+        if let i = type.traits.firstIndex(where: { $0.id == trait }) {
+            let old = type.traits[i].table?.structureValue ?? [:]
+            type.traits[i].table = .structure(old.merging(entries) { _, new in new })
+        } else {
+            type.traits.append(TraitConfiguration(trait, table: .structure(entries)))
+        }
     }
 
     /// `{from: hall-switch, event: press, to: {hub: garage, device: lamp, trait: onOff, command: toggle, args: {…}}}`

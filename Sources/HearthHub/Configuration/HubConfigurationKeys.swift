@@ -21,6 +21,8 @@ extension HubConfiguration {
                 ConfigKey("peers", .list(.section(peer)), "other hubs this one routes commands to or mirrors"),
                 ConfigKey("bindings", .list(.section(binding)),
                           "switch events that send a command to a device, on this hub or another"),
+                ConfigKey("groups", .list(.named("group", .section(group))),
+                          "groups of this hub's lights and plugs, and their scenes (docs/clusters/groups.md)"),
                 ConfigKey("homeAssistant", .section(homeAssistant),
                           "Home Assistant MQTT discovery (docs/home-assistant.md); on by default"),
             ], help: "A Hearth hub configuration (hearth.yaml). docs/configuration.md explains every key.",
@@ -75,6 +77,39 @@ extension HubConfiguration {
             ConfigKey("hub", id, required: true, "the peer hub's id"),
             ConfigKey("route", .choice(["local", "remote"]), "local (default) or remote"),
         ])
+
+        static var group: ConfigSection {
+            ConfigSection([
+                ConfigKey("id", .int(1...0xFFFF, unit: ""), required: true,
+                          "the group id (1…65535), the same on every hub: commands go to <prefix>/groups/<id>/set"),
+                ConfigKey("name", .textUpTo(16), "the group's name (at most 16 bytes); default none"),
+                ConfigKey("members", .list(id), required: true,
+                          "devices of this hub in the group (each device type with groups joins)"),
+                ConfigKey("scenes", .list(.named("scene", .section(scene))), "the group's scenes"),
+            ])
+        }
+
+        static var scene: ConfigSection {
+            ConfigSection([
+                ConfigKey("id", .int(0...254, unit: ""), required: true, "the scene id (0…254), unique in the group"),
+                ConfigKey("name", .textUpTo(16), "the scene's name (at most 16 bytes)"),
+                ConfigKey("transitionTime", .duration(.zero ... .seconds(60000), defaultUnit: "ms"),
+                          "how long a recall takes (up to 60000s); default 0"),
+                ConfigKey("values", .section(sceneValues), required: true,
+                          "what the scene sets, by trait and attribute, e.g. {onOff: {onOff: true}, levelControl: {currentLevel: 80}}"),
+            ])
+        }
+
+        /// Every scene-capable trait, with the attributes a scene stores of it.
+        static var sceneValues: ConfigSection {
+            ConfigSection(TraitRegistry.standard.servers.values.compactMap { server in
+                guard let capable = server as? any SceneCapable.Type else { return nil }
+                let d = server.descriptor
+                return ConfigKey(d.id.qualifiedName, .section(ConfigSection(capable.sceneAttributes.compactMap { id in
+                    d.attribute(id: id).map { ConfigKey($0.name, valueShape($0.type, constraint: $0.constraint, nullable: false), "\($0.type)") }
+                })), "the \(d.id.qualifiedName) attributes a scene stores")
+            }.sorted { $0.name < $1.name })
+        }
 
         static let binding = ConfigSection([
             ConfigKey("from", .text, required: true, "a local GenericSwitch device"),
@@ -191,6 +226,7 @@ extension HubConfiguration {
             case .enumeration(let e): .choice(e.cases.map(\.name))
             case .bitmap(let b): .listOrOne(.choice(b.bits.map(\.name)))
             case .structure(let s): .named("struct.\(s.name)", .section(structSection(s)))
+            case .list(let element, _): .list(valueShape(element, constraint: constraint, nullable: false))
             default: .int(constraint ?? type.integerRange ?? 0...0, unit: "")
             }
             return nullable ? .nullable(shape) : shape

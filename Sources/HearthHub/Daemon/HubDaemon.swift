@@ -171,6 +171,29 @@ public enum HubDaemon {
                              + "\(b.trait).\(b.command)" + (b.arguments == .object([]) ? "" : " \(b.arguments.text)"))
             }
         }
+        // Groups, from the tables the configuration gave the members' device types.
+        var groups: [Int: (name: String, members: [String], scenes: Set<String>)] = [:]
+        for device in c.devices {
+            for type in device.configuration.types {
+                for trait in type.traits {
+                    for (key, value) in trait.table?.structureValue ?? [:] {
+                        if trait.id == .groups, let id = Int(key) {
+                            groups[id, default: ("", [], [])].name = value.stringValue ?? ""
+                            if groups[id]?.members.contains(device.configuration.id) == false {
+                                groups[id]?.members.append(device.configuration.id)
+                            }
+                        } else if trait.id == .scenesManagement, let id = key.split(separator: "/").first.flatMap({ Int($0) }) {
+                            groups[id, default: ("", [], [])].scenes.insert(key)
+                        }
+                    }
+                }
+            }
+        }
+        lines.append("groups: " + (groups.isEmpty ? "none" : groups.keys.sorted().map { id in
+            let g = groups[id]!
+            return "\(id)" + (g.name.isEmpty ? "" : " \(g.name)") + " (\(g.members.joined(separator: ", "))"
+                + (g.scenes.isEmpty ? "" : "; \(g.scenes.count) scene(s)") + ")"
+        }.joined(separator: ", ")))
         return lines
     }
 

@@ -129,6 +129,7 @@ public final class StateStore: Sendable {
             case .int(let i): .int(i)
             case .string(let s): .string(s)
             case .structure(let f): .object(f.sorted { $0.key < $1.key }.map { ($0.key, value($0.value)) })
+            case .list(let l): .array(l.map(value))
             }
         }
         var members: [(key: String, value: JSON)] = []
@@ -140,6 +141,11 @@ public final class StateStore: Sendable {
                 (trait, .object(attributes.sorted { $0.key < $1.key }.map { ($0.key, value($0.value)) }))
             }))
         })))
+        if !d.tables.isEmpty {
+            members.append(("tables", .object(d.tables.sorted { $0.key < $1.key }.map { type, traits in
+                (type, .object(traits.sorted { $0.key < $1.key }.map { ($0.key, value($0.value)) }))
+            })))
+        }
         var out = JSON.string(id).bytes
         out.append(UInt8(ascii: ":"))
         JSON.object(members).write(to: &out)
@@ -156,6 +162,7 @@ public final class StateStore: Sendable {
         case .string(let s): .string(s)
         case .object(let members):
             .structure(Dictionary(try members.map { ($0.key, try savedValue($0.value)) }, uniquingKeysWith: { a, _ in a }))
+        case .array(let items): .list(try items.map(savedValue))
         default: throw FormatError()
         }
     }
@@ -177,6 +184,16 @@ public final class StateStore: Sendable {
                         saved.attributes[type, default: [:]][trait, default: [:]][name] = try savedValue(v)
                     }
                 }
+            }
+            // Tables (groups, scenes) came later: a file without them is a file with none.
+            switch d["tables"] {
+            case nil: break
+            case .object(let types)?:
+                for (type, traitsJSON) in types {
+                    guard case .object(let traits) = traitsJSON else { throw FormatError() }
+                    for (trait, table) in traits { saved.tables[type, default: [:]][trait] = try savedValue(table) }
+                }
+            default: throw FormatError()
             }
             result[id] = saved
         }

@@ -20,10 +20,10 @@ public final class MQTTHub: Sendable {
     public let home: Home
     public let client: MQTTClient
     public let topics: TopicScheme
-    private let log: @Sendable (String) -> Void
+    let log: @Sendable (String) -> Void
     private let refresh: @Sendable (String) -> Void
-    private let hasHardware: @Sendable (String) -> Bool
-    private let requestsWaitingPerDevice: Int
+    let hasHardware: @Sendable (String) -> Bool
+    let requestsWaitingPerDevice: Int
     private let linkLog = Mutex(LinkLog())
     /// Enough for every burst a person, a script or Home Assistant sends one device (a scene, a slider dragged
     /// across its range) while its hardware answers in milliseconds; a device that hangs for long holds at most this.
@@ -35,6 +35,8 @@ public final class MQTTHub: Sendable {
     public let router: PeerRouter?
     private let observer = Mutex<Int?>(nil)
     private let writer = Mutex(DocumentWriter())
+    /// The groups whose topics this hub is subscribed to: those its devices are in.
+    let groupSubscriptions = Mutex<Set<Int>>([])
 
     /// Options for the hub's client: `base` plus the last will (`offline` on the status topic).
     public static func clientOptions(_ base: MQTTConnectOptions, topics: TopicScheme) -> MQTTConnectOptions {
@@ -91,6 +93,7 @@ public final class MQTTHub: Sendable {
         observer.withLock { $0 = id }
         // Retain-as-published lets a retained `set` sent while we are connected be recognised too.
         try client.subscribe(topics.setFilter, options: MQTTSubscriptionOptions(qos: .atLeastOnce, retainAsPublished: true))
+        syncGroupSubscriptions()
         try client.start()
     }
 
@@ -108,6 +111,7 @@ public final class MQTTHub: Sendable {
     func publishEverything() {
         for d in home.views() { publish(d) }
         publishSummary(home.list())
+        publishGroups()
         send(topics.status, Array("online".utf8), qos: .atLeastOnce, retain: true)
         router?.linkChanged(up: true)
         online()
@@ -125,21 +129,27 @@ public final class MQTTHub: Sendable {
         guard client.isConnected else { return }  // republished in full on the next connection
         var ids: [String] = []
         var summary = false
+        var groups = false
         for e in events {
             if !ids.contains(e.deviceID) { ids.append(e.deviceID) }
             switch e.change {
             case .metadata, .connectivity: summary = true
+            case .table: groups = true
             case .attribute, .event, .unsupported: break
             }
         }
         for id in ids { if let d = try? home.view(id) { publish(d) } }
+        if groups {
+            syncGroupSubscriptions()
+            publishGroups()
+        }
         if summary {
             publishSummary(home.list())
             router?.publishHome()
         }
     }
 
-    private func send(_ topic: String, _ payload: [UInt8], qos: MQTTQoS = .atMostOnce, retain: Bool = false,
+    func send(_ topic: String, _ payload: [UInt8], qos: MQTTQoS = .atMostOnce, retain: Bool = false,
                       correlationData: [UInt8]? = nil) {
         do {
             try client.publish(topic, payload: payload, qos: qos, retain: retain, correlationData: correlationData)
@@ -152,6 +162,10 @@ public final class MQTTHub: Sendable {
 
     func handle(_ message: MQTTMessage) {
         if router?.handle(message) == true { return }
+        if let group = topics.groupID(fromSetTopic: message.topic) {
+            handleGroup(message, group: group)
+            return
+        }
         guard let deviceID = topics.deviceID(fromSetTopic: message.topic) else {
             other(message)
             return
@@ -216,7 +230,7 @@ public final class MQTTHub: Sendable {
         }
     }
 
-    private func respond(_ request: MQTTMessage, _ response: JSON) {
+    func respond(_ request: MQTTMessage, _ response: JSON) {
         let payload = response.bytes
         send(topics.responses, payload)
         if let responseTopic = request.responseTopic {
@@ -236,8 +250,11 @@ public final class MQTTHub: Sendable {
                                                         what: "\(name).\(key)")
                 }
             }
-            try home.invoke(deviceID, type: type, trait: trait, command: name, arguments: values)
-            return nil
+            let response = try home.invoke(deviceID, type: type, trait: trait, command: name, arguments: values)
+            // The command's response fields (Matter's `…Response`), in the descriptor's order and coding.
+            guard let response else { return nil }
+            let responseFields = home.registry.server(for: TraitID(qualifiedName: trait))?.descriptor.command(named: name)?.response ?? []
+            return .object(responseFields.compactMap { f in response[f.name].map { (key: f.name, value: ValueCoding.json($0, as: f.type)) } })
         case .update(let type, let trait, let attributes):
             let descriptor = home.registry.server(for: TraitID(qualifiedName: trait))?.descriptor
             var values: [String: Value] = [:]

@@ -177,7 +177,7 @@ public final class Home: Sendable {
             // Sent right after CONNACK, before anything else: this client's own topics, then the hubs'.
             try client.subscribe("\(options.clientTopicRoot)/\(nonce)/+", options: MQTTSubscriptionOptions(qos: .atLeastOnce))
             for filter in ["\(prefix)/+/status", "\(prefix)/+/devices", "\(prefix)/+/devices/+", "\(prefix)/+/home",
-                           "\(prefix)/+/responses"] {
+                           "\(prefix)/+/responses", "\(prefix)/+/groups"] {
                 try client.subscribe(filter, options: MQTTSubscriptionOptions(qos: .atLeastOnce))
             }
         } catch {
@@ -301,6 +301,8 @@ extension Home {
         var status: String?
         var summary: PublishedMessage?
         var homeView: PublishedMessage?
+        /// `<prefix>/<hub>/groups`: the hub's group memberships and scenes.
+        var groups: PublishedMessage?
         var documents: [String: PublishedMessage] = [:]
         /// Device ids in the order their documents first arrived.
         var documentOrder: [String] = []
@@ -316,6 +318,8 @@ extension Home {
         var settled = false
         var lastMessage = ContinuousClock.now
         var waits: [String: Wait] = [:]
+        /// Group commands waiting for their summaries: by transaction, the hubs expected and the summaries so far.
+        var groupAnswers: [String: (expected: Set<String>, summaries: [String: PublishedMessage])] = [:]
         var watchers: [Int: Watcher] = [:]
         var connectionWatchers: [Int: AsyncStream<ConnectionChange>.Continuation] = [:]
         var nextID = 0
@@ -430,6 +434,12 @@ extension Home {
                 s.hubs[hub, default: HubRecord()].summary = summary?.json == nil ? nil : summary
                 return PublishedUpdate.summary(hub: hub, summary?.json == nil ? nil : summary)
             }
+        case (2, "groups"):
+            let groups = message.payload.isEmpty ? nil : PublishedMessage(message.payload)
+            update { s in
+                s.hubs[hub, default: HubRecord()].groups = groups?.json == nil ? nil : groups
+                return nil
+            }
         case (2, "home"):
             let view = message.payload.isEmpty ? nil : PublishedMessage(message.payload)
             update { s in
@@ -465,6 +475,16 @@ extension Home {
     private func answer(_ payload: [UInt8]) {
         let response = PublishedMessage(payload)
         guard let transaction = response.json?["transaction"]?.stringValue else { return }
+        if response.json?["group"] != nil, let hub = response.json?["hub"]?.stringValue {
+            // One hub's summary of a group command: the wait ends when every hub expected has answered.
+            let complete = state.withLock { s -> Bool in
+                guard s.groupAnswers[transaction] != nil else { return false }
+                s.groupAnswers[transaction]!.summaries[hub] = response
+                return s.groupAnswers[transaction]!.expected.isSubset(of: Set(s.groupAnswers[transaction]!.summaries.keys))
+            }
+            if complete { resolve("group:\(transaction)", .answer(response)) }
+            return
+        }
         resolve("request:\(transaction)", .answer(response))
     }
 

@@ -4,7 +4,7 @@
 
 /// Matter OnOffLight, device type 0x0100.
 ///
-/// Required traits: identify, onOff (lighting).
+/// Required traits: identify, groups, onOff (lighting), scenesManagement.
 /// Optional traits: levelControl (lighting, onOff), basicInformation.
 public struct OnOffLightDeviceType: DeviceType {
     public static let identifier = "OnOffLight"
@@ -19,7 +19,9 @@ public struct OnOffLightDeviceType: DeviceType {
     public struct MatterTraits: Sendable, Hashable {
         public let traits: DeviceTypeTraits
         public var identifyTrait: Matter.IdentifyTrait? { traits[Matter.IdentifyTrait.self] }
+        public var groupsTrait: Matter.GroupsTrait? { traits[Matter.GroupsTrait.self] }
         public var onOffTrait: Matter.OnOffTrait? { traits[Matter.OnOffTrait.self] }
+        public var scenesManagementTrait: Matter.ScenesManagementTrait? { traits[Matter.ScenesManagementTrait.self] }
         public var levelControlTrait: Matter.LevelControlTrait? { traits[Matter.LevelControlTrait.self] }
         public var basicInformationTrait: Matter.BasicInformationTrait? { traits[Matter.BasicInformationTrait.self] }
     }
@@ -27,7 +29,7 @@ public struct OnOffLightDeviceType: DeviceType {
 
 /// Matter DimmableLight, device type 0x0101.
 ///
-/// Required traits: identify, onOff (lighting), levelControl (lighting, onOff).
+/// Required traits: identify, groups, onOff (lighting), levelControl (lighting, onOff), scenesManagement.
 /// Optional traits: basicInformation.
 public struct DimmableLightDeviceType: DeviceType {
     public static let identifier = "DimmableLight"
@@ -42,15 +44,17 @@ public struct DimmableLightDeviceType: DeviceType {
     public struct MatterTraits: Sendable, Hashable {
         public let traits: DeviceTypeTraits
         public var identifyTrait: Matter.IdentifyTrait? { traits[Matter.IdentifyTrait.self] }
+        public var groupsTrait: Matter.GroupsTrait? { traits[Matter.GroupsTrait.self] }
         public var onOffTrait: Matter.OnOffTrait? { traits[Matter.OnOffTrait.self] }
         public var levelControlTrait: Matter.LevelControlTrait? { traits[Matter.LevelControlTrait.self] }
+        public var scenesManagementTrait: Matter.ScenesManagementTrait? { traits[Matter.ScenesManagementTrait.self] }
         public var basicInformationTrait: Matter.BasicInformationTrait? { traits[Matter.BasicInformationTrait.self] }
     }
 }
 
 /// Matter ColorTemperatureLight, device type 0x010C.
 ///
-/// Required traits: identify, onOff (lighting), levelControl (lighting, onOff), colorControl (colorTemperature).
+/// Required traits: identify, groups, onOff (lighting), levelControl (lighting, onOff), colorControl (colorTemperature), scenesManagement.
 /// Optional traits: basicInformation.
 public struct ColorTemperatureLightDeviceType: DeviceType {
     public static let identifier = "ColorTemperatureLight"
@@ -65,16 +69,18 @@ public struct ColorTemperatureLightDeviceType: DeviceType {
     public struct MatterTraits: Sendable, Hashable {
         public let traits: DeviceTypeTraits
         public var identifyTrait: Matter.IdentifyTrait? { traits[Matter.IdentifyTrait.self] }
+        public var groupsTrait: Matter.GroupsTrait? { traits[Matter.GroupsTrait.self] }
         public var onOffTrait: Matter.OnOffTrait? { traits[Matter.OnOffTrait.self] }
         public var levelControlTrait: Matter.LevelControlTrait? { traits[Matter.LevelControlTrait.self] }
         public var colorControlTrait: Matter.ColorControlTrait? { traits[Matter.ColorControlTrait.self] }
+        public var scenesManagementTrait: Matter.ScenesManagementTrait? { traits[Matter.ScenesManagementTrait.self] }
         public var basicInformationTrait: Matter.BasicInformationTrait? { traits[Matter.BasicInformationTrait.self] }
     }
 }
 
 /// Matter OnOffPlugInUnit, device type 0x010A.
 ///
-/// Required traits: identify, onOff.
+/// Required traits: identify, groups, onOff, scenesManagement.
 /// Optional traits: levelControl (onOff), basicInformation.
 public struct OnOffPlugInUnitDeviceType: DeviceType {
     public static let identifier = "OnOffPlugInUnit"
@@ -89,7 +95,9 @@ public struct OnOffPlugInUnitDeviceType: DeviceType {
     public struct MatterTraits: Sendable, Hashable {
         public let traits: DeviceTypeTraits
         public var identifyTrait: Matter.IdentifyTrait? { traits[Matter.IdentifyTrait.self] }
+        public var groupsTrait: Matter.GroupsTrait? { traits[Matter.GroupsTrait.self] }
         public var onOffTrait: Matter.OnOffTrait? { traits[Matter.OnOffTrait.self] }
+        public var scenesManagementTrait: Matter.ScenesManagementTrait? { traits[Matter.ScenesManagementTrait.self] }
         public var levelControlTrait: Matter.LevelControlTrait? { traits[Matter.LevelControlTrait.self] }
         public var basicInformationTrait: Matter.BasicInformationTrait? { traits[Matter.BasicInformationTrait.self] }
     }

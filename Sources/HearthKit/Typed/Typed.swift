@@ -101,6 +101,20 @@ extension HomeValue where Self: FixedWidthInteger {
     public var json: JSON { .int(Int(self)) }
 }
 
+/// A Matter list (Groups' `groupList`, a scene's extension field sets) is a JSON array.
+extension Array: HomeValue where Element: HomeValue {
+    public init?(json: JSON) {
+        guard case .array(let items) = json else { return nil }
+        var values: [Element] = []
+        for item in items {
+            guard let v = Element(json: item) else { return nil }
+            values.append(v)
+        }
+        self = values
+    }
+    public var json: JSON { .array(map(\.json)) }
+}
+
 extension Optional where Wrapped: HomeValue {
     /// nil is JSON's null.
     var json: JSON { map(\.json) ?? .null }
