@@ -25,6 +25,8 @@ public enum ValueCoding {
             return .object(members)
         case (.structure(let fields), _):
             return .object(fields.sorted { $0.key < $1.key }.map { (key: $0.key, value: json($0.value, as: .bool)) })
+        case (.list(let items), .list(let item)): return .array(items.map { json($0, as: item) })
+        case (.list(let items), _): return .array(items.map { json($0, as: .bool) })
         }
     }
 
@@ -65,6 +67,10 @@ public enum ValueCoding {
                 fields[name] = try value(v, as: field.type, what: "\(what).\(name)")
             }
             return .structure(fields)
+        case (.array(let items), .list(let item)?):
+            var values: [Value] = []
+            for (i, v) in items.enumerated() { values.append(try value(v, as: item, what: "\(what)[\(i)]")) }
+            return .list(values)
         case (.object, _), (.array, _):
             let expected = type.map { " (\($0))" } ?? ""
             throw .invalidDataType("\(what) must be a single value\(expected), not \(json.kind)")

@@ -82,6 +82,8 @@ public enum SavedValue: Sendable, Hashable, Codable {
     case null, bool(Bool), int(Int), string(String)
     /// A struct's fields by name.
     indirect case structure([String: SavedValue])
+    /// A list's elements in order.
+    indirect case list([SavedValue])
 
     public init(_ value: Value) {
         switch value {
@@ -90,6 +92,7 @@ public enum SavedValue: Sendable, Hashable, Codable {
         case .int(let i): self = .int(i)
         case .string(let s): self = .string(s)
         case .structure(let f): self = .structure(f.mapValues(SavedValue.init))
+        case .list(let l): self = .list(l.map(SavedValue.init))
         }
     }
 
@@ -100,6 +103,7 @@ public enum SavedValue: Sendable, Hashable, Codable {
         case .int(let i): .int(i)
         case .string(let s): .string(s)
         case .structure(let f): .structure(f.mapValues(\.value))
+        case .list(let l): .list(l.map(\.value))
         }
     }
 
@@ -109,6 +113,7 @@ public enum SavedValue: Sendable, Hashable, Codable {
         else if let b = try? c.decode(Bool.self) { self = .bool(b) }
         else if let i = try? c.decode(Int.self) { self = .int(i) }
         else if let f = try? c.decode([String: SavedValue].self) { self = .structure(f) }
+        else if let l = try? c.decode([SavedValue].self) { self = .list(l) }
         else { self = .string(try c.decode(String.self)) }
     }
 
@@ -120,6 +125,7 @@ public enum SavedValue: Sendable, Hashable, Codable {
         case .int(let i): try c.encode(i)
         case .string(let s): try c.encode(s)
         case .structure(let f): try c.encode(f)
+        case .list(let l): try c.encode(l)
         }
     }
 }

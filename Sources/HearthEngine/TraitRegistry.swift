@@ -25,5 +25,7 @@ public struct TraitRegistry: Sendable {
         SwitchServer.self,
         BooleanStateServer.self,
         OccupancySensingServer.self,
+        ElectricalPowerMeasurementServer.self,
+        ElectricalEnergyMeasurementServer.self,
     ])
 }

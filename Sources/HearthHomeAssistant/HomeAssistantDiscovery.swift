@@ -151,6 +151,8 @@ public struct HomeAssistantDiscovery: Sendable {
             return .object(s.fields.compactMap { f in fields[f.name].map { (f.name, json($0, as: f.type)) } })
         case (.structure(let fields), _):
             return .object(fields.sorted { $0.key < $1.key }.map { ($0.key, json($0.value, as: nil)) })
+        case (.list(let items), .list(let item)?): return .array(items.map { json($0, as: item) })
+        case (.list(let items), _): return .array(items.map { json($0, as: nil) })
         }
     }
 

@@ -86,6 +86,9 @@ public enum HearthKitGenerator {
         case .uint16: "UInt16"
         case .uint32: "UInt32"
         case .int16: "Int16"
+        case .int64: "Int64"
+        case .uint64: "UInt64"
+        case .list(let item): "[\(swiftType(item))]"
         case .string: "String"
         case .enumeration(let e): e.name
         case .bitmap(let b): b.name
@@ -115,6 +118,7 @@ public enum HearthKitGenerator {
             return "[\(names.joined(separator: ", "))]"
         case (.int(let i), _): return String(i)
         case (.structure, _): throw GeneratorError("\(field.name) has a struct default; write it as fields in the hub's tables")
+        case (.list, _): throw GeneratorError("\(field.name) has a list default; lists have none in the hub's tables")
         }
     }
 
@@ -288,6 +292,7 @@ public enum HearthKitGenerator {
                 } else {
                     bitmaps.append(b)
                 }
+            case .list(let item): try collect(item)
             default: break
             }
         }

@@ -10,12 +10,15 @@ public enum Value: Sendable, Hashable, CustomStringConvertible {
     case string(String)
     /// A Matter struct's fields by name (HoldTimeLimitsStruct's `holdTimeMin`, …); its `StructType` gives their order.
     case structure([String: Value])
+    /// A Matter list, in order (ElectricalPowerMeasurement's `accuracy`: one MeasurementAccuracyStruct per type).
+    case list([Value])
 
     public var isNull: Bool { if case .null = self { true } else { false } }
     public var boolValue: Bool? { if case .bool(let b) = self { b } else { nil } }
     public var intValue: Int? { if case .int(let i) = self { i } else { nil } }
     public var stringValue: String? { if case .string(let s) = self { s } else { nil } }
     public var structureValue: [String: Value]? { if case .structure(let f) = self { f } else { nil } }
+    public var listValue: [Value]? { if case .list(let l) = self { l } else { nil } }
 
     public var description: String {
         switch self {
@@ -24,6 +27,7 @@ public enum Value: Sendable, Hashable, CustomStringConvertible {
         case .int(let i): String(i)
         case .string(let s): "\"\(s)\""
         case .structure(let f): "{" + f.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ") + "}"
+        case .list(let l): "[" + l.map(\.description).joined(separator: ", ") + "]"
         }
     }
 }
@@ -84,10 +88,17 @@ public struct StructType: Sendable, Hashable {
 public enum ValueType: Sendable, Hashable, CustomStringConvertible {
     case bool
     case uint8, uint16, uint32, int16
+    /// Matter's int64 as the energy and power clusters use it (power-mW, voltage-mV, amperage-mA, energy-mWh): their
+    /// constraint is −2^62 … 2^62, which is this type's range.
+    case int64
+    /// Matter's uint64 (systime-ms, a fixed accuracy): 0 … Int.max, what a Swift Int and a JSON integer carry.
+    case uint64
     case enumeration(EnumType)
     case bitmap(BitmapType)
     case string(maxLength: Int)
     case structure(StructType)
+    /// A Matter list of one element type.
+    indirect case list(ValueType)
 
     /// The range the type itself allows, before any constraint of the attribute.
     public var integerRange: ClosedRange<Int>? {
@@ -96,9 +107,11 @@ public enum ValueType: Sendable, Hashable, CustomStringConvertible {
         case .uint16: 0...0xFFFF
         case .uint32: 0...0xFFFF_FFFF
         case .int16: -0x8000...0x7FFF
+        case .int64: -(1 << 62)...(1 << 62)
+        case .uint64: 0...Int.max
         case .enumeration: 0...0xFF
         case .bitmap(let b): 0...b.mask
-        case .bool, .string, .structure: nil
+        case .bool, .string, .structure, .list: nil
         }
     }
 
@@ -109,10 +122,13 @@ public enum ValueType: Sendable, Hashable, CustomStringConvertible {
         case .uint16: "uint16"
         case .uint32: "uint32"
         case .int16: "int16"
+        case .int64: "int64"
+        case .uint64: "uint64"
         case .enumeration(let e): "enum \(e.name)"
         case .bitmap(let b): "bitmap \(b.name)"
         case .string(let n): "string (at most \(n) bytes)"
         case .structure(let s): "struct \(s.name)"
+        case .list(let item): "list of \(item)"
         }
     }
 
@@ -150,6 +166,10 @@ public enum ValueType: Sendable, Hashable, CustomStringConvertible {
                 }
                 try field.type.check(v, nullable: field.isNullable, constraint: field.constraint,
                                      what: "\(describe()).\(field.name)")
+            }
+        case (.list(let item), .list(let values)):
+            for (i, v) in values.enumerated() {
+                try item.check(v, nullable: false, what: "\(describe())[\(i)]")
             }
         case (.bitmap(let b), .int(let i)):
             guard i >= 0, i & ~b.mask == 0 else {

@@ -377,6 +377,15 @@ public struct HubConfiguration {
                 fields[f.name] = field
             }
             return .structure(fields)
+        case (.list(let item), _):
+            guard let items = v.list else { return nil }
+            var values: [Value] = []
+            for (i, element) in items.enumerated() {
+                guard let value = value(element, type: item, constraint: nil, nullable: false, name: "\(name)[\(i)]")
+                else { return nil }
+                values.append(value)
+            }
+            return .list(values)
         case (.enumeration(let e), _):
             guard case .text(let s)? = v.read(shape) else { return nil }
             return e.value(named: s).map(Value.int)

@@ -191,6 +191,7 @@ extension HubConfiguration {
             case .enumeration(let e): .choice(e.cases.map(\.name))
             case .bitmap(let b): .listOrOne(.choice(b.bits.map(\.name)))
             case .structure(let s): .named("struct.\(s.name)", .section(structSection(s)))
+            case .list(let item): .list(valueShape(item, constraint: nil, nullable: false))
             default: .int(constraint ?? type.integerRange ?? 0...0, unit: "")
             }
             return nullable ? .nullable(shape) : shape

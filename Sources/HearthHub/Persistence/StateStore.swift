@@ -129,6 +129,7 @@ public final class StateStore: Sendable {
             case .int(let i): .int(i)
             case .string(let s): .string(s)
             case .structure(let f): .object(f.sorted { $0.key < $1.key }.map { ($0.key, value($0.value)) })
+            case .list(let l): .array(l.map(value))
             }
         }
         var members: [(key: String, value: JSON)] = []
@@ -156,6 +157,7 @@ public final class StateStore: Sendable {
         case .string(let s): .string(s)
         case .object(let members):
             .structure(Dictionary(try members.map { ($0.key, try savedValue($0.value)) }, uniquingKeysWith: { a, _ in a }))
+        case .array(let items): .list(try items.map(savedValue))
         default: throw FormatError()
         }
     }

@@ -213,7 +213,7 @@ public struct DocumentWriter: Sendable {
             }
             Self.raw("}", &out)
         case (.int(let i), _): JSON.writeInt(i, to: &out)
-        case (.structure, _): ValueCoding.json(value, as: type).write(to: &out)  // rare: not on the hot path
+        case (.structure, _), (.list, _): ValueCoding.json(value, as: type).write(to: &out)  // rare: not on the hot path
         }
     }
 
