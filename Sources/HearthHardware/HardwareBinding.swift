@@ -23,6 +23,10 @@ public protocol HardwareBinding: AnyObject, Sendable {
     /// trait's configured features, adding the trait if the configuration left it out.
     var requiredFeatures: [TraitID: Set<String>] { get }
 
+    /// Attribute values the binding knows from its hardware (a power meter's accuracy, from its chip's datasheet), by
+    /// trait and attribute name. The daemon sets them on the traits unless the configuration gives its own.
+    var defaultAttributes: [TraitID: [String: Value]] { get }
+
     /// Requests the hardware and begins reporting to `home`.
     func start(home: Home)
 
@@ -44,6 +48,7 @@ extension HardwareBinding {
     public var wiring: String { "" }
     public var extraTraits: [TraitConfiguration] { [] }
     public var requiredFeatures: [TraitID: Set<String>] { [:] }
+    public var defaultAttributes: [TraitID: [String: Value]] { [:] }
 }
 
 /// Where a binding is, for its configuration and its log lines.
