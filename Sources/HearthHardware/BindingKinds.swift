@@ -222,8 +222,13 @@ struct BindingReader {
         if given.count > 1 { return nil }  // the section's rule said so
         if let value = map["sensor"] {
             guard let name = value.string else { return nil }
-            guard let sensor = board.sensor(named: name) else {
-                let names = board.sensors.map(\.name)
+            guard let sensor = board.sensor(named: name), !SensorDrivers.powerMeters.contains(sensor.driver) else {
+                let names = board.sensors.filter { !SensorDrivers.powerMeters.contains($0.driver) }.map(\.name)
+                if let meter = board.sensor(named: name) {
+                    value.problem("'\(name)' is a \(meter.driver) power monitor, not a sensor of this kind (a plug's relay "
+                                  + "reads it: meter: {sensor: \(name)})" + (names.isEmpty ? "" : "; sensors: \(names.joined(separator: ", "))"))
+                    return nil
+                }
                 value.problem("the board '\(board.name)' has no sensor '\(name)'; "
                               + (names.isEmpty ? "it names no sensors (add them under i2c.buses[].devices)"
                                  : "its sensors are \(names.joined(separator: ", "))"))
@@ -243,7 +248,7 @@ struct BindingReader {
             return .oneWire(id)
         }
         if given.isEmpty {
-            let names = board.sensors.map(\.name)
+            let names = board.sensors.filter { !SensorDrivers.powerMeters.contains($0.driver) }.map(\.name)
             map.owner.problem("missing 'sensor' (the board's sensor"
                               + (names.isEmpty ? "" : ", e.g. one of \(names.joined(separator: ", "))")
                               + "; or 'iio: <device name>' or 'hwmon: <name>'"

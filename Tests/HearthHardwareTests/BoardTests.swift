@@ -82,7 +82,7 @@ struct BoardTests {
             """)
         #expect(board == nil)
         let text = problems.map(\.description)
-        #expect(text.contains("board.yaml:2:1: colour: unknown key 'colour'; allowed: name, description, arch, simulated, seed, gpio, i2c, pwm"))
+        #expect(text.contains("board.yaml:2:1: colour: unknown key 'colour'; allowed: name, description, arch, simulated, seed, gpio, i2c, pwm, w1"))
         #expect(text.contains("board.yaml:8:19: gpio.chips[0].named[0].offset: offset 9 is beyond the chip's 4 lines (0…3)"))
         #expect(text.contains("board.yaml:12:22: gpio.chips[0].named[1].direction: expected one of input, output, found 'sideways'"))
         #expect(text.contains("board.yaml:14:17: gpio.chips[0].named[2].name: the name 'relay-1' is already used by a GPIO line on line 11; names on a board must be unique"))

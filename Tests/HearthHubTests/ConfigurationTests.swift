@@ -253,7 +253,7 @@ import Testing
             "hearth.yaml:12: bindings[4].to.args.effectIdentifier: offWithEffect.effectIdentifier 'dyingLite' is not one of delayedAllOff, dyingLight",
             "hearth.yaml:13: bindings[5].to.args: moveToLevel needs the field 'level' (uint8)",
             #"hearth.yaml:14: bindings[6].to.args.level: moveToLevel.level must be uint8, not "10""#,
-            "hearth.yaml:15: bindings[7].to.trait: no trait 'levelControll'; known: basicInformation, booleanState, identify, levelControl, occupancySensing, onOff, relativeHumidityMeasurement, switch, temperatureMeasurement",
+            "hearth.yaml:15: bindings[7].to.trait: no trait 'levelControll'; known: basicInformation, booleanState, electricalEnergyMeasurement, electricalPowerMeasurement, identify, levelControl, occupancySensing, onOff, relativeHumidityMeasurement, switch, temperatureMeasurement",
         ])
         // What is accepted is sent as written: a manufacturer's trait is the owner's to check.
         #expect(config.bindings[8].arguments.text == #"{"speed":3}"#)

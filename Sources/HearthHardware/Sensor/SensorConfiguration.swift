@@ -53,6 +53,9 @@ struct SensorConfiguration: Sendable, Hashable {
             : [.atLeastOne("sensor", "iio", "hwmon"), .atMostOne("sensor", "iio", "hwmon")])
     }
 
+    /// Whether a read blocks for long (a DS18B20's 750 ms conversion), so even the first one belongs on the lane.
+    var readsSlowly: Bool { if case .oneWire = sensor { true } else { false } }
+
     var wiring: String {
         let seconds = Double(interval) / 1000
         return "\(sensor), read every " + (seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s")

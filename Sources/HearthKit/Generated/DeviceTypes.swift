@@ -51,7 +51,7 @@ public struct DimmableLightDeviceType: DeviceType {
 /// Matter OnOffPlugInUnit, device type 0x010A.
 ///
 /// Required traits: identify, onOff.
-/// Optional traits: levelControl (onOff), basicInformation.
+/// Optional traits: levelControl (onOff), basicInformation, electricalPowerMeasurement, electricalEnergyMeasurement.
 public struct OnOffPlugInUnitDeviceType: DeviceType {
     public static let identifier = "OnOffPlugInUnit"
     public static let deviceTypeID: UInt32 = 0x010A
@@ -68,6 +68,8 @@ public struct OnOffPlugInUnitDeviceType: DeviceType {
         public var onOffTrait: Matter.OnOffTrait? { traits[Matter.OnOffTrait.self] }
         public var levelControlTrait: Matter.LevelControlTrait? { traits[Matter.LevelControlTrait.self] }
         public var basicInformationTrait: Matter.BasicInformationTrait? { traits[Matter.BasicInformationTrait.self] }
+        public var electricalPowerMeasurementTrait: Matter.ElectricalPowerMeasurementTrait? { traits[Matter.ElectricalPowerMeasurementTrait.self] }
+        public var electricalEnergyMeasurementTrait: Matter.ElectricalEnergyMeasurementTrait? { traits[Matter.ElectricalEnergyMeasurementTrait.self] }
     }
 }
 

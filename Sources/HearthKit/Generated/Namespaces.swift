@@ -27,6 +27,8 @@ enum GeneratedCatalogue {
         [
             Matter.BasicInformationTrait.self,
             Matter.BooleanStateTrait.self,
+            Matter.ElectricalEnergyMeasurementTrait.self,
+            Matter.ElectricalPowerMeasurementTrait.self,
             Matter.IdentifyTrait.self,
             Matter.LevelControlTrait.self,
             Matter.OccupancySensingTrait.self,
