@@ -45,8 +45,20 @@ struct BoardTests {
         #expect(board.gpioChips.map(\.label) == ["hearth-sim-main", "hearth-sim-aux"])
         #expect(board.pin(named: "aux-button")?.offset == 7)
         #expect(board.pin(named: "aux-button")?.chipLabel == "hearth-sim-aux")
-        #expect(board.sensors.map(\.name) == ["humidity-1"])
+        #expect(board.sensors.map(\.name) == ["humidity-1", "power-1"])
+        #expect(board.sensor(named: "power-1")?.registers == [0x02: 0x5dc0, 0x03: 0x012c, 0x04: 0x01f4])
         #expect(board.pwmChannels.isEmpty)
+    }
+
+    @Test func thePiBoardsNameTheirPowerMonitorAndTheir1WirePin() throws {
+        for name in ["rpi4", "rpi5", "rpi-zero-2w"] {
+            let board = try shippedBoard(name)
+            #expect(board.sensor(named: "power-1")?.driver == "ina219", "\(name)")
+            #expect(board.sensor(named: "power-1")?.address == 0x41, "\(name): beside the humidity chip at 0x40")
+            #expect(board.oneWire?.gpio == 4, "\(name)")
+            #expect(board.oneWire?.overlay == "dtoverlay=w1-gpio", "\(name)")
+            #expect(!board.pins.contains { $0.offset == 4 }, "\(name): GPIO4 is the 1-Wire bus's, no binding's")
+        }
     }
 
     @Test func everyProblemIsReportedWithItsLineAndPath() {
