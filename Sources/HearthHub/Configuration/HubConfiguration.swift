@@ -379,13 +379,12 @@ public struct HubConfiguration {
             return .structure(fields)
         case (.list(let item), _):
             guard let items = v.list else { return nil }
-            var values: [Value] = []
-            for (i, element) in items.enumerated() {
-                guard let value = value(element, type: item, constraint: nil, nullable: false, name: "\(name)[\(i)]")
-                else { return nil }
-                values.append(value)
+            // Every element is read, so each bad one is reported with its place, not only the first.
+            let values = items.enumerated().map { i, element in
+                value(element, type: item, constraint: nil, nullable: false, name: "\(name)[\(i)]")
             }
-            return .list(values)
+            let read = values.compactMap { $0 }
+            return read.count == values.count ? .list(read) : nil
         case (.enumeration(let e), _):
             guard case .text(let s)? = v.read(shape) else { return nil }
             return e.value(named: s).map(Value.int)
