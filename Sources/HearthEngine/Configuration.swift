@@ -102,6 +102,7 @@ public enum SavedValue: Sendable, Hashable, Codable {
     case null, bool(Bool), int(Int), string(String)
     /// A struct's fields by name.
     indirect case structure([String: SavedValue])
+    /// A list's elements in order.
     indirect case list([SavedValue])
 
     public init(_ value: Value) {

@@ -28,5 +28,7 @@ public struct TraitRegistry: Sendable {
         ColorControlServer.self,
         GroupsServer.self,
         ScenesManagementServer.self,
+        ElectricalPowerMeasurementServer.self,
+        ElectricalEnergyMeasurementServer.self,
     ])
 }

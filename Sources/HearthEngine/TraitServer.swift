@@ -197,6 +197,8 @@ public enum TraitInput: Sendable, Hashable {
     /// A two-state input after debounce: a door contact closed (`true`) or open, a motion detector's output active or
     /// not.
     case binaryState(Bool)
+    /// A power meter's reading (ElectricalPowerMeasurement's values; ElectricalEnergyMeasurement integrates it).
+    case electricalPower(ElectricalReading)
     /// What the owning hub published for a mirrored trait: attribute values by name, supported commands.
     case mirror([String: Value], commands: [String])
 }

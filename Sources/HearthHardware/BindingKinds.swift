@@ -41,7 +41,7 @@ public enum BindingKinds {
         let reader = BindingReader(config: config, context: context)
         let binding: (any HardwareBinding)?
         switch kind {
-        case "relay": binding = RelayConfiguration.read(reader).map { RelayBinding($0, context: context) }
+        case "relay": binding = relay(reader, config: config, context: context)
         case "pwmDimmer": binding = DimmerConfiguration.read(reader).map { DimmerBinding($0, context: context) }
         case "cctDimmer": binding = CCTDimmerConfiguration.read(reader).map { CCTDimmerBinding($0, context: context) }
         case "humiditySensor": binding = SensorConfiguration.read(reader, quantity: .humidity)
@@ -56,6 +56,21 @@ public enum BindingKinds {
         default: binding = nil
         }
         return config.diagnostics.problems.count == before ? binding : nil
+    }
+
+    /// A relay, with its power meter when it has a `meter:` (a plug's): both in one binding.
+    static func relay(_ reader: BindingReader, config: ConfigValue, context: BindingContext) -> (any HardwareBinding)? {
+        let relay = RelayConfiguration.read(reader).map { RelayBinding($0, context: context) }
+        guard case .mapping(let entries) = config.node.value, let meterEntry = entries.first(where: { $0.key == "meter" })
+        else { return relay }
+        let meterValue = ConfigValue(node: meterEntry.value, path: config.path.isEmpty ? "meter" : config.path + ".meter",
+                                     file: config.file, diagnostics: config.diagnostics)
+        guard context.typeName == "OnOffPlugInUnit" else {
+            meterValue.problem("a meter measures a plug's load: it fits an OnOffPlugInUnit, not a \(context.typeName)")
+            return nil
+        }
+        guard let meter = PowerMeterConfiguration.read(meterValue, context: context), let relay else { return nil }
+        return CompositeBinding([relay, PowerMeterBinding(meter, context: context)])
     }
 
     /// Every kind's table of keys, from which its reader reads and the JSON Schema is written.
@@ -206,12 +221,17 @@ struct BindingReader {
     /// A sensor: `sensor: <board I2C device>`, `iio: <IIO device name>` or `hwmon: <hwmon name>`.
     func sensor(_ map: ConfigMap) -> SensorAddress? {
         let board = context.board
-        let given = ["sensor", "iio", "hwmon"].filter { map[$0] != nil }
+        let given = ["sensor", "iio", "hwmon", "w1"].filter { map[$0] != nil }
         if given.count > 1 { return nil }  // the section's rule said so
         if let value = map["sensor"] {
             guard let name = value.string else { return nil }
-            guard let sensor = board.sensor(named: name) else {
-                let names = board.sensors.map(\.name)
+            guard let sensor = board.sensor(named: name), !SensorDrivers.powerMeters.contains(sensor.driver) else {
+                let names = board.sensors.filter { !SensorDrivers.powerMeters.contains($0.driver) }.map(\.name)
+                if let meter = board.sensor(named: name) {
+                    value.problem("'\(name)' is a \(meter.driver) power monitor, not a sensor of this kind (a plug's relay "
+                                  + "reads it: meter: {sensor: \(name)})" + (names.isEmpty ? "" : "; sensors: \(names.joined(separator: ", "))"))
+                    return nil
+                }
                 value.problem("the board '\(board.name)' has no sensor '\(name)'; "
                               + (names.isEmpty ? "it names no sensors (add them under i2c.buses[].devices)"
                                  : "its sensors are \(names.joined(separator: ", "))"))
@@ -221,13 +241,31 @@ struct BindingReader {
         }
         if let name = map["iio"]?.string { return .iio(name) }
         if let name = map["hwmon"]?.string { return .hwmon(name) }
+        if let w1 = map["w1"], let id = w1.string {
+            if id == "only" { return .oneWire(nil) }
+            guard Self.isOneWireID(id) else {
+                w1.problem("'\(id)' is not a 1-Wire id (family-serial in hex, e.g. 28-0316a2791aff); "
+                           + "or 'only' for the one thermometer on the bus")
+                return nil
+            }
+            return .oneWire(id)
+        }
         if given.isEmpty {
-            let names = board.sensors.map(\.name)
+            let names = board.sensors.filter { !SensorDrivers.powerMeters.contains($0.driver) }.map(\.name)
             map.owner.problem("missing 'sensor' (the board's sensor"
                               + (names.isEmpty ? "" : ", e.g. one of \(names.joined(separator: ", "))")
-                              + "; or 'iio: <device name>' or 'hwmon: <name>')")
+                              + "; or 'iio: <device name>' or 'hwmon: <name>'"
+                              + (context.typeName == "TemperatureSensor" ? ", or 'w1: <id>' / 'w1: only' for a DS18B20" : "")
+                              + ")")
         }
         return nil
+    }
+
+    /// `28-0316a2791aff`: a two-digit family, a dash, twelve hex digits (the kernel's w1 device names).
+    static func isOneWireID(_ id: String) -> Bool {
+        let parts = id.split(separator: "-", omittingEmptySubsequences: false)
+        let hex = { (s: Substring) in s.allSatisfy { $0.isHexDigit && ($0.isNumber || $0.isLowercase) } }
+        return parts.count == 2 && parts[0].count == 2 && parts[1].count == 12 && hex(parts[0]) && hex(parts[1])
     }
 
     static func milliseconds(_ d: Duration) -> Int64 {

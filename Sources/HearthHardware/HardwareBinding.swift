@@ -27,6 +27,9 @@ public protocol HardwareBinding: AnyObject, Sendable {
     /// temperature's physical range). The daemon adds them to the trait's configured attributes; a configured value
     /// that differs is a configuration problem.
     var traitAttributes: [TraitID: [String: Value]] { get }
+    /// Attribute values the binding knows from its hardware (a power meter's accuracy, from its chip's datasheet), by
+    /// trait and attribute name. The daemon sets them on the traits unless the configuration gives its own.
+    var defaultAttributes: [TraitID: [String: Value]] { get }
 
     /// Requests the hardware and begins reporting to `home`.
     func start(home: Home)
@@ -50,6 +53,7 @@ extension HardwareBinding {
     public var extraTraits: [TraitConfiguration] { [] }
     public var requiredFeatures: [TraitID: Set<String>] { [:] }
     public var traitAttributes: [TraitID: [String: Value]] { [:] }
+    public var defaultAttributes: [TraitID: [String: Value]] { [:] }
 }
 
 /// Where a binding is, for its configuration and its log lines.

@@ -79,6 +79,12 @@ public struct LinuxHardware: HardwareBackend {
             return IIOSensor(device: try IIODevice(named: name, root: root), quantity: quantity)
         case .hwmon(let name):
             return HwmonSensor(device: try HwmonDevice(named: name, root: root), quantity: quantity)
+        case .oneWire(let id):
+            guard quantity == .temperature else {
+                throw LinuxIOError(operation: "open", context: .path(root.path("/sys/bus/w1/devices")), errno: .invalidArgument,
+                                   message: "a 1-Wire thermometer measures temperature, not \(quantity.rawValue)")
+            }
+            return OneWireSensor(try OneWireThermometer(id: id, root: root))
         case .i2c(let s):
             // The device's own directory first: IIO names are not unique (si7020 names itself after its bus
             // address), and two sensors of one kind may share a bus.
@@ -99,6 +105,37 @@ public struct LinuxHardware: HardwareBackend {
                                            + "(\(error.message))")
                 }
             }
+        }
+    }
+
+    public func openPowerMeter(_ meter: SensorAddress, shuntMicroohms: Int?) throws(HardwareError) -> any PowerMeterSource {
+        try mapLinuxErrors { () throws(LinuxIOError) in
+            let device: HwmonDevice
+            switch meter {
+            case .hwmon(let name):
+                device = try HwmonDevice(named: name, root: root)
+            case .i2c(let s):
+                // The chip's own directory first: two monitors of one kind on one bus have the same hwmon name.
+                let client = root.path("/sys/bus/i2c/devices/\(s.bus)-\(hex4(s.address))")
+                if let own = try HwmonDevice.registered(by: client) {
+                    device = own
+                } else {
+                    do throws(LinuxIOError) {
+                        device = try HwmonDevice(named: s.driver, root: root)
+                    } catch {
+                        throw LinuxIOError(operation: error.operation, context: .path(client), errno: error.errno,
+                                           message: "no \(s.driver) power monitor at 0x\(String(s.address, radix: 16)) on "
+                                               + "i2c-\(s.bus) (\(client) has no hwmon device): is the ina2xx driver loaded and "
+                                               + "the chip declared (a device-tree overlay, or echo \(s.driver) 0x\(String(s.address, radix: 16)) "
+                                               + "> /sys/bus/i2c/devices/i2c-\(s.bus)/new_device)? (\(error.message))")
+                    }
+                }
+            case .iio, .oneWire:
+                throw LinuxIOError(operation: "open", context: .path("\(meter)"), errno: .invalidArgument,
+                                   message: "\(meter) is not a power monitor (an ina2xx hwmon device)")
+            }
+            if let shuntMicroohms { try device.write(.shuntResistor, shuntMicroohms) }
+            return HwmonPowerMeter(device: device)
         }
     }
 
@@ -258,5 +295,26 @@ enum Thread {
                                 errnoDescription: LinuxErrno(rawValue: result).description)
         }
         return thread
+    }
+}
+
+/// An ina2xx hwmon device: `power1_input` (µW), `in1_input` (bus voltage, mV), `curr1_input` (mA).
+final class HwmonPowerMeter: PowerMeterSource {
+    let device: HwmonDevice
+    init(device: HwmonDevice) { self.device = device }
+    func read() throws(HardwareError) -> PowerMeterReading {
+        try mapLinuxErrors { () throws(LinuxIOError) in
+            PowerMeterReading(microwatts: try device.read(.power1Input), millivolts: try device.read(.in1Input),
+                              milliamps: try device.read(.curr1Input))
+        }
+    }
+}
+
+/// A `w1_therm` thermometer's `temperature` in m°C; each read waits for the conversion (750 ms for a DS18B20).
+final class OneWireSensor: SensorSource {
+    let thermometer: OneWireThermometer
+    init(_ thermometer: OneWireThermometer) { self.thermometer = thermometer }
+    func read() throws(HardwareError) -> Double {
+        try mapLinuxErrors { () throws(LinuxIOError) in Double(try thermometer.temperature()) }
     }
 }

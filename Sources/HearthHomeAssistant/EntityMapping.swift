@@ -61,6 +61,15 @@ struct EntityMapping {
         if has(.switchTrait) { out.append(switchEvents()) }
         if has(.booleanState) { out.append(contact()) }
         if has(.occupancySensing) { out.append(occupancy()) }
+        if has(.electricalPowerMeasurement) {
+            out.append(electrical(.electricalPowerMeasurement, "activePower", key: "power", role: "Power",
+                                  deviceClass: "power", unit: "W"))
+            out.append(electrical(.electricalPowerMeasurement, "voltage", key: "voltage", role: "Voltage",
+                                  deviceClass: "voltage", unit: "V"))
+            out.append(electrical(.electricalPowerMeasurement, "activeCurrent", key: "current", role: "Current",
+                                  deviceClass: "current", unit: "A"))
+        }
+        if has(.electricalEnergyMeasurement) { out.append(energy()) }
         if has(.identify) { out.append(identify(mainRole: out.isEmpty ? nil : mainRole)) }
         return out
     }
@@ -88,15 +97,19 @@ struct EntityMapping {
         ]
     }
 
-    var availability: [(String, DiscoveryJSON)] {
-        [
+    var availability: [(String, DiscoveryJSON)] { availability(of: nil) }
+
+    /// Available while the hub is online and, for `trait`, that trait is (a plug's meter can fail while its relay
+    /// works: the switch stays usable and only the meter's sensors show unavailable); without one, while the type is.
+    func availability(of trait: TraitID?) -> [(String, DiscoveryJSON)] {
+        let where_ = trait.map { "\(path($0)).sourceConnectivity" } ?? "value_json.types[\(typeIndex)].sourceConnectivity"
+        return [
             ("availability", .array([
                 .object([("topic", .string(discovery.statusTopic))]),
                 .object([
                     ("topic", .string(discovery.documentTopic(device.id))),
                     ("value_template", .string(
-                        "{{ 'online' if value_json.types[\(typeIndex)].sourceConnectivity.connectivityState == 'online' "
-                        + "else 'offline' }}")),
+                        "{{ 'online' if \(where_).connectivityState == 'online' else 'offline' }}")),
                 ]),
             ])),
             ("availability_mode", .string("all")),
@@ -177,7 +190,7 @@ struct EntityMapping {
             commandTopic, ("qos", .int(1)),
             ("payload_on", .string(request(.onOff, "on"))), ("payload_off", .string(request(.onOff, "off"))),
         ]
-        c += availability
+        c += availability(of: .onOff)
         return ("\(typeKey)-switch", .object(c))
     }
 
@@ -194,6 +207,36 @@ struct EntityMapping {
         ]
         c += availability
         return ("\(typeKey)-\(key)", .object(c))
+    }
+
+    /// A plug's meter: Matter's mW, mV and mA as W, V and A; `None` (unknown) while the reading is null.
+    func electrical(_ trait: TraitID, _ attributeName: String, key: String, role: String, deviceClass: String,
+                    unit: String) -> (String, DiscoveryJSON)
+    {
+        var c = base(platform: "sensor", key: key, role: role)
+        c += [
+            ("device_class", .string(deviceClass)), ("unit_of_measurement", .string(unit)),
+            ("state_class", .string("measurement")), ("suggested_display_precision", .int(deviceClass == "power" ? 1 : 2)),
+            stateTopic,
+            ("value_template", .string("{% set v = \(attribute(trait, attributeName)) %}"
+                                       + "{{ (v / 1000) if v is not none else 'None' }}")),
+        ]
+        c += availability(of: trait)
+        return ("\(typeKey)-\(key)", .object(c))
+    }
+
+    /// The energy a plug's load drew over its lifetime: Wh, `total_increasing` (Home Assistant's energy dashboard
+    /// takes it as a meter reading), from CumulativeEnergyImported's mWh.
+    func energy() -> (String, DiscoveryJSON) {
+        var c = base(platform: "sensor", key: "energy", role: "Energy")
+        c += [
+            ("device_class", .string("energy")), ("unit_of_measurement", .string("Wh")),
+            ("state_class", .string("total_increasing")), ("suggested_display_precision", .int(1)), stateTopic,
+            ("value_template", .string("{% set v = \(attribute(.electricalEnergyMeasurement, "cumulativeEnergyImported")) %}"
+                                       + "{{ (v.energy / 1000) if v is not none else 'None' }}")),
+        ]
+        c += availability(of: .electricalEnergyMeasurement)
+        return ("\(typeKey)-energy", .object(c))
     }
 
     /// GenericSwitch: an event entity fed by the events topic; Matter's event names in snake case

@@ -86,6 +86,8 @@ public enum HearthKitGenerator {
         case .uint16: "UInt16"
         case .uint32: "UInt32"
         case .int16: "Int16"
+        case .int64: "Int64"
+        case .uint64: "UInt64"
         case .string: "String"
         case .enumeration(let e): e.name
         case .bitmap(let b): b.name

@@ -193,6 +193,14 @@ public struct HwmonAttribute: RawRepresentable, Hashable, Sendable, CustomString
     public static let humidity1Input = HwmonAttribute(rawValue: "humidity1_input")
     /// Temperature in milli-degrees Celsius.
     public static let temp1Input = HwmonAttribute(rawValue: "temp1_input")
+    /// Power in microwatts (a power monitor: ina2xx's from the chip's power register).
+    public static let power1Input = HwmonAttribute(rawValue: "power1_input")
+    /// The second voltage channel in millivolts (ina2xx: the bus voltage, what the load gets).
+    public static let in1Input = HwmonAttribute(rawValue: "in1_input")
+    /// Current in milliamps, signed.
+    public static let curr1Input = HwmonAttribute(rawValue: "curr1_input")
+    /// ina2xx: the shunt resistor the driver computes current and power with, in micro-ohms (writable).
+    public static let shuntResistor = HwmonAttribute(rawValue: "shunt_resistor")
 
     public var description: String { rawValue }
 }
@@ -243,9 +251,103 @@ public final class HwmonDevice: Sendable {
         return try FileIO.parseInteger(text, from: file)
     }
 
+    /// Writes an integer attribute (ina2xx's `shunt_resistor`).
+    public func write(_ attribute: HwmonAttribute, _ value: Int) throws(LinuxIOError) {
+        let device = name.map { "\($0) (\(path))" } ?? path
+        try FileIO.write(String(value), to: path + "/" + attribute.rawValue) { errno in
+            switch errno {
+            case .noSuchFileOrDirectory: "\(device) has no \(attribute) attribute"
+            case .invalidArgument: "\(device) refused \(value) for \(attribute) (out of the driver's range)"
+            case .permissionDenied: "\(device): writing \(attribute) needs root (hearthd runs as root on the board image)"
+            default: nil
+            }
+        }
+    }
+
     /// `humidity1_input`: relative humidity in milli-percent.
     public func relativeHumidity() throws(LinuxIOError) -> Int { try read(.humidity1Input) }
 
     /// `temp1_input`: temperature in milli-degrees Celsius.
     public func temperature() throws(LinuxIOError) -> Int { try read(.temp1Input) }
+}
+
+/// A 1-Wire thermometer through the kernel's `w1_therm` driver: `/sys/bus/w1/devices/<family>-<serial>/temperature`
+/// (e.g. a DS18B20, family 28), in milli-degrees Celsius.
+///
+/// Reading `temperature` makes the driver start a conversion and wait for it (750 ms at 12 bits for a DS18B20), so a
+/// read blocks that long: callers read it off every other device's path.
+public final class OneWireThermometer: Sendable {
+    /// The families `w1_therm` drives: DS18S20 (10), DS1822 (22), DS18B20 (28), DS1825 (3b), DS28EA00 (42).
+    public static let families = ["10", "22", "28", "3b", "42"]
+
+    public let path: String
+    /// `28-0316a2791aff`.
+    public let id: String
+
+    /// The thermometer `id`, or with `nil` the only one on the bus (refused when there are none or several).
+    public init(id: String?, root: SysfsRoot = .system) throws(LinuxIOError) {
+        let directory = root.path("/sys/bus/w1/devices")
+        let found: [String]
+        do {
+            found = try FileIO.directoryEntries(directory).filter { name in
+                Self.families.contains { name.hasPrefix($0 + "-") }
+            }.sorted()
+        } catch where error.errno == .noSuchFileOrDirectory {
+            throw LinuxIOError(operation: "opendir", context: .path(directory), errno: .noSuchFileOrDirectory,
+                               message: "no 1-Wire bus: \(directory) does not exist (enable it with dtoverlay=w1-gpio, "
+                                   + "data on GPIO4 with a 4.7 kΩ pull-up to 3.3 V)")
+        }
+        let inventory = found.isEmpty ? "there are none" : "found \(found.joined(separator: ", "))"
+        if let id {
+            guard found.contains(id) else {
+                throw LinuxIOError(operation: "lookup", context: .path(directory), errno: .noSuchFileOrDirectory,
+                                   message: "no 1-Wire thermometer \(id) in \(directory): \(inventory); is it wired "
+                                       + "(data, 3.3 V, GND, the pull-up) and w1_therm loaded?")
+            }
+            self.id = id
+        } else {
+            guard let only = found.first else {
+                throw LinuxIOError(operation: "lookup", context: .path(directory), errno: .noSuchFileOrDirectory,
+                                   message: "no 1-Wire thermometer in \(directory): \(inventory); is it wired (data, "
+                                       + "3.3 V, GND, the 4.7 kΩ pull-up) and w1_therm loaded?")
+            }
+            guard found.count == 1 else {
+                throw LinuxIOError(operation: "lookup", context: .path(directory), errno: .invalidArgument,
+                                   message: "\(found.count) 1-Wire thermometers in \(directory) (\(found.joined(separator: ", "))): "
+                                       + "name the one to read (w1: <id>)")
+            }
+            self.id = only
+        }
+        path = directory + "/" + self.id
+    }
+
+    /// The temperature in m°C; blocks for the conversion. A read the driver could not complete (no answer, a CRC
+    /// error) is `EIO`.
+    public func temperature() throws(LinuxIOError) -> Int {
+        let file = path + "/temperature"
+        let text: String
+        do {
+            text = try FileIO.readTrimmed(file)
+        } catch where error.errno == .noSuchFileOrDirectory {
+            throw LinuxIOError(operation: error.operation, context: error.context, errno: error.errno,
+                               message: "\(id) has no temperature attribute (\(file)): it was unplugged, or the kernel's "
+                                   + "w1_therm is older than 5.9")
+        } catch {
+            throw LinuxIOError(operation: error.operation, context: error.context, errno: error.errno,
+                               message: Self.explainReadFailure(error, id: id))
+        }
+        return try FileIO.parseInteger(text, from: file)
+    }
+
+    static func explainReadFailure(_ error: LinuxIOError, id: String) -> String {
+        switch error.errno {
+        case .ioError, .tryAgain, .timedOut:
+            "1-Wire thermometer \(id) did not answer reading \(error.context) (no reply or a CRC error): check its data "
+                + "line, its 3.3 V and the 4.7 kΩ pull-up"
+        case .noSuchDevice, .noSuchDeviceOrAddress:
+            "1-Wire thermometer \(id) is gone (reading \(error.context)): was it unplugged?"
+        default:
+            error.message
+        }
+    }
 }

@@ -37,6 +37,8 @@ extension TraitID {
     public static let booleanState = TraitID.matter("booleanState")
     public static let occupancySensing = TraitID.matter("occupancySensing")
     public static let colorControl = TraitID.matter("colorControl")
+    public static let electricalPowerMeasurement = TraitID.matter("electricalPowerMeasurement")
+    public static let electricalEnergyMeasurement = TraitID.matter("electricalEnergyMeasurement")
     public static let basicInformation = TraitID.matter("basicInformation")
     public static let identify = TraitID.matter("identify")
     public static let groups = TraitID.matter("groups")
@@ -60,8 +62,13 @@ extension DeviceTypeDescriptor {
         optional: [.basicInformation],
         features: [.onOff: ["lighting"], .levelControl: ["onOff", "lighting"], .colorControl: ["colorTemperature"]])
     /// Matter 1.4 OnOffPlugInUnit (0x010A): a relay switching a load that is not a light (a fan, a pump).
+    ///
+    /// Power metering: Matter puts Electrical Power and Energy Measurement in the Electrical Sensor utility type
+    /// (0x0510) on the plug's own endpoint; Hearth's types are endpoints without utility types, so the plug lists them
+    /// as optional traits (docs/clusters/electrical-power-measurement.md).
     public static let onOffPlugInUnit = DeviceTypeDescriptor(
-        name: "OnOffPlugInUnit", id: 0x010A, required: [.identify, .groups, .onOff, .scenesManagement], optional: [.levelControl, .basicInformation],
+        name: "OnOffPlugInUnit", id: 0x010A, required: [.identify, .groups, .onOff, .scenesManagement],
+        optional: [.levelControl, .basicInformation, .electricalPowerMeasurement, .electricalEnergyMeasurement],
         features: [.levelControl: ["onOff"]])
     /// Matter 1.4 HumiditySensor (0x0307).
     public static let humiditySensor = DeviceTypeDescriptor(

@@ -10,7 +10,8 @@ public enum Value: Sendable, Hashable, CustomStringConvertible {
     case string(String)
     /// A Matter struct's fields by name (HoldTimeLimitsStruct's `holdTimeMin`, …); its `StructType` gives their order.
     case structure([String: Value])
-    /// A Matter list (Groups' GroupList, a scene's extension field sets), in order.
+    /// A Matter list, in order (Groups' GroupList, a scene's extension field sets, ElectricalPowerMeasurement's
+    /// `accuracy`).
     case list([Value])
 
     public var isNull: Bool { if case .null = self { true } else { false } }
@@ -88,6 +89,11 @@ public struct StructType: Sendable, Hashable {
 public enum ValueType: Sendable, Hashable, CustomStringConvertible {
     case bool
     case uint8, uint16, uint32, int16
+    /// Matter's int64 as the energy and power clusters use it (power-mW, voltage-mV, amperage-mA, energy-mWh): their
+    /// constraint is −2^62 … 2^62, which is this type's range.
+    case int64
+    /// Matter's uint64 (systime-ms, a fixed accuracy): 0 … Int.max, what a Swift Int and a JSON integer carry.
+    case uint64
     case enumeration(EnumType)
     case bitmap(BitmapType)
     case string(maxLength: Int)
@@ -102,6 +108,8 @@ public enum ValueType: Sendable, Hashable, CustomStringConvertible {
         case .uint16: 0...0xFFFF
         case .uint32: 0...0xFFFF_FFFF
         case .int16: -0x8000...0x7FFF
+        case .int64: -(1 << 62)...(1 << 62)
+        case .uint64: 0...Int.max
         case .enumeration: 0...0xFF
         case .bitmap(let b): 0...b.mask
         case .bool, .string, .structure, .list: nil
@@ -115,6 +123,8 @@ public enum ValueType: Sendable, Hashable, CustomStringConvertible {
         case .uint16: "uint16"
         case .uint32: "uint32"
         case .int16: "int16"
+        case .int64: "int64"
+        case .uint64: "uint64"
         case .enumeration(let e): "enum \(e.name)"
         case .bitmap(let b): "bitmap \(b.name)"
         case .string(let n): "string (at most \(n) bytes)"

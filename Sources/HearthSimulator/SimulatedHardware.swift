@@ -68,7 +68,18 @@ public final class SimulatedHardware: HardwareBackend {
         var readFault: HardwareError?
     }
 
+    /// A simulated power monitor: a 12 V load of about 18 W (an LED strip) that wanders a little.
+    struct Meter: Sendable {
+        var milliwatts: Double = 18_000
+        var random: SplitMix64
+        /// A fixed reading set by a test.
+        var fixed: PowerMeterReading?
+        var readFault: HardwareError?
+        var shuntMicroohms: Int?
+    }
+
     struct State: Sendable {
+        var meters: [String: Meter] = [:]
         var outputs: [String: Output] = [:]
         var inputs: [String: Input] = [:]
         var pwm: [String: PWM] = [:]
@@ -87,11 +98,14 @@ public final class SimulatedHardware: HardwareBackend {
     let seed: UInt64
     let pins: [BoardPin]
     let boardSensors: [BoardSensor]
+    /// The board's simulated 1-Wire thermometers (`w1.devices`).
+    let thermometers: [(id: String, milliCelsius: Double)]
 
     public init(board: Board?, seed: UInt64) {
         self.seed = seed
         pins = board?.pins ?? []
         boardSensors = board?.sensors ?? []
+        thermometers = board?.oneWire?.devices ?? []
     }
 
     // MARK: HardwareBackend
@@ -144,12 +158,37 @@ public final class SimulatedHardware: HardwareBackend {
     }
 
     public func openSensor(_ sensor: SensorAddress, quantity: SensorQuantity) throws(HardwareError) -> any SensorSource {
+        if case .oneWire(let id) = sensor {
+            // As the kernel's w1 bus: the id must be on it, and "the only one" needs exactly one.
+            let ids = thermometers.map(\.id)
+            let found = ids.isEmpty ? "there are none (list them under w1.devices in the board file)"
+                : "found \(ids.joined(separator: ", "))"
+            if let id, !ids.contains(id) {
+                throw HardwareError(.notFound, message: "no 1-Wire thermometer \(id) on the simulated bus: \(found)",
+                                    operation: "lookup", context: "w1")
+            }
+            if id == nil && ids.count != 1 {
+                throw HardwareError(ids.isEmpty ? .notFound : .invalid,
+                                    message: "\(ids.count) 1-Wire thermometers on the simulated bus (\(found)): name the one to read (w1: <id>)",
+                                    operation: "lookup", context: "w1")
+            }
+        }
         let key = sensor.simulationKey
         try state.withLock { (s) throws(HardwareError) in
             if let fault = s.openFaults[key] { throw fault }
             if s.sensors[key] == nil { s.sensors[key] = makeSensor(sensor) }
         }
         return SimulatedSensor(world: self, key: key, quantity: quantity)
+    }
+
+    public func openPowerMeter(_ meter: SensorAddress, shuntMicroohms: Int?) throws(HardwareError) -> any PowerMeterSource {
+        let key = meter.simulationKey
+        try state.withLock { (s) throws(HardwareError) in
+            if let fault = s.openFaults[key] { throw fault }
+            if s.meters[key] == nil { s.meters[key] = makeMeter(key: key) }
+            s.meters[key]?.shuntMicroohms = shuntMicroohms
+        }
+        return SimulatedPowerMeter(world: self, key: key)
     }
 
     /// `dev.hearth.simulatedSwitch` on every wall switch's device type.
@@ -239,6 +278,48 @@ public final class SimulatedHardware: HardwareBackend {
         }
     }
 
+    /// Fixes a power monitor's reading (`nil` returns to wandering).
+    public func setReading(meter key: String, _ reading: PowerMeterReading?) {
+        state.withLock { s in
+            if s.meters[key] == nil { s.meters[key] = makeMeter(key: key) }
+            s.meters[key]?.fixed = reading
+        }
+    }
+
+    /// Reads of a power monitor fail with `error` until cleared with `nil`.
+    public func failReads(meter key: String, _ error: HardwareError?) {
+        state.withLock { s in
+            if s.meters[key] == nil { s.meters[key] = makeMeter(key: key) }
+            s.meters[key]?.readFault = error
+        }
+    }
+
+    /// The shunt a meter was opened with (what the Linux backend writes to the driver).
+    public func shunt(meter key: String) -> Int? { state.withLock { $0.meters[key]?.shuntMicroohms } }
+
+    func makeMeter(key: String) -> Meter {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in key.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return Meter(random: SplitMix64(seed: seed ^ hash))
+    }
+
+    func read(meter key: String) throws(HardwareError) -> PowerMeterReading {
+        try state.withLock { (s) throws(HardwareError) -> PowerMeterReading in
+            guard var meter = s.meters[key] else {
+                throw HardwareError(.gone, message: "the device behind \(key) is gone: was it unplugged or its driver "
+                                    + "unloaded?", operation: "read", context: key)
+            }
+            if let fault = meter.readFault { throw fault }
+            if let fixed = meter.fixed { return fixed }
+            let step = (meter.random.nextUnit() - 0.5) * 400 + (18_000 - meter.milliwatts) * 0.05
+            meter.milliwatts = min(max(meter.milliwatts + step, 15_000), 21_000)
+            s.meters[key] = meter
+            let millivolts = 12_000
+            return PowerMeterReading(microwatts: Int((meter.milliwatts * 1000).rounded()), millivolts: millivolts,
+                                     milliamps: Int((meter.milliwatts * 1000 / Double(millivolts)).rounded()))
+        }
+    }
+
     public func output(_ key: String) -> Output? { state.withLock { $0.outputs[key] } }
     public func pwm(_ key: String) -> PWM? { state.withLock { $0.pwm[key] } }
     public func input(_ key: String) -> Input? { state.withLock { $0.inputs[key] } }
@@ -314,6 +395,11 @@ public final class SimulatedHardware: HardwareBackend {
 
     private func makeSensor(_ address: SensorAddress) -> Sensor {
         if case .i2c(let s) = address { return makeSensor(key: s.name, registers: s.registers) }
+        if case .oneWire(let id) = address, let t = thermometers.first(where: { id == nil || $0.id == id }) {
+            let walk = makeSensor(key: address.simulationKey)
+            return Sensor(humidity: walk.humidity, temperature: t.milliCelsius, baseHumidity: walk.baseHumidity,
+                          baseTemperature: t.milliCelsius, random: walk.random)
+        }
         return makeSensor(key: address.simulationKey)
     }
 
@@ -453,6 +539,16 @@ final class SimulatedSensor: SensorSource {
     func read() throws(HardwareError) -> Double { try world.read(sensor: key, quantity) }
 }
 
+final class SimulatedPowerMeter: PowerMeterSource {
+    let world: SimulatedHardware
+    let key: String
+    init(world: SimulatedHardware, key: String) {
+        self.world = world
+        self.key = key
+    }
+    func read() throws(HardwareError) -> PowerMeterReading { try world.read(meter: key) }
+}
+
 extension SensorAddress {
     /// The simulated board's name for a sensor: a board sensor by its name, others by subsystem and name.
     var simulationKey: String {
@@ -460,6 +556,7 @@ extension SensorAddress {
         case .i2c(let s): s.name
         case .iio(let n): "iio:\(n)"
         case .hwmon(let n): "hwmon:\(n)"
+        case .oneWire(let id): "w1:\(id ?? "only")"
         }
     }
 }

@@ -147,7 +147,8 @@ enum Render {
             for (_, trait) in type["traits"]?.members ?? [] {
                 for (name, info) in trait["attributeInfo"]?.members ?? [] {
                     nameWidth = max(nameWidth, width(sanitized(name)))
-                    valueWidth = max(valueWidth, width(attributeValue(trait, name, info)))
+                    // A long value (a list of structs: a meter's accuracy) runs past the column instead of widening it.
+                    valueWidth = max(valueWidth, min(maxValueColumn, width(attributeValue(trait, name, info))))
                 }
             }
         }
@@ -188,6 +189,9 @@ enum Render {
         }
         return lines
     }
+
+    /// The widest the value column grows.
+    static let maxValueColumn = 60
 
     /// An attribute's value as `get` shows it: `-` when not supported, `?` when the document lacks it.
     private static func attributeValue(_ trait: JSON, _ attribute: String, _ info: JSON) -> String {

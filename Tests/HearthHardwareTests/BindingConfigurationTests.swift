@@ -96,7 +96,7 @@ struct BindingConfigurationTests {
             "hub.yaml:1:54: interval: 10ms is out of range; allowed: 0.1 seconds … 86400.0 seconds",
             "hub.yaml:1:68: median: 0 is out of range; allowed: 1…15",
             "hub.yaml:1:83: staleAfter: 0 is out of range; allowed: 1…1000 intervals",
-            "hub.yaml:1:1: give only one of sensor, iio and hwmon (found sensor and iio)",
+            "hub.yaml:1:1: give only one of sensor, iio, hwmon and w1 (found sensor and iio)",
         ])
     }
 

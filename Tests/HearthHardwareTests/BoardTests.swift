@@ -45,8 +45,20 @@ struct BoardTests {
         #expect(board.gpioChips.map(\.label) == ["hearth-sim-main", "hearth-sim-aux"])
         #expect(board.pin(named: "aux-button")?.offset == 7)
         #expect(board.pin(named: "aux-button")?.chipLabel == "hearth-sim-aux")
-        #expect(board.sensors.map(\.name) == ["humidity-1"])
+        #expect(board.sensors.map(\.name) == ["humidity-1", "power-1"])
+        #expect(board.sensor(named: "power-1")?.registers == [0x02: 0x5dc0, 0x03: 0x012c, 0x04: 0x01f4])
         #expect(board.pwmChannels.isEmpty)
+    }
+
+    @Test func thePiBoardsNameTheirPowerMonitorAndTheir1WirePin() throws {
+        for name in ["rpi4", "rpi5", "rpi-zero-2w"] {
+            let board = try shippedBoard(name)
+            #expect(board.sensor(named: "power-1")?.driver == "ina219", "\(name)")
+            #expect(board.sensor(named: "power-1")?.address == 0x41, "\(name): beside the humidity chip at 0x40")
+            #expect(board.oneWire?.gpio == 4, "\(name)")
+            #expect(board.oneWire?.overlay == "dtoverlay=w1-gpio", "\(name)")
+            #expect(!board.pins.contains { $0.offset == 4 }, "\(name): GPIO4 is the 1-Wire bus's, no binding's")
+        }
     }
 
     @Test func everyProblemIsReportedWithItsLineAndPath() {
@@ -82,7 +94,7 @@ struct BoardTests {
             """)
         #expect(board == nil)
         let text = problems.map(\.description)
-        #expect(text.contains("board.yaml:2:1: colour: unknown key 'colour'; allowed: name, description, arch, simulated, seed, gpio, i2c, pwm"))
+        #expect(text.contains("board.yaml:2:1: colour: unknown key 'colour'; allowed: name, description, arch, simulated, seed, gpio, i2c, pwm, w1"))
         #expect(text.contains("board.yaml:8:19: gpio.chips[0].named[0].offset: offset 9 is beyond the chip's 4 lines (0…3)"))
         #expect(text.contains("board.yaml:12:22: gpio.chips[0].named[1].direction: expected one of input, output, found 'sideways'"))
         #expect(text.contains("board.yaml:14:17: gpio.chips[0].named[2].name: the name 'relay-1' is already used by a GPIO line on line 11; names on a board must be unique"))

@@ -9,7 +9,7 @@ import HearthModel
 import Synchronization
 import Testing
 
-// The bindings on real GPIO and IIO, run only inside the HIL VM (scripts/hil, boards/qemu-gpio-sim.yaml), whose
+// The bindings on real GPIO, IIO and hwmon, run only inside the HIL VM (scripts/hil, boards/qemu-gpio-sim.yaml), whose
 // setup records the simulated hardware in /run/hil/ (see Tests/HearthLinuxTests/GPIOSimHILTests.swift). The board
 // file is carried in next to the test binary:
 //   scripts/hil --add .build-hw/x86_64-unknown-linux-gnu/debug/HearthPackageTests.xctest:/hil/ \
@@ -277,6 +277,39 @@ struct HardwareHILTests {
         #expect(held >= 2000, "cleared \(held) ms after the PIR's output dropped")
         #expect(try home.device("hall-motion").trait(.occupancySensing)?["occupancy"]?.value == .int(0))
         for binding in rig.bindings { binding.stop() }
+    }
+
+    /// The plug's meter on the VM's INA219 (ina2xx on i2c-stub, boards/qemu-gpio-sim.yaml's power-1): the binding
+    /// finds the hwmon device under the chip's I2C client, writes the configured shunt to the driver, and the traits
+    /// get what the driver computes with it.
+    @Test func ina219PowerReachesThePlugsMeterTraits() throws {
+        let rig = Rig(board: try board())
+        rig.hardware = LinuxHardware(consumer: "hearthd-hil")
+        try rig.add("plug", .onOffPlugInUnit, binding: "{kind: relay, pin: relay-2, meter: {sensor: power-1, interval: 1s}}")
+        try rig.start()
+        // The board's registers with the driver's default 10 mΩ shunt: 12 V, 500 mA, 6 W.
+        #expect(try rig.value("plug", "electricalPowerMeasurement", "voltage") == .int(12_000))
+        #expect(try rig.value("plug", "electricalPowerMeasurement", "activeCurrent") == .int(500))
+        #expect(try rig.value("plug", "electricalPowerMeasurement", "activePower") == .int(6000))
+        #expect(try rig.connectivity("plug", "electricalPowerMeasurement") == .directOnline)
+        for binding in rig.bindings { binding.stop() }
+
+        // A 0.1 Ω shunt, written by the binding: the same registers are a tenth of the current and power.
+        let shunted = Rig(board: try board())
+        shunted.hardware = LinuxHardware(consumer: "hearthd-hil")
+        try shunted.add("plug", .onOffPlugInUnit,
+                        binding: "{kind: relay, pin: relay-3, meter: {sensor: power-1, interval: 1s, shunt: 0.1}}")
+        try shunted.start()
+        #expect(try shunted.value("plug", "electricalPowerMeasurement", "activeCurrent") == .int(50))
+        #expect(try shunted.value("plug", "electricalPowerMeasurement", "activePower") == .int(600))
+        #expect(try shunted.value("plug", "electricalPowerMeasurement", "voltage") == .int(12_000))
+        // Energy on the manual clock from the real readings: 600 mW for 60 s is 10 mWh.
+        shunted.advance(by: 60_000)
+        #expect(try shunted.value("plug", "electricalEnergyMeasurement", "cumulativeEnergyImported")?
+            .structureValue?["energy"] == .int(10))
+        for binding in shunted.bindings { binding.stop() }
+        let hwmon = try #require(try HwmonDevice.registered(by: "/sys/bus/i2c/devices/0-0041"))
+        try hwmon.write(.shuntResistor, 10_000)  // the board's default again
     }
 
     @Test func si7020HumidityReachesTheTraitInHundredthsOfAPercent() throws {

@@ -62,6 +62,9 @@ struct MixedHardware: HardwareBackend {
     func openSensor(_ sensor: SensorAddress, quantity: SensorQuantity) throws(HardwareError) -> any SensorSource {
         try sysfs.openSensor(sensor, quantity: quantity)
     }
+    func openPowerMeter(_ meter: SensorAddress, shuntMicroohms: Int?) throws(HardwareError) -> any PowerMeterSource {
+        try sysfs.openPowerMeter(meter, shuntMicroohms: shuntMicroohms)
+    }
     func traits(forInput pin: PinAddress) -> [TraitConfiguration] { gpio.traits(forInput: pin) }
     func traitEvent(_ event: String, of trait: TraitID, forInput pin: PinAddress) {
         gpio.traitEvent(event, of: trait, forInput: pin)
@@ -136,6 +139,13 @@ final class Rig {
                     traitConfigs.append(TraitConfiguration(id, attributes: attributes))
                 }
             }
+            for (id, attributes) in b.defaultAttributes {
+                if let i = traitConfigs.firstIndex(where: { $0.id == id }) {
+                    traitConfigs[i].attributes.merge(attributes) { configured, _ in configured }
+                } else {
+                    traitConfigs.append(TraitConfiguration(id, attributes: attributes))
+                }
+            }
             bindings.append(b)
         }
         devices.append(DeviceConfiguration(id: device, name: device, types: [
@@ -163,17 +173,20 @@ final class Rig {
 
     /// Runs every binding's due work now.
     func tick() {
-        for binding in bindings {
+        func tick(_ binding: any HardwareBinding) {
             switch binding {
+            case let b as CompositeBinding: for part in b.parts { tick(part) }
             case let b as RelayBinding: b.tick(at: clock.now)
             case let b as DimmerBinding: b.tick(at: clock.now)
             case let b as CCTDimmerBinding: b.tick(at: clock.now)
             case let b as SensorBinding: b.tick(at: clock.now)
             case let b as WallSwitchBinding: b.tick(at: clock.now)
             case let b as BinarySensorBinding: b.tick(at: clock.now)
+            case let b as PowerMeterBinding: b.tick(at: clock.now)
             default: Issue.record("unknown binding \(binding)")
             }
         }
+        for binding in bindings { tick(binding) }
         // What the bindings queued on devices' lanes (a wall switch's command to its light) has run.
         home.drainLanes()
     }

@@ -213,6 +213,50 @@ import Testing
         #expect(engineProblems.last?.contains("occupancySensing needs at least one sensing feature") == true)
     }
 
+    /// A plug's measurement settings: the accuracy list of structs is read element by element with its place, and the
+    /// Measurement Accuracy rules that only the engine knows are reported against the device.
+    @Test func aPlugsAccuracyListIsCheckedByShapeAndAgainstTheEngine() throws {
+        let (c, problems) = read("""
+        hub: {board: /dev/null}
+        devices:
+          - id: p1
+            type: OnOffPlugInUnit
+            traits:
+              electricalPowerMeasurement:
+                features: directCurrent
+                accuracy:
+                  - {measurementType: activePower, measured: yes, minMeasuredValue: 0, maxMeasuredValue: 10, accuracyRanges: []}
+                  - {measurementType: wattage, measured: true, minMeasuredValue: 0, maxMeasuredValue: 10, accuracyRanges: []}
+          - id: p2
+            type: OnOffPlugInUnit
+            traits:
+              electricalEnergyMeasurement: {features: [importedEnergy, cumulativeEnergy], cumulativeEnergyImported: 12}
+        """)
+        #expect(c == nil)
+        #expect(problems.count == 3, "\(problems)")
+        #expect(problems.contains { $0.hasPrefix("hearth.yaml:9:") && $0.contains("accuracy[0].measured: expected true or false") })
+        #expect(problems.contains { $0.hasPrefix("hearth.yaml:10:") && $0.contains("accuracy[1].measurementType: expected one of unspecified, voltage") })
+        #expect(problems.contains { $0.hasPrefix("hearth.yaml:14:") && $0.contains("cumulativeEnergyImported") })
+
+        let (engine, fine) = read("""
+        hub: {board: /dev/null}
+        devices:
+          - id: p3
+            type: OnOffPlugInUnit
+            traits:
+              electricalPowerMeasurement:
+                features: directCurrent
+                accuracy:
+                  - {measurementType: voltage, measured: true, minMeasuredValue: 0, maxMeasuredValue: 26000, accuracyRanges: [{rangeMin: 0, rangeMax: 26000, percentMax: 50, fixedMax: 0}]}
+        """)
+        #expect(fine == [])
+        let d = ConfigDiagnostics()
+        HubConfiguration.checkWithEngine(try #require(engine).devices.map { ($0.configuration, $0.line, $0.column) },
+                                         file: "hearth.yaml", registry: .standard, diagnostics: d)
+        #expect(d.problems.map(\.description) == ["hearth.yaml:3:5: devices(p3): device 'p3' type OnOffPlugInUnit trait "
+            + "electricalPowerMeasurement: accuracy needs an entry for activePower (the spec requires one)"])
+    }
+
     /// Item 5 of issue 12: a binding whose command the trait registry would refuse is refused with the
     /// configuration, where it was written, instead of running something else at the first press.
     @Test func aBindingWhoseCommandOrArgumentsAreWrongIsRefused() throws {
@@ -253,7 +297,7 @@ import Testing
             "hearth.yaml:12: bindings[4].to.args.effectIdentifier: offWithEffect.effectIdentifier 'dyingLite' is not one of delayedAllOff, dyingLight",
             "hearth.yaml:13: bindings[5].to.args: moveToLevel needs the field 'level' (uint8)",
             #"hearth.yaml:14: bindings[6].to.args.level: moveToLevel.level must be uint8, not "10""#,
-            "hearth.yaml:15: bindings[7].to.trait: no trait 'levelControll'; known: basicInformation, booleanState, colorControl, groups, identify, levelControl, occupancySensing, onOff, relativeHumidityMeasurement, scenesManagement, switch, temperatureMeasurement",
+            "hearth.yaml:15: bindings[7].to.trait: no trait 'levelControll'; known: basicInformation, booleanState, colorControl, electricalEnergyMeasurement, electricalPowerMeasurement, groups, identify, levelControl, occupancySensing, onOff, relativeHumidityMeasurement, scenesManagement, switch, temperatureMeasurement",
         ])
         // What is accepted is sent as written: a manufacturer's trait is the owner's to check.
         #expect(config.bindings[8].arguments.text == #"{"speed":3}"#)

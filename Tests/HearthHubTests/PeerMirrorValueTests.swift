@@ -40,4 +40,42 @@ import Testing
         let document = DeviceDocument.document(try home.device("bathroom")).text
         #expect(!document.contains("wet") && !document.contains("99999999"))
     }
+
+    /// A metered plug mirrored from another hub: int64 readings, the accuracy list of structs and the energy struct
+    /// arrive as the owner published them; a list element of the wrong shape keeps the whole list out.
+    @Test func aMeteredPlugsListsAndInt64sAreMirrored() throws {
+        let home = try Home(devices: [DeviceConfiguration(id: "plug", name: "Plug", types: [
+            DeviceTypeConfiguration(.onOffPlugInUnit, traits: [
+                TraitConfiguration(.electricalPowerMeasurement, features: ["directCurrent"]),
+                TraitConfiguration(.electricalEnergyMeasurement, features: ["importedEnergy", "cumulativeEnergy"]),
+            ], isMirrored: true),
+        ])], clock: ManualClock())
+        let router = PeerRouter(home: home, topics: TopicScheme(hub: "a"),
+                                mirrors: [MirrorRoute(localDevice: "plug", localType: "OnOffPlugInUnit", peerHub: "b",
+                                                      peerDevice: "desk-plug", peerType: "OnOffPlugInUnit")],
+                                outbox: PeerOutbox(publish: { _ in }))
+        _ = router.handle(MQTTMessage(topic: "hearth/b/status", payload: Array("online".utf8), retain: true))
+        func publish(_ power: String) {
+            let document = #"{"types":[{"type":"OnOffPlugInUnit","traits":{"electricalPowerMeasurement":{"attributes":\#(power)},"#
+                + #""electricalEnergyMeasurement":{"attributes":{"cumulativeEnergyImported":{"energy":4611686018427387904,"endSystime":5}}}}}]}"#
+            _ = router.handle(MQTTMessage(topic: "hearth/b/devices/desk-plug", payload: Array(document.utf8), retain: true))
+            home.drainLanes()
+        }
+        func value(_ trait: TraitID, _ name: String) throws -> Value? {
+            try home.device("plug").type(named: "OnOffPlugInUnit")?.trait(trait)?[name]?.value
+        }
+        let range = #"{"rangeMin":0,"rangeMax":100,"percentMax":100,"fixedMax":0}"#
+        let accuracy = #"{"measurementType":"activePower","measured":true,"minMeasuredValue":0,"maxMeasuredValue":100,"accuracyRanges":[\#(range)]}"#
+        publish(#"{"activePower":-4611686018427387904,"voltage":null,"accuracy":[\#(accuracy)]}"#)
+        #expect(try value(.electricalPowerMeasurement, "activePower") == .int(-(1 << 62)))
+        #expect(try value(.electricalPowerMeasurement, "voltage") == .null)
+        let list = try #require(try value(.electricalPowerMeasurement, "accuracy")?.listValue)
+        #expect(list.first?.structureValue?["measurementType"] == .int(5))
+        #expect(list.first?.structureValue?["accuracyRanges"]?.listValue?.count == 1)
+        #expect(try value(.electricalEnergyMeasurement, "cumulativeEnergyImported")?.structureValue?["energy"] == .int(1 << 62))
+
+        publish(#"{"activePower":5,"accuracy":[\#(accuracy),{"measurementType":"activePower"}]}"#)
+        #expect(try value(.electricalPowerMeasurement, "activePower") == .int(5))
+        #expect(try value(.electricalPowerMeasurement, "accuracy") == nil)
+    }
 }

@@ -45,6 +45,18 @@ import Testing
         #expect(try StateStore.decode(JSON.parse(Array(#"{"version":1,"devices":{"a":{"attributes":{}}}}"#.utf8)))["a"]?.tables == [:])
     }
 
+    @Test func structsAndListsRoundTrip() throws {
+        let store = StateStore(directory: directory())
+        let state: [String: SavedDevice] = [
+            "plug": SavedDevice(attributes: ["OnOffPlugInUnit": ["electricalEnergyMeasurement": [
+                "cumulativeEnergyImported": .structure(["energy": .int(1 << 62), "endSystime": .int(3_600_000)]),
+                "someList": .list([.int(1), .structure(["a": .list([])]), .null]),
+            ]]]),
+        ]
+        try store.save(state)
+        #expect(try store.load().devices == state)
+    }
+
     @Test func aMissingFileIsAFreshStart() throws {
         let store = StateStore(directory: directory())
         #expect(try store.load().devices.isEmpty)

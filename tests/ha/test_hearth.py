@@ -62,6 +62,18 @@ DEVICES = """
     traits:
       occupancySensing: {holdTime: 2}
     binding: {kind: pir, pin: motion-sensor}
+
+  - id: desk-plug
+    name: Desk plug
+    room: office
+    type: OnOffPlugInUnit
+    binding: {kind: relay, pin: relay-3, meter: {sensor: power-1, interval: 1s, snapshotInterval: 1s}}
+
+  - id: garden-thermometer
+    name: Garden thermometer
+    room: outside
+    type: TemperatureSensor
+    binding: {kind: temperatureSensor, w1: only, interval: 1s}
 """
 PUMP = """
   - id: pump
@@ -162,6 +174,12 @@ def test_every_device_and_entity_appears(ha, hub):
         uid("pump", "on_off_plug_in_unit-switch"): ("switch", "outlet"),
         uid("front-door", "contact_sensor-contact"): ("binary_sensor", "door"),
         uid("hall-motion", "occupancy_sensor-occupancy"): ("binary_sensor", "occupancy"),
+        uid("desk-plug", "on_off_plug_in_unit-switch"): ("switch", "outlet"),
+        uid("desk-plug", "on_off_plug_in_unit-power"): ("sensor", "power"),
+        uid("desk-plug", "on_off_plug_in_unit-voltage"): ("sensor", "voltage"),
+        uid("desk-plug", "on_off_plug_in_unit-current"): ("sensor", "current"),
+        uid("desk-plug", "on_off_plug_in_unit-energy"): ("sensor", "energy"),
+        uid("garden-thermometer", "temperature_sensor-temperature"): ("sensor", "temperature"),
     }
     for unique_id, (domain, device_class) in expected.items():
         eid = entity(ha, unique_id)
@@ -180,6 +198,22 @@ def test_every_device_and_entity_appears(ha, hub):
     assert -40 < float(temperature["state"]) < 80
     event = ha.state(entity(ha, uid("hall-switch", "generic_switch-press")))
     assert set(event["attributes"]["event_types"]) >= {"initial_press", "short_release"}
+
+    # The metered plug: the simulated INA219 draws about 18 W at 12 V; energy in Wh, as a meter reading.
+    power = ha.state(entity(ha, uid("desk-plug", "on_off_plug_in_unit-power")))
+    assert power["attributes"]["unit_of_measurement"] == "W"
+    assert 15 <= float(power["state"]) <= 21, power
+    voltage = ha.state(entity(ha, uid("desk-plug", "on_off_plug_in_unit-voltage")))
+    assert (voltage["attributes"]["unit_of_measurement"], float(voltage["state"])) == ("V", 12.0)
+    energy_id = entity(ha, uid("desk-plug", "on_off_plug_in_unit-energy"))
+    energy = ha.wait_state(energy_id, lambda s: s["state"] not in ("unavailable", "unknown"), what="a first snapshot")
+    assert energy["attributes"]["unit_of_measurement"] == "Wh"
+    assert energy["attributes"]["state_class"] == "total_increasing"
+    first = float(energy["state"])
+    ha.wait_state(energy_id, lambda s: s["state"] not in ("unavailable", "unknown") and float(s["state"]) > first,
+                  what="energy growing")
+    garden = ha.state(entity(ha, uid("garden-thermometer", "temperature_sensor-temperature")))
+    assert 3 < float(garden["state"]) < 14, garden  # the simulated DS18B20 starts at 8.5 °C
 
     hub_device = device_of(ha, f"hearth_{HUB}")
     kitchen = device_of(ha, f"hearth_{HUB}__kitchen-lamp")

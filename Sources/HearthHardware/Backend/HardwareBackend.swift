@@ -70,12 +70,16 @@ public enum SensorAddress: Sendable, Hashable, CustomStringConvertible {
     case iio(String)
     /// A hwmon device by its `name` attribute.
     case hwmon(String)
+    /// A 1-Wire thermometer (`w1_therm`: DS18B20 and kin) by its id (`28-0316a2791aff`), or `nil`: the only one.
+    case oneWire(String?)
 
     public var description: String {
         switch self {
         case .i2c(let s): "\(s.name) (\(s.driver) at 0x\(String(s.address, radix: 16)) on i2c-\(s.bus))"
         case .iio(let n): "IIO device '\(n)'"
         case .hwmon(let n): "hwmon device '\(n)'"
+        case .oneWire(let id?): "1-Wire thermometer \(id)"
+        case .oneWire(nil): "the 1-Wire thermometer"
         }
     }
 }
@@ -150,6 +154,27 @@ public protocol SensorSource: AnyObject, Sendable {
     func read() throws(HardwareError) -> Double
 }
 
+/// One reading of a power monitor in the hwmon ABI's units.
+public struct PowerMeterReading: Sendable, Hashable {
+    /// `power1_input`.
+    public var microwatts: Int
+    /// `in1_input`: the bus voltage, what the load gets.
+    public var millivolts: Int
+    /// `curr1_input`, signed.
+    public var milliamps: Int
+
+    public init(microwatts: Int, millivolts: Int, milliamps: Int) {
+        self.microwatts = microwatts
+        self.millivolts = millivolts
+        self.milliamps = milliamps
+    }
+}
+
+/// A power monitor (an INA219/INA226 through `ina2xx`): each `read` is one reading of power, voltage and current.
+public protocol PowerMeterSource: AnyObject, Sendable {
+    func read() throws(HardwareError) -> PowerMeterReading
+}
+
 /// Opens hardware by address. Every failure is a `HardwareError` whose message says what to fix.
 public protocol HardwareBackend: Sendable {
     func openOutput(_ pin: PinAddress, initialValue: Bool, activeLow: Bool, drive: OutputDrive)
@@ -158,6 +183,8 @@ public protocol HardwareBackend: Sendable {
         throws(HardwareError) -> any InputLine
     func openPWM(_ pwm: PWMAddress) throws(HardwareError) -> any PWMOutput
     func openSensor(_ sensor: SensorAddress, quantity: SensorQuantity) throws(HardwareError) -> any SensorSource
+    /// A power monitor; `shuntMicroohms`, when given, is written to the driver before the first reading.
+    func openPowerMeter(_ meter: SensorAddress, shuntMicroohms: Int?) throws(HardwareError) -> any PowerMeterSource
 
     /// Traits the backend itself serves on a device type that watches the input `pin`, beyond those its binding
     /// reports: the simulator's `dev.hearth.simulatedSwitch`, through which a person presses a switch that exists
@@ -169,6 +196,12 @@ public protocol HardwareBackend: Sendable {
 }
 
 extension HardwareBackend {
+    /// A backend without power monitors (a test's) says so.
+    public func openPowerMeter(_ meter: SensorAddress, shuntMicroohms: Int?) throws(HardwareError) -> any PowerMeterSource {
+        throw HardwareError(.notFound, message: "this backend has no power monitors (\(meter))", operation: "open",
+                            context: "\(meter)")
+    }
+
     public func traits(forInput pin: PinAddress) -> [TraitConfiguration] { [] }
     public func traitEvent(_ event: String, of trait: TraitID, forInput pin: PinAddress) {}
 }
@@ -179,11 +212,13 @@ public enum SensorDrivers {
 
     public static let iio = ["si7020", "htu21", "hdc100x", "hdc2010", "hts221", "bme680", "bme280", "dht11"]
     public static let hwmon = ["sht3x", "sht4x", "sht21", "aht10", "hih6130", "shtc1"]
-    public static var known: [String] { (iio + hwmon).sorted() }
+    /// Power monitors (hwmon, `ina2xx`): what a plug's meter reads.
+    public static let powerMeters = ["ina219", "ina220", "ina226", "ina230", "ina231"]
+    public static var known: [String] { (iio + hwmon + powerMeters).sorted() }
 
     public static func kind(of driver: String) -> Kind? {
         if iio.contains(driver) { return .iio }
-        if hwmon.contains(driver) { return .hwmon }
+        if hwmon.contains(driver) || powerMeters.contains(driver) { return .hwmon }
         return nil
     }
 
@@ -192,6 +227,7 @@ public enum SensorDrivers {
         switch driver {
         case "dht11": 0...50_000
         case "aht10", "hih6130": -40_000...85_000
+        case "w1_therm": -55_000...125_000  // DS18B20
         default: -40_000...125_000
         }
     }

@@ -19,6 +19,8 @@ public struct Board: Sendable {
     public var pwmChannels: [BoardPWMChannel]
     /// Every I2C device (sensors), across buses.
     public var sensors: [BoardSensor]
+    /// The 1-Wire bus, when the board has one: its GPIO line, how it is enabled, and (simulated boards) its thermometers.
+    public var oneWire: BoardOneWire?
     /// Seeds the simulated backend's randomness (a sensor's drift), so a simulated run can be replayed.
     public var seed: UInt64
 
@@ -57,6 +59,20 @@ public struct BoardPin: Sendable, Hashable {
     public var use: String?
     /// The line of the board file that names it.
     public var line: Int
+}
+
+/// A board's 1-Wire bus (`w1:`).
+public struct BoardOneWire: Sendable, Hashable {
+    public var gpio: Int?
+    public var overlay: String?
+    /// Thermometers by id, with a simulated first reading in m°C.
+    public var devices: [(id: String, milliCelsius: Double)]
+
+    public static func == (a: Self, b: Self) -> Bool {
+        a.gpio == b.gpio && a.overlay == b.overlay
+            && a.devices.elementsEqual(b.devices) { $0.id == $1.id && $0.milliCelsius == $1.milliCelsius }
+    }
+    public func hash(into hasher: inout Hasher) { hasher.combine(gpio); hasher.combine(overlay) }
 }
 
 /// A named channel of a sysfs PWM chip (`/sys/class/pwm/pwmchip<chip>/pwm<channel>`).
@@ -202,6 +218,19 @@ extension Board {
                                                              line: channelValue.line))
                 }
             }
+        }
+
+        if let w1 = top["w1"], !w1.isNull, let map = w1.mapping(Keys.w1) {
+            var bus = BoardOneWire(gpio: map.int("gpio"), overlay: map.text("overlay"), devices: [])
+            for deviceValue in map["devices"]?.list ?? [] {
+                guard let device = deviceValue.mapping(Keys.w1Device), let id = device.text("id", required: true) else { continue }
+                if bus.devices.contains(where: { $0.id == id }) {
+                    device["id"]?.problem("the 1-Wire id \(id) is listed twice")
+                    continue
+                }
+                bus.devices.append((id, (device.double("temperature") ?? 21) * 1000))
+            }
+            board.oneWire = bus
         }
 
         guard diagnostics.problems.count == before else { return nil }

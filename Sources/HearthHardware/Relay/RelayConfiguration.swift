@@ -8,6 +8,7 @@ import HearthConfig
 /// | `activeLow` | `false` | the relay is energised by a low wire (most opto-isolated relay boards) |
 /// | `drive` | `push-pull` | `push-pull`, `open-drain` or `open-source` |
 /// | `safeState` | `off` | what the relay is left at when hearthd stops: `off` or `on` |
+/// | `meter` | none | a power monitor on the relay's load (`PowerMeterConfiguration`): OnOffPlugInUnit only |
 struct RelayConfiguration: Sendable, Hashable {
     var pin: PinAddress
     var activeLow = false
@@ -23,6 +24,8 @@ struct RelayConfiguration: Sendable, Hashable {
         ConfigKey("activeLow", .bool, "true for relay boards energised by a low input (most opto-isolated modules); default false"),
         ConfigKey("drive", .choice(drives.map(\.0)), "push-pull (default), or open-drain / open-source for a load on another supply"),
         ConfigKey("safeState", .choice(["off", "on"]), "what the relay is left at when hearthd stops; default off"),
+        ConfigKey("meter", .named("binding.meter", .section(PowerMeterConfiguration.section)),
+                  "OnOffPlugInUnit: a power monitor (INA219/INA226) on the relay's load; default none"),
     ], rules: BindingKinds.pinRules)
 
     var wiring: String {

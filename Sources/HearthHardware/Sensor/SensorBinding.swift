@@ -41,6 +41,16 @@ final class SensorBinding: TickingBinding {
 
     func start(home: Home) {
         runtime.attach(home)
+        guard !configuration.readsSlowly else {
+            // A 1-Wire conversion takes 750 ms: the first one runs on this device's lane, not on the caller's path
+            // (the daemon starts every binding in turn, then connects to the broker).
+            home.enqueue(on: runtime.deviceID) { [self] in
+                let now = home.clock.now
+                open(at: now)
+                tick(at: now)
+            }
+            return
+        }
         let now = home.clock.now
         open(at: now)
         tick(at: now)

@@ -5,7 +5,7 @@ import HearthConfig
 ///
 /// | key | default | meaning |
 /// |---|---|---|
-/// | `sensor` | — | the board's I2C sensor; or `iio: <IIO device name>`, or `hwmon: <hwmon name>` |
+/// | `sensor` | — | the board's I2C sensor; or `iio: <IIO device name>`, `hwmon: <hwmon name>`, or (temperature) `w1: <id>` / `w1: only` |
 /// | `interval` | `30s` | how often the sensor is read (100ms…24h) |
 /// | `median` | `1` | publish the median of the last N plausible readings (1 = no median; up to 15) |
 /// | `deltaThreshold` | `0` | publish only changes of at least this much (%RH or °C) |
@@ -35,6 +35,10 @@ struct SensorConfiguration: Sendable, Hashable {
             ConfigKey("sensor", .text, "the board's I2C sensor (a name from the board file, e.g. humidity-1)"),
             ConfigKey("iio", .text, "instead of sensor: an IIO device's name"),
             ConfigKey("hwmon", .text, "instead of sensor: a hwmon device's name"),
+        ] + (quantity == .temperature ? [
+            ConfigKey("w1", .text, "instead of sensor: a 1-Wire thermometer (DS18B20) by its id, e.g. 28-0316a2791aff, "
+                      + "or 'only' for the one on the bus"),
+        ] : []) + [
             ConfigKey("interval", .duration(.milliseconds(100) ... .seconds(86_400), defaultUnit: "ms"),
                       "how often it is read; default 30s"),
             ConfigKey("median", .int(1...15, unit: ""), "publish the median of the last N plausible readings; default 1"),
@@ -44,8 +48,13 @@ struct SensorConfiguration: Sendable, Hashable {
                       "a reading that moved faster than this (\(unit.dropFirst()) per minute) is dropped; default none"),
             ConfigKey("staleAfter", .int(1...1000, unit: " intervals"),
                       "after this many intervals without a plausible reading: offline and null; default 3"),
-        ], rules: [.atLeastOne("sensor", "iio", "hwmon"), .atMostOne("sensor", "iio", "hwmon")])
+        ], rules: quantity == .temperature
+            ? [.atLeastOne("sensor", "iio", "hwmon", "w1"), .atMostOne("sensor", "iio", "hwmon", "w1")]
+            : [.atLeastOne("sensor", "iio", "hwmon"), .atMostOne("sensor", "iio", "hwmon")])
     }
+
+    /// Whether a read blocks for long (a DS18B20's 750 ms conversion), so even the first one belongs on the lane.
+    var readsSlowly: Bool { if case .oneWire = sensor { true } else { false } }
 
     var wiring: String {
         let seconds = Double(interval) / 1000
@@ -66,8 +75,11 @@ struct SensorConfiguration: Sendable, Hashable {
         switch quantity {
         case .humidity: plausible = 0...100_000
         case .temperature:
-            if case .i2c(let s) = sensor { plausible = SensorDrivers.temperatureRange(s.driver) }
-            else { plausible = SensorDrivers.temperatureRange(nil) }
+            switch sensor {
+            case .i2c(let s): plausible = SensorDrivers.temperatureRange(s.driver)
+            case .oneWire: plausible = SensorDrivers.temperatureRange("w1_therm")
+            default: plausible = SensorDrivers.temperatureRange(nil)
+            }
         }
         return SensorConfiguration(quantity: quantity, sensor: sensor, interval: interval, median: median,
                                    deltaThreshold: delta * 1000, throttle: throttle, maxRate: maxRate.map { $0 * 1000 },

@@ -458,6 +458,14 @@ public struct HubConfiguration {
                 fields[f.name] = field
             }
             return .structure(fields)
+        case (.list(let item, _), _):  // the count is the engine's to check (checkWithEngine), with the place
+            guard let items = v.list else { return nil }
+            // Every element is read, so each bad one is reported with its place, not only the first.
+            let values = items.enumerated().map { i, element in
+                value(element, type: item, constraint: nil, nullable: false, name: "\(name)[\(i)]")
+            }
+            let read = values.compactMap { $0 }
+            return read.count == values.count ? .list(read) : nil
         case (.enumeration(let e), _):
             guard case .text(let s)? = v.read(shape) else { return nil }
             return e.value(named: s).map(Value.int)

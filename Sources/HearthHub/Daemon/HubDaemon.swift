@@ -90,6 +90,13 @@ public enum HubDaemon {
                         d.types[index].traits[t].attributes[name] = value
                     }
                 }
+                for (trait, attributes) in binding.defaultAttributes {
+                    if let t = d.types[index].traits.firstIndex(where: { $0.id == trait }) {
+                        d.types[index].traits[t].attributes.merge(attributes) { configured, _ in configured }
+                    } else {
+                        d.types[index].traits.append(TraitConfiguration(trait, attributes: attributes))
+                    }
+                }
                 bindings.append((d.id, binding))
             }
             devices.append(d)

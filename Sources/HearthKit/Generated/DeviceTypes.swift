@@ -81,7 +81,7 @@ public struct ColorTemperatureLightDeviceType: DeviceType {
 /// Matter OnOffPlugInUnit, device type 0x010A.
 ///
 /// Required traits: identify, groups, onOff, scenesManagement.
-/// Optional traits: levelControl (onOff), basicInformation.
+/// Optional traits: levelControl (onOff), basicInformation, electricalPowerMeasurement, electricalEnergyMeasurement.
 public struct OnOffPlugInUnitDeviceType: DeviceType {
     public static let identifier = "OnOffPlugInUnit"
     public static let deviceTypeID: UInt32 = 0x010A
@@ -100,6 +100,8 @@ public struct OnOffPlugInUnitDeviceType: DeviceType {
         public var scenesManagementTrait: Matter.ScenesManagementTrait? { traits[Matter.ScenesManagementTrait.self] }
         public var levelControlTrait: Matter.LevelControlTrait? { traits[Matter.LevelControlTrait.self] }
         public var basicInformationTrait: Matter.BasicInformationTrait? { traits[Matter.BasicInformationTrait.self] }
+        public var electricalPowerMeasurementTrait: Matter.ElectricalPowerMeasurementTrait? { traits[Matter.ElectricalPowerMeasurementTrait.self] }
+        public var electricalEnergyMeasurementTrait: Matter.ElectricalEnergyMeasurementTrait? { traits[Matter.ElectricalEnergyMeasurementTrait.self] }
     }
 }
 

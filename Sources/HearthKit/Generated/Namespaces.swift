@@ -29,6 +29,8 @@ enum GeneratedCatalogue {
             Matter.BasicInformationTrait.self,
             Matter.BooleanStateTrait.self,
             Matter.ColorControlTrait.self,
+            Matter.ElectricalEnergyMeasurementTrait.self,
+            Matter.ElectricalPowerMeasurementTrait.self,
             Matter.GroupsTrait.self,
             Matter.IdentifyTrait.self,
             Matter.LevelControlTrait.self,

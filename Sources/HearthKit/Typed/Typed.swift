@@ -92,6 +92,16 @@ extension UInt8: HomeValue {}
 extension UInt16: HomeValue {}
 extension UInt32: HomeValue {}
 extension Int16: HomeValue {}
+extension Int64: HomeValue {}
+
+extension UInt64: HomeValue {
+    public init?(json: JSON) {
+        guard case .int(let i) = json, let value = UInt64(exactly: i) else { return nil }
+        self = value
+    }
+    /// The hub's uint64 values stay within 0…Int.max (what a JSON integer carries here); larger ones are clamped.
+    public var json: JSON { .int(Int(clamping: self)) }
+}
 
 extension HomeValue where Self: FixedWidthInteger {
     public init?(json: JSON) {
