@@ -1,7 +1,9 @@
 // Hub benchmarks against a private loopback mosquitto, each figure next to a baseline from the same run:
 // command→state round trip over the bare broker echo, memory with 100 devices, exec→online, CPU per
-// command and idle CPU; then a home of several hubs (what a toggle on one costs the others).
+// command and idle CPU; then a home of several hubs (what a toggle on one costs the others), and a client
+// subscribed to hearth/# with and without the broker's set_tcp_nodelay.
 // Usage: HubBench <bin-dir> [--idle-seconds N] [--settle-seconds N] [--commands N] [--sequential] [--hubs N] [--home-toggles N]
+//                 [--wildcard-commands N]
 import HearthMQTT
 import Dispatch
 import Synchronization
@@ -30,8 +32,20 @@ func spawn(_ path: String, _ args: [String], output: String) -> pid_t {
     posix_spawn_file_actions_init(&actions)
     posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
     posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    // The child starts with no signal blocked and SIGTERM at its default: it would inherit the mask of whichever of
+    // this process's threads spawns it, and a mosquitto with SIGTERM blocked outlives the bench.
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    var none = sigset_t(), defaults = sigset_t()
+    sigemptyset(&none)
+    sigemptyset(&defaults)
+    for s in [SIGTERM, SIGINT, SIGPIPE] { sigaddset(&defaults, s) }
+    posix_spawnattr_setsigmask(&attributes, &none)
+    posix_spawnattr_setsigdefault(&attributes, &defaults)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+    defer { posix_spawnattr_destroy(&attributes) }
     let argv: [UnsafeMutablePointer<CChar>?] = ([path] + args).map { strdup($0) } + [nil]
-    let rc = posix_spawn(&pid, path, &actions, nil, argv, environ)
+    let rc = posix_spawn(&pid, path, &actions, &attributes, argv, environ)
     guard rc == 0 else { fail("cannot start \(path): \(String(cString: strerror(rc)))") }
     return pid
 }
@@ -132,11 +146,12 @@ enum HubBench {
         let settleSeconds = option("--settle-seconds", 5)
         let commandCount = option("--commands", 2000)
         let hubCount = option("--hubs", 5), homeToggles = option("--home-toggles", 1000)
+        let wildcardCommands = option("--wildcard-commands", 100)
         // The first version's method, for comparison: every echo round trip first, then every command.
         let sequential = arguments.contains("--sequential")
         arguments.removeAll { $0 == "--sequential" }
         guard let binDir = arguments.first else {
-            print("usage: HubBench <bin-dir> [--idle-seconds N] [--settle-seconds N] [--commands N] [--sequential] [--hubs N] [--home-toggles N]")
+            print("usage: HubBench <bin-dir> [--idle-seconds N] [--settle-seconds N] [--commands N] [--sequential] [--hubs N] [--home-toggles N] [--wildcard-commands N]")
             exit(2)
         }
         let deviceCount = 100
@@ -247,6 +262,52 @@ enum HubBench {
         print("  SIGTERM → exit:           \(stopped / 1_000_000) ms, status \((exitStatus >> 8) & 0xff)")
 
         try await homeOfHubs(binDir: binDir, port: port, work: work, hubCount: hubCount, toggles: homeToggles)
+        try await wildcardClient(binDir: binDir, work: work, commands: wildcardCommands)
+    }
+
+    /// A client subscribed to `hearth/#` (as Home Assistant, MQTT Explorer and Node-RED subscribe) sending requests
+    /// and waiting for each response, against a broker with `set_tcp_nodelay true` (the baseline: what every broker
+    /// configuration Hearth ships says) and one with mosquitto's default, where Nagle's algorithm on the broker's
+    /// socket meets the client's delayed ACK (docs/mqtt-api.md).
+    static func wildcardClient(binDir: String, work: String, commands: Int) async throws {
+        guard commands > 0 else { return }
+        var medians: [Bool: UInt64] = [:]
+        for nodelay in [true, false] {
+            let port = freePort(), name = nodelay ? "nodelay" : "default"
+            write("listener \(port) 127.0.0.1\n" + (nodelay ? "set_tcp_nodelay true\n" : "") + "allow_anonymous true\npersistence false\n"
+                  + (getuid() == 0 ? "user root\n" : ""), to: "\(work)/mosquitto-\(name).conf")
+            let broker = spawn(access("/usr/sbin/mosquitto", X_OK) == 0 ? "/usr/sbin/mosquitto" : "/usr/bin/mosquitto",
+                               ["-c", "\(work)/mosquitto-\(name).conf"], output: "\(work)/mosquitto-\(name).log")
+            defer { kill(broker, SIGTERM); var s: Int32 = 0; waitpid(broker, &s, 0) }
+            usleep(300_000)
+            let probe = try Endpoint("bench-wildcard-\(name)", port: port)
+            try probe.client.subscribe("hearth/#")
+            _ = try await probe.client.connect()
+            write("hub:\n  id: wild\n  board: board.yaml\n  stateDirectory: state-wild-\(name)\n  logLevel: warning\n"
+                  + "mqtt:\n  host: 127.0.0.1\n  port: \(port)\ndevices:\n  - {id: lamp, type: OnOffLight}\n", to: "\(work)/wild-\(name).yaml")
+            let hub = spawn("\(binDir)/hearthd", ["run", "--config", "\(work)/wild-\(name).yaml"], output: "\(work)/wild-\(name).log")
+            defer { kill(hub, SIGTERM); var s: Int32 = 0; waitpid(hub, &s, 0) }
+            guard probe.wait(timeoutNanos: 30_000_000_000, { $0.topic == "hearth/wild/status" && $0.payload == Array("online".utf8) }) != nil else {
+                fail("the wildcard bench's hub did not come online:\n" + readFile("\(work)/wild-\(name).log"))
+            }
+            usleep(200_000)
+            var times: [UInt64] = []
+            for i in 0..<commands {
+                probe.inbox.withLock { $0.removeAll() }
+                let t = nanos()
+                try probe.client.publish("hearth/wild/devices/lamp/set",
+                                         payload: Array(#"{"transaction":"w\#(i)","trait":"onOff","command":"toggle"}"#.utf8))
+                guard probe.wait({ $0.topic == "hearth/wild/responses" && contains($0.payload, #""w\#(i)""#) }) != nil else {
+                    fail("no response to w\(i) (\(name) broker)")
+                }
+                times.append(nanos() - t)
+            }
+            times.sort()
+            medians[nodelay] = percentile(times, 0.5)
+        }
+        print("a client subscribed to hearth/#, \(commands) requests each, waiting for each response")
+        print("  broker with set_tcp_nodelay true (baseline): p50 \(us(medians[true]!))")
+        print("  broker with mosquitto's default:             p50 \(us(medians[false]!)) (\(ratio(medians[false]!, medians[true]!)) the baseline)")
     }
 
     /// A home of several hubs on one broker, each with 100 devices and none mirroring another's (issue 21: each
