@@ -23,14 +23,21 @@ import Testing
         }
         for round in 0..<3 {
             loader.clear()
-            // A few hundred renames a second, each answered; the pause paces the load, it synchronises nothing.
+            // Renames streaming in, paced by the hub's answers rather than by time: at most 16 unanswered. Once the
+            // broker is gone no answer comes; each wait then ends at its limit (or at cancellation) and the stream
+            // goes on until it is cancelled.
             let stream = Task {
                 var i = 0
                 while !Task.isCancelled {
                     i += 1
                     try? loader.client.publish("hearth/e2e/devices/lamp/set", payload: Array(
                         #"{"transaction":"\#(round)-\#(i)","setName":"n-\#(round)-\#(i)"}"#.utf8), qos: .atLeastOnce)
-                    try? await Task.sleep(for: .milliseconds(3))
+                    if i % 16 == 0 {
+                        let sent = i
+                        _ = await poll(within: .seconds(2)) {
+                            loader.all.filter { $0.topic == "hearth/e2e/responses" }.count >= sent - 16
+                        }
+                    }
                 }
             }
             // Wait until the hub has answered a good number of them, then kill the broker mid-stream.
