@@ -33,6 +33,7 @@ extension HubBench {
     }
 
     static func soak(binDir: String, minutes: Int, rate: Int, brokerRestartMinutes: Int, board: String) async throws {
+        setvbuf(stdout, nil, _IOLBF, 0)  // a row a minute, as it comes, also when the output is a file
         let work = String(cString: mkdtemp(strdup("/tmp/hearth-soak-XXXXXX")))
         let port = freePort()
         var broker = startBroker(work: work, name: "soak", port: port)
