@@ -33,7 +33,6 @@ extension HubBench {
     }
 
     static func soak(binDir: String, minutes: Int, rate: Int, brokerRestartMinutes: Int, board: String) async throws {
-        setvbuf(stdout, nil, _IOLBF, 0)  // a row a minute, as it comes, also when the output is a file
         let work = String(cString: mkdtemp(strdup("/tmp/hearth-soak-XXXXXX")))
         let port = freePort()
         var broker = startBroker(work: work, name: "soak", port: port)
@@ -100,9 +99,9 @@ extension HubBench {
         try load.subscribe("hearth/soak/responses")
         _ = try await load.connect()
 
-        print("soak: \(minutes) min at \(rate) requests/s over \(plainLights + 8) devices (work directory \(work))")
-        print("  a peer hub of 20 devices up and down every minute; the broker restarted every \(brokerRestartMinutes) min")
-        print("  min  Private_Dirty  Pss      VmRSS    fds thr  CPU%    sent   ok     unavail fail lost  p50        p99")
+        emit("soak: \(minutes) min at \(rate) requests/s over \(plainLights + 8) devices (work directory \(work))")
+        emit("  a peer hub of 20 devices up and down every minute; the broker restarted every \(brokerRestartMinutes) min")
+        emit("  min  Private_Dirty  Pss      VmRSS    fds thr  CPU%    sent   ok     unavail fail lost  p50        p99")
         var samples: [SoakSample] = []
         var lostAtRestart = 0, lostOtherwise = 0
         var restarts: [UInt64] = []
@@ -169,25 +168,25 @@ extension HubBench {
             cpuAtMinute = cpu
             sentThisMinute = 0
             minute += 1
-            print(soakRow(sample))
+            emit(soakRow(sample))
         }
 
         // The trend: the first minute is start-up; memory is compared from the end of minute 2 to the last minute,
         // latency by the least-squares slope of the per-minute p99.
         let errors = ledger.state.withLock { $0.errors }, late = ledger.state.withLock { $0.late }
-        print("  broker restarts: \(restarts.count); requests lost within 10 s of a restart: \(lostAtRestart), lost otherwise: \(lostOtherwise); "
+        emit("  broker restarts: \(restarts.count); requests lost within 10 s of a restart: \(lostAtRestart), lost otherwise: \(lostOtherwise); "
               + "answered after 10 s: \(late); errors other than unavailable: \(errors.isEmpty ? "none" : errors.map { "\($0.key) \($0.value)" }.sorted().joined(separator: ", "))")
         if samples.count >= 3 {
             let first = samples[1], last = samples[samples.count - 1]
             func change(_ a: Int, _ b: Int) -> String { String(Double((b - a) * 1000 / max(a, 1)) / 10) + " %" }
-            print("  Private_Dirty minute 2 → \(last.minute): \(first.privateDirty) → \(last.privateDirty) kB (\(change(first.privateDirty, last.privateDirty)), promise: within 5 %)")
-            print("  Pss: \(first.pss) → \(last.pss) kB (\(change(first.pss, last.pss))); open descriptors: \(first.fds) → \(last.fds); threads: \(first.threads) → \(last.threads)")
+            emit("  Private_Dirty minute 2 → \(last.minute): \(first.privateDirty) → \(last.privateDirty) kB (\(change(first.privateDirty, last.privateDirty)), promise: within 5 %)")
+            emit("  Pss: \(first.pss) → \(last.pss) kB (\(change(first.pss, last.pss))); open descriptors: \(first.fds) → \(last.fds); threads: \(first.threads) → \(last.threads)")
             let points = samples.dropFirst().map { (Double($0.minute), Double($0.p99) / 1000) }
             let mx = points.map(\.0).reduce(0, +) / Double(points.count), my = points.map(\.1).reduce(0, +) / Double(points.count)
             let slope = points.map { ($0.0 - mx) * ($0.1 - my) }.reduce(0, +) / max(points.map { ($0.0 - mx) * ($0.0 - mx) }.reduce(0, +), 1e-9)
-            print("  p99 per minute: mean \(Int(my)) µs, slope \(Int(slope * 10) / 10) µs a minute (promise: no upward trend)")
+            emit("  p99 per minute: mean \(Int(my)) µs, slope \(Int(slope * 10) / 10) µs a minute (promise: no upward trend)")
         }
-        print("  the hub's log: \(work)/soak.log (\(readFile("\(work)/soak.log").split(separator: "\n").count) lines)")
+        emit("  the hub's log: \(work)/soak.log (\(readFile("\(work)/soak.log").split(separator: "\n").count) lines)")
     }
 
     /// The request mix: mostly toggles on lights without hardware, fades on them and on the two PWM lights, relays
@@ -231,6 +230,13 @@ extension HubBench {
             + pad("\(s.fds)", 4) + pad("\(s.threads)", 5) + pad(percent(s.cpu, of: 60_000_000_000), 8) + pad("\(s.sent)", 7)
             + pad("\(s.answered)", 7) + pad("\(s.unavailable)", 8) + pad("\(s.failed)", 5) + pad("\(s.lost)", 6)
             + pad(us(s.p50), 11) + us(s.p99)
+    }
+
+    /// A line straight to standard output (print's buffer would hold a row a minute back until the end when the
+    /// output is a file).
+    static func emit(_ line: String) {
+        let bytes = Array((line + "\n").utf8)
+        _ = bytes.withUnsafeBytes { Glibc.write(1, $0.baseAddress, $0.count) }
     }
 
     static func kilobytes(_ field: String) -> Int { Int(field.split(separator: " ").first ?? "") ?? -1 }
