@@ -3,7 +3,7 @@ import HearthEngine
 import HearthJSON
 import HearthModel
 import HearthMQTT
-import Synchronization
+import HearthSync
 
 /// Home-wide groups (`docs/clusters/groups.md`): a command published once on `<prefix>/groups/<id>/set` runs on every
 /// member of every hub, like Matter's groupcast; each hub answers with one summary on its responses topic.
@@ -70,7 +70,7 @@ extension MQTTHub {
         case .failure(let error): return refuseAll(error)
         case .success(let r): request = r
         }
-        let collector = Mutex(GroupCollector(expected: members.count))
+        let collector = Locked(GroupCollector(expected: members.count))
         let finish: @Sendable (String, HomeError?) -> Void = { [self] device, error in
             let done = collector.withLock { c -> GroupCollector? in
                 c.record(device, error)
