@@ -71,19 +71,45 @@ public final class PeerDirectory: Sendable {
         /// What was logged about a peer's topic (`hub/devices`, `hub/devices/id`, `claims/hub/id`) and not yet put
         /// right, each kind of problem once, so a broken or hostile peer is logged once, not at every message.
         var complaints: [String: Set<Complaint>] = [:]
+        /// The owner index: for each device id some peer's summary lists, the hubs that list it (usually one),
+        /// kept as summaries change so that forwarding finds the owner without reading every summary.
+        var listedBy: [String: [String]] = [:]
     }
 
     private let state = Mutex(State())
+    /// The whole-home document is republished at most once per window (`PublicationThrottle`).
+    let homeThrottle: PublicationThrottle
 
+    /// - Parameters:
+    ///   - clock: runs the whole-home document's publication window (the home's clock unless given).
+    ///   - publicationWindow: milliseconds; the whole-home document goes out at most once per window after a
+    ///     change, always the newest.
     public init(home: Home, topics: TopicScheme, peers: [PeerConfiguration] = [], mirrors: [MirrorRoute] = [],
-                outbox: PeerOutbox, log: @escaping @Sendable (String) -> Void = { _ in }) {
+                outbox: PeerOutbox, clock: (any EngineClock)? = nil,
+                publicationWindow: Int64 = PublicationThrottle.defaultWindow,
+                log: @escaping @Sendable (String) -> Void = { _ in }) {
         self.home = home
         self.topics = topics
         self.routes = Dictionary(peers.map { ($0.hub, $0.route) }, uniquingKeysWith: { a, _ in a })
         self.mirrors = mirrors
         self.outbox = outbox
         self.log = log
+        // The throttle outlives nothing it publishes for: it reaches the directory through a weak reference.
+        let directory = WeakDirectory()
+        homeThrottle = PublicationThrottle(window: publicationWindow, clock: clock ?? home.clock) {
+            directory.value?.sendHome()
+        }
+        directory.value = self
         state.withLock { s in for p in peers { s.peers[p.hub] = Peer() } }
+    }
+
+    private final class WeakDirectory: Sendable {
+        private struct Reference { weak var value: PeerDirectory? }
+        private let reference = Mutex(Reference())
+        var value: PeerDirectory? {
+            get { reference.withLock { $0.value } }
+            set { reference.withLock { $0.value = newValue } }
+        }
     }
 
     enum Complaint: Hashable { case tooLarge, notJSON, wrongShape, ownDevice, claimedTwice }
@@ -126,7 +152,7 @@ public final class PeerDirectory: Sendable {
     func linkChanged(up: Bool) {
         state.withLock { $0.linkUp = up }
         refreshMirrors()
-        if up { publishHome() }
+        if up { homeThrottle.publishNow() }
     }
 
     /// A peer's retained status (`online`, `offline`, or empty when it was cleared); returns the new status.
@@ -154,12 +180,15 @@ public final class PeerDirectory: Sendable {
             summary = read
         }
         settled(key)
-        let others = state.withLock { s -> [String: Set<String>] in
+        let ids = Self.deviceIDs(summary)
+        let others = state.withLock { s -> [[String]] in
+            let old = Self.deviceIDs(s.peers[hub]?.summary)
             s.peers[hub, default: Peer()].summary = summary
-            return s.peers.filter { $0.key != hub }.mapValues { Set(Self.deviceIDs($0.summary)) }
+            Self.reindex(&s.listedBy, hub: hub, removing: old, adding: ids)
+            return ids.map { id in s.listedBy[id, default: []].filter { $0 != hub } }
         }
-        for id in Self.deviceIDs(summary) {
-            let claimants = others.filter { $0.value.contains(id) }.keys.sorted()
+        for (id, claimants) in zip(ids, others) {
+            let claimants = claimants.sorted()
             let claim = "claims/\(hub)/\(id)"
             if home.contains(id) {
                 complain(claim, .ownDevice, "hub '\(hub)' lists device '\(id)', which is this hub's own: requests for it are run here")
@@ -171,6 +200,16 @@ public final class PeerDirectory: Sendable {
             }
         }
         publishHome()
+    }
+
+    /// Moves `hub` in the owner index from the ids of its old summary to those of its new one.
+    static func reindex(_ index: inout [String: [String]], hub: String, removing old: [String], adding new: [String]) {
+        for id in old {
+            guard var hubs = index[id] else { continue }
+            hubs.removeAll { $0 == hub }
+            index[id] = hubs.isEmpty ? nil : hubs
+        }
+        for id in new where !(index[id]?.contains(hub) ?? false) { index[id, default: []].append(hub) }
     }
 
     private static func deviceIDs(_ summary: JSON?) -> [String] {
@@ -199,13 +238,17 @@ public final class PeerDirectory: Sendable {
     /// How many peer device documents are kept (only mirrored devices').
     var documentCount: Int { state.withLock { $0.peers.values.reduce(0) { $0 + $1.documents.count } } }
 
-    /// The peer hub whose summary lists `device`, if exactly one does.
+    /// The peer hub whose summary lists `device`, if exactly one does: one look-up in the owner index.
+    /// (Whether this hub has a device of that id is the caller's question: a local device shadows a peer's.)
     func owner(of device: String) -> String? {
-        let owners = state.withLock { s in
-            s.peers.filter { _, peer in Self.deviceIDs(peer.summary).contains(device) }.map(\.key)
+        state.withLock { s in
+            guard let hubs = s.listedBy[device], hubs.count == 1 else { return nil }
+            return hubs[0]
         }
-        return owners.count == 1 ? owners[0] : nil
     }
+
+    /// The hubs whose summaries list `device` (the owner index), in the order they first listed it.
+    func hubsListing(_ device: String) -> [String] { state.withLock { $0.listedBy[device] ?? [] } }
 
     func route(_ hub: String) -> PeerRoute { routes[hub] ?? .local }
 
@@ -306,8 +349,14 @@ public final class PeerDirectory: Sendable {
         return .array(entries)
     }
 
-    func publishHome() {
-        guard outbox.isConnected else { return }
+    /// Something the whole-home document shows changed: it goes out now, or at the end of the window.
+    func publishHome() { homeThrottle.changed() }
+
+    /// Publishes the whole-home document now if a change is held (a clean stop).
+    func flushHome() { homeThrottle.flush() }
+
+    private func sendHome() {
+        guard outbox.isConnected else { return }  // republished when the link comes back
         try? outbox.publish(PeerOutbox.Message(topic: homeTopic, payload: homeDocument().bytes, retain: true))
     }
 }
