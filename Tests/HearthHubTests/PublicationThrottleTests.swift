@@ -161,3 +161,34 @@ final class ThrottleRig: Sendable {
         #expect(rig.router.directory.owner(of: "porch") == "b")
     }
 }
+
+@Suite struct HomeDocumentCacheTests {
+    /// The whole-home document written from each peer's cached entries is byte for byte the one built whole,
+    /// whatever changed: a peer's summary, its status, a new peer, a cleared summary, our own link.
+    @Test(.timeLimit(.minutes(1))) func theCachedDocumentIsTheWholeOne() throws {
+        let rig = try PeerRig()
+        let directory = rig.router.directory
+        func same(_ step: String) {
+            #expect(directory.homeDocumentBytes() == directory.homeDocument().bytes, "\(step)")
+        }
+        same("no peers")
+        rig.peer("b", "online", devices: ["porch", "garage"])
+        same("b online")
+        directory.linkChanged(up: true)
+        same("link up")
+        same("nothing changed (all cached)")
+        rig.peer("c", "online", devices: ["attic"])
+        same("c added")
+        rig.peer("b", "online", devices: ["porch-light"])
+        same("b's summary changed")
+        _ = rig.router.handle(MQTTMessage(topic: "hearth/c/status", payload: Array("offline".utf8), retain: true))
+        same("c offline")
+        directory.linkChanged(up: false)
+        same("link down")
+        _ = rig.router.handle(MQTTMessage(topic: "hearth/b/devices", payload: [], retain: true))
+        same("b's summary cleared")
+        _ = rig.router.handle(MQTTMessage(topic: "hearth/d/devices", payload: Array(
+            #"[{"id":"x","name":"X","hub":"spoofed","sourceConnectivity":{"connectivityState":"offline"}}]"#.utf8), retain: true))
+        same("d heard of before its status")
+    }
+}

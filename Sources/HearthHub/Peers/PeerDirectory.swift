@@ -63,6 +63,11 @@ public final class PeerDirectory: Sendable {
         var summary: JSON?
         /// The documents of the devices this hub mirrors, by device id.
         var documents: [String: JSON] = [:]
+        /// Counts the changes of `status` and `summary`: the cached entries below are current while it is the same.
+        var version = 0
+        /// This peer's entries of the whole-home document as last written (comma-separated, no brackets), with
+        /// the version and link state they were written for.
+        var entries: (version: Int, linkUp: Bool, bytes: [UInt8])?
     }
 
     struct State {
@@ -159,7 +164,10 @@ public final class PeerDirectory: Sendable {
     @discardableResult
     func statusChanged(hub: String, payload: [UInt8]) -> ConnectivityState {
         let status: ConnectivityState = payload.isEmpty ? .unknown : payload == Array("online".utf8) ? .online : .offline
-        state.withLock { $0.peers[hub, default: Peer()].status = status }
+        state.withLock { s in
+            s.peers[hub, default: Peer()].status = status
+            s.peers[hub]!.version += 1
+        }
         refreshMirrors(hub: hub)
         publishHome()
         return status
@@ -184,6 +192,7 @@ public final class PeerDirectory: Sendable {
         let others = state.withLock { s -> [[String]] in
             let old = Self.deviceIDs(s.peers[hub]?.summary)
             s.peers[hub, default: Peer()].summary = summary
+            s.peers[hub]!.version += 1
             Self.reindex(&s.listedBy, hub: hub, removing: old, adding: ids)
             return ids.map { id in s.listedBy[id, default: []].filter { $0 != hub } }
         }
@@ -334,19 +343,71 @@ public final class PeerDirectory: Sendable {
         var entries = home.list().map { DeviceDocument.summary($0, hub: topics.hub) }
         let (peers, linkUp) = state.withLock { ($0.peers, $0.linkUp) }
         for (hub, peer) in peers.sorted(by: { $0.key < $1.key }) {
-            guard case .array(let devices)? = peer.summary else { continue }
-            for d in devices {
-                guard case .object(var members) = d else { continue }
-                var owner: ConnectivityState?
-                if case .string(let raw)? = d["sourceConnectivity"]?["connectivityState"] { owner = ConnectivityState(rawValue: raw) }
-                let c = Self.connectivity(status: peer.status, linkUp: linkUp, route: route(hub), ownerState: owner)
-                members.removeAll { $0.key == "hub" || $0.key == "sourceConnectivity" }
-                members.append(("hub", .string(hub)))
-                members.append(("sourceConnectivity", DeviceDocument.connectivity(c)))
-                entries.append(.object(members))
-            }
+            entries += homeEntries(hub: hub, summary: peer.summary, status: peer.status, linkUp: linkUp)
         }
         return .array(entries)
+    }
+
+    /// A peer's devices as the whole-home document shows them: as the peer published them, with `hub` and the
+    /// connectivity seen from here last.
+    private func homeEntries(hub: String, summary: JSON?, status: ConnectivityState, linkUp: Bool) -> [JSON] {
+        guard case .array(let devices)? = summary else { return [] }
+        return devices.compactMap { d in
+            guard case .object(var members) = d else { return nil }
+            var owner: ConnectivityState?
+            if case .string(let raw)? = d["sourceConnectivity"]?["connectivityState"] { owner = ConnectivityState(rawValue: raw) }
+            let c = Self.connectivity(status: status, linkUp: linkUp, route: route(hub), ownerState: owner)
+            members.removeAll { $0.key == "hub" || $0.key == "sourceConnectivity" }
+            members.append(("hub", .string(hub)))
+            members.append(("sourceConnectivity", DeviceDocument.connectivity(c)))
+            return .object(members)
+        }
+    }
+
+    /// `homeDocument().bytes`, written from each peer's entries as last written unless that peer's status or
+    /// summary (or our link) changed since. Why: in a home of 30 hubs × 100 devices the document is some 800 KB,
+    /// and rebuilding every peer's part for each publication cost each hub more CPU than its start-up; now a
+    /// publication rewrites this hub's own devices and the peers that changed, and copies the rest.
+    func homeDocumentBytes() -> [UInt8] {
+        let (peers, linkUp) = state.withLock { s in
+            (s.peers.sorted { $0.key < $1.key }.map { hub, peer in
+                (hub: hub, version: peer.version, status: peer.status,
+                 cached: peer.entries.flatMap { $0.version == peer.version && $0.linkUp == s.linkUp ? $0.bytes : nil },
+                 summary: peer.summary)
+            }, s.linkUp)
+        }
+        var out: [UInt8] = [UInt8(ascii: "[")]
+        out.reserveCapacity(peers.reduce(4096) { $0 + ($1.cached?.count ?? 0) })
+        for (k, device) in home.list().enumerated() {
+            if k > 0 { out.append(UInt8(ascii: ",")) }
+            DeviceDocument.summary(device, hub: topics.hub).write(to: &out)
+        }
+        var written: [(hub: String, version: Int, bytes: [UInt8])] = []
+        for peer in peers {
+            var bytes: [UInt8]
+            if let cached = peer.cached {
+                bytes = cached
+            } else {
+                bytes = []
+                for (k, entry) in homeEntries(hub: peer.hub, summary: peer.summary, status: peer.status, linkUp: linkUp).enumerated() {
+                    if k > 0 { bytes.append(UInt8(ascii: ",")) }
+                    entry.write(to: &bytes)
+                }
+                written.append((peer.hub, peer.version, bytes))
+            }
+            if bytes.isEmpty { continue }
+            if out.count > 1 { out.append(UInt8(ascii: ",")) }
+            out.append(contentsOf: bytes)
+        }
+        if !written.isEmpty {
+            state.withLock { s in
+                for w in written where s.peers[w.hub]?.version == w.version && s.linkUp == linkUp {
+                    s.peers[w.hub]!.entries = (w.version, linkUp, w.bytes)
+                }
+            }
+        }
+        out.append(UInt8(ascii: "]"))
+        return out
     }
 
     /// Something the whole-home document shows changed: it goes out now, or at the end of the window.
@@ -357,6 +418,6 @@ public final class PeerDirectory: Sendable {
 
     private func sendHome() {
         guard outbox.isConnected else { return }  // republished when the link comes back
-        try? outbox.publish(PeerOutbox.Message(topic: homeTopic, payload: homeDocument().bytes, retain: true))
+        try? outbox.publish(PeerOutbox.Message(topic: homeTopic, payload: homeDocumentBytes(), retain: true))
     }
 }
