@@ -11,13 +11,13 @@ extension HubBench {
     /// subscriber to `<prefix>/#` receives it), and the time until every hub's home shows the last change.
     /// The requests are sent one after the other, each after the previous one's response, as a script would.
     /// Goal: ≤ 5 home publications per hub and ≤ 5 MB in all (issue 21 on main: 10 per hub, 259 MB, 1.35 s).
-    static func homeFanOut(binDir: String, port: Int, work: String, hubCount: Int, changes: Int, run: Int) async throws {
+    static func homeFanOut(binDir: String, port: Int, work: String, hubCount: Int, changes: Int, run: Int, discovery: Bool = true) async throws {
         guard hubCount >= 2 else { return }
-        let prefix = "fan\(hubCount)r\(run)"
+        let prefix = "fan\(hubCount)r\(run)\(discovery ? "" : "n")"
         let watch = try await HomeWatch("bench-fanout-\(prefix)", port: port, prefix: prefix)
         let expected = hubCount * 100
         watch.reset { occurrences($0, #""connectivityState":"online""#) == expected }
-        let hubs = startHome(binDir: binDir, port: port, work: work, prefix: prefix, hubCount: hubCount)
+        let hubs = startHome(binDir: binDir, port: port, work: work, prefix: prefix, hubCount: hubCount, discovery: discovery)
         defer { stopAll(hubs) }
         guard watch.waitForHomes(hubCount) != nil else { fail("a home of \(hubCount) hubs did not converge:\n" + readFile("\(work)/\(prefix)-0.log")) }
         usleep(1_000_000)  // every window of the start-up has ended
@@ -46,7 +46,7 @@ extension HubBench {
         let summaries = watch.published(endingIn: "/devices")
         let total = watch.counts.withLock { $0.total }
         let perHub = (0..<hubCount).map { homes.messages["\(prefix)/hub\($0)/home"] ?? 0 }
-        print("metadata fan-out: \(changed) setRoom on hub0 of \(hubCount) hubs × 100 devices, one after the other (load average \(load))")
+        print("metadata fan-out: \(changed) setRoom on hub0 of \(hubCount) hubs × 100 devices, one after the other (load average \(load)\(discovery ? "" : ", Home Assistant discovery off"))")
         print("  requests sent in \(milliseconds(sent - start)); every hub's home shows the last change \(milliseconds(last - start)) after the first")
         print("  home documents per hub: max \(perHub.max() ?? 0), hub0 \(perHub[0]), all \(perHub.reduce(0, +)) (goal ≤ 5 per hub; main: \(changed) per hub)")
         print("  hub0's summaries: \(summaries.messages["\(prefix)/hub0/devices"] ?? 0) (main: \(changed))")

@@ -10,13 +10,13 @@ extension HubBench {
     /// (forwarded: it crosses the broker four times) against the same request sent to hub0 (direct) and the bare
     /// broker echo (a client that answers `bench/fwd-in` on `bench/fwd-out` with a response-sized payload),
     /// timed alternately. Goal: forwarded p50 ≤ 2.5× the echo's (issue 21 on main: 6.3×, direct 4.4×).
-    static func homeForwarding(binDir: String, port: Int, work: String, hubCount: Int, requests: Int, run: Int) async throws {
+    static func homeForwarding(binDir: String, port: Int, work: String, hubCount: Int, requests: Int, run: Int, discovery: Bool = true) async throws {
         guard hubCount >= 2 else { return }
-        let prefix = "fwd\(hubCount)r\(run)"
+        let prefix = "fwd\(hubCount)r\(run)\(discovery ? "" : "n")"
         let watch = try await HomeWatch("bench-forward-watch-\(prefix)", port: port, prefix: prefix)
         let expected = hubCount * 100
         watch.reset { occurrences($0, #""connectivityState":"online""#) == expected }
-        let hubs = startHome(binDir: binDir, port: port, work: work, prefix: prefix, hubCount: hubCount)
+        let hubs = startHome(binDir: binDir, port: port, work: work, prefix: prefix, hubCount: hubCount, discovery: discovery)
         defer { stopAll(hubs) }
         guard watch.waitForHomes(hubCount) != nil else { fail("a home of \(hubCount) hubs did not converge:\n" + readFile("\(work)/\(prefix)-0.log")) }
         watch.client.disconnect()
@@ -56,7 +56,7 @@ extension HubBench {
         }
         echoTimes.sort(); direct.sort(); forwarded.sort()
         let e = percentile(echoTimes, 0.5), dp = percentile(direct, 0.5), fp = percentile(forwarded, 0.5)
-        print("forwarding in a home of \(hubCount) hubs × 100 devices, \(requests) requests each, timed alternately (load average \(load))")
+        print("forwarding in a home of \(hubCount) hubs × 100 devices, \(requests) requests each, timed alternately (load average \(load)\(discovery ? "" : ", Home Assistant discovery off"))")
         print("  broker echo (baseline): p50 \(us(e))  p99 \(us(percentile(echoTimes, 0.99)))")
         print("  direct (to hub0):       p50 \(us(dp)) (\(ratio(dp, e)))  p99 \(us(percentile(direct, 0.99)))")
         print("  forwarded (via hub1):   p50 \(us(fp)) (\(ratio(fp, e)), goal ≤ 2.5×; main: 6.3×)  p99 \(us(percentile(forwarded, 0.99)))")

@@ -5,9 +5,9 @@
 // metadata fan-out, convergence, and a forwarded request against the echo.
 // Usage: HubBench <bin-dir> [--idle-seconds N] [--settle-seconds N] [--commands N] [--sequential] [--hubs N] [--home-toggles N]
 //                 [--wildcard-commands N] [--fanout-hubs N] [--fanout-changes N] [--home-convergence-hubs N,N]
-//                 [--forward-hubs N] [--forward-requests N] [--runs N] [--quick] [--only CASE,CASE]
+//                 [--forward-hubs N] [--forward-requests N] [--runs N] [--quick] [--no-discovery] [--only CASE,CASE]
 // CASE: hub (the lone hub and its echo), home (toggles in a home), wildcard, fanout, convergence, forward.
-// --quick: 5 hubs for the home cases, 200 requests, one run. --runs: how many times the home-of-many-hubs cases run.
+// --no-discovery: the home-of-many-hubs cases with Home Assistant discovery off. --quick: 5 hubs for the home cases, 200 requests, one run. --runs: how many times the home-of-many-hubs cases run.
 import HearthMQTT
 import Dispatch
 import Synchronization
@@ -31,6 +31,8 @@ enum HubBench {
         let commandCount = option("--commands", 2000)
         let hubCount = option("--hubs", 5), homeToggles = option("--home-toggles", 1000)
         let wildcardCommands = option("--wildcard-commands", 100)
+        let discovery = !arguments.contains("--no-discovery")
+        arguments.removeAll { $0 == "--no-discovery" }
         let quick = arguments.contains("--quick")
         arguments.removeAll { $0 == "--quick" }
         let fanoutHubs = option("--fanout-hubs", quick ? 5 : 10), fanoutChanges = option("--fanout-changes", 100)
@@ -48,7 +50,7 @@ enum HubBench {
         arguments.removeAll { $0 == "--sequential" }
         guard let binDir = arguments.first else {
             print("usage: HubBench <bin-dir> [--idle-seconds N] [--settle-seconds N] [--commands N] [--sequential] [--hubs N] [--home-toggles N] [--wildcard-commands N]"
-                  + " [--fanout-hubs N] [--fanout-changes N] [--home-convergence-hubs N,N] [--forward-hubs N] [--forward-requests N] [--runs N] [--quick] [--only CASE,CASE]")
+                  + " [--fanout-hubs N] [--fanout-changes N] [--home-convergence-hubs N,N] [--forward-hubs N] [--forward-requests N] [--runs N] [--quick] [--no-discovery] [--only CASE,CASE]")
             exit(2)
         }
         let deviceCount = 100
@@ -163,9 +165,9 @@ enum HubBench {
         if cases.contains("wildcard") { try await wildcardClient(binDir: binDir, work: work, commands: wildcardCommands) }
         for run in 1...max(1, runs) {
             if runs > 1 { print("== home of many hubs, run \(run) of \(runs)") }
-            if cases.contains("convergence") { try await homeConvergence(binDir: binDir, port: port, work: work, hubCounts: convergenceHubs, run: run) }
-            if cases.contains("fanout") { try await homeFanOut(binDir: binDir, port: port, work: work, hubCount: fanoutHubs, changes: fanoutChanges, run: run) }
-            if cases.contains("forward") { try await homeForwarding(binDir: binDir, port: port, work: work, hubCount: forwardHubs, requests: forwardRequests, run: run) }
+            if cases.contains("convergence") { try await homeConvergence(binDir: binDir, port: port, work: work, hubCounts: convergenceHubs, run: run, discovery: discovery) }
+            if cases.contains("fanout") { try await homeFanOut(binDir: binDir, port: port, work: work, hubCount: fanoutHubs, changes: fanoutChanges, run: run, discovery: discovery) }
+            if cases.contains("forward") { try await homeForwarding(binDir: binDir, port: port, work: work, hubCount: forwardHubs, requests: forwardRequests, run: run, discovery: discovery) }
         }
     }
 }

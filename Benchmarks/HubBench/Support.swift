@@ -162,12 +162,16 @@ func occurrences(_ bytes: [UInt8], _ text: String) -> Int {
 
 /// Writes the configurations of `hubCount` hubs with 100 simulated lights each (`h<hub>-light-<i>`) under `prefix`,
 /// no `peers:` listed (every hub mirrors the whole home), and starts them all at once; returns their pids.
-func startHome(binDir: String, port: Int, work: String, prefix: String, hubCount: Int) -> [pid_t] {
+/// `discovery: false` turns Home Assistant discovery off: with it on (the default), every hub subscribes to every
+/// hub's retained discovery configurations (`<discovery prefix>/device/+/config`), 100 per hub, several KB each.
+/// Each home has a discovery prefix of its own, so that one run's retained configurations do not reach the next.
+func startHome(binDir: String, port: Int, work: String, prefix: String, hubCount: Int, discovery: Bool = true) -> [pid_t] {
     (0..<hubCount).map { h in
         var devices = ""
         for i in 0..<100 { devices += "  - {id: h\(h)-light-\(i), type: OnOffLight}\n" }
         write("hub:\n  id: hub\(h)\n  board: board.yaml\n  stateDirectory: state-\(prefix)-\(h)\n  logLevel: warning\n"
-              + "mqtt:\n  host: 127.0.0.1\n  port: \(port)\n  prefix: \(prefix)\ndevices:\n\(devices)", to: "\(work)/\(prefix)-\(h).yaml")
+              + "mqtt:\n  host: 127.0.0.1\n  port: \(port)\n  prefix: \(prefix)\n" + "homeAssistant:\n  discovery: \(discovery)\n  prefix: \(prefix)-ha\n"
+              + "devices:\n\(devices)", to: "\(work)/\(prefix)-\(h).yaml")
         return spawn("\(binDir)/hearthd", ["run", "--config", "\(work)/\(prefix)-\(h).yaml"], output: "\(work)/\(prefix)-\(h).log")
     }
 }
