@@ -134,7 +134,6 @@ public final class MQTTHub: Sendable {
         send(topics.device(device.id), writer.withLock { $0.document(device) }, retain: true)
     }
 
-
     func publishChanges(_ events: [HomeEvent]) {
         guard client.isConnected else { return }  // republished in full on the next connection
         var ids: [String] = []
