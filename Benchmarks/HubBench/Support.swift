@@ -7,8 +7,16 @@ import Synchronization
 import Glibc
 #endif
 
+/// Every process `spawn` started, so that `fail` leaves none running (an `exit` skips the cases' `defer`s).
+let spawned = Mutex<[pid_t]>([])
+
 func fail(_ message: String) -> Never {
     print("bench: \(message)")
+    // Only a child still running: waitpid answers 0 for it, and -1 for a pid already reaped (maybe reused since).
+    for pid in spawned.withLock({ $0 }) {
+        var status: Int32 = 0
+        if waitpid(pid, &status, WNOHANG) == 0 { kill(pid, SIGTERM) }
+    }
     exit(1)
 }
 func freePort() -> Int {
@@ -43,6 +51,7 @@ func spawn(_ path: String, _ args: [String], output: String) -> pid_t {
     let argv: [UnsafeMutablePointer<CChar>?] = ([path] + args).map { strdup($0) } + [nil]
     let rc = posix_spawn(&pid, path, &actions, &attributes, argv, environ)
     guard rc == 0 else { fail("cannot start \(path): \(String(cString: strerror(rc)))") }
+    spawned.withLock { $0.append(pid) }
     return pid
 }
 func write(_ text: String, to path: String) {
