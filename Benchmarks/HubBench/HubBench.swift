@@ -1,10 +1,14 @@
 // Hub benchmarks against a private loopback mosquitto, each figure next to a baseline from the same run:
 // command→state round trip over the bare broker echo, memory with 100 devices, exec→online, CPU per
 // command and idle CPU; then a home of several hubs (what a toggle on one costs the others), and a client
-// subscribed to hearth/# with and without the broker's set_tcp_nodelay.
+// subscribed to hearth/# with and without the broker's set_tcp_nodelay; and a home of many hubs (issue 21 §4): the
+// metadata fan-out, convergence, and a forwarded request against the echo.
 // Usage: HubBench <bin-dir> [--idle-seconds N] [--settle-seconds N] [--commands N] [--sequential] [--hubs N] [--home-toggles N]
-//                 [--wildcard-commands N]
+//                 [--wildcard-commands N] [--fanout-hubs N] [--fanout-changes N] [--home-convergence-hubs N,N]
+//                 [--forward-hubs N] [--forward-requests N] [--runs N] [--quick] [--no-discovery] [--only CASE,CASE]
 //        HubBench <bin-dir> --soak-minutes N --soak-board PATH [--soak-rate N] [--soak-broker-restart-minutes N]  (scripts/soak)
+// CASE: hub (the lone hub and its echo), home (toggles in a home), wildcard, fanout, convergence, forward.
+// --no-discovery: the home-of-many-hubs cases with Home Assistant discovery off. --quick: 5 hubs for the home cases, 200 requests, one run. --runs: how many times the home-of-many-hubs cases run.
 import HearthMQTT
 import Dispatch
 import Synchronization
@@ -35,11 +39,26 @@ enum HubBench {
             defer { arguments.removeSubrange(i...(i + 1)) }
             return arguments[i + 1]
         }
+        let discovery = !arguments.contains("--no-discovery")
+        arguments.removeAll { $0 == "--no-discovery" }
+        let quick = arguments.contains("--quick")
+        arguments.removeAll { $0 == "--quick" }
+        let fanoutHubs = option("--fanout-hubs", quick ? 5 : 10), fanoutChanges = option("--fanout-changes", 100)
+        let forwardHubs = option("--forward-hubs", quick ? 5 : 10), forwardRequests = option("--forward-requests", quick ? 200 : 1000)
+        let runs = option("--runs", quick ? 1 : 3)
+        func list(_ name: String, _ fallback: [String]) -> [String] {
+            guard let i = arguments.firstIndex(of: name), i + 1 < arguments.count else { return fallback }
+            defer { arguments.removeSubrange(i...(i + 1)) }
+            return arguments[i + 1].split(separator: ",").map(String.init)
+        }
+        let convergenceHubs = list("--home-convergence-hubs", quick ? ["5"] : ["10", "30"]).compactMap { Int($0) }
+        let cases = Set(list("--only", ["hub", "home", "wildcard", "fanout", "convergence", "forward"]))
         // The first version's method, for comparison: every echo round trip first, then every command.
         let sequential = arguments.contains("--sequential")
         arguments.removeAll { $0 == "--sequential" }
         guard let binDir = arguments.first else {
-            print("usage: HubBench <bin-dir> [--idle-seconds N] [--settle-seconds N] [--commands N] [--sequential] [--hubs N] [--home-toggles N] [--wildcard-commands N]")
+            print("usage: HubBench <bin-dir> [--idle-seconds N] [--settle-seconds N] [--commands N] [--sequential] [--hubs N] [--home-toggles N] [--wildcard-commands N]"
+                  + " [--fanout-hubs N] [--fanout-changes N] [--home-convergence-hubs N,N] [--forward-hubs N] [--forward-requests N] [--runs N] [--quick] [--no-discovery] [--only CASE,CASE]")
             exit(2)
         }
         if soakMinutes > 0 {
@@ -54,104 +73,114 @@ enum HubBench {
         let mosquitto = startBroker(work: work, name: "main", port: port)
         defer { kill(mosquitto, SIGTERM) }
         usleep(300_000)
-
-        // MARK: The baseline (the bare broker echo) and the hub with 100 devices, side by side
-
-        // Both run for the whole measurement and are timed alternately, one round trip each in turn, so
-        // that both see the same machine: a busy neighbour or a slower CPU moment weighs on both alike.
-        let docSize = 1600
-        let requestPayload = Array(#"{"trait":"onOff","command":"toggle"}"#.utf8)
-        let echo = try Endpoint("bench-echo", port: port)
-        let reply = [UInt8](repeating: UInt8(ascii: "x"), count: docSize)
-        echo.client.onMessage = { [client = echo.client] m in
-            try? client.publish("bench/out", payload: reply, qos: .atMostOnce, retain: true)
-        }
-        try echo.client.subscribe("bench/in")
-        _ = try await echo.client.connect()
-        let probe = try Endpoint("bench-probe", port: port)
-        try probe.client.subscribe("bench/out", options: MQTTSubscriptionOptions(retainHandling: .never))
-        // A client that watches state subscribes to the documents and the status, not to its own requests.
-        try probe.client.subscribe("hearth/bench/devices/+")
-        try probe.client.subscribe("hearth/bench/status")
-        _ = try await probe.client.connect()
-
-        var devices = ""
-        for i in 0..<deviceCount {
-            devices += "  - id: light-\(i)\n    name: Light \(i)\n    type: \(i % 2 == 0 ? "DimmableLight" : "OnOffLight")\n"
-        }
         write("name: bench-board\nsimulated: true\n", to: "\(work)/board.yaml")
-        write("hub:\n  id: bench\n  board: board.yaml\n  stateDirectory: state\n  logLevel: warning\nmqtt:\n  host: 127.0.0.1\n  port: \(port)\ndevices:\n\(devices)",
-              to: "\(work)/hearth.yaml")
-        usleep(200_000)
-        probe.inbox.withLock { $0.removeAll() }
-        let execStart = nanos()
-        let hub = spawn("\(binDir)/hearthd", ["run", "--config", "\(work)/hearth.yaml"], output: "\(work)/hearthd.log")
-        guard probe.wait(timeoutNanos: 30_000_000_000, { $0.topic == "hearth/bench/status" && $0.payload == Array("online".utf8) }) != nil else {
-            fail("the hub did not come online:\n" + readFile("\(work)/hearthd.log"))
-        }
-        let online = nanos() - execStart
-        let published = probe.inbox.withLock { box in Set(box.filter { $0.topic.hasPrefix("hearth/bench/devices/") }.map(\.topic)).count }
-        // Everything is published before `online`; the messages are already here or in flight behind it.
-        usleep(200_000)
-        let documents = probe.inbox.withLock { box in Set(box.filter { $0.topic.hasPrefix("hearth/bench/devices/") }.map(\.topic)).count }
 
-        // Echo: publish, wait for the echo. Hub: publish a toggle, wait for the device's new document.
-        var echoTimes: [UInt64] = [], hubTimes: [UInt64] = []
-        let dump = getenv("HUBBENCH_TRACE") != nil
-        var trace: [(UInt64, UInt64)] = []
-        let cpuBefore = cpuNanoseconds(hub)  // the hub is idle while the echo is timed
-        var state = [Bool](repeating: false, count: deviceCount)
-        func echoRoundTrip() throws {
+        /// The lone hub with 100 devices beside the bare broker echo.
+        func loneHub() async throws {
+            // MARK: The baseline (the bare broker echo) and the hub with 100 devices, side by side
+
+            // Both run for the whole measurement and are timed alternately, one round trip each in turn, so
+            // that both see the same machine: a busy neighbour or a slower CPU moment weighs on both alike.
+            let docSize = 1600
+            let requestPayload = Array(#"{"trait":"onOff","command":"toggle"}"#.utf8)
+            let echo = try Endpoint("bench-echo", port: port)
+            let reply = [UInt8](repeating: UInt8(ascii: "x"), count: docSize)
+            echo.client.onMessage = { [client = echo.client] m in
+                try? client.publish("bench/out", payload: reply, qos: .atMostOnce, retain: true)
+            }
+            try echo.client.subscribe("bench/in")
+            _ = try await echo.client.connect()
+            let probe = try Endpoint("bench-probe", port: port)
+            try probe.client.subscribe("bench/out", options: MQTTSubscriptionOptions(retainHandling: .never))
+            // A client that watches state subscribes to the documents and the status, not to its own requests.
+            try probe.client.subscribe("hearth/bench/devices/+")
+            try probe.client.subscribe("hearth/bench/status")
+            _ = try await probe.client.connect()
+
+            var devices = ""
+            for i in 0..<deviceCount {
+                devices += "  - id: light-\(i)\n    name: Light \(i)\n    type: \(i % 2 == 0 ? "DimmableLight" : "OnOffLight")\n"
+            }
+            write("hub:\n  id: bench\n  board: board.yaml\n  stateDirectory: state\n  logLevel: warning\nmqtt:\n  host: 127.0.0.1\n  port: \(port)\ndevices:\n\(devices)",
+                  to: "\(work)/hearth.yaml")
+            usleep(200_000)
             probe.inbox.withLock { $0.removeAll() }
-            let t = nanos()
-            try probe.client.publish("bench/in", payload: requestPayload)
-            guard probe.wait({ $0.topic == "bench/out" }) != nil else { fail("the broker echo did not answer") }
-            echoTimes.append(nanos() - t)
-        }
-        if sequential { for _ in 0..<commandCount { try echoRoundTrip() } }
-        for i in 0..<commandCount {
-            if !sequential { try echoRoundTrip() }
-            let d = i % deviceCount
-            state[d].toggle()
-            let topic = "hearth/bench/devices/light-\(d)"
-            probe.inbox.withLock { $0.removeAll() }
-            let t = nanos()
-            try probe.client.publish("\(topic)/set", payload: requestPayload)
-            // Timed up to the document's arrival; its content is checked after the clock stops.
-            guard let doc = probe.wait({ $0.topic == topic }) else { fail("no new state for \(topic)") }
-            hubTimes.append(nanos() - t)
-            if dump { trace.append((t, hubTimes[hubTimes.count - 1])) }
-            guard contains(doc.payload, #""onOff":\#(state[d])"#) else { fail("\(topic) did not change to \(state[d])") }
-        }
-        let hubCPU = cpuNanoseconds(hub) - cpuBefore
-        echoTimes.sort()
-        hubTimes.sort()
-        if dump { write(trace.map { "\($0.0) \($0.1)" }.joined(separator: "\n") + "\n", to: String(cString: getenv("HUBBENCH_TRACE"))) }
-        let rss = status(hub, "VmRSS"), hwm = status(hub, "VmHWM")
-        // Idle means idle: the load's threads are given a few seconds to wind down first.
-        sleep(UInt32(settleSeconds))
-        let idleBefore = cpuNanoseconds(hub)
-        sleep(UInt32(idleSeconds))
-        let idleNanos = cpuNanoseconds(hub) - idleBefore
-        kill(hub, SIGTERM)
-        var exitStatus: Int32 = 0
-        let stopStart = nanos()
-        waitpid(hub, &exitStatus, 0)
-        let stopped = nanos() - stopStart
+            let execStart = nanos()
+            let hub = spawn("\(binDir)/hearthd", ["run", "--config", "\(work)/hearth.yaml"], output: "\(work)/hearthd.log")
+            guard probe.wait(timeoutNanos: 30_000_000_000, { $0.topic == "hearth/bench/status" && $0.payload == Array("online".utf8) }) != nil else {
+                fail("the hub did not come online:\n" + readFile("\(work)/hearthd.log"))
+            }
+            let online = nanos() - execStart
+            let published = probe.inbox.withLock { box in Set(box.filter { $0.topic.hasPrefix("hearth/bench/devices/") }.map(\.topic)).count }
+            // Everything is published before `online`; the messages are already here or in flight behind it.
+            usleep(200_000)
+            let documents = probe.inbox.withLock { box in Set(box.filter { $0.topic.hasPrefix("hearth/bench/devices/") }.map(\.topic)).count }
 
-        print("hub, \(deviceCount) devices, \(commandCount) commands, loopback mosquitto")
-        print(sequential ? "  (the echo timed first, then the hub: --sequential)"
-                         : "  (the echo and the hub timed alternately, \(commandCount) round trips each)")
-        print("  broker echo (baseline):   p50 \(us(percentile(echoTimes, 0.5)))  p99 \(us(percentile(echoTimes, 0.99)))")
-        print("  command → state:          p50 \(us(percentile(hubTimes, 0.5)))  p99 \(us(percentile(hubTimes, 0.99)))")
-        print("  ratio:                    p50 \(ratio(percentile(hubTimes, 0.5), percentile(echoTimes, 0.5))) the echo's p50 (target ≤ 1.5×), p99 \(ratio(percentile(hubTimes, 0.99), percentile(echoTimes, 0.5))) the echo's p50 (target ≤ 3×)")
-        print("  CPU per command:          \(us(hubCPU / UInt64(commandCount)))")
-        print("  memory after the load:    VmRSS \(rss), VmHWM \(hwm)")
-        print("  exec → online:            \(online / 1_000_000) ms (\(published) of \(deviceCount) documents before online, \(documents) just after)")
-        print("  idle CPU over \(idleSeconds) s:       \(percent(idleNanos, of: UInt64(idleSeconds) * 1_000_000_000)) of a core (\(idleNanos / 1000) µs of CPU, target ≤ 0.01%)")
-        print("  SIGTERM → exit:           \(stopped / 1_000_000) ms, status \((exitStatus >> 8) & 0xff)")
+            // Echo: publish, wait for the echo. Hub: publish a toggle, wait for the device's new document.
+            var echoTimes: [UInt64] = [], hubTimes: [UInt64] = []
+            let dump = getenv("HUBBENCH_TRACE") != nil
+            var trace: [(UInt64, UInt64)] = []
+            let cpuBefore = cpuNanoseconds(hub)  // the hub is idle while the echo is timed
+            var state = [Bool](repeating: false, count: deviceCount)
+            func echoRoundTrip() throws {
+                probe.inbox.withLock { $0.removeAll() }
+                let t = nanos()
+                try probe.client.publish("bench/in", payload: requestPayload)
+                guard probe.wait({ $0.topic == "bench/out" }) != nil else { fail("the broker echo did not answer") }
+                echoTimes.append(nanos() - t)
+            }
+            if sequential { for _ in 0..<commandCount { try echoRoundTrip() } }
+            for i in 0..<commandCount {
+                if !sequential { try echoRoundTrip() }
+                let d = i % deviceCount
+                state[d].toggle()
+                let topic = "hearth/bench/devices/light-\(d)"
+                probe.inbox.withLock { $0.removeAll() }
+                let t = nanos()
+                try probe.client.publish("\(topic)/set", payload: requestPayload)
+                // Timed up to the document's arrival; its content is checked after the clock stops.
+                guard let doc = probe.wait({ $0.topic == topic }) else { fail("no new state for \(topic)") }
+                hubTimes.append(nanos() - t)
+                if dump { trace.append((t, hubTimes[hubTimes.count - 1])) }
+                guard contains(doc.payload, #""onOff":\#(state[d])"#) else { fail("\(topic) did not change to \(state[d])") }
+            }
+            let hubCPU = cpuNanoseconds(hub) - cpuBefore
+            echoTimes.sort()
+            hubTimes.sort()
+            if dump { write(trace.map { "\($0.0) \($0.1)" }.joined(separator: "\n") + "\n", to: String(cString: getenv("HUBBENCH_TRACE"))) }
+            let rss = status(hub, "VmRSS"), hwm = status(hub, "VmHWM")
+            // Idle means idle: the load's threads are given a few seconds to wind down first.
+            sleep(UInt32(settleSeconds))
+            let idleBefore = cpuNanoseconds(hub)
+            sleep(UInt32(idleSeconds))
+            let idleNanos = cpuNanoseconds(hub) - idleBefore
+            kill(hub, SIGTERM)
+            var exitStatus: Int32 = 0
+            let stopStart = nanos()
+            waitpid(hub, &exitStatus, 0)
+            let stopped = nanos() - stopStart
 
-        try await homeOfHubs(binDir: binDir, port: port, work: work, hubCount: hubCount, toggles: homeToggles)
-        try await wildcardClient(binDir: binDir, work: work, commands: wildcardCommands)
+            print("hub, \(deviceCount) devices, \(commandCount) commands, loopback mosquitto")
+            print(sequential ? "  (the echo timed first, then the hub: --sequential)"
+                             : "  (the echo and the hub timed alternately, \(commandCount) round trips each)")
+            print("  broker echo (baseline):   p50 \(us(percentile(echoTimes, 0.5)))  p99 \(us(percentile(echoTimes, 0.99)))")
+            print("  command → state:          p50 \(us(percentile(hubTimes, 0.5)))  p99 \(us(percentile(hubTimes, 0.99)))")
+            print("  ratio:                    p50 \(ratio(percentile(hubTimes, 0.5), percentile(echoTimes, 0.5))) the echo's p50 (target ≤ 1.5×), p99 \(ratio(percentile(hubTimes, 0.99), percentile(echoTimes, 0.5))) the echo's p50 (target ≤ 3×)")
+            print("  CPU per command:          \(us(hubCPU / UInt64(commandCount)))")
+            print("  memory after the load:    VmRSS \(rss), VmHWM \(hwm)")
+            print("  exec → online:            \(online / 1_000_000) ms (\(published) of \(deviceCount) documents before online, \(documents) just after)")
+            print("  idle CPU over \(idleSeconds) s:       \(percent(idleNanos, of: UInt64(idleSeconds) * 1_000_000_000)) of a core (\(idleNanos / 1000) µs of CPU, target ≤ 0.01%)")
+            print("  SIGTERM → exit:           \(stopped / 1_000_000) ms, status \((exitStatus >> 8) & 0xff)")
+        }
+
+        if cases.contains("hub") { try await loneHub() }
+        if cases.contains("home") { try await homeOfHubs(binDir: binDir, port: port, work: work, hubCount: hubCount, toggles: homeToggles) }
+        if cases.contains("wildcard") { try await wildcardClient(binDir: binDir, work: work, commands: wildcardCommands) }
+        for run in 1...max(1, runs) {
+            if runs > 1 { print("== home of many hubs, run \(run) of \(runs)") }
+            if cases.contains("convergence") { try await homeConvergence(binDir: binDir, port: port, work: work, hubCounts: convergenceHubs, run: run, discovery: discovery) }
+            if cases.contains("fanout") { try await homeFanOut(binDir: binDir, port: port, work: work, hubCount: fanoutHubs, changes: fanoutChanges, run: run, discovery: discovery) }
+            if cases.contains("forward") { try await homeForwarding(binDir: binDir, port: port, work: work, hubCount: forwardHubs, requests: forwardRequests, run: run, discovery: discovery) }
+        }
     }
 }

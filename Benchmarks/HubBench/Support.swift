@@ -7,8 +7,16 @@ import Synchronization
 import Glibc
 #endif
 
+/// Every process `spawn` started, so that `fail` leaves none running (an `exit` skips the cases' `defer`s).
+let spawned = Mutex<[pid_t]>([])
+
 func fail(_ message: String) -> Never {
     print("bench: \(message)")
+    // Only a child still running: waitpid answers 0 for it, and -1 for a pid already reaped (maybe reused since).
+    for pid in spawned.withLock({ $0 }) {
+        var status: Int32 = 0
+        if waitpid(pid, &status, WNOHANG) == 0 { kill(pid, SIGTERM) }
+    }
     exit(1)
 }
 func freePort() -> Int {
@@ -43,6 +51,7 @@ func spawn(_ path: String, _ args: [String], output: String) -> pid_t {
     let argv: [UnsafeMutablePointer<CChar>?] = ([path] + args).map { strdup($0) } + [nil]
     let rc = posix_spawn(&pid, path, &actions, &attributes, argv, environ)
     guard rc == 0 else { fail("cannot start \(path): \(String(cString: strerror(rc)))") }
+    spawned.withLock { $0.append(pid) }
     return pid
 }
 func write(_ text: String, to path: String) {
@@ -143,3 +152,106 @@ final class Endpoint: Sendable {
         }
     }
 }
+
+/// How many times `text`'s bytes occur in `bytes` (a plain search, like `contains`).
+func occurrences(_ bytes: [UInt8], _ text: String) -> Int {
+    let needle = Array(text.utf8)
+    guard !needle.isEmpty, needle.count <= bytes.count else { return 0 }
+    var n = 0, start = 0
+    while start <= bytes.count - needle.count {
+        if bytes[start] == needle[0], bytes[start..<start + needle.count].elementsEqual(needle) {
+            n += 1
+            start += needle.count
+        } else {
+            start += 1
+        }
+    }
+    return n
+}
+
+/// Writes the configurations of `hubCount` hubs with 100 simulated lights each (`h<hub>-light-<i>`) under `prefix`,
+/// no `peers:` listed (every hub mirrors the whole home), and starts them all at once; returns their pids.
+/// `discovery: false` turns Home Assistant discovery off: with it on (the default), every hub subscribes to every
+/// hub's retained discovery configurations (`<discovery prefix>/device/+/config`), 100 per hub, several KB each.
+/// Each home has a discovery prefix of its own, so that one run's retained configurations do not reach the next.
+func startHome(binDir: String, port: Int, work: String, prefix: String, hubCount: Int, discovery: Bool = true) -> [pid_t] {
+    (0..<hubCount).map { h in
+        var devices = ""
+        for i in 0..<100 { devices += "  - {id: h\(h)-light-\(i), type: OnOffLight}\n" }
+        write("hub:\n  id: hub\(h)\n  board: board.yaml\n  stateDirectory: state-\(prefix)-\(h)\n  logLevel: warning\n"
+              + "mqtt:\n  host: 127.0.0.1\n  port: \(port)\n  prefix: \(prefix)\n" + "homeAssistant:\n  discovery: \(discovery)\n  prefix: \(prefix)-ha\n"
+              + "devices:\n\(devices)", to: "\(work)/\(prefix)-\(h).yaml")
+        return spawn("\(binDir)/hearthd", ["run", "--config", "\(work)/\(prefix)-\(h).yaml"], output: "\(work)/\(prefix)-\(h).log")
+    }
+}
+
+func stopAll(_ pids: [pid_t]) {
+    for pid in pids { kill(pid, SIGTERM) }
+    for pid in pids { var s: Int32 = 0; waitpid(pid, &s, 0) }
+}
+
+/// A subscriber to `<prefix>/#` that counts what is published under the prefix (each message once: payload and
+/// topic bytes, per topic) and, for each hub's `home` document, when it first satisfied a test. It keeps no
+/// payloads: the home documents of 30 hubs are some 800 KB each.
+final class HomeWatch: Sendable {
+    struct Counts {
+        var messages: [String: Int] = [:]
+        var bytes: [String: Int] = [:]
+        var total = 0
+        /// For each home topic, when (`nanos()`) it first carried a document that passed `test`.
+        var passed: [String: UInt64] = [:]
+        var test: (@Sendable ([UInt8]) -> Bool)?
+    }
+    let client: MQTTClient
+    let counts = Mutex(Counts())
+    let arrived = DispatchSemaphore(value: 0)
+
+    init(_ id: String, port: Int, prefix: String) async throws {
+        client = try MQTTClient(options: MQTTConnectOptions(host: "127.0.0.1", port: port, clientID: id))
+        client.onMessage = { [weak self] m in
+            guard let self else { return }
+            let test = counts.withLock { c -> (@Sendable ([UInt8]) -> Bool)? in
+                c.messages[m.topic, default: 0] += 1
+                c.bytes[m.topic, default: 0] += m.payload.count + m.topic.utf8.count
+                c.total += m.payload.count + m.topic.utf8.count
+                return m.topic.hasSuffix("/home") && c.passed[m.topic] == nil ? c.test : nil
+            }
+            if let test, test(m.payload) {
+                let now = nanos()
+                counts.withLock { c in if c.passed[m.topic] == nil { c.passed[m.topic] = now } }
+                arrived.signal()
+            }
+        }
+        try client.subscribe("\(prefix)/#")
+        _ = try await client.connect()
+    }
+
+    /// Starts counting afresh; from now on a home document passes when `test` says so.
+    func reset(_ test: @escaping @Sendable ([UInt8]) -> Bool) {
+        counts.withLock { $0 = Counts(test: test) }
+    }
+
+    /// Waits until `count` home topics passed the test; returns when the last did, or nil at the timeout.
+    func waitForHomes(_ count: Int, timeoutNanos: UInt64 = 30_000_000_000) -> UInt64? {
+        let deadline = nanos() + timeoutNanos
+        while true {
+            let passed = counts.withLock { $0.passed }
+            if passed.count >= count { return passed.values.max() }
+            let now = nanos()
+            if now >= deadline { return nil }
+            _ = arrived.wait(timeout: .now() + .nanoseconds(Int(min(deadline - now, 100_000_000))))
+        }
+    }
+
+    /// Messages and bytes on topics ending in `suffix`.
+    func published(endingIn suffix: String) -> (messages: [String: Int], bytes: Int) {
+        counts.withLock { c in
+            (c.messages.filter { $0.key.hasSuffix(suffix) }, c.bytes.filter { $0.key.hasSuffix(suffix) }.values.reduce(0, +))
+        }
+    }
+}
+
+func megabytes(_ bytes: Int) -> String { String(Double(bytes / 10_000) / 100) + " MB" }
+func milliseconds(_ ns: UInt64) -> String { "\(ns / 1_000_000) ms" }
+/// The 1-minute load average, so that a reader can weigh the wall times.
+func loadAverage() -> String { readFile("/proc/loadavg").split(separator: " ").first.map(String.init) ?? "?" }

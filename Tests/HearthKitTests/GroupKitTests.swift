@@ -13,6 +13,9 @@ import Testing
         }
         let home = try await rig.home(waitingFor: ["lamp-x", "lamp-y"])
         defer { home.close() }
+        // Retained memberships come after the summaries and statuses that made the lamps online (HearthKit subscribes
+        // to `+/groups` last), so a home that connected after both hubs were up may not have read them yet.
+        #expect(await poll(within: .seconds(10)) { home.groupMembers().count == 2 })
         let members = home.groupMembers()
         #expect(members.map { "\($0.group) \($0.hub) \($0.device) \($0.type) \($0.name)" }
                 == ["2 x lamp-x DimmableLight Hall", "2 y lamp-y DimmableLight Hall"])

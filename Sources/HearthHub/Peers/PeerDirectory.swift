@@ -63,6 +63,11 @@ public final class PeerDirectory: Sendable {
         var summary: JSON?
         /// The documents of the devices this hub mirrors, by device id.
         var documents: [String: JSON] = [:]
+        /// Counts the changes of `status` and `summary`: the cached entries below are current while it is the same.
+        var version = 0
+        /// This peer's entries of the whole-home document as last written (comma-separated, no brackets), with
+        /// the version and link state they were written for.
+        var entries: (version: Int, linkUp: Bool, bytes: [UInt8])?
     }
 
     struct State {
@@ -71,19 +76,45 @@ public final class PeerDirectory: Sendable {
         /// What was logged about a peer's topic (`hub/devices`, `hub/devices/id`, `claims/hub/id`) and not yet put
         /// right, each kind of problem once, so a broken or hostile peer is logged once, not at every message.
         var complaints: [String: Set<Complaint>] = [:]
+        /// The owner index: for each device id some peer's summary lists, the hubs that list it (usually one),
+        /// kept as summaries change so that forwarding finds the owner without reading every summary.
+        var listedBy: [String: [String]] = [:]
     }
 
     private let state = Locked(State())
+    /// The whole-home document is republished at most once per window (`PublicationThrottle`).
+    let homeThrottle: PublicationThrottle
 
+    /// - Parameters:
+    ///   - clock: runs the whole-home document's publication window (the home's clock unless given).
+    ///   - publicationWindow: milliseconds; the whole-home document goes out at most once per window after a
+    ///     change, always the newest.
     public init(home: Home, topics: TopicScheme, peers: [PeerConfiguration] = [], mirrors: [MirrorRoute] = [],
-                outbox: PeerOutbox, log: @escaping @Sendable (String) -> Void = { _ in }) {
+                outbox: PeerOutbox, clock: (any EngineClock)? = nil,
+                publicationWindow: Int64 = PublicationThrottle.defaultWindow,
+                log: @escaping @Sendable (String) -> Void = { _ in }) {
         self.home = home
         self.topics = topics
         self.routes = Dictionary(peers.map { ($0.hub, $0.route) }, uniquingKeysWith: { a, _ in a })
         self.mirrors = mirrors
         self.outbox = outbox
         self.log = log
+        // The throttle outlives nothing it publishes for: it reaches the directory through a weak reference.
+        let directory = WeakDirectory()
+        homeThrottle = PublicationThrottle(window: publicationWindow, clock: clock ?? home.clock) {
+            directory.value?.sendHome()
+        }
+        directory.value = self
         state.withLock { s in for p in peers { s.peers[p.hub] = Peer() } }
+    }
+
+    private final class WeakDirectory: Sendable {
+        private struct Reference { weak var value: PeerDirectory? }
+        private let reference = Locked(Reference())
+        var value: PeerDirectory? {
+            get { reference.withLock { $0.value } }
+            set { reference.withLock { $0.value = newValue } }
+        }
     }
 
     enum Complaint: Hashable { case tooLarge, notJSON, wrongShape, ownDevice, claimedTwice }
@@ -126,14 +157,17 @@ public final class PeerDirectory: Sendable {
     func linkChanged(up: Bool) {
         state.withLock { $0.linkUp = up }
         refreshMirrors()
-        if up { publishHome() }
+        if up { homeThrottle.publishNow() }
     }
 
     /// A peer's retained status (`online`, `offline`, or empty when it was cleared); returns the new status.
     @discardableResult
     func statusChanged(hub: String, payload: [UInt8]) -> ConnectivityState {
         let status: ConnectivityState = payload.isEmpty ? .unknown : payload == Array("online".utf8) ? .online : .offline
-        state.withLock { $0.peers[hub, default: Peer()].status = status }
+        state.withLock { s in
+            s.peers[hub, default: Peer()].status = status
+            s.peers[hub]!.version += 1
+        }
         refreshMirrors(hub: hub)
         publishHome()
         return status
@@ -154,12 +188,16 @@ public final class PeerDirectory: Sendable {
             summary = read
         }
         settled(key)
-        let others = state.withLock { s -> [String: Set<String>] in
+        let ids = Self.deviceIDs(summary)
+        let others = state.withLock { s -> [[String]] in
+            let old = Self.deviceIDs(s.peers[hub]?.summary)
             s.peers[hub, default: Peer()].summary = summary
-            return s.peers.filter { $0.key != hub }.mapValues { Set(Self.deviceIDs($0.summary)) }
+            s.peers[hub]!.version += 1
+            Self.reindex(&s.listedBy, hub: hub, removing: old, adding: ids)
+            return ids.map { id in s.listedBy[id, default: []].filter { $0 != hub } }
         }
-        for id in Self.deviceIDs(summary) {
-            let claimants = others.filter { $0.value.contains(id) }.keys.sorted()
+        for (id, claimants) in zip(ids, others) {
+            let claimants = claimants.sorted()
             let claim = "claims/\(hub)/\(id)"
             if home.contains(id) {
                 complain(claim, .ownDevice, "hub '\(hub)' lists device '\(id)', which is this hub's own: requests for it are run here")
@@ -171,6 +209,16 @@ public final class PeerDirectory: Sendable {
             }
         }
         publishHome()
+    }
+
+    /// Moves `hub` in the owner index from the ids of its old summary to those of its new one.
+    static func reindex(_ index: inout [String: [String]], hub: String, removing old: [String], adding new: [String]) {
+        for id in old {
+            guard var hubs = index[id] else { continue }
+            hubs.removeAll { $0 == hub }
+            index[id] = hubs.isEmpty ? nil : hubs
+        }
+        for id in new where !(index[id]?.contains(hub) ?? false) { index[id, default: []].append(hub) }
     }
 
     private static func deviceIDs(_ summary: JSON?) -> [String] {
@@ -199,13 +247,17 @@ public final class PeerDirectory: Sendable {
     /// How many peer device documents are kept (only mirrored devices').
     var documentCount: Int { state.withLock { $0.peers.values.reduce(0) { $0 + $1.documents.count } } }
 
-    /// The peer hub whose summary lists `device`, if exactly one does.
+    /// The peer hub whose summary lists `device`, if exactly one does: one look-up in the owner index.
+    /// (Whether this hub has a device of that id is the caller's question: a local device shadows a peer's.)
     func owner(of device: String) -> String? {
-        let owners = state.withLock { s in
-            s.peers.filter { _, peer in Self.deviceIDs(peer.summary).contains(device) }.map(\.key)
+        state.withLock { s in
+            guard let hubs = s.listedBy[device], hubs.count == 1 else { return nil }
+            return hubs[0]
         }
-        return owners.count == 1 ? owners[0] : nil
     }
+
+    /// The hubs whose summaries list `device` (the owner index), in the order they first listed it.
+    func hubsListing(_ device: String) -> [String] { state.withLock { $0.listedBy[device] ?? [] } }
 
     func route(_ hub: String) -> PeerRoute { routes[hub] ?? .local }
 
@@ -291,23 +343,81 @@ public final class PeerDirectory: Sendable {
         var entries = home.list().map { DeviceDocument.summary($0, hub: topics.hub) }
         let (peers, linkUp) = state.withLock { ($0.peers, $0.linkUp) }
         for (hub, peer) in peers.sorted(by: { $0.key < $1.key }) {
-            guard case .array(let devices)? = peer.summary else { continue }
-            for d in devices {
-                guard case .object(var members) = d else { continue }
-                var owner: ConnectivityState?
-                if case .string(let raw)? = d["sourceConnectivity"]?["connectivityState"] { owner = ConnectivityState(rawValue: raw) }
-                let c = Self.connectivity(status: peer.status, linkUp: linkUp, route: route(hub), ownerState: owner)
-                members.removeAll { $0.key == "hub" || $0.key == "sourceConnectivity" }
-                members.append(("hub", .string(hub)))
-                members.append(("sourceConnectivity", DeviceDocument.connectivity(c)))
-                entries.append(.object(members))
-            }
+            entries += homeEntries(hub: hub, summary: peer.summary, status: peer.status, linkUp: linkUp)
         }
         return .array(entries)
     }
 
-    func publishHome() {
-        guard outbox.isConnected else { return }
-        try? outbox.publish(PeerOutbox.Message(topic: homeTopic, payload: homeDocument().bytes, retain: true))
+    /// A peer's devices as the whole-home document shows them: as the peer published them, with `hub` and the
+    /// connectivity seen from here last.
+    private func homeEntries(hub: String, summary: JSON?, status: ConnectivityState, linkUp: Bool) -> [JSON] {
+        guard case .array(let devices)? = summary else { return [] }
+        return devices.compactMap { d in
+            guard case .object(var members) = d else { return nil }
+            var owner: ConnectivityState?
+            if case .string(let raw)? = d["sourceConnectivity"]?["connectivityState"] { owner = ConnectivityState(rawValue: raw) }
+            let c = Self.connectivity(status: status, linkUp: linkUp, route: route(hub), ownerState: owner)
+            members.removeAll { $0.key == "hub" || $0.key == "sourceConnectivity" }
+            members.append(("hub", .string(hub)))
+            members.append(("sourceConnectivity", DeviceDocument.connectivity(c)))
+            return .object(members)
+        }
+    }
+
+    /// `homeDocument().bytes`, written from each peer's entries as last written unless that peer's status or
+    /// summary (or our link) changed since. Why: in a home of 30 hubs × 100 devices the document is some 800 KB,
+    /// and rebuilding every peer's part for each publication cost each hub more CPU than its start-up; now a
+    /// publication rewrites this hub's own devices and the peers that changed, and copies the rest.
+    func homeDocumentBytes() -> [UInt8] {
+        let (peers, linkUp) = state.withLock { s in
+            (s.peers.sorted { $0.key < $1.key }.map { hub, peer in
+                (hub: hub, version: peer.version, status: peer.status,
+                 cached: peer.entries.flatMap { $0.version == peer.version && $0.linkUp == s.linkUp ? $0.bytes : nil },
+                 summary: peer.summary)
+            }, s.linkUp)
+        }
+        var out: [UInt8] = [UInt8(ascii: "[")]
+        out.reserveCapacity(peers.reduce(4096) { $0 + ($1.cached?.count ?? 0) })
+        for (k, device) in home.list().enumerated() {
+            if k > 0 { out.append(UInt8(ascii: ",")) }
+            DeviceDocument.summary(device, hub: topics.hub).write(to: &out)
+        }
+        var written: [(hub: String, version: Int, bytes: [UInt8])] = []
+        for peer in peers {
+            var bytes: [UInt8]
+            if let cached = peer.cached {
+                bytes = cached
+            } else {
+                bytes = []
+                for (k, entry) in homeEntries(hub: peer.hub, summary: peer.summary, status: peer.status, linkUp: linkUp).enumerated() {
+                    if k > 0 { bytes.append(UInt8(ascii: ",")) }
+                    entry.write(to: &bytes)
+                }
+                written.append((peer.hub, peer.version, bytes))
+            }
+            if bytes.isEmpty { continue }
+            if out.count > 1 { out.append(UInt8(ascii: ",")) }
+            out.append(contentsOf: bytes)
+        }
+        if !written.isEmpty {
+            state.withLock { s in
+                for w in written where s.peers[w.hub]?.version == w.version && s.linkUp == linkUp {
+                    s.peers[w.hub]!.entries = (w.version, linkUp, w.bytes)
+                }
+            }
+        }
+        out.append(UInt8(ascii: "]"))
+        return out
+    }
+
+    /// Something the whole-home document shows changed: it goes out now, or at the end of the window.
+    func publishHome() { homeThrottle.changed() }
+
+    /// Publishes the whole-home document now if a change is held (a clean stop).
+    func flushHome() { homeThrottle.flush() }
+
+    private func sendHome() {
+        guard outbox.isConnected else { return }  // republished when the link comes back
+        try? outbox.publish(PeerOutbox.Message(topic: homeTopic, payload: homeDocumentBytes(), retain: true))
     }
 }

@@ -31,6 +31,8 @@ public final class PeerForwarder: Sendable {
     struct State {
         var pending: [String: Pending] = [:]
         var counter = 0
+        /// The deadline `run` sleeps until; nil while it sleeps without one (or has not started).
+        var sleepingUntil: EngineInstant?
     }
 
     public let home: Home
@@ -40,7 +42,9 @@ public final class PeerForwarder: Sendable {
     let clock: any EngineClock
     let timeout: Duration
     private let state = Locked(State())
-    /// Wakes `run` when a request starts waiting; idle, nothing wakes at all.
+    /// Wakes `run` when a request starts waiting and `run` does not already sleep until an earlier deadline
+    /// (with one timeout for every request, a request sent while others wait never needs it: one wake per
+    /// timeout at most, not one per request); idle, nothing wakes at all.
     private let waker = DeadlineWaker()
 
     public init(home: Home, topics: TopicScheme, directory: PeerDirectory, outbox: PeerOutbox,
@@ -122,14 +126,16 @@ public final class PeerForwarder: Sendable {
         }
         guard case .object(var members) = request else { return .invalidCommand("a request must be an object") }
         let deadline = clock.now + timeoutMilliseconds
-        let id = state.withLock { s -> String in
+        let (id, wake) = state.withLock { s -> (String, Bool) in
             s.counter += 1
             let id = "\(topics.hub)-\(s.counter)"
             // Waiting before it is sent: a quick answer must find it.
             s.pending[id] = Pending(owner: owner, deadline: deadline, completion: completion)
-            return id
+            if let until = s.sleepingUntil, until <= deadline { return (id, false) }
+            s.sleepingUntil = deadline
+            return (id, true)
         }
-        waker.wake()
+        if wake { waker.wake() }
         members.removeAll { $0.key == "transaction" || $0.key == "forwardedBy" }
         members.insert(("transaction", .string(id)), at: 0)
         members.append(("forwardedBy", .string(topics.hub)))
@@ -202,7 +208,11 @@ public final class PeerForwarder: Sendable {
     public func run() async {
         while !Task.isCancelled {
             expireDue()
-            await waker.wait(until: nextDeadline, clock: clock)
+            let next = state.withLock { s in
+                s.sleepingUntil = s.pending.values.map(\.deadline).min()
+                return s.sleepingUntil
+            }
+            await waker.wait(until: next, clock: clock)
         }
     }
 }

@@ -23,15 +23,19 @@ public final class PeerRouter: Sendable {
 
     /// - Parameters:
     ///   - timeout: how long a forwarded request or a binding's command waits for the owner's answer.
-    ///   - clock: keeps those deadlines; the home's clock unless given.
+    ///   - clock: keeps those deadlines and the whole-home document's publication window; the home's clock unless given.
     ///   - outbox: where messages go; `attach` connects the hub's client to it.
+    ///   - publicationWindow: milliseconds on `clock`: the whole-home document goes out at most once per window
+    ///     after a change, always the newest (`PublicationThrottle`).
     public init(home: Home, topics: TopicScheme, peers: [PeerConfiguration] = [], mirrors: [MirrorRoute] = [],
                 bindings: [PeerBinding] = [], timeout: Duration = .seconds(3), clock: (any EngineClock)? = nil,
+                publicationWindow: Int64 = PublicationThrottle.defaultWindow,
                 outbox: PeerOutbox = PeerOutbox(), log: @escaping @Sendable (String) -> Void = { _ in }) {
         self.home = home
         self.topics = topics
         self.outbox = outbox
-        directory = PeerDirectory(home: home, topics: topics, peers: peers, mirrors: mirrors, outbox: outbox, log: log)
+        directory = PeerDirectory(home: home, topics: topics, peers: peers, mirrors: mirrors, outbox: outbox,
+                                  clock: clock, publicationWindow: publicationWindow, log: log)
         forwarder = PeerForwarder(home: home, topics: topics, directory: directory, outbox: outbox,
                                   clock: clock ?? home.clock, timeout: timeout)
         self.bindings = PeerBindings(home: home, hub: topics.hub, bindings: bindings, forwarder: forwarder, log: log)
@@ -116,6 +120,12 @@ public final class PeerRouter: Sendable {
     public func homeDocument() -> JSON { directory.homeDocument() }
 
     func publishHome() { directory.publishHome() }
+
+    /// Publishes the whole-home document now if a change is held for the end of its window (a clean stop).
+    package func flush() { directory.flushHome() }
+
+    /// How many whole-home documents this hub has published.
+    public var homePublications: Int { directory.homeThrottle.publications }
 
     package func fireBindings(_ events: [HomeEvent]) { bindings.fireBindings(events) }
 

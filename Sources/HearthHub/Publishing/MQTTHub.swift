@@ -37,6 +37,9 @@ public final class MQTTHub: Sendable {
     private let writer = Locked(DocumentWriter())
     /// The groups whose topics this hub is subscribed to: those its devices are in.
     let groupSubscriptions = Locked<Set<Int>>([])
+    /// The device summary is republished at most once per window (`PublicationThrottle`): every peer rebuilds
+    /// its whole-home document from it.
+    public let summaryThrottle: PublicationThrottle
 
     /// Options for the hub's client: `base` plus the last will (`offline` on the status topic).
     public static func clientOptions(_ base: MQTTConnectOptions, topics: TopicScheme) -> MQTTConnectOptions {
@@ -56,13 +59,21 @@ public final class MQTTHub: Sendable {
     ///   - online: called on every connection once everything is published and `online` is sent.
     ///   - requestsWaitingPerDevice: how many requests a device with hardware may have queued or running on its
     ///     lane; more are refused at once with `busy`.
+    ///   - publicationWindow: milliseconds on the home's clock: the device summary is republished at most once
+    ///     per window after a change, always the newest (`PublicationThrottle`).
     public init(home: Home, client: MQTTClient, topics: TopicScheme,
                 refresh: @escaping @Sendable (String) -> Void = { _ in },
                 hasHardware: @escaping @Sendable (String) -> Bool = { _ in true },
                 requestsWaitingPerDevice: Int = MQTTHub.defaultRequestsWaitingPerDevice,
                 log: @escaping @Sendable (String) -> Void = { _ in },
                 online: @escaping @Sendable () -> Void = {}, router: PeerRouter? = nil,
+                publicationWindow: Int64 = PublicationThrottle.defaultWindow,
                 other: @escaping @Sendable (MQTTMessage) -> Void = { _ in }) {
+        summaryThrottle = PublicationThrottle(window: publicationWindow, clock: home.clock) {
+            guard client.isConnected else { return }  // republished in full on the next connection
+            Self.send(client, topics.devices, JSON.array(home.list().map { DeviceDocument.summary($0) }).bytes,
+                      retain: true, log: log)
+        }
         self.other = other
         self.router = router
         self.home = home
@@ -97,9 +108,11 @@ public final class MQTTHub: Sendable {
         try client.start()
     }
 
-    /// Publishes `offline` and disconnects cleanly (so the will is not needed).
+    /// Publishes what the throttles hold, then `offline`, and disconnects cleanly (so the will is not needed).
     public func stop() {
         if let id = observer.withLock({ $0 }) { home.removeObserver(id) }
+        summaryThrottle.flush()
+        router?.flush()
         if client.isConnected {
             try? client.publish(topics.status, payload: Array("offline".utf8), qos: .atLeastOnce, retain: true)
         }
@@ -110,7 +123,7 @@ public final class MQTTHub: Sendable {
 
     func publishEverything() {
         for d in home.views() { publish(d) }
-        publishSummary(home.list())
+        summaryThrottle.publishNow()
         publishGroups()
         send(topics.status, Array("online".utf8), qos: .atLeastOnce, retain: true)
         router?.linkChanged(up: true)
@@ -119,10 +132,6 @@ public final class MQTTHub: Sendable {
 
     func publish(_ device: DeviceView) {
         send(topics.device(device.id), writer.withLock { $0.document(device) }, retain: true)
-    }
-
-    func publishSummary(_ devices: [HomeDevice]) {
-        send(topics.devices, JSON.array(devices.map { DeviceDocument.summary($0) }).bytes, retain: true)
     }
 
     func publishChanges(_ events: [HomeEvent]) {
@@ -144,13 +153,18 @@ public final class MQTTHub: Sendable {
             publishGroups()
         }
         if summary {
-            publishSummary(home.list())
+            summaryThrottle.changed()
             router?.publishHome()
         }
     }
 
     func send(_ topic: String, _ payload: [UInt8], qos: MQTTQoS = .atMostOnce, retain: Bool = false,
                       correlationData: [UInt8]? = nil) {
+        Self.send(client, topic, payload, qos: qos, retain: retain, correlationData: correlationData, log: log)
+    }
+
+    static func send(_ client: MQTTClient, _ topic: String, _ payload: [UInt8], qos: MQTTQoS = .atMostOnce,
+                     retain: Bool = false, correlationData: [UInt8]? = nil, log: @Sendable (String) -> Void) {
         do {
             try client.publish(topic, payload: payload, qos: qos, retain: retain, correlationData: correlationData)
         } catch {

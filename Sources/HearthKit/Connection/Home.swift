@@ -13,7 +13,6 @@
 // quiet spell after the last message instead.
 internal import HearthContract
 internal import HearthMQTT
-internal import Synchronization
 import HearthSync
 
 /// A home: the devices of every Hearth hub on one broker, read and controlled the way the Google Home APIs do it.
