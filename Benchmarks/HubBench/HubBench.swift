@@ -6,7 +6,8 @@
 // Usage: HubBench <bin-dir> [--idle-seconds N] [--settle-seconds N] [--commands N] [--sequential] [--hubs N] [--home-toggles N]
 //                 [--wildcard-commands N] [--fanout-hubs N] [--fanout-changes N] [--home-convergence-hubs N,N]
 //                 [--forward-hubs N] [--forward-requests N] [--runs N] [--quick] [--no-discovery] [--only CASE,CASE]
-//        HubBench <bin-dir> --soak-minutes N --soak-board PATH [--soak-rate N] [--soak-broker-restart-minutes N]  (scripts/soak)
+//        HubBench <bin-dir> --soak-minutes N --soak-board PATH [--soak-rate N] [--soak-broker-restart-minutes N]
+//                 [--soak-only KIND,KIND]  (scripts/soak)
 // CASE: hub (the lone hub and its echo), home (toggles in a home), wildcard, fanout, convergence, forward.
 // --no-discovery: the home-of-many-hubs cases with Home Assistant discovery off. --quick: 5 hubs for the home cases, 200 requests, one run. --runs: how many times the home-of-many-hubs cases run.
 import HearthMQTT
@@ -63,7 +64,8 @@ enum HubBench {
         }
         if soakMinutes > 0 {
             guard let soakBoard else { fail("--soak-minutes needs --soak-board <path of boards/sim.yaml>") }
-            try await soak(binDir: binDir, minutes: soakMinutes, rate: soakRate, brokerRestartMinutes: soakBrokerRestart, board: soakBoard)
+            try await soak(binDir: binDir, minutes: soakMinutes, rate: soakRate, brokerRestartMinutes: soakBrokerRestart, board: soakBoard,
+                           only: list("--soak-only", []))
             return
         }
         let deviceCount = 100

@@ -32,7 +32,8 @@ extension HubBench {
         var p50: UInt64, p99: UInt64
     }
 
-    static func soak(binDir: String, minutes: Int, rate: Int, brokerRestartMinutes: Int, board: String) async throws {
+    static func soak(binDir: String, minutes: Int, rate: Int, brokerRestartMinutes: Int, board: String,
+                     only: [String] = []) async throws {
         let work = String(cString: mkdtemp(strdup("/tmp/hearth-soak-XXXXXX")))
         let port = freePort()
         var broker = startBroker(work: work, name: "soak", port: port)
@@ -113,7 +114,7 @@ extension HubBench {
         while minute < minutes {
             // One request, then sleep until the next one is due (absolute deadlines, so pacing does not drift).
             sequence += 1
-            let (topic, body) = soakRequest(sequence, plainLights: plainLights, switchPressed: &switchPressed, using: &generator)
+            let (topic, body) = soakRequest(sequence, plainLights: plainLights, only: only, switchPressed: &switchPressed, using: &generator)
             ledger.state.withLock { $0.sent[sequence] = nanos() }
             try? load.publish(topic, payload: Array(#"{"transaction":"s\#(sequence)",\#(body)}"#.utf8))
             sentThisMinute += 1
@@ -192,36 +193,49 @@ extension HubBench {
     /// The request mix: mostly toggles on lights without hardware, fades on them and on the two PWM lights, relays
     /// with a lane (the porch light, the metered plug), requests for the peer's devices (forwarded while it is up,
     /// `unavailable` while it is down), the wall switch pressed and released, a group command, and a rename now and then.
-    static func soakRequest(_ n: Int, plainLights: Int, switchPressed: inout Bool,
+    static func soakRequest(_ n: Int, plainLights: Int, only: [String], switchPressed: inout Bool,
                             using generator: inout SystemRandomNumberGenerator) -> (String, String) {
         let base = "hearth/soak/devices"
         let toggle = #""trait":"onOff","command":"toggle""#
-        switch n % 100 {
-        case 0..<68:
+        switch soakKind(n, only: only) {
+        case "toggle":
             return ("\(base)/light-\(Int.random(in: 0..<plainLights, using: &generator))/set", toggle)
-        case 68..<78:
+        case "fade":
             let light = 2 * Int.random(in: 0..<(plainLights / 2), using: &generator)
             return ("\(base)/light-\(light)/set", #""trait":"levelControl","command":"moveToLevelWithOnOff","args":{"level":\#(Int.random(in: 1...254, using: &generator)),"transitionTime":\#(Int.random(in: 5...30, using: &generator))}"#)
-        case 78..<81:
+        case "relay":
             return ("\(base)/porch-light/set", toggle)
-        case 81..<84:
+        case "plug":
             return ("\(base)/desk-plug/set", toggle)
-        case 84..<86:
+        case "dimmer":
             return ("\(base)/kitchen-lamp/set", #""trait":"levelControl","command":"moveToLevelWithOnOff","args":{"level":\#(Int.random(in: 1...254, using: &generator)),"transitionTime":20}"#)
-        case 86..<88:
+        case "cct":
             return ("\(base)/desk-strip/set", #""trait":"colorControl","command":"moveToColorTemperature","args":{"colorTemperatureMireds":\#(Int.random(in: 153...370, using: &generator)),"transitionTime":20}"#)
-        case 88..<95:
+        case "peer":
             return ("\(base)/peer-light-\(Int.random(in: 0..<20, using: &generator))/set", toggle)
-        case 95..<97:
+        case "switch":
             switchPressed.toggle()
             return ("\(base)/hall-switch/set", #""trait":"dev.hearth.simulatedSwitch","command":"\#(switchPressed ? "press" : "release")""#)
-        case 97:
+        case "group":
             return ("hearth/groups/1/set", toggle)
-        case 98:
+        case "rename":
             return ("\(base)/light-\(Int.random(in: 0..<plainLights, using: &generator))/set", #""setName":"Soak light \#(n)""#)
         default:
             return ("\(base)/bathroom-climate/set", #""get":true"#)
         }
+    }
+
+    /// The kinds of request, in a hundred: what the soak sends, in proportion.
+    static let soakMix: [(kind: String, share: Int)] = [
+        ("toggle", 68), ("fade", 10), ("relay", 3), ("plug", 3), ("dimmer", 2), ("cct", 2), ("peer", 7), ("switch", 2),
+        ("group", 1), ("rename", 1), ("get", 1),
+    ]
+    static let soakKinds: [String] = soakMix.flatMap { Array(repeating: $0.kind, count: $0.share) }
+
+    /// The kind of the `n`th request: by the mix, or, with `--soak-only`, only those kinds in turn (to find which kind
+    /// of request a trend follows).
+    static func soakKind(_ n: Int, only: [String]) -> String {
+        only.isEmpty ? soakKinds[n % soakKinds.count] : only[n % only.count]
     }
 
     static func soakRow(_ s: SoakSample) -> String {
