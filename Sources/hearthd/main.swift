@@ -15,7 +15,7 @@ struct HearthDaemon: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hearthd",
         abstract: "The Hearth hub: binds a board's hardware to smart-home devices and publishes them over MQTT.",
-        subcommands: [Run.self, CheckConfig.self, Schema.self],
+        subcommands: [Run.self, CheckConfig.self, Schema.self, SaveLoop.self],
         defaultSubcommand: Run.self)
 }
 

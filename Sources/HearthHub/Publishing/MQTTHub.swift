@@ -37,6 +37,8 @@ public final class MQTTHub: Sendable {
     private let writer = Mutex(DocumentWriter())
     /// The groups whose topics this hub is subscribed to: those its devices are in.
     let groupSubscriptions = Mutex<Set<Int>>([])
+    /// Requests run in the last minute, so that a QoS 1 copy of one is answered, not run again.
+    private let recent = Mutex(RecentRequests())
 
     /// Options for the hub's client: `base` plus the last will (`offline` on the status topic).
     public static func clientOptions(_ base: MQTTConnectOptions, topics: TopicScheme) -> MQTTConnectOptions {
@@ -196,14 +198,36 @@ public final class MQTTHub: Sendable {
                 response = HubResponse.failure(transaction: transaction, device: deviceID, error)
                 break
             }
+            // A copy of a request run in the last minute (QoS 1 delivers at least once) is answered, not run again.
+            let key: RecentRequests.Key? = transaction == .null ? nil : RecentRequests.Key(
+                topic: message.topic, payload: message.payload, responseTopic: message.responseTopic,
+                correlationData: message.correlationData)
+            if let key {
+                switch recent.withLock({ $0.admit(key, now: home.clock.now) }) {
+                case .run:
+                    break
+                case .running:
+                    log("a copy of request \(transaction.text) for \(deviceID) arrived while it runs; it runs once")
+                    return
+                case .answered(let earlier):
+                    log("a copy of request \(transaction.text) for \(deviceID) arrived; answered again, not run again")
+                    respond(message, earlier)
+                    return
+                }
+            }
+            let runOnce: @Sendable () -> JSON = { [self] in
+                let response = run(request.action, transaction: transaction, on: deviceID)
+                if let key { recent.withLock { $0.answered(key, response) } }
+                return response
+            }
             // Off the network thread if the request may wait for the device's hardware, at most
             // `requestsWaitingPerDevice` of them at a time (docs/architecture.md, "Back-pressure").
             guard hasHardware(deviceID) else {
-                response = run(request.action, transaction: transaction, on: deviceID)
+                response = runOnce()
                 break
             }
             switch home.enqueue(on: deviceID, limit: requestsWaitingPerDevice, { [self] in
-                respond(message, run(request.action, transaction: transaction, on: deviceID))
+                respond(message, runOnce())
             }) {
             case .queued:
                 return
@@ -211,9 +235,10 @@ public final class MQTTHub: Sendable {
                 let error = HomeError(.busy, "device '\(deviceID)' has \(requestsWaitingPerDevice) requests waiting for its "
                                       + "hardware; nothing was done: send it again once it has answered them")
                 log("refused a request for \(deviceID): \(error)")
+                if let key { recent.withLock { $0.forget(key) } }
                 response = HubResponse.failure(transaction: transaction, device: deviceID, error)
             case .unknownDevice:
-                response = run(request.action, transaction: transaction, on: deviceID)  // notFound
+                response = runOnce()  // notFound
             }
         }
         respond(message, response)
