@@ -155,7 +155,8 @@ struct HardwareFaultTests {
         #expect(recovered != nil && recovered! <= 60_000)
         #expect(rig.logs.contains("porch OnOffLight (relay): back online"))
         try rig.home.invoke("porch", trait: "onOff", command: "toggle")
-        #expect(rig.simulation.output(line)?.value == try rig.isOn("porch"))
+        let isOn = try rig.isOn("porch")
+        #expect(rig.simulation.output(line)?.value == isOn)
         print("hardware faults: GPIO line taken detected at the first write (0 ms), recovered \(recovered ?? -1) ms after it was freed")
     }
 }

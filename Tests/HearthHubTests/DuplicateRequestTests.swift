@@ -1,3 +1,4 @@
+import HearthContract
 import HearthEngine
 @testable import HearthHub
 import HearthJSON

@@ -16,6 +16,7 @@ import Glibc
     @Test func aKillAtARandomMomentOfASaveLeavesTheLastOrThePreviousWholeState() async throws {
         let hearthd = try BuiltProduct.path("hearthd")
         let directory = NSTemporaryDirectory() + "hearth-power-loss-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let state = "\(directory)/state"
         let store = StateStore(directory: state)
