@@ -11,8 +11,11 @@
 # iproute2's ip and tc (busybox's know neither namespaces nor netem); scripts/test-hil installs iproute2.
 real() { for p in /usr/sbin/$1 /sbin/$1 /usr/bin/$1 /bin/$1; do [ -x "$p" ] && [ ! -L "$p" ] && { echo "$p"; return 0; }; done; return 1; }
 [ -e /var/run ] || ln -s /run /var/run  # where ip netns keeps its names
-IP=$(real ip) || bail "no iproute2 ip in the VM"
-TC=$(real tc) || bail "no iproute2 tc in the VM"
+# A VM whose programs come from a Debian root without iproute2 (scripts/test-gpiod2's) skips, saying so.
+if ! IP=$(real ip) || ! TC=$(real tc); then
+    echo "ok - # SKIP no iproute2 ip and tc in this VM (scripts/test-hil carries the machine's)"
+    done_testing
+fi
 N=${HIL_LOSSY_REQUESTS:-20}
 
 # The link: veth-broker (10.77.0.1, this namespace) <-> veth-hub (10.77.0.2, namespace "hub").
