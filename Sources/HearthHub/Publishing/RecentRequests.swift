@@ -12,20 +12,24 @@ package import HearthJSON
 /// presses. The copy is not run: it gets the first one's response again (once that is known; while the first is
 /// still on its device's lane the copy is dropped, the first one's response answers both).
 ///
-/// Bounded in time (`window`, from the first arrival) and in size (`capacity`, oldest forgotten first), so a
-/// client that sends thousands of distinct requests costs at most `capacity` entries.
+/// Bounded in time (`window`, from the first arrival) and in size (`capacity`, oldest forgotten first; an entry is a
+/// topic, a digest and the response), so a client that sends thousands of distinct requests costs at most
+/// `capacity` entries.
 package struct RecentRequests {
+    /// A delivery, by its topic and a digest of the rest: a request may be large, and a thousand of them are
+    /// remembered, so the bytes are not kept. The digest is SipHash with this process's random seed (`Hasher`), so
+    /// no client can make two different requests collide on purpose; by chance, one in 2⁶⁴.
     package struct Key: Hashable, Sendable {
         package var topic: String
-        package var payload: [UInt8]
-        package var responseTopic: String?
-        package var correlationData: [UInt8]?
+        package var digest: Int
 
         package init(topic: String, payload: [UInt8], responseTopic: String? = nil, correlationData: [UInt8]? = nil) {
             self.topic = topic
-            self.payload = payload
-            self.responseTopic = responseTopic
-            self.correlationData = correlationData
+            var hasher = Hasher()
+            hasher.combine(payload)
+            hasher.combine(responseTopic)
+            hasher.combine(correlationData)
+            digest = hasher.finalize()
         }
     }
 
