@@ -37,6 +37,16 @@ import Testing
         #expect(relayState(rig) == .bool(false))
     }
 
+    @Test func aCopyOfARefusedRequestRunsItChangedNothing() async throws {
+        let rig = try await HubRig()
+        defer { rig.stop() }
+        let refused = #"{"transaction":"r1","trait":"onOff","command":"blink"}"#
+        #expect(try await rig.request("relay", refused, transaction: "r1")?["ok"] == .bool(false))
+        try rig.probe.client.publish(rig.topics.set("relay"), payload: Array(refused.utf8), qos: .atLeastOnce)
+        #expect(try await rig.request("relay", #"{"transaction":"g1","get":true}"#, transaction: "g1")?["ok"] == .bool(true))
+        #expect(answers(rig, "r1").count == 2, "refused twice, each time on its own")
+    }
+
     private func answers(_ rig: HubRig, _ transaction: String) -> [[UInt8]] {
         rig.probe.messages.all.filter {
             $0.topic == rig.topics.responses && (try? JSON.parse($0.payload))?["transaction"] == .string(transaction)

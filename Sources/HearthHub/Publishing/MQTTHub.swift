@@ -217,7 +217,8 @@ public final class MQTTHub: Sendable {
             }
             let runOnce: @Sendable () -> JSON = { [self] in
                 let response = run(request.action, transaction: transaction, on: deviceID)
-                if let key { recent.withLock { $0.answered(key, response) } }
+                // A refused request changed nothing: a copy of it may run (and get what the client wanted).
+                if let key { recent.withLock { response["ok"] == .bool(true) ? $0.answered(key, response) : $0.forget(key) } }
                 return response
             }
             // Off the network thread if the request may wait for the device's hardware, at most

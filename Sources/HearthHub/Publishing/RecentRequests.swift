@@ -84,7 +84,8 @@ package struct RecentRequests {
         entries[key]?.response = response
     }
 
-    /// Forgets a request that was refused without running (`busy`): sending it again is a new attempt.
+    /// Forgets a request that was refused (`busy`, or any failure: a refused request changes nothing), so that
+    /// sending it again is a new attempt.
     package mutating func forget(_ key: Key) {
         entries[key] = nil
     }
