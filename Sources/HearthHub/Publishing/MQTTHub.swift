@@ -38,7 +38,7 @@ public final class MQTTHub: Sendable {
     /// The groups whose topics this hub is subscribed to: those its devices are in.
     let groupSubscriptions = Mutex<Set<Int>>([])
     /// Requests run in the last minute, so that a QoS 1 copy of one is answered, not run again.
-    private let recent = Mutex(RecentRequests())
+    let recent = Mutex(RecentRequests())
 
     /// Options for the hub's client: `base` plus the last will (`offline` on the status topic).
     public static func clientOptions(_ base: MQTTConnectOptions, topics: TopicScheme) -> MQTTConnectOptions {
@@ -199,26 +199,10 @@ public final class MQTTHub: Sendable {
                 break
             }
             // A copy of a request run in the last minute (QoS 1 delivers at least once) is answered, not run again.
-            let key: RecentRequests.Key? = transaction == .null ? nil : RecentRequests.Key(
-                topic: message.topic, payload: message.payload, responseTopic: message.responseTopic,
-                correlationData: message.correlationData)
-            if let key {
-                switch recent.withLock({ $0.admit(key, now: home.clock.now) }) {
-                case .run:
-                    break
-                case .running:
-                    log("a copy of request \(transaction.text) for \(deviceID) arrived while it runs; it runs once")
-                    return
-                case .answered(let earlier):
-                    log("a copy of request \(transaction.text) for \(deviceID) arrived; answered again, not run again")
-                    respond(message, earlier)
-                    return
-                }
-            }
+            guard case .run(let key) = admit(message, transaction: transaction, what: "for \(deviceID)") else { return }
             let runOnce: @Sendable () -> JSON = { [self] in
                 let response = run(request.action, transaction: transaction, on: deviceID)
-                // A refused request changed nothing: a copy of it may run (and get what the client wanted).
-                if let key { recent.withLock { response["ok"] == .bool(true) ? $0.answered(key, response) : $0.forget(key) } }
+                remember(key, response, ran: response["ok"] == .bool(true))
                 return response
             }
             // Off the network thread if the request may wait for the device's hardware, at most
@@ -236,13 +220,45 @@ public final class MQTTHub: Sendable {
                 let error = HomeError(.busy, "device '\(deviceID)' has \(requestsWaitingPerDevice) requests waiting for its "
                                       + "hardware; nothing was done: send it again once it has answered them")
                 log("refused a request for \(deviceID): \(error)")
-                if let key { recent.withLock { $0.forget(key) } }
+                remember(key, .null, ran: false)
                 response = HubResponse.failure(transaction: transaction, device: deviceID, error)
             case .unknownDevice:
                 response = runOnce()  // notFound
             }
         }
         respond(message, response)
+    }
+
+    enum Admission {
+        /// Run it; `key` (nil for a request without a transaction) is what to `remember` its response under.
+        case run(key: RecentRequests.Key?)
+        /// A copy of a request that ran or runs: answered again or dropped already.
+        case handled
+    }
+
+    /// Whether to run a request, or it is a copy (`RecentRequests`): then it is answered with the first one's
+    /// response, or dropped while the first still runs, and logged.
+    func admit(_ message: MQTTMessage, transaction: JSON, what: String) -> Admission {
+        guard transaction != .null else { return .run(key: nil) }
+        let key = RecentRequests.Key(topic: message.topic, payload: message.payload, responseTopic: message.responseTopic,
+                                     correlationData: message.correlationData)
+        switch recent.withLock({ $0.admit(key, now: home.clock.now) }) {
+        case .run:
+            return .run(key: key)
+        case .running:
+            log("a copy of request \(transaction.text) \(what) arrived while it runs; it runs once")
+        case .answered(let earlier):
+            log("a copy of request \(transaction.text) \(what) arrived; answered again, not run again")
+            respond(message, earlier)
+        }
+        return .handled
+    }
+
+    /// The response of an admitted request, for its copies; one that ran nothing changed nothing and is forgotten, so
+    /// that a copy of it runs (and may get what the client wanted).
+    func remember(_ key: RecentRequests.Key?, _ response: JSON, ran: Bool) {
+        guard let key else { return }
+        recent.withLock { ran ? $0.answered(key, response) : $0.forget(key) }
     }
 
     /// Runs one request and writes its response.
