@@ -35,10 +35,12 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     ],
     targets: [
+        // The one lock every module uses: Synchronization's Mutex, annotated for ThreadSanitizer in its builds.
+        .target(name: "HearthSync", swiftSettings: strict),
         // What a client sees: devices, device types, traits, attribute and command descriptors, errors, connectivity.
         .target(name: "HearthModel", swiftSettings: strict),
         // What happens: Matter cluster state machines, transitions on an injected clock, the device registry and its events.
-        .target(name: "HearthEngine", dependencies: ["HearthModel"], swiftSettings: strict),
+        .target(name: "HearthEngine", dependencies: ["HearthSync", "HearthModel"], swiftSettings: strict),
         // libyaml's C API (YAML 1.1/1.2 parser events), found with pkg-config (Debian: libyaml-dev).
         .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
         // The hub configuration and board files: YAML (libyaml, YAML 1.2 core schema) with line and column, secrets,
@@ -51,19 +53,19 @@ let package = Package(
         // libmosquitto's C API, found with pkg-config (Debian: libmosquitto-dev).
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // A safe MQTT client over libmosquitto: its own network thread, reconnection, v5 properties, TLS. Transport only.
-        .target(name: "HearthMQTT", dependencies: ["CMosquitto"], swiftSettings: strict),
+        .target(name: "HearthMQTT", dependencies: ["HearthSync", "CMosquitto"], swiftSettings: strict),
         // Home Assistant MQTT discovery: the messages that make every device appear in Home Assistant (no MQTT client).
-        .target(name: "HearthHomeAssistant", dependencies: ["HearthModel", "HearthEngine"], swiftSettings: strict),
+        .target(name: "HearthHomeAssistant", dependencies: ["HearthSync", "HearthModel", "HearthEngine"], swiftSettings: strict),
         // libgpiod, v1 or v2, found with pkg-config (Debian: libgpiod-dev): its header and library, for CGPIODShim.
         .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
         // One small C API over whichever libgpiod <gpiod.h> declares (v1 or v2), so HearthLinux has one binding.
         .target(name: "CGPIODShim", dependencies: ["CGPIOD"], cSettings: strictC),
         // Linux I/O under a root prefix: GPIO character device (libgpiod), PWM, IIO and hwmon sysfs.
-        .target(name: "HearthLinux", dependencies: ["CGPIODShim"], swiftSettings: strict),
+        .target(name: "HearthLinux", dependencies: ["HearthSync", "CGPIODShim"], swiftSettings: strict),
 
         // The hub service: publishing the engine over MQTT, peer routing, configuration, persistence, and the services
         // a board runs, assembled for `hearthd`.
-        .target(name: "HearthHub", dependencies: [
+        .target(name: "HearthHub", dependencies: ["HearthSync", 
             "HearthEngine", "HearthContract", "HearthJSON", "HearthMQTT", "HearthHardware", "HearthHardwareLinux",
             "HearthSimulator", "HearthConfig", "HearthLinux", "HearthHomeAssistant",
             .product(name: "Logging", package: "swift-log"),
@@ -80,7 +82,7 @@ let package = Package(
         ], swiftSettings: strict),
 
         // The Swift client library: the Google Home APIs' shape over the MQTT contract; typed layer in Generated/.
-        .target(name: "HearthKit", dependencies: ["HearthModel", "HearthJSON", "HearthContract", "HearthMQTT"],
+        .target(name: "HearthKit", dependencies: ["HearthSync", "HearthModel", "HearthJSON", "HearthContract", "HearthMQTT"],
                 swiftSettings: strict),
         // Writes HearthKit's typed layer from the engine's trait descriptors and device type catalogue (a build tool).
         .target(name: "HearthKitGenerator", dependencies: ["HearthEngine", "HearthModel", "HearthSimulator"],
@@ -90,22 +92,22 @@ let package = Package(
 
         // Hardware bindings (relays, wall switches, PWM dimmers, humidity sensors), board files, and the backend
         // protocols they open hardware through, in platform-neutral types and errors (`HardwareError`).
-        .target(name: "HearthHardware", dependencies: ["HearthEngine", "HearthConfig"], swiftSettings: strict),
+        .target(name: "HearthHardware", dependencies: ["HearthSync", "HearthEngine", "HearthConfig"], swiftSettings: strict),
         // The Linux backend of HearthHardware (`LinuxHardware`): GPIO, PWM and sensors through HearthLinux.
-        .target(name: "HearthHardwareLinux", dependencies: ["HearthHardware", "HearthLinux"], swiftSettings: strict),
+        .target(name: "HearthHardwareLinux", dependencies: ["HearthSync", "HearthHardware", "HearthLinux"], swiftSettings: strict),
         // A board in memory (`SimulatedHardware`): lines, PWM, drifting sensors and the simulated-switch trait.
-        .target(name: "HearthSimulator", dependencies: ["HearthHardware", "HearthEngine"], swiftSettings: strict),
+        .target(name: "HearthSimulator", dependencies: ["HearthSync", "HearthHardware", "HearthEngine"], swiftSettings: strict),
 
         // Benchmarks of the engine (run by scripts/bench, never by tests).
         .executableTarget(name: "HearthBench", dependencies: ["HearthEngine", "HearthContract", "HearthHub", "HearthJSON"], path: "Benchmarks/HearthBench",
                           swiftSettings: strict),
 
         // Fixtures shared by the test suites: a private mosquitto on a free loopback port, temporary sysfs trees.
-        .target(name: "HearthTestKit", dependencies: ["HearthEngine", "HearthMQTT"], path: "Tests/HearthTestKit", swiftSettings: strict),
+        .target(name: "HearthTestKit", dependencies: ["HearthSync", "HearthEngine", "HearthMQTT"], path: "Tests/HearthTestKit", swiftSettings: strict),
 
         // Fuzz targets: one function per reader of outside input (JSON, requests, topics, configuration, boards, peers,
         // the state file) that checks the reader's promises on any bytes (scripts/fuzz, docs/reliability.md).
-        .target(name: "HearthFuzzing", dependencies: [
+        .target(name: "HearthFuzzing", dependencies: ["HearthSync", 
             "HearthJSON", "HearthContract", "HearthModel", "HearthEngine", "HearthConfig", "HearthHardware",
             "HearthSimulator", "HearthMQTT", "HearthHub", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
@@ -117,29 +119,29 @@ let package = Package(
                           swiftSettings: strict),
 
         .testTarget(name: "HearthModelTests", dependencies: ["HearthModel"], swiftSettings: strict),
-        .testTarget(name: "HearthEngineTests", dependencies: ["HearthEngine", "HearthTestKit"], swiftSettings: strict),
+        .testTarget(name: "HearthEngineTests", dependencies: ["HearthSync", "HearthEngine", "HearthTestKit"], swiftSettings: strict),
         .testTarget(name: "HearthConfigTests", dependencies: ["HearthConfig"], swiftSettings: strict),
         .testTarget(name: "HearthJSONTests", dependencies: ["HearthJSON"], swiftSettings: strict),
         .testTarget(name: "HearthContractTests", dependencies: ["HearthContract", "HearthEngine"], swiftSettings: strict),
         .testTarget(name: "HearthMQTTTests", dependencies: ["HearthMQTT", "HearthTestKit"], swiftSettings: strict),
-        .testTarget(name: "HearthCLITests", dependencies: ["HearthContract", "HearthJSON", "HearthHub", "HearthTestKit"],
+        .testTarget(name: "HearthCLITests", dependencies: ["HearthSync", "HearthContract", "HearthJSON", "HearthHub", "HearthTestKit"],
                     swiftSettings: strict),
-        .testTarget(name: "HearthHardwareTests", dependencies: [
+        .testTarget(name: "HearthHardwareTests", dependencies: ["HearthSync", 
             "HearthHardware", "HearthHardwareLinux", "HearthSimulator", "HearthTestKit",
         ], swiftSettings: strict),
-        .testTarget(name: "HearthHubTests", dependencies: [
+        .testTarget(name: "HearthHubTests", dependencies: ["HearthSync", 
             "HearthHub", "HearthContract", "HearthJSON", "HearthMQTT", "HearthHardware", "HearthHardwareLinux",
             "HearthSimulator", "HearthTestKit",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
         ], swiftSettings: strict),
-        .testTarget(name: "HearthHomeAssistantTests", dependencies: ["HearthHomeAssistant", "HearthEngine"],
+        .testTarget(name: "HearthHomeAssistantTests", dependencies: ["HearthSync", "HearthHomeAssistant", "HearthEngine"],
                     swiftSettings: strict),
         // HearthKit as an app uses it: only `import HearthKit`, against real hearthd processes (HearthTestKit).
         .testTarget(name: "HearthKitTests", dependencies: ["HearthKit", "HearthTestKit"], swiftSettings: strict),
         .testTarget(name: "HearthKitGeneratorTests", dependencies: ["HearthKitGenerator", "HearthModel"], swiftSettings: strict),
         // The fuzz corpus (Tests/Fuzz/corpus) replayed through HearthFuzzing's targets, and the regressions it found.
         .testTarget(name: "HearthFuzzingTests", dependencies: ["HearthFuzzing"], swiftSettings: strict),
-        .testTarget(name: "HearthLinuxTests", dependencies: ["HearthLinux", "HearthTestKit"], swiftSettings: strict),
+        .testTarget(name: "HearthLinuxTests", dependencies: ["HearthSync", "HearthLinux", "HearthTestKit"], swiftSettings: strict),
     ]
 )

@@ -4,6 +4,7 @@
 // subscribed to hearth/# with and without the broker's set_tcp_nodelay.
 // Usage: HubBench <bin-dir> [--idle-seconds N] [--settle-seconds N] [--commands N] [--sequential] [--hubs N] [--home-toggles N]
 //                 [--wildcard-commands N]
+//        HubBench <bin-dir> --soak-minutes N --soak-board PATH [--soak-rate N] [--soak-broker-restart-minutes N]  (scripts/soak)
 import HearthMQTT
 import Dispatch
 import Synchronization
@@ -27,12 +28,24 @@ enum HubBench {
         let commandCount = option("--commands", 2000)
         let hubCount = option("--hubs", 5), homeToggles = option("--home-toggles", 1000)
         let wildcardCommands = option("--wildcard-commands", 100)
+        let soakMinutes = option("--soak-minutes", 0), soakRate = option("--soak-rate", 300)
+        let soakBrokerRestart = option("--soak-broker-restart-minutes", 5)
+        let soakBoard = arguments.firstIndex(of: "--soak-board").flatMap { i -> String? in
+            guard i + 1 < arguments.count else { return nil }
+            defer { arguments.removeSubrange(i...(i + 1)) }
+            return arguments[i + 1]
+        }
         // The first version's method, for comparison: every echo round trip first, then every command.
         let sequential = arguments.contains("--sequential")
         arguments.removeAll { $0 == "--sequential" }
         guard let binDir = arguments.first else {
             print("usage: HubBench <bin-dir> [--idle-seconds N] [--settle-seconds N] [--commands N] [--sequential] [--hubs N] [--home-toggles N] [--wildcard-commands N]")
             exit(2)
+        }
+        if soakMinutes > 0 {
+            guard let soakBoard else { fail("--soak-minutes needs --soak-board <path of boards/sim.yaml>") }
+            try await soak(binDir: binDir, minutes: soakMinutes, rate: soakRate, brokerRestartMinutes: soakBrokerRestart, board: soakBoard)
+            return
         }
         let deviceCount = 100
 

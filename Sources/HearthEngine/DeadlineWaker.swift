@@ -1,4 +1,4 @@
-import Synchronization
+import HearthSync
 
 /// Lets a loop (the engine's timers, a binding's polling) sleep until a deadline and be woken early,
 /// without polling.
@@ -7,7 +7,7 @@ public final class DeadlineWaker: Sendable {
         var waiter: CheckedContinuation<Void, Never>?
         var pending = false
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init() {}
 

@@ -1,5 +1,5 @@
 public import HearthModel
-import Synchronization
+import HearthSync
 
 /// A device at one moment, read lazily: the values a `HomeDevice` snapshot holds, without copying every
 /// descriptor into it.

@@ -1,7 +1,7 @@
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
+import HearthSync
 
 /// A point on the engine's monotonic timeline, in milliseconds.
 ///
@@ -50,9 +50,9 @@ public final class ManualClock: EngineClock {
         var now: EngineInstant
         var sleepers: [(deadline: EngineInstant, continuation: CheckedContinuation<Void, Never>)] = []
     }
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
-    public init(now: EngineInstant = EngineInstant(milliseconds: 0)) { state = Mutex(State(now: now)) }
+    public init(now: EngineInstant = EngineInstant(milliseconds: 0)) { state = Locked(State(now: now)) }
 
     public var now: EngineInstant { state.withLock { $0.now } }
 

@@ -1,4 +1,4 @@
-import Synchronization
+import HearthSync
 import HearthModel
 
 /// One device type's membership of one group, with the scenes it holds for that group.

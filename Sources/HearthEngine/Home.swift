@@ -1,5 +1,5 @@
 public import HearthModel
-import Synchronization
+import HearthSync
 
 /// The hub's devices and their running traits: the one place commands, writes and hardware
 /// readings change state.
@@ -17,8 +17,8 @@ public final class Home: Sendable {
     public let options: EngineOptions
     /// The traits this home runs; adapters read descriptors from it to translate requests.
     public let registry: TraitRegistry
-    let state: Mutex<State>
-    private let observers = Mutex(Observers())
+    let state: Locked<State>
+    private let observers = Locked(Observers())
     private let waker = DeadlineWaker()
     /// Device ids by index; devices are fixed once the home is built, so this needs no lock.
     private let indexByID: [String: Int]
@@ -84,7 +84,7 @@ public final class Home: Sendable {
         indexByID = s.index
         gates = s.devices.map { _ in DeviceGate() }
         lanes = DeviceLanes(deviceIDs: s.devices.map(\.id))
-        state = Mutex(s)
+        state = Locked(s)
         restoreWarnings = warnings
     }
 
@@ -672,7 +672,7 @@ public final class Home: Sendable {
 
 /// Serialises the transactions of one device; taken before the engine lock, never while holding it.
 final class DeviceGate: Sendable {
-    let lock = Mutex(())
+    let lock = Locked(())
 }
 
 /// A min-heap of (deadline, device, endpoint); entries go stale instead of being removed.

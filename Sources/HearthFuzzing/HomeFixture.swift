@@ -4,7 +4,7 @@ import HearthHub
 import HearthJSON
 import HearthModel
 import HearthSimulator
-import Synchronization
+import HearthSync
 
 /// A small real home for the targets that run input against the engine: a relay light and a dimmable lamp (both
 /// with an actuator that can be told to refuse, as failing hardware does), a two-type climate sensor, a wall switch,
@@ -144,7 +144,7 @@ final class FlakyActuator: EndpointActuator, Sendable {
         var last: EndpointOutput?
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     var failing: Bool {
         get { state.withLock { $0.failing } }

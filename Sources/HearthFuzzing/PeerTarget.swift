@@ -4,7 +4,7 @@ import HearthHub
 import HearthJSON
 import HearthModel
 import HearthMQTT
-import Synchronization
+import HearthSync
 
 /// What other hubs on the broker publish, as hub `a` takes it (`PeerRouter.handle`, `docs/peer-routing.md`):
 /// status, device summaries, device documents (mirrored into `combo`'s HumiditySensor and `desk`'s DimmableLight,
@@ -116,7 +116,7 @@ enum PeerTarget {
 
 /// What hub a published, in order.
 final class Sent: Sendable {
-    private let messages = Mutex<[PeerOutbox.Message]>([])
+    private let messages = Locked<[PeerOutbox.Message]>([])
     func append(_ m: PeerOutbox.Message) { messages.withLock { $0.append(m) } }
     var count: Int { messages.withLock { $0.count } }
     func since(_ start: Int) -> [PeerOutbox.Message] { messages.withLock { Array($0[start...]) } }

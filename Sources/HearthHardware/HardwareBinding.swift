@@ -1,7 +1,7 @@
 public import HearthEngine
 public import HearthModel
 import HearthConfig
-import Synchronization
+import HearthSync
 
 /// Binds one device type of a device (an endpoint) to hardware: a relay, a dimmer, a sensor, a switch.
 ///
@@ -96,7 +96,7 @@ public final class PinLedger: Sendable {
         public var path: String
     }
 
-    private let uses = Mutex<[String: Use]>([:])
+    private let uses = Locked<[String: Use]>([:])
 
     public init() {}
 

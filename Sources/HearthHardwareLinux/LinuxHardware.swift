@@ -2,7 +2,7 @@ import Glibc
 public import HearthEngine
 public import HearthHardware
 public import HearthLinux
-import Synchronization
+import HearthSync
 
 /// The real hardware: GPIO through libgpiod, PWM/IIO/hwmon through sysfs, all via HearthLinux.
 ///
@@ -213,7 +213,7 @@ final class LinuxPWMOutput: PWMOutput {
 final class LinuxInputLine: InputLine {
     let line: GPIOInputLine
     let clock: any EngineClock
-    private let thread = Mutex<pthread_t?>(nil)
+    private let thread = Locked<pthread_t?>(nil)
 
     init(line: GPIOInputLine, clock: any EngineClock) {
         self.line = line

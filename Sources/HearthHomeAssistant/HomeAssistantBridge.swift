@@ -1,6 +1,6 @@
 public import HearthEngine
 import HearthModel
-import Synchronization
+import HearthSync
 
 /// Keeps Home Assistant's view of a hub's devices current: what the hub calls on its MQTT events, and what it
 /// gets back to publish through `publish`. It holds no MQTT client, so the hub decides how messages go out.
@@ -17,8 +17,8 @@ public final class HomeAssistantBridge: Sendable {
     public let discovery: HomeAssistantDiscovery
     private let publish: @Sendable (HomeAssistantMessage) -> Void
     /// The config payload last published per device id, so an unchanged device is not announced twice.
-    private let announced = Mutex<[String: [UInt8]]>([:])
-    private let current = Mutex<Set<String>?>(nil)
+    private let announced = Locked<[String: [UInt8]]>([:])
+    private let current = Locked<Set<String>?>(nil)
 
     public init(home: Home, options: HomeAssistantOptions, publish: @escaping @Sendable (HomeAssistantMessage) -> Void) {
         self.home = home

@@ -1,6 +1,6 @@
 import CGPIODShim
 import Glibc
-import Synchronization
+import HearthSync
 
 /// A requested line (CGPIODShim's `hearth_gpio_request`).
 ///
@@ -39,14 +39,14 @@ public final class GPIOChip: Sendable {
     public let path: String
     public let lineCount: Int
 
-    private let handle: Mutex<GPIOChipPointer>
+    private let handle: Locked<GPIOChipPointer>
 
     private init(adopting chip: OpaquePointer, path: String?) {
         name = String(cString: hearth_gpio_chip_name(chip))
         label = String(cString: hearth_gpio_chip_label(chip))
         lineCount = Int(hearth_gpio_chip_num_lines(chip))
         self.path = path ?? "/dev/\(name)"
-        handle = Mutex(GPIOChipPointer(raw: chip))
+        handle = Locked(GPIOChipPointer(raw: chip))
     }
 
     deinit {

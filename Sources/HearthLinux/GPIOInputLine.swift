@@ -1,6 +1,6 @@
 import CGPIODShim
 import Glibc
-import Synchronization
+import HearthSync
 
 /// A GPIO line this process watches for edges: a wall switch, a door contact, a motion sensor.
 ///
@@ -24,7 +24,7 @@ public final class GPIOInputLine: Sendable {
         var isInterrupted = false
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
     /// An eventfd polled next to the line's events; written once by ``interrupt()`` and never drained.
     private let interruptDescriptor: Int32
 
@@ -59,7 +59,7 @@ public final class GPIOInputLine: Sendable {
         self.offset = offset
         self.consumer = consumer
         self.interruptDescriptor = interruptDescriptor
-        state = Mutex(State(line: line, eventDescriptor: eventDescriptor))
+        state = Locked(State(line: line, eventDescriptor: eventDescriptor))
     }
 
     deinit {

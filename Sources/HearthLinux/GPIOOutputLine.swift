@@ -1,6 +1,6 @@
 import CGPIODShim
 import Glibc
-import Synchronization
+import HearthSync
 
 /// A GPIO line this process drives: a relay, a contactor, an LED.
 ///
@@ -16,7 +16,7 @@ public final class GPIOOutputLine: Sendable {
     public let consumer: String
 
     /// `nil` once released.
-    private let state: Mutex<GPIORequestPointer?>
+    private let state: Locked<GPIORequestPointer?>
 
     /// Requests `offset` on `chip` as an output.
     ///
@@ -37,7 +37,7 @@ public final class GPIOOutputLine: Sendable {
         self.chip = chip
         self.offset = offset
         self.consumer = consumer
-        state = Mutex(line)
+        state = Locked(line)
     }
 
     deinit {

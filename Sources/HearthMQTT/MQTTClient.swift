@@ -31,6 +31,7 @@ internal import Glibc
 #elseif canImport(Darwin)
 internal import Darwin
 #endif
+import HearthSync
 
 /// An MQTT client connected to one broker, reconnecting by itself until ``disconnect()``.
 ///
@@ -197,12 +198,12 @@ final class Core: @unchecked Sendable {
     }
 
     let options: MQTTConnectOptions
-    let state: Mutex<State>
-    let sinks = Mutex(Sinks())
+    let state: Locked<State>
+    let sinks = Locked(Sinks())
     /// Orders SUBSCRIBE and UNSUBSCRIBE packets as the calls were made (a subscribe racing an unsubscribe of one
     /// filter must reach the broker in that order). The only lock held across a libmosquitto call, and those calls
     /// only queue a packet; `state` is never held across one. Lock order: `subscriptionOrder`, then `state`.
-    private let subscriptionOrder = Mutex(())
+    private let subscriptionOrder = Locked(())
     private let stopRequested = Atomic<Bool>(false)
     private let usesV5: Atomic<Bool>
     private let gate = Gate()
@@ -226,7 +227,7 @@ final class Core: @unchecked Sendable {
         try ensureLibraryInitialised()
         self.options = options
         version = options.protocolVersion
-        state = Mutex(State(protocolInUse: options.protocolVersion))
+        state = Locked(State(protocolInUse: options.protocolVersion))
         usesV5 = Atomic(options.protocolVersion == .v5)
         let created = withOptionalCString(options.clientID) { mosquitto_new($0, options.cleanStart, nil) }
         guard let created else {

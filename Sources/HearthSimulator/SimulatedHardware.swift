@@ -1,7 +1,7 @@
 public import HearthEngine
 public import HearthHardware
 public import HearthModel
-import Synchronization
+import HearthSync
 
 /// A board that lives in memory (`simulated: true`): lines, PWM channels and sensors behind the same protocols
 /// the real ones implement, so a simulated hub runs the real binding code — debounce, gamma, filters, faults.
@@ -94,7 +94,7 @@ public final class SimulatedHardware: HardwareBackend {
         var operations: [Operation] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     let seed: UInt64
     let pins: [BoardPin]
     let boardSensors: [BoardSensor]

@@ -2,11 +2,11 @@
 // HearthTestKit's ChildProcess, which starts children with default signal handling).
 import Foundation
 import HearthTestKit
-import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
+import HearthSync
 
 struct CLIResult: CustomStringConvertible {
     var status: Int32
@@ -45,7 +45,7 @@ enum CLI {
 final class CLIProcess: Sendable {
     let pid: pid_t
     let directory: String
-    private let exitStatus = Mutex<Int32?>(nil)
+    private let exitStatus = Locked<Int32?>(nil)
 
     init(_ arguments: [String], environment: [String: String] = [:]) throws {
         directory = try FileManager.default.url(for: .itemReplacementDirectory, in: .userDomainMask,

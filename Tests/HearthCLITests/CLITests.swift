@@ -6,8 +6,8 @@ import HearthJSON
 import HearthMQTT
 import HearthModel
 import HearthTestKit
-import Synchronization
 import Testing
+import HearthSync
 
 /// A broker, a hub "test" publishing a dimmable lamp (with a humidity sensor) and a relay, and a client that records
 /// what the hubs publish.
@@ -96,7 +96,7 @@ final class CLIRig: Sendable {
 
 /// Every message a client received, from its network thread.
 final class MessageLog: Sendable {
-    private let messages = Mutex<[MQTTMessage]>([])
+    private let messages = Locked<[MQTTMessage]>([])
 
     func append(_ message: MQTTMessage) { messages.withLock { $0.append(message) } }
 

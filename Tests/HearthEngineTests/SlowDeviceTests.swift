@@ -2,8 +2,8 @@ import Dispatch
 import HearthEngine
 import HearthModel
 import HearthTestKit
-import Synchronization
 import Testing
+import HearthSync
 
 /// The engine's lock is never held across a hardware write: a device whose hardware hangs holds up only itself,
 /// and what it was asked stays all-or-nothing. Each "hang" is a latch the test holds shut, so nothing here waits
@@ -34,7 +34,7 @@ import Testing
     /// A command running on another thread: its end and its error.
     final class Call: Sendable {
         let done = DispatchSemaphore(value: 0)
-        let error = Mutex<HomeError?>(nil)
+        let error = Locked<HomeError?>(nil)
         func finished() -> Bool { done.wait(timeout: .now() + 15) == .success }
         var result: HomeError? { error.withLock { $0 } }
     }

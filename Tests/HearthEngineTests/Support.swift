@@ -1,11 +1,11 @@
 import HearthEngine
 import HearthModel
-import Synchronization
 import Testing
+import HearthSync
 
 /// Records every output the engine drives, and can be told to fail like broken hardware.
 final class RecordingActuator: EndpointActuator {
-    private let state = Mutex<(outputs: [EndpointOutput], failing: Bool)>(([], false))
+    private let state = Locked<(outputs: [EndpointOutput], failing: Bool)>(([], false))
     var outputs: [EndpointOutput] { state.withLock { $0.outputs } }
     var last: EndpointOutput? { outputs.last }
     func fail(_ failing: Bool) { state.withLock { $0.failing = failing } }
@@ -20,7 +20,7 @@ final class RecordingActuator: EndpointActuator {
 
 /// Collects the events of a home synchronously.
 final class EventLog: Sendable {
-    private let events = Mutex<[HomeEvent]>([])
+    private let events = Locked<[HomeEvent]>([])
     init(_ home: Home) { home.observe { batch in self.events.withLock { $0 += batch } } }
     var all: [HomeEvent] { events.withLock { $0 } }
     func clear() { events.withLock { $0 = [] } }

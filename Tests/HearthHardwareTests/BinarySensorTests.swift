@@ -3,8 +3,8 @@ import HearthEngine
 @testable import HearthHardware
 @testable import HearthSimulator
 import HearthModel
-import Synchronization
 import Testing
+import HearthSync
 
 /// The door contact (`kind: contact`) and the PIR (`kind: pir`) bindings on the simulated board and a manual clock:
 /// the wall switch's debounce and fault handling (DebouncedInput) under Matter's Boolean State and Occupancy Sensing.
@@ -12,7 +12,7 @@ import Testing
 struct BinarySensorTests {
     /// Trait events and attribute changes seen by an observer.
     final class Changes: Sendable {
-        private let events = Mutex<[HomeEvent]>([])
+        private let events = Locked<[HomeEvent]>([])
         init(_ rig: Rig) { rig.home.observe { [self] batch in events.withLock { $0 += batch } } }
         var traitEvents: [String] {
             events.withLock { $0 }.compactMap { e in

@@ -6,8 +6,8 @@ import HearthEngine
 import HearthLinux
 import HearthSimulator
 import HearthModel
-import Synchronization
 import Testing
+import HearthSync
 
 // The bindings on real GPIO, IIO and hwmon, run only inside the HIL VM (scripts/hil, boards/qemu-gpio-sim.yaml), whose
 // setup records the simulated hardware in /run/hil/ (see Tests/HearthLinuxTests/GPIOSimHILTests.swift). The board
@@ -74,8 +74,8 @@ struct HardwareHILTests {
 
     /// Samples a gpio-sim value file continuously on its own thread, keeping every distinct value in order.
     final class Watcher: Sendable {
-        private let state = Mutex<(running: Bool, values: [String])>((true, []))
-        private let thread = Mutex<pthread_t?>(nil)
+        private let state = Locked<(running: Bool, values: [String])>((true, []))
+        private let thread = Locked<pthread_t?>(nil)
 
         init(_ line: Line) throws {
             let path = line.simulator + "/value"

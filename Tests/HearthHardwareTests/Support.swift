@@ -5,8 +5,8 @@ import HearthEngine
 import HearthHardwareLinux
 @testable import HearthSimulator
 import HearthModel
-import Synchronization
 import Testing
+import HearthSync
 
 /// The repository's root, from this file's path.
 let repositoryRoot: String = {
@@ -36,7 +36,7 @@ func parseBoard(_ text: String, file: String = "board.yaml") -> (Board?, [Config
 
 /// Collects log lines.
 final class LogSink: Sendable {
-    private let lines = Mutex<[String]>([])
+    private let lines = Locked<[String]>([])
     var all: [String] { lines.withLock { $0 } }
     var log: @Sendable (String) -> Void { { [self] line in lines.withLock { $0.append(line) } } }
     func contains(_ text: String) -> Bool { all.contains { $0.contains(text) } }

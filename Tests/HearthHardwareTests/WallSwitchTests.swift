@@ -4,8 +4,8 @@ import HearthHardwareLinux
 import HearthLinux
 @testable import HearthSimulator
 import HearthModel
-import Synchronization
 import Testing
+import HearthSync
 
 @Suite("Wall switch binding")
 struct WallSwitchTests {
@@ -167,7 +167,7 @@ struct WallSwitchTests {
 
 /// Switch events seen by an observer.
 final class EventLog: Sendable {
-    private let events = Mutex<[HomeEvent]>([])
+    private let events = Locked<[HomeEvent]>([])
     func append(_ batch: [HomeEvent]) { events.withLock { $0 += batch } }
     var switchEvents: [String] {
         events.withLock { $0 }.compactMap { e in

@@ -1,8 +1,8 @@
 import HearthEngine
 import HearthHomeAssistant
 import HearthModel
-import Synchronization
 import Testing
+import HearthSync
 
 /// A door contact and a PIR occupancy sensor as Home Assistant binary sensors, and their trait events.
 @Suite struct BinarySensorDiscoveryTests {
@@ -52,7 +52,7 @@ import Testing
 
     @Test func theirEventsGoToTheEventsTopicWithBitmapsByName() throws {
         let home = try home()
-        let log = Mutex<[HomeEvent]>([])
+        let log = Locked<[HomeEvent]>([])
         home.observe { batch in log.withLock { $0 += batch } }
         try home.ingest("front-door", trait: "booleanState", .binaryState(false))
         try home.ingest("front-door", trait: "booleanState", .binaryState(true))

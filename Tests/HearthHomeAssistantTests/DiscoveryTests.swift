@@ -1,8 +1,8 @@
 import HearthEngine
 import HearthHomeAssistant
 import HearthModel
-import Synchronization
 import Testing
+import HearthSync
 
 /// A kitchen lamp that is also a humidity sensor, a wall switch, a relay, and a lamp mirrored from a peer.
 func makeHome() throws -> Home {
@@ -253,7 +253,7 @@ extension Parsed.Node {
                                                 .string("short_release")]))
         #expect(event["state_topic"]?.string == "hearth/pi/devices/hall_switch/events")
 
-        let log = Mutex<[HomeEvent]>([])
+        let log = Locked<[HomeEvent]>([])
         home.observe { batch in log.withLock { $0 += batch } }
         try home.ingest("hall_switch", trait: "switch", .switchPosition(1))
         let messages = log.withLock { $0 }.compactMap(discovery.event)
@@ -287,7 +287,7 @@ extension Parsed.Node {
 
 @Suite struct BridgeTests {
     final class Outbox: Sendable {
-        let messages = Mutex<[HomeAssistantMessage]>([])
+        let messages = Locked<[HomeAssistantMessage]>([])
         var all: [HomeAssistantMessage] { messages.withLock { $0 } }
         var topics: [String] { all.map(\.topic) }
         func clear() { messages.withLock { $0 = [] } }

@@ -1,8 +1,8 @@
 import HearthEngine
 import HearthHomeAssistant
 import HearthModel
-import Synchronization
 import Testing
+import HearthSync
 
 /// A metered plug and a DS18B20 as Home Assistant sees them: power, voltage and current sensors, an energy sensor
 /// the energy dashboard takes (total_increasing), each available with its own trait, and a temperature sensor.
@@ -79,7 +79,7 @@ import Testing
 }
 
 final class EventCollector: Sendable {
-    private let log = Mutex<[HomeEvent]>([])
+    private let log = Locked<[HomeEvent]>([])
     init(_ home: Home) { home.observe { batch in self.log.withLock { $0 += batch } } }
     var events: [HomeEvent] { log.withLock { $0 } }
 }

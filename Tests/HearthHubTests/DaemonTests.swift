@@ -3,13 +3,13 @@ import HearthContract
 import HearthJSON
 import HearthMQTT
 import HearthTestKit
-import Synchronization
 import Testing
+import HearthSync
 
 /// Watches a hub over MQTT and sends it requests, as any client would.
 final class Watcher: Sendable {
     let client: MQTTClient
-    private let messages = Mutex<[MQTTMessage]>([])
+    private let messages = Locked<[MQTTMessage]>([])
 
     init(port: Int) async throws {
         client = try MQTTClient(options: MQTTConnectOptions(host: "127.0.0.1", port: port, clientID: "watcher-\(UUID().uuidString.prefix(8))"))

@@ -6,8 +6,8 @@ import HearthModel
 import Logging
 import HearthTestKit
 import ServiceLifecycleTestKit
-import Synchronization
 import Testing
+import HearthSync
 
 @Suite struct StateStoreTests {
     func directory() -> String {
@@ -225,7 +225,7 @@ import Testing
 
 /// The records a logger was given, so a test can count them.
 struct RecordingLogHandler: LogHandler {
-    final class Records: Sendable { let list = Mutex<[(level: Logger.Level, message: String)]>([]) }
+    final class Records: Sendable { let list = Locked<[(level: Logger.Level, message: String)]>([]) }
     let records = Records()
     var metadata: Logger.Metadata = [:]
     var metadataProvider: Logger.MetadataProvider?

@@ -1,7 +1,7 @@
 import HearthTestKit
-import Synchronization
 import Testing
 @testable import HearthLinux
+import HearthSync
 
 @Suite("PWM channel over a sysfs tree")
 struct PWMChannelTests {
@@ -16,7 +16,7 @@ struct PWMChannelTests {
     }
 
     @Test func exportsAMissingChannelAndWaitsForTheKernelToCreateIt() throws {
-        let pauses = Mutex(0)
+        let pauses = Locked(0)
         let channel = try PWMChannel(chip: 0, channel: 1, root: root, exportAttempts: 5,
                                      exportInterval: .milliseconds(1)) { _ in
             // Play the kernel: the directory appears only after the export write, one pause later.
@@ -38,7 +38,7 @@ struct PWMChannelTests {
     }
 
     @Test func exportThatNeverAppearsTimesOutAfterBoundedAttempts() throws {
-        let pauses = Mutex(0)
+        let pauses = Locked(0)
         let error = #expect(throws: LinuxIOError.self) {
             try PWMChannel(chip: 0, channel: 0, root: root, exportAttempts: 4, exportInterval: .milliseconds(1)) { _ in
                 pauses.withLock { $0 += 1 }

@@ -1,9 +1,9 @@
 // Running the project's own executables (hearthd, hearth) from a test, as a user would.
 import Foundation
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
+import HearthSync
 
 /// One of the package's executables, built next to the test bundle.
 public enum BuiltProduct {
@@ -39,7 +39,7 @@ public enum BuiltProduct {
 public final class RunningProduct: Sendable {
     public let pid: Int32
     public let outputFile: String
-    private let status = Mutex<Int32?>(nil)
+    private let status = Locked<Int32?>(nil)
 
     /// - Parameter launcher: a command that runs the product as its last arguments and becomes it (`exec`s it),
     ///   so that `pid` is the product's: e.g. ``NetworkNamespace/launcher`` to run it in a network namespace.

@@ -1,11 +1,11 @@
 // Spawning and reaping the tools the fixtures need (mosquitto, mosquitto_passwd, openssl), with posix_spawn.
 import Foundation
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import HearthSync
 
 /// A fixture could not be set up: a tool is missing or failed, a broker did not come up.
 public struct TestFixtureError: Error, CustomStringConvertible, Sendable {
@@ -199,7 +199,7 @@ enum LoopbackSocket {
 public final class TestProcess: Sendable {
     public let pid: Int32
     public let outputFile: String
-    private let reaped = Synchronization.Mutex(false)
+    private let reaped = Locked(false)
 
     /// Spawns `executable`; its output goes to a temporary file.
     public init(_ executable: String, _ arguments: [String]) throws {

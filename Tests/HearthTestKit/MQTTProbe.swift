@@ -1,11 +1,11 @@
 public import HearthMQTT
-import Synchronization
 import Testing
+import HearthSync
 
 /// Collects values from handlers (any thread) and lets a test await one, with a generous timeout.
 public final class Recorder<Element: Sendable>: Sendable {
     public init() {}
-    private let items = Mutex<[Element]>([])
+    private let items = Locked<[Element]>([])
 
     public func append(_ element: Element) {
         items.withLock { $0.append(element) }

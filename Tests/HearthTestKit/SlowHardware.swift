@@ -1,7 +1,7 @@
 import Dispatch
 public import HearthEngine
 public import HearthModel
-import Synchronization
+import HearthSync
 
 /// A gate a test holds shut: work that reaches it blocks until the test opens it, so "while the device is
 /// stuck" is a state the test controls, not a duration it guesses. Every wait is bounded.
@@ -11,7 +11,7 @@ public final class Latch: Sendable {
         var arrived = 0
         var waiting = 0
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let arrivals = DispatchSemaphore(value: 0)
     private let release = DispatchSemaphore(value: 0)
 
@@ -55,7 +55,7 @@ public final class BlockingActuator: EndpointActuator {
         var failing = false
         var hold: Latch?
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init() {}
 

@@ -1,12 +1,12 @@
 // A private mosquitto for one test: its own free loopback port, temporary config, log and (optionally) password
 // file and TLS certificates, killed when the fixture is released. Tests run in parallel, so never share one.
 import Foundation
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import HearthSync
 
 /// A real mosquitto broker on 127.0.0.1 for the duration of a test.
 ///
@@ -32,7 +32,7 @@ public final class TestBroker: Sendable {
     public let executable: String
 
     private let configFile: String
-    private let pid: Mutex<pid_t?>
+    private let pid: Locked<pid_t?>
 
     /// Starts a broker and waits until it accepts connections.
     ///
@@ -50,7 +50,7 @@ public final class TestBroker: Sendable {
         let directory = try ChildProcess.makeTemporaryDirectory(prefix: "hearth-broker")
         self.directory = directory
         configFile = "\(directory)/mosquitto.conf"
-        pid = Mutex(nil)
+        pid = Locked(nil)
 
         var lines = [
             // As every broker Hearth ships: without it a wildcard subscriber waits ~40 ms per answer (docs/mqtt-api.md).

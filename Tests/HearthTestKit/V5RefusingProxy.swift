@@ -2,19 +2,19 @@
 // MQTT 5, so this proxy does. It answers an MQTT 5 CONNECT as a 3.1.1 broker must (CONNACK return code 1,
 // "unacceptable protocol version", then close) and pipes every other connection to the real broker.
 import Foundation
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import HearthSync
 
 /// A TCP proxy in front of a ``TestBroker`` that refuses MQTT 5 connections like a 3.1.1-only broker.
 public final class V5RefusingProxy: Sendable {
     public let host = "127.0.0.1"
     public let port: Int
     private let listener: Int32
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     private struct State {
         var refusedV5 = 0
@@ -112,7 +112,7 @@ public final class V5RefusingProxy: Sendable {
         }
         state.withLock { $0.forwarded += 1 }
         writeAll(upstream, connect)
-        let done = Mutex(0)
+        let done = Locked(0)
         let finish: @Sendable () -> Void = { [self] in
             // The second direction to end closes both sockets.
             if done.withLock({ count in count += 1; return count }) == 2 {

@@ -1,6 +1,6 @@
 import HearthEngine
 import HearthModel
-import Synchronization
+import HearthSync
 
 /// A tunable-white (CCT) LED strip on two PWM channels, one per white (warm and cold, each through its own MOSFET),
 /// with an optional relay that cuts the driver's power whenever the light is not lit.
@@ -37,7 +37,7 @@ final class CCTDimmerBinding: RetryingOutputBinding, EndpointActuator {
         var started = false
         var retry = FaultRetry()
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Both channels' duty cycles, in nanoseconds of the period.
     struct Duty: Sendable, Hashable {

@@ -5,7 +5,7 @@ import Darwin
 #endif
 import HearthEngine
 import HearthModel
-import Synchronization
+import HearthSync
 
 /// A dimmable light on a PWM channel (a MOSFET or a constant-current driver), with an optional relay that cuts
 /// its power whenever it is not lit.
@@ -25,7 +25,7 @@ final class DimmerBinding: RetryingOutputBinding, EndpointActuator {
         var started = false
         var retry = FaultRetry()
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     var wiring: String { configuration.wiring }
 

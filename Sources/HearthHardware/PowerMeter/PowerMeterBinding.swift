@@ -1,6 +1,6 @@
 import HearthEngine
 import HearthModel
-import Synchronization
+import HearthSync
 
 /// A plug's power monitor, read every `interval` on the device's lane (never on another device's path): each reading
 /// goes to ElectricalPowerMeasurement (power in mW, voltage in mV, current in mA) and to ElectricalEnergyMeasurement,
@@ -24,7 +24,7 @@ final class PowerMeterBinding: TickingBinding {
         var isStale = false
         var lastProblem: String?
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     var wiring: String { configuration.wiring }
     var actuator: (any EndpointActuator)? { nil }

@@ -1,6 +1,6 @@
 import HearthEngine
 import HearthModel
-import Synchronization
+import HearthSync
 
 /// A relay (or any on/off load) on a GPIO output: renders `EndpointOutput.isLit`, so Identify blinks it.
 ///
@@ -18,7 +18,7 @@ final class RelayBinding: RetryingOutputBinding, EndpointActuator {
         var started = false
         var retry = FaultRetry()
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     var wiring: String { configuration.wiring }
 

@@ -1,6 +1,6 @@
 import HearthEngine
 import HearthModel
-import Synchronization
+import HearthSync
 
 /// A humidity or temperature sensor read every `interval` through IIO or hwmon (or the simulated board).
 ///
@@ -25,7 +25,7 @@ final class SensorBinding: TickingBinding {
         var isStale = false
         var lastProblem: String?
     }
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     var wiring: String { configuration.wiring }
 
@@ -34,7 +34,7 @@ final class SensorBinding: TickingBinding {
         hardware = context.hardware
         trait = configuration.quantity == .humidity ? .relativeHumidityMeasurement : .temperatureMeasurement
         runtime = BindingRuntime(context: context, kind: "\(configuration.quantity.rawValue)Sensor", traits: [trait])
-        state = Mutex(State(filter: SensorFilter(configuration)))
+        state = Locked(State(filter: SensorFilter(configuration)))
     }
 
     var actuator: (any EndpointActuator)? { nil }

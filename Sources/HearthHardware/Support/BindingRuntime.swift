@@ -1,6 +1,6 @@
 import HearthEngine
 import HearthModel
-import Synchronization
+import HearthSync
 
 /// What every binding shares: the home it reports to, its log, the connectivity of its traits, and the loop
 /// that runs its timers (polls, debounce, retries) on the home's clock.
@@ -21,7 +21,7 @@ final class BindingRuntime: Sendable {
         var offlineReason: String?
         var isStopped = false
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(context: BindingContext, kind: String, traits: [TraitID]) {
         deviceID = context.deviceID

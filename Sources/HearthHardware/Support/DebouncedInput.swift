@@ -1,6 +1,6 @@
 import HearthEngine
 import HearthModel
-import Synchronization
+import HearthSync
 
 /// A GPIO input watched for edges and debounced: what every input binding (wall switch, door contact, PIR) shares.
 ///
@@ -34,7 +34,7 @@ final class DebouncedInput: Sendable {
         /// Bumped at every (re)request, so events of a line given up on are ignored.
         var generation = 0
     }
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     /// `kind` names the binding in log lines; `trait` is the one whose connectivity follows the line (with the
     /// backend's traits).
@@ -46,7 +46,7 @@ final class DebouncedInput: Sendable {
         hardware = context.hardware
         backendTraits = context.hardware.traits(forInput: pin)
         runtime = BindingRuntime(context: context, kind: kind, traits: [trait] + backendTraits.map(\.id))
-        state = Mutex(State(debouncer: Debouncer(window: debounce, level: false)))
+        state = Locked(State(debouncer: Debouncer(window: debounce, level: false)))
     }
 
     /// Attaches to `home`, forwards the backend traits' events, requests the line; the level to report, or nil when

@@ -6,7 +6,7 @@ import HearthMQTT
 import Logging
 import ServiceLifecycle
 import Dispatch
-import Synchronization
+import HearthSync
 
 /// Runs the engine's timers (transitions, countdowns) until shutdown.
 struct EngineService: Service {
@@ -71,7 +71,7 @@ struct PersistenceService: Service {
 
     func run() async throws {
         let (dirty, signal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let changed = Mutex(Set<String>())
+        let changed = Locked(Set<String>())
         let observer = home.observe { events in
             changed.withLock { ids in for e in events { ids.insert(e.deviceID) } }
             signal.yield()

@@ -2,7 +2,7 @@ public import HearthContract
 public import HearthJSON
 public import HearthEngine
 public import HearthModel
-import Synchronization
+import HearthSync
 
 /// How a peer hub is reached: over this broker (`local`) or through a bridged or cloud broker (`remote`).
 public enum PeerRoute: String, Sendable, Hashable {
@@ -73,7 +73,7 @@ public final class PeerDirectory: Sendable {
         var complaints: [String: Set<Complaint>] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init(home: Home, topics: TopicScheme, peers: [PeerConfiguration] = [], mirrors: [MirrorRoute] = [],
                 outbox: PeerOutbox, log: @escaping @Sendable (String) -> Void = { _ in }) {

@@ -3,7 +3,7 @@ import HearthJSON
 public import HearthEngine
 import HearthMQTT
 import HearthModel
-import Synchronization
+import HearthSync
 
 /// Sends requests to the hub that owns a device and waits for its answer, with a deadline on the engine's
 /// clock: a client's request is relayed back with the client's transaction, a binding's command reports to
@@ -39,7 +39,7 @@ public final class PeerForwarder: Sendable {
     let outbox: PeerOutbox
     let clock: any EngineClock
     let timeout: Duration
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Wakes `run` when a request starts waiting; idle, nothing wakes at all.
     private let waker = DeadlineWaker()
 

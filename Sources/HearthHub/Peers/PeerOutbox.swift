@@ -1,5 +1,5 @@
 public import HearthMQTT
-import Synchronization
+import HearthSync
 
 /// What the peer types publish through: the hub's MQTT client once `PeerRouter.attach` connects it, or a
 /// recording closure in a unit test, so forwarding and bindings are tested without a broker.
@@ -35,14 +35,14 @@ public final class PeerOutbox: Sendable {
         var publish: Publish
     }
 
-    private let target: Mutex<Target?>
+    private let target: Locked<Target?>
 
     /// An outbox with nowhere to send yet: not connected until `connect(to:)`.
-    public init() { target = Mutex(nil) }
+    public init() { target = Locked(nil) }
 
     /// An outbox that publishes with `publish` (a test's recorder).
     public init(isConnected: @escaping @Sendable () -> Bool = { true }, publish: @escaping Publish) {
-        target = Mutex(Target(isConnected: isConnected, publish: publish))
+        target = Locked(Target(isConnected: isConnected, publish: publish))
     }
 
     /// Publishes through `client` from now on.

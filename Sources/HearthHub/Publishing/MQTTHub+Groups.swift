@@ -3,7 +3,7 @@ import HearthEngine
 import HearthJSON
 import HearthModel
 import HearthMQTT
-import Synchronization
+import HearthSync
 
 /// Home-wide groups (`docs/clusters/groups.md`): a command published once on `<prefix>/groups/<id>/set` runs on every
 /// member of every hub, like Matter's groupcast; each hub answers with one summary on its responses topic.
@@ -72,7 +72,7 @@ extension MQTTHub {
         }
         // A copy of a group command (QoS 1) is answered with the first one's summary, not run again.
         guard case .run(let key) = admit(message, transaction: transaction, what: "for group \(group)") else { return }
-        let collector = Mutex(GroupCollector(expected: members.count))
+        let collector = Locked(GroupCollector(expected: members.count))
         let finish: @Sendable (String, HomeError?) -> Void = { [self] device, error in
             let done = collector.withLock { c -> GroupCollector? in
                 c.record(device, error)

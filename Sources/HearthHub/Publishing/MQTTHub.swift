@@ -3,7 +3,7 @@ package import HearthJSON
 public import HearthMQTT
 public import HearthEngine
 package import HearthModel
-import Synchronization
+import HearthSync
 
 /// Publishes a `Home` over MQTT and runs the requests that arrive for it (`docs/mqtt-api.md`).
 ///
@@ -24,7 +24,7 @@ public final class MQTTHub: Sendable {
     private let refresh: @Sendable (String) -> Void
     let hasHardware: @Sendable (String) -> Bool
     let requestsWaitingPerDevice: Int
-    private let linkLog = Mutex(LinkLog())
+    private let linkLog = Locked(LinkLog())
     /// Enough for every burst a person, a script or Home Assistant sends one device (a scene, a slider dragged
     /// across its range) while its hardware answers in milliseconds; a device that hangs for long holds at most this.
     public static let defaultRequestsWaitingPerDevice = 64
@@ -33,12 +33,12 @@ public final class MQTTHub: Sendable {
     private let other: @Sendable (MQTTMessage) -> Void
     /// Peers, mirrors and cross-hub bindings; nil for a hub on its own.
     public let router: PeerRouter?
-    private let observer = Mutex<Int?>(nil)
-    private let writer = Mutex(DocumentWriter())
+    private let observer = Locked<Int?>(nil)
+    private let writer = Locked(DocumentWriter())
     /// The groups whose topics this hub is subscribed to: those its devices are in.
-    let groupSubscriptions = Mutex<Set<Int>>([])
+    let groupSubscriptions = Locked<Set<Int>>([])
     /// Requests run in the last minute, so that a QoS 1 copy of one is answered, not run again.
-    let recent = Mutex(RecentRequests())
+    let recent = Locked(RecentRequests())
 
     /// Options for the hub's client: `base` plus the last will (`offline` on the status topic).
     public static func clientOptions(_ base: MQTTConnectOptions, topics: TopicScheme) -> MQTTConnectOptions {

@@ -3,7 +3,7 @@
 // answers with one summary. This is the untyped path `hearth group` uses.
 internal import HearthContract
 internal import HearthMQTT
-internal import Synchronization
+internal import HearthSync
 
 /// One device type's membership of a group, as its hub published it.
 public struct GroupMember: Sendable, Hashable {

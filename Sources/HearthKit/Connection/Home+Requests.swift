@@ -3,7 +3,7 @@
 // document before it answers, so when an answer arrives the state here already shows what the request did.
 internal import HearthContract
 internal import HearthMQTT
-internal import Synchronization
+internal import HearthSync
 
 /// A hub's answer to one request.
 public struct HubAnswer: Sendable, Hashable {

@@ -1,6 +1,6 @@
 // Subscriptions: AsyncSequences where the Home APIs for iOS have Combine publishers. Each stream is a watcher in the
 // home's state; ending the consumer's task (or dropping the stream) removes it, and `close()` finishes all of them.
-internal import Synchronization
+internal import HearthSync
 
 /// `home.devices()`: the whole set of devices, as a snapshot or as streams of changes.
 public struct HomeDevicesQuery: Sendable {

@@ -14,6 +14,7 @@
 internal import HearthContract
 internal import HearthMQTT
 internal import Synchronization
+import HearthSync
 
 /// A home: the devices of every Hearth hub on one broker, read and controlled the way the Google Home APIs do it.
 ///
@@ -87,7 +88,7 @@ public final class Home: Sendable {
     let client: MQTTClient
     let scheme: TopicScheme
     let nonce: String
-    let state = Mutex(State())
+    let state = Locked(State())
 
     var barrierTopic: String { "\(options.clientTopicRoot)/\(nonce)/barrier" }
     var responseTopic: String { "\(options.clientTopicRoot)/\(nonce)/response" }
