@@ -104,11 +104,11 @@ while [ "$i" -le "$N" ]; do
     send "lossy-$i"
     # Request 1 is sent a second time, as a client that lost its PUBACK publishes it again.
     [ "$i" -eq 1 ] && send "lossy-$i"
-    if wait_for 30 answered "lossy-$i"; then
+    if wait_for 90 answered "lossy-$i"; then
         echo $(( $(now_ms) - start )) >>/tmp/lossy-times
     else
         unanswered=$((unanswered + 1))
-        echo "# lossy-$i: no answer within 30 s"
+        echo "# lossy-$i: no answer within 90 s"
     fi
     i=$((i + 1))
 done
