@@ -74,7 +74,7 @@ let package = Package(
         ], swiftSettings: strict),
         // The daemon a board runs: `hearthd run --config FILE`, `hearthd check-config FILE`.
         .executableTarget(name: "hearthd", dependencies: [
-            "HearthHub", "HearthMQTT", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "HearthHub", "HearthEngine", "HearthMQTT", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: strict),
         // The `hearth` command-line client: talks to any hub over MQTT only, through HearthKit's untyped layer.
         .executableTarget(name: "hearth", dependencies: [

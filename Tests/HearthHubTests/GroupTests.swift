@@ -69,6 +69,14 @@ import Testing
         for hub in hubs { try await Self.barrier(w, hub) }
         let t = if case .string(let s)? = toggle["transaction"] { s } else { "" }
         for hub in hubs { #expect(Self.summaries(w, hub, t).count == 1) }
+        // The same delivery again, as a client that lost its PUBACK sends it: every hub answers again, none toggles.
+        try w.client.publish("hearth/groups/5/set", payload: Array(#"{"transaction":"\#(t)","trait":"onOff","command":"toggle"}"#.utf8),
+                             qos: .atLeastOnce)
+        for hub in hubs { try await Self.barrier(w, hub) }
+        for hub in hubs {
+            #expect(Self.summaries(w, hub, t).count == 2)
+            #expect(w.document("lamp", hub: hub).flatMap(onOff) == .bool(true), "hub \(hub) toggled the copy")
+        }
         #expect(w.document("porch", hub: "c").flatMap(onOff) == .bool(false))
 
         // A refusal is in the summary with its reason, and changes nothing.

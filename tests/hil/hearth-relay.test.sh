@@ -54,12 +54,15 @@ published_before_response() {
         NR > after && index($0, response) == 1 { ordered = doc > 0; exit }
         END { exit !ordered }' /tmp/hub.out
 }
-previous=0
+previous=0 n=0
 for step in on:1:true off:0:false on:1:true; do
     command=${step%%:*} rest=${step#*:}; value=${rest%%:*} state=${rest#*:}
-    if request "$command-$value" "$command"; then ok "'$command' answered ok"; else fail "no ok response to '$command'"; fi
+    # A transaction of its own for each request: the same bytes again within a minute are taken for a QoS 1 copy
+    # and answered, not run (docs/mqtt-api.md).
+    n=$((n + 1)); t="$command-$n"
+    if request "$t" "$command"; then ok "'$command' answered ok"; else fail "no ok response to '$command'"; fi
     assert_eq "$value" "$(hil_sim_value relay-1)" "after '$command' relay-1 is $value at gpio-sim"
-    if published_before_response "$previous" "$state" "$command-$value"; then
+    if published_before_response "$previous" "$state" "$t"; then
         ok "the state (onOff $state) was published before the response"
     else
         fail "no document with onOff $state before the response to '$command': $(tail -n 5 /tmp/hub.out)"

@@ -103,6 +103,21 @@ final class DimmerBinding: RetryingOutputBinding, EndpointActuator {
         runtime.wake()
     }
 
+    /// Writes the duty cycle it has again (a no-op for the kernel): a PWM chip has nothing to read that would tell
+    /// it went away, but a write to a chip directory that is gone fails.
+    func probe() -> String? {
+        state.withLock { s -> String? in
+            guard let pwm = s.pwm else { return nil }
+            do throws(HardwareError) {
+                try pwm.setDutyCycle(s.duty)
+                return nil
+            } catch {
+                Self.release(&s, configuration: configuration)
+                return "the dimmer's PWM channel stopped answering: \(error.message)"
+            }
+        }
+    }
+
     func acquire(at now: EngineInstant) {
         guard let home = runtime.home, !runtime.isStopped else { return }
         guard let output = try? home.output(runtime.deviceID, type: runtime.typeName) else { return }
@@ -134,7 +149,7 @@ final class DimmerBinding: RetryingOutputBinding, EndpointActuator {
             s.relay = relay
             s.duty = duty
             s.relayOn = duty > 0
-            s.retry.succeeded()
+            s.retry.succeeded(probingAt: now + outputProbeInterval)
             return true
         }
         guard accepted else {

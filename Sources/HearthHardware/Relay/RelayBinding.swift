@@ -74,6 +74,21 @@ final class RelayBinding: RetryingOutputBinding, EndpointActuator {
         runtime.wake()
     }
 
+    /// Reads the line back: on a chip that went away (unbound, unplugged) the kernel answers ENODEV.
+    func probe() -> String? {
+        state.withLock { s -> String? in
+            guard let line = s.line else { return nil }
+            do throws(HardwareError) {
+                _ = try line.value()
+                return nil
+            } catch {
+                try? line.release(leaving: configuration.safeState)
+                s.line = nil
+                return "the relay's line stopped answering: \(error.message)"
+            }
+        }
+    }
+
     /// Requests the line at the value the home renders now; on failure goes offline and schedules a retry.
     func acquire(at now: EngineInstant) {
         guard let home = runtime.home, !runtime.isStopped else { return }
@@ -101,7 +116,7 @@ final class RelayBinding: RetryingOutputBinding, EndpointActuator {
                 guard !runtime.isStopped else { return false }
                 s.line = line
                 s.value = desired
-                s.retry.succeeded()
+                s.retry.succeeded(probingAt: now + outputProbeInterval)
                 return true
             }
             guard accepted else {

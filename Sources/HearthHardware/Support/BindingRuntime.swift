@@ -111,6 +111,10 @@ protocol RetryingOutputBinding: TickingBinding {
     func markStarted()
     /// Requests the hardware in the output the home renders now; on failure goes offline and schedules a retry.
     func acquire(at now: EngineInstant)
+    /// Checks that the held hardware still answers (a read, or the last value written again), on the schedule
+    /// `FaultRetry.succeeded(probingAt:)` started; on failure lets go of it and returns the fault. An output is
+    /// otherwise only written when commanded, so a chip that went away would show at the next command only.
+    func probe() -> String?
 }
 
 extension RetryingOutputBinding {
@@ -125,15 +129,40 @@ extension RetryingOutputBinding {
         tick(at: home.clock.now)
     }
 
-    var nextDeadline: EngineInstant? { withRetry { $0.retryAt } }
+    var nextDeadline: EngineInstant? {
+        withRetry { r in
+            switch (r.retryAt, r.probeAt) {
+            case let (a?, b?): min(a, b)
+            case let (a?, nil): a
+            case let (nil, b?): b
+            case (nil, nil): nil
+            }
+        }
+    }
+
+    func probe() -> String? { nil }
 
     func tick(at now: EngineInstant) {
         guard !runtime.isStopped else { return }
-        let (fault, retry) = withRetry { $0.due(at: now) }
+        let (fault, retry, probing) = withRetry { r in
+            let (fault, retry) = r.due(at: now)
+            return (fault, retry, r.probeDue(at: now))
+        }
         if let fault { runtime.goOffline(fault) }
         if retry { acquire(at: now) }
+        if probing, let problem = probe() {
+            let fault = withRetry { r -> String? in
+                r.record(problem)
+                return r.due(at: now).fault
+            }
+            if let fault { runtime.goOffline(fault) }
+        }
     }
 }
+
+/// How often an output that can tell (`RetryingOutputBinding.probe`) checks that its hardware is still there: a
+/// relay reads its line, a dimmer writes its duty cycle again. One ioctl or sysfs write per device every 5 s.
+let outputProbeInterval: Int64 = 5_000
 
 /// An output binding's fault-and-retry schedule. A fault the actuator sees under the engine's lock is only
 /// recorded; the binding's loop reports it (offline) and retries the hardware with capped backoff.
@@ -141,9 +170,21 @@ struct FaultRetry: Sendable {
     /// A fault seen but not reported yet.
     private(set) var pendingFault: String?
     private(set) var retryAt: EngineInstant?
+    /// When to check next that the held hardware still answers; nil while nothing is held or nothing checks.
+    private(set) var probeAt: EngineInstant?
     private var backoff = Backoff()
 
-    mutating func record(_ fault: String) { pendingFault = fault }
+    mutating func record(_ fault: String) {
+        pendingFault = fault
+        probeAt = nil
+    }
+
+    /// Whether a probe is due at `now` (the next one is then scheduled).
+    mutating func probeDue(at now: EngineInstant) -> Bool {
+        guard let at = probeAt, at <= now else { return false }
+        probeAt = now + outputProbeInterval
+        return true
+    }
 
     /// At `now`: the fault to report (its retry is scheduled), and whether a retry is due.
     mutating func due(at now: EngineInstant) -> (fault: String?, retry: Bool) {
@@ -156,16 +197,24 @@ struct FaultRetry: Sendable {
     }
 
     /// An attempt failed: try again later, a little later each time.
-    mutating func failed(at now: EngineInstant) { retryAt = now + backoff.next() }
+    mutating func failed(at now: EngineInstant) {
+        retryAt = now + backoff.next()
+        probeAt = nil
+    }
 
-    /// The hardware is back: no retry, and the next fault starts from the shortest delay.
-    mutating func succeeded() {
+    /// The hardware is back: no retry, and the next fault starts from the shortest delay. `probingAt`: when to
+    /// first check that it still answers (outputs that probe), then every `outputProbeInterval`.
+    mutating func succeeded(probingAt firstProbe: EngineInstant? = nil) {
         retryAt = nil
         backoff.reset()
+        probeAt = firstProbe
     }
 
     /// Stopped: nothing more to retry.
-    mutating func cancel() { retryAt = nil }
+    mutating func cancel() {
+        retryAt = nil
+        probeAt = nil
+    }
 }
 
 /// Capped exponential backoff for retries after a fault: 1 s, 2 s, 4 s … at most a minute.

@@ -70,6 +70,8 @@ extension MQTTHub {
         case .failure(let error): return refuseAll(error)
         case .success(let r): request = r
         }
+        // A copy of a group command (QoS 1) is answered with the first one's summary, not run again.
+        guard case .run(let key) = admit(message, transaction: transaction, what: "for group \(group)") else { return }
         let collector = Locked(GroupCollector(expected: members.count))
         let finish: @Sendable (String, HomeError?) -> Void = { [self] device, error in
             let done = collector.withLock { c -> GroupCollector? in
@@ -78,8 +80,10 @@ extension MQTTHub {
             }
             guard let done else { return }
             // In device order, whichever lane finished first.
-            respond(message, HubResponse.groupSummary(transaction: transaction, group: group, hub: topics.hub,
-                                                      ran: done.ran.sorted(), refused: done.refused.sorted { $0.device < $1.device }))
+            let summary = HubResponse.groupSummary(transaction: transaction, group: group, hub: topics.hub,
+                                                   ran: done.ran.sorted(), refused: done.refused.sorted { $0.device < $1.device })
+            remember(key, summary, ran: !done.ran.isEmpty)
+            respond(message, summary)
         }
         for member in members {
             let action: HubRequest.Action

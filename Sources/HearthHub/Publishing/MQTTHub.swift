@@ -40,6 +40,8 @@ public final class MQTTHub: Sendable {
     /// The device summary is republished at most once per window (`PublicationThrottle`): every peer rebuilds
     /// its whole-home document from it.
     public let summaryThrottle: PublicationThrottle
+    /// Requests run in the last minute, so that a QoS 1 copy of one is answered, not run again.
+    let recent = Locked(RecentRequests())
 
     /// Options for the hub's client: `base` plus the last will (`offline` on the status topic).
     public static func clientOptions(_ base: MQTTConnectOptions, topics: TopicScheme) -> MQTTConnectOptions {
@@ -210,14 +212,21 @@ public final class MQTTHub: Sendable {
                 response = HubResponse.failure(transaction: transaction, device: deviceID, error)
                 break
             }
+            // A copy of a request run in the last minute (QoS 1 delivers at least once) is answered, not run again.
+            guard case .run(let key) = admit(message, transaction: transaction, what: "for \(deviceID)") else { return }
+            let runOnce: @Sendable () -> JSON = { [self] in
+                let response = run(request.action, transaction: transaction, on: deviceID)
+                remember(key, response, ran: response["ok"] == .bool(true))
+                return response
+            }
             // Off the network thread if the request may wait for the device's hardware, at most
             // `requestsWaitingPerDevice` of them at a time (docs/architecture.md, "Back-pressure").
             guard hasHardware(deviceID) else {
-                response = run(request.action, transaction: transaction, on: deviceID)
+                response = runOnce()
                 break
             }
             switch home.enqueue(on: deviceID, limit: requestsWaitingPerDevice, { [self] in
-                respond(message, run(request.action, transaction: transaction, on: deviceID))
+                respond(message, runOnce())
             }) {
             case .queued:
                 return
@@ -225,12 +234,45 @@ public final class MQTTHub: Sendable {
                 let error = HomeError(.busy, "device '\(deviceID)' has \(requestsWaitingPerDevice) requests waiting for its "
                                       + "hardware; nothing was done: send it again once it has answered them")
                 log("refused a request for \(deviceID): \(error)")
+                remember(key, .null, ran: false)
                 response = HubResponse.failure(transaction: transaction, device: deviceID, error)
             case .unknownDevice:
-                response = run(request.action, transaction: transaction, on: deviceID)  // notFound
+                response = runOnce()  // notFound
             }
         }
         respond(message, response)
+    }
+
+    enum Admission {
+        /// Run it; `key` (nil for a request without a transaction) is what to `remember` its response under.
+        case run(key: RecentRequests.Key?)
+        /// A copy of a request that ran or runs: answered again or dropped already.
+        case handled
+    }
+
+    /// Whether to run a request, or it is a copy (`RecentRequests`): then it is answered with the first one's
+    /// response, or dropped while the first still runs, and logged.
+    func admit(_ message: MQTTMessage, transaction: JSON, what: String) -> Admission {
+        guard transaction != .null else { return .run(key: nil) }
+        let key = RecentRequests.Key(topic: message.topic, payload: message.payload, responseTopic: message.responseTopic,
+                                     correlationData: message.correlationData)
+        switch recent.withLock({ $0.admit(key, now: home.clock.now) }) {
+        case .run:
+            return .run(key: key)
+        case .running:
+            log("a copy of request \(transaction.text) \(what) arrived while it runs; it runs once")
+        case .answered(let earlier):
+            log("a copy of request \(transaction.text) \(what) arrived; answered again, not run again")
+            respond(message, earlier)
+        }
+        return .handled
+    }
+
+    /// The response of an admitted request, for its copies; one that ran nothing changed nothing and is forgotten, so
+    /// that a copy of it runs (and may get what the client wanted).
+    func remember(_ key: RecentRequests.Key?, _ response: JSON, ran: Bool) {
+        guard let key else { return }
+        recent.withLock { ran ? $0.answered(key, response) : $0.forget(key) }
     }
 
     /// Runs one request and writes its response.
