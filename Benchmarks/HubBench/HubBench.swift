@@ -1,9 +1,9 @@
 // Hub benchmarks against a private loopback mosquitto, each figure next to a baseline from the same run:
 // command→state round trip over the bare broker echo, memory with 100 devices, exec→online, CPU per
-// command and idle CPU; then a home of several hubs (what a toggle on one costs the others), and a client
-// subscribed to hearth/# with and without the broker's set_tcp_nodelay.
+// command and idle CPU; then a home of several hubs (what a toggle on one costs the others), a client
+// subscribed to hearth/# with and without the broker's set_tcp_nodelay, and one hub with 1,000 devices beside 100.
 // Usage: HubBench <bin-dir> [--idle-seconds N] [--settle-seconds N] [--commands N] [--sequential] [--hubs N] [--home-toggles N]
-//                 [--wildcard-commands N]
+//                 [--wildcard-commands N] [--many-devices N]
 import HearthMQTT
 import Dispatch
 import Synchronization
@@ -27,11 +27,12 @@ enum HubBench {
         let commandCount = option("--commands", 2000)
         let hubCount = option("--hubs", 5), homeToggles = option("--home-toggles", 1000)
         let wildcardCommands = option("--wildcard-commands", 100)
+        let manyDevices = option("--many-devices", 1000)
         // The first version's method, for comparison: every echo round trip first, then every command.
         let sequential = arguments.contains("--sequential")
         arguments.removeAll { $0 == "--sequential" }
         guard let binDir = arguments.first else {
-            print("usage: HubBench <bin-dir> [--idle-seconds N] [--settle-seconds N] [--commands N] [--sequential] [--hubs N] [--home-toggles N] [--wildcard-commands N]")
+            print("usage: HubBench <bin-dir> [--idle-seconds N] [--settle-seconds N] [--commands N] [--sequential] [--hubs N] [--home-toggles N] [--wildcard-commands N] [--many-devices N]")
             exit(2)
         }
         let deviceCount = 100
@@ -140,5 +141,7 @@ enum HubBench {
 
         try await homeOfHubs(binDir: binDir, port: port, work: work, hubCount: hubCount, toggles: homeToggles)
         try await wildcardClient(binDir: binDir, work: work, commands: wildcardCommands)
+        try await thousandDevices(binDir: binDir, port: port, work: work, sizes: manyDevices > 0 ? [100, manyDevices] : [],
+                                  commands: commandCount)
     }
 }
