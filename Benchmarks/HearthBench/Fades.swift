@@ -202,24 +202,25 @@ final class Inbox: Sendable {
 
 func fadesUnderLoad(dimmers: Int = 50, loadDevices: Int = 100, loadPerSecond: Int = 1000) async throws {
     let work = String(cString: mkdtemp(strdup("/tmp/hearth-fades-XXXXXX")))
+    writeFile(work + "/board.yaml", "name: fade-bench\n")
     let steps = try reference(dimmers: dimmers, work: work)
 
     // The broker.
     let port = freeLoopbackPort()
-    writeFile(work + "/mosquitto.conf", "listener \(port) 127.0.0.1\nset_tcp_nodelay true\nallow_anonymous true\npersistence false\n"
+    writeFile(work + "/mosquitto.conf", "listener \(port) 127.0.0.1\nset_tcp_nodelay true\nallow_anonymous true\npersistence false\nlog_dest none\n"
               + (getuid() == 0 ? "user root\n" : ""))
     let mosquittoPath = access("/usr/sbin/mosquitto", X_OK) == 0 ? "/usr/sbin/mosquitto" : "/usr/bin/mosquitto"
     var broker = pid_t()
     let argv: [UnsafeMutablePointer<CChar>?] = [strdup(mosquittoPath), strdup("-c"), strdup(work + "/mosquitto.conf"), nil]
     guard posix_spawn(&broker, mosquittoPath, nil, nil, argv, environ) == 0 else { fatalError("cannot start mosquitto") }
-    defer { kill(broker, SIGTERM) }
+    // SIGKILL: a child spawned from a thread that blocks SIGTERM inherits the block.
+    defer { kill(broker, SIGKILL) }
     usleep(300_000)
 
     // The hub, in this process.
     let root = work + "/root"
     mkdir(root, 0o755)
     makePWMTree(root, channels: dimmers)
-    writeFile(work + "/board.yaml", "name: fade-bench\n")
     writeFile(work + "/hearth.yaml", configuration(dimmers: dimmers, loadDevices: loadDevices, port: port, state: work + "/state"))
     let log = DutyLog()
     var logger = Logger(label: "hearthd")
@@ -242,7 +243,7 @@ func fadesUnderLoad(dimmers: Int = 50, loadDevices: Int = 100, loadPerSecond: In
         try? client.publish("hearth/fades/devices/\(device)/set", payload: Array(body.utf8))
     }
     for i in 0..<dimmers {
-        request("dim-\(i)", #"{"trait":"levelControl","command":"moveToLevelWithOnOff","arguments":{"level":\#(fadeLevels(i).from),"transitionTime":0}}"#)
+        request("dim-\(i)", #"{"trait":"levelControl","command":"moveToLevelWithOnOff","args":{"level":\#(fadeLevels(i).from),"transitionTime":0}}"#)
     }
     sleep(1)
 
@@ -270,7 +271,7 @@ func fadesUnderLoad(dimmers: Int = 50, loadDevices: Int = 100, loadPerSecond: In
     let loadBefore = load.sent.load(ordering: .relaxed)
     let fadeStart = monotonicNanos()
     for i in 0..<dimmers {
-        request("dim-\(i)", #"{"trait":"levelControl","command":"moveToLevelWithOnOff","arguments":{"level":\#(fadeLevels(i).to),"transitionTime":100}}"#)
+        request("dim-\(i)", #"{"trait":"levelControl","command":"moveToLevelWithOnOff","args":{"level":\#(fadeLevels(i).to),"transitionTime":100}}"#)
     }
     sleep(11)
     let loadSeconds = Double(monotonicNanos() - fadeStart) / 1e9
@@ -294,13 +295,13 @@ func fadesUnderLoad(dimmers: Int = 50, loadDevices: Int = 100, loadPerSecond: In
         unexpected += seen.keys.filter { reference[$0] == nil }.count
         // The fade's start on the engine's millisecond timeline: no write comes before its step's deadline, and the
         // earliest relative to its step is within a millisecond of it.
+        let last = reference.max { $0.value < $1.value }!.key
+        let file = readFile(root + "/sys/class/pwm/pwmchip0/pwm\(c)/duty_cycle").filter { !$0.isNewline }
+        if mine.last?.duty != last || file != String(last) { wrongFinal += 1 }
         let known = mine.compactMap { w in reference[w.duty].map { (w.nanos, UInt64($0) * 20_000_000) } }
         guard let start = known.map({ $0.0 - $0.1 }).min() else { continue }
         let startMs = start / 1_000_000 * 1_000_000
         late += known.map { $0.0 - ($0.1 + startMs) }
-        let last = reference.max { $0.value < $1.value }!.key
-        let file = readFile(root + "/sys/class/pwm/pwmchip0/pwm\(c)/duty_cycle").filter { !$0.isNewline }
-        if mine.last?.duty != last || file != String(last) { wrongFinal += 1 }
     }
     late.sort()
     func ms(_ ns: UInt64) -> String { String(Double(ns / 10_000) / 100) + " ms" }
@@ -313,5 +314,16 @@ func fadesUnderLoad(dimmers: Int = 50, loadDevices: Int = 100, loadPerSecond: In
           + "not a reference step's: \(unexpected))")
     print("  lateness behind the 20 ms grid: p50 \(ms(pct(0.5)))  p99 \(ms(pct(0.99)))  max \(ms(late.last ?? 0)) (goal p99 ≤ 2 ms)")
     print("  final duty exact on \(dimmers - wrongFinal) of \(dimmers) channels")
+    // A dimmer request that failed says why (it would otherwise show only as steps skipped).
+    for m in inbox.messages.withLock({ $0 }) where m.topic == "hearth/fades/responses" && contains(m.payload, "dim-") && !contains(m.payload, #""ok":true"#) {
+        print("  failed: " + String(decoding: m.payload, as: UTF8.self))
+        break
+    }
     client.disconnect()
+}
+
+private func contains(_ bytes: [UInt8], _ text: String) -> Bool {
+    let needle = Array(text.utf8)
+    guard needle.count <= bytes.count else { return false }
+    return (0...(bytes.count - needle.count)).contains { bytes[$0..<$0 + needle.count].elementsEqual(needle) }
 }
