@@ -99,7 +99,10 @@ let package = Package(
         .target(name: "HearthSimulator", dependencies: ["HearthSync", "HearthHardware", "HearthEngine"], swiftSettings: strict),
 
         // Benchmarks of the engine (run by scripts/bench, never by tests).
-        .executableTarget(name: "HearthBench", dependencies: ["HearthEngine", "HearthContract", "HearthHub", "HearthJSON"], path: "Benchmarks/HearthBench",
+        .executableTarget(name: "HearthBench", dependencies: [
+            "HearthEngine", "HearthContract", "HearthHub", "HearthJSON", "HearthConfig", "HearthHardware", "HearthHardwareLinux",
+            "HearthLinux", "HearthModel", "HearthMQTT", .product(name: "Logging", package: "swift-log"),
+        ], path: "Benchmarks/HearthBench",
                           swiftSettings: strict),
 
         // Fixtures shared by the test suites: a private mosquitto on a free loopback port, temporary sysfs trees.

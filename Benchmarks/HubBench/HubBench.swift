@@ -2,13 +2,13 @@
 // command→state round trip over the bare broker echo, memory with 100 devices, exec→online, CPU per
 // command and idle CPU; then a home of several hubs (what a toggle on one costs the others), and a client
 // subscribed to hearth/# with and without the broker's set_tcp_nodelay; and a home of many hubs (issue 21 §4): the
-// metadata fan-out, convergence, and a forwarded request against the echo.
+// metadata fan-out, convergence, and a forwarded request against the echo; and one hub with 1,000 devices beside 100.
 // Usage: HubBench <bin-dir> [--idle-seconds N] [--settle-seconds N] [--commands N] [--sequential] [--hubs N] [--home-toggles N]
 //                 [--wildcard-commands N] [--fanout-hubs N] [--fanout-changes N] [--home-convergence-hubs N,N]
-//                 [--forward-hubs N] [--forward-requests N] [--runs N] [--quick] [--no-discovery] [--only CASE,CASE]
+//                 [--forward-hubs N] [--forward-requests N] [--runs N] [--quick] [--no-discovery] [--only CASE,CASE] [--many-devices N]
 //        HubBench <bin-dir> --soak-minutes N --soak-board PATH [--soak-rate N] [--soak-broker-restart-minutes N]
 //                 [--soak-only KIND,KIND]  (scripts/soak)
-// CASE: hub (the lone hub and its echo), home (toggles in a home), wildcard, fanout, convergence, forward.
+// CASE: hub (the lone hub and its echo), home (toggles in a home), wildcard, fanout, convergence, forward, many (1,000 devices beside 100).
 // --no-discovery: the home-of-many-hubs cases with Home Assistant discovery off. --quick: 5 hubs for the home cases, 200 requests, one run. --runs: how many times the home-of-many-hubs cases run.
 import HearthMQTT
 import Dispatch
@@ -53,13 +53,14 @@ enum HubBench {
             return arguments[i + 1].split(separator: ",").map(String.init)
         }
         let convergenceHubs = list("--home-convergence-hubs", quick ? ["5"] : ["10", "30"]).compactMap { Int($0) }
-        let cases = Set(list("--only", ["hub", "home", "wildcard", "fanout", "convergence", "forward"]))
+        let cases = Set(list("--only", ["hub", "home", "wildcard", "fanout", "convergence", "forward", "many"]))
+        let manyDevices = option("--many-devices", 1000)
         // The first version's method, for comparison: every echo round trip first, then every command.
         let sequential = arguments.contains("--sequential")
         arguments.removeAll { $0 == "--sequential" }
         guard let binDir = arguments.first else {
             print("usage: HubBench <bin-dir> [--idle-seconds N] [--settle-seconds N] [--commands N] [--sequential] [--hubs N] [--home-toggles N] [--wildcard-commands N]"
-                  + " [--fanout-hubs N] [--fanout-changes N] [--home-convergence-hubs N,N] [--forward-hubs N] [--forward-requests N] [--runs N] [--quick] [--no-discovery] [--only CASE,CASE]")
+                  + " [--fanout-hubs N] [--fanout-changes N] [--home-convergence-hubs N,N] [--forward-hubs N] [--forward-requests N] [--runs N] [--quick] [--no-discovery] [--only CASE,CASE] [--many-devices N]")
             exit(2)
         }
         if soakMinutes > 0 {
@@ -183,6 +184,10 @@ enum HubBench {
             if cases.contains("convergence") { try await homeConvergence(binDir: binDir, port: port, work: work, hubCounts: convergenceHubs, run: run, discovery: discovery) }
             if cases.contains("fanout") { try await homeFanOut(binDir: binDir, port: port, work: work, hubCount: fanoutHubs, changes: fanoutChanges, run: run, discovery: discovery) }
             if cases.contains("forward") { try await homeForwarding(binDir: binDir, port: port, work: work, hubCount: forwardHubs, requests: forwardRequests, run: run, discovery: discovery) }
+        }
+        if cases.contains("many") {
+            try await thousandDevices(binDir: binDir, port: port, work: work, sizes: manyDevices > 0 ? [100, manyDevices] : [],
+                                      commands: commandCount)
         }
     }
 }

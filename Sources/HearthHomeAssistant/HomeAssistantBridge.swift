@@ -16,8 +16,10 @@ public final class HomeAssistantBridge: Sendable {
     public let home: Home
     public let discovery: HomeAssistantDiscovery
     private let publish: @Sendable (HomeAssistantMessage) -> Void
-    /// The config payload last published per device id, so an unchanged device is not announced twice.
-    private let announced = Locked<[String: [UInt8]]>([:])
+    /// A digest of the config payload last published per device id, so an unchanged device is not announced twice.
+    /// The digest, not the payload: a config is 1–3 KB, kept for every device for the hub's whole life
+    /// (2 MB of a 1,000-device hub's memory), and all it is used for is to tell whether a new one differs.
+    private let announced = Locked<[String: UInt64]>([:])
     private let current = Locked<Set<String>?>(nil)
 
     public init(home: Home, options: HomeAssistantOptions, publish: @escaping @Sendable (HomeAssistantMessage) -> Void) {
@@ -76,10 +78,19 @@ public final class HomeAssistantBridge: Sendable {
 
     private func announce(_ view: DeviceView, force: Bool) {
         guard let message = discovery.config(view) else { return }
+        let digest = Self.digest(message.payload)
         let changed = announced.withLock { a in
-            defer { a[view.id] = message.payload }
-            return a[view.id] != message.payload
+            defer { a[view.id] = digest }
+            return a[view.id] != digest
         }
         if changed || force { publish(message) }
+    }
+
+    /// 64-bit FNV-1a: stable, and two different configs of one device colliding is not a practical concern
+    /// (the worst it could do is skip one re-announcement, which the next connection's announces anyway).
+    static func digest(_ bytes: [UInt8]) -> UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in bytes { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01b3 }
+        return h
     }
 }

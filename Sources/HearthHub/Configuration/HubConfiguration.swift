@@ -310,6 +310,10 @@ public struct HubConfiguration {
     /// the bindings have added their traits and features.
     static func checkWithEngine(_ devices: [(configuration: DeviceConfiguration, line: Int, column: Int)], file: String,
                                 registry: TraitRegistry, diagnostics: ConfigDiagnostics) {
+        // One home for every device first: when it builds, no device has a problem, and start-up has not built
+        // (and thrown away) a home per device — a thousand homes, each with its lane and its lock, for 1,000
+        // devices. Only when it fails is each device built alone, to name every device with a problem.
+        if (try? Home(devices: devices.map(\.configuration), clock: ManualClock(), registry: registry)) != nil { return }
         for (configuration, line, column) in devices {
             do throws(HomeError) {
                 _ = try Home(devices: [configuration], clock: ManualClock(), registry: registry)
