@@ -1,9 +1,10 @@
 // Hub benchmarks against a private loopback mosquitto, each figure next to a baseline from the same run:
 // command→state round trip over the bare broker echo, memory with 100 devices, exec→online, CPU per
 // command and idle CPU; then a home of several hubs (what a toggle on one costs the others), and a client
-// subscribed to hearth/# with and without the broker's set_tcp_nodelay.
+// subscribed to hearth/# with and without the broker's set_tcp_nodelay, and throughput and CPU per request under
+// load (500 devices, 4 connections × 64 requests in flight) against an echo responder driven the same way.
 // Usage: HubBench <bin-dir> [--idle-seconds N] [--settle-seconds N] [--commands N] [--sequential] [--hubs N] [--home-toggles N]
-//                 [--wildcard-commands N]
+//                 [--wildcard-commands N] [--throughput-requests N] [--only-throughput]
 import HearthMQTT
 import Dispatch
 import Synchronization
@@ -17,6 +18,9 @@ enum HubBench {
         // MARK: Setup
 
         var arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == echoResponderOption, arguments.count == 3, let port = Int(arguments[1]), let size = Int(arguments[2]) {
+            try await runEchoResponder(port: port, size: size)
+        }
         func option(_ name: String, _ fallback: Int) -> Int {
             guard let i = arguments.firstIndex(of: name), i + 1 < arguments.count, let v = Int(arguments[i + 1]) else { return fallback }
             arguments.removeSubrange(i...(i + 1))
@@ -27,11 +31,15 @@ enum HubBench {
         let commandCount = option("--commands", 2000)
         let hubCount = option("--hubs", 5), homeToggles = option("--home-toggles", 1000)
         let wildcardCommands = option("--wildcard-commands", 100)
+        // 20,250 over 500 devices: half of them end toggled an odd number of times, so a lost toggle shows.
+        let throughputRequests = option("--throughput-requests", 20_250)
+        let onlyThroughput = arguments.contains("--only-throughput")
+        arguments.removeAll { $0 == "--only-throughput" }
         // The first version's method, for comparison: every echo round trip first, then every command.
         let sequential = arguments.contains("--sequential")
         arguments.removeAll { $0 == "--sequential" }
         guard let binDir = arguments.first else {
-            print("usage: HubBench <bin-dir> [--idle-seconds N] [--settle-seconds N] [--commands N] [--sequential] [--hubs N] [--home-toggles N] [--wildcard-commands N]")
+            print("usage: HubBench <bin-dir> [--idle-seconds N] [--settle-seconds N] [--commands N] [--sequential] [--hubs N] [--home-toggles N] [--wildcard-commands N] [--throughput-requests N] [--only-throughput]")
             exit(2)
         }
         let deviceCount = 100
@@ -46,6 +54,10 @@ enum HubBench {
 
         // Both run for the whole measurement and are timed alternately, one round trip each in turn, so
         // that both see the same machine: a busy neighbour or a slower CPU moment weighs on both alike.
+        if onlyThroughput {
+            try await throughput(binDir: binDir, work: work, requests: throughputRequests)
+            return
+        }
         let docSize = 1600
         let requestPayload = Array(#"{"trait":"onOff","command":"toggle"}"#.utf8)
         let echo = try Endpoint("bench-echo", port: port)
@@ -140,5 +152,6 @@ enum HubBench {
 
         try await homeOfHubs(binDir: binDir, port: port, work: work, hubCount: hubCount, toggles: homeToggles)
         try await wildcardClient(binDir: binDir, work: work, commands: wildcardCommands)
+        try await throughput(binDir: binDir, work: work, requests: throughputRequests)
     }
 }
