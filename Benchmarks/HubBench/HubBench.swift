@@ -1,14 +1,17 @@
 // Hub benchmarks against a private loopback mosquitto, each figure next to a baseline from the same run:
 // command→state round trip over the bare broker echo, memory with 100 devices, exec→online, CPU per
 // command and idle CPU; then a home of several hubs (what a toggle on one costs the others), and a client
-// subscribed to hearth/# with and without the broker's set_tcp_nodelay; and a home of many hubs (issue 21 §4): the
+// subscribed to hearth/# with and without the broker's set_tcp_nodelay; throughput and CPU per request under load
+// (500 devices, 4 connections × 64 requests in flight) against an echo responder driven the same way; and a home of many hubs (issue 21 §4): the
 // metadata fan-out, convergence, and a forwarded request against the echo; and one hub with 1,000 devices beside 100.
 // Usage: HubBench <bin-dir> [--idle-seconds N] [--settle-seconds N] [--commands N] [--sequential] [--hubs N] [--home-toggles N]
 //                 [--wildcard-commands N] [--fanout-hubs N] [--fanout-changes N] [--home-convergence-hubs N,N]
 //                 [--forward-hubs N] [--forward-requests N] [--runs N] [--quick] [--no-discovery] [--only CASE,CASE] [--many-devices N]
+//                 [--throughput-requests N] [--only-throughput]
 //        HubBench <bin-dir> --soak-minutes N --soak-board PATH [--soak-rate N] [--soak-broker-restart-minutes N]
 //                 [--soak-only KIND,KIND]  (scripts/soak)
-// CASE: hub (the lone hub and its echo), home (toggles in a home), wildcard, fanout, convergence, forward, many (1,000 devices beside 100).
+// CASE: hub (the lone hub and its echo), home (toggles in a home), wildcard, fanout, convergence, forward, many (1,000 devices beside 100),
+// throughput (--only-throughput: that case alone).
 // --no-discovery: the home-of-many-hubs cases with Home Assistant discovery off. --quick: 5 hubs for the home cases, 200 requests, one run. --runs: how many times the home-of-many-hubs cases run.
 import HearthMQTT
 import Dispatch
@@ -23,6 +26,9 @@ enum HubBench {
         // MARK: Setup
 
         var arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == echoResponderOption, arguments.count == 3, let port = Int(arguments[1]), let size = Int(arguments[2]) {
+            try await runEchoResponder(port: port, size: size)
+        }
         func option(_ name: String, _ fallback: Int) -> Int {
             guard let i = arguments.firstIndex(of: name), i + 1 < arguments.count, let v = Int(arguments[i + 1]) else { return fallback }
             arguments.removeSubrange(i...(i + 1))
@@ -53,14 +59,18 @@ enum HubBench {
             return arguments[i + 1].split(separator: ",").map(String.init)
         }
         let convergenceHubs = list("--home-convergence-hubs", quick ? ["5"] : ["10", "30"]).compactMap { Int($0) }
-        let cases = Set(list("--only", ["hub", "home", "wildcard", "fanout", "convergence", "forward", "many"]))
+        let cases = Set(list("--only", ["hub", "home", "wildcard", "fanout", "convergence", "forward", "many", "throughput"]))
         let manyDevices = option("--many-devices", 1000)
+        // 20,250 over 500 devices: half of them end toggled an odd number of times, so a lost toggle shows.
+        let throughputRequests = option("--throughput-requests", 20_250)
+        let onlyThroughput = arguments.contains("--only-throughput")  // the same as --only throughput
+        arguments.removeAll { $0 == "--only-throughput" }
         // The first version's method, for comparison: every echo round trip first, then every command.
         let sequential = arguments.contains("--sequential")
         arguments.removeAll { $0 == "--sequential" }
         guard let binDir = arguments.first else {
             print("usage: HubBench <bin-dir> [--idle-seconds N] [--settle-seconds N] [--commands N] [--sequential] [--hubs N] [--home-toggles N] [--wildcard-commands N]"
-                  + " [--fanout-hubs N] [--fanout-changes N] [--home-convergence-hubs N,N] [--forward-hubs N] [--forward-requests N] [--runs N] [--quick] [--no-discovery] [--only CASE,CASE] [--many-devices N]")
+                  + " [--fanout-hubs N] [--fanout-changes N] [--home-convergence-hubs N,N] [--forward-hubs N] [--forward-requests N] [--runs N] [--quick] [--no-discovery] [--only CASE,CASE] [--many-devices N] [--throughput-requests N] [--only-throughput]")
             exit(2)
         }
         if soakMinutes > 0 {
@@ -176,6 +186,10 @@ enum HubBench {
             print("  SIGTERM → exit:           \(stopped / 1_000_000) ms, status \((exitStatus >> 8) & 0xff)")
         }
 
+        if onlyThroughput || cases == ["throughput"] {
+            try await throughput(binDir: binDir, work: work, requests: throughputRequests)
+            return
+        }
         if cases.contains("hub") { try await loneHub() }
         if cases.contains("home") { try await homeOfHubs(binDir: binDir, port: port, work: work, hubCount: hubCount, toggles: homeToggles) }
         if cases.contains("wildcard") { try await wildcardClient(binDir: binDir, work: work, commands: wildcardCommands) }
@@ -189,5 +203,6 @@ enum HubBench {
             try await thousandDevices(binDir: binDir, port: port, work: work, sizes: manyDevices > 0 ? [100, manyDevices] : [],
                                       commands: commandCount)
         }
+        if cases.contains("throughput") { try await throughput(binDir: binDir, work: work, requests: throughputRequests) }
     }
 }

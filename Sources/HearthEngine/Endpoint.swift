@@ -16,6 +16,10 @@ struct Endpoint: Sendable {
     private let loudIDs: [[UInt32]]
     /// The traits that listen to couplings.
     private let listeners: [Int]
+    /// Per trait, whether a scene stores it; and where Scenes Management is. Found once: dynamic casts of every
+    /// trait on every command cost more than the rest of `invalidateScene`.
+    private let sceneCapable: [Bool]
+    private let scenesIndex: Int?
 
     init(descriptor: DeviceTypeDescriptor, isPrimary: Bool, traits: [any TraitServer],
          connectivity: [SourceConnectivity], actuator: (any EndpointActuator)?) {
@@ -27,6 +31,8 @@ struct Endpoint: Sendable {
         self.loudIDs = traits.map { t in type(of: t).descriptor.attributes.filter { !$0.hasQuietReporting }.map(\.id) }
         // A scene-capable trait hears scene recalls whether or not it listens to the other couplings.
         self.listeners = traits.indices.filter { type(of: traits[$0]).listensToSignals || traits[$0] is any SceneCapable }
+        self.sceneCapable = traits.map { $0 is any SceneCapable }
+        self.scenesIndex = traits.firstIndex { $0 is ScenesManagementServer }
         self.lastOutput = EndpointOutput()
         self.lastOutput = output
     }
@@ -144,8 +150,8 @@ struct Endpoint: Sendable {
     /// client's command, so it keeps the scene valid.
     mutating func invalidateScene(after index: Int, now: EngineInstant, stepInterval: Int64, deviceID: String,
                                   changes: inout [HomeEvent]) {
-        guard traits[index] is any SceneCapable,
-              let s = traits.firstIndex(where: { ($0 as? ScenesManagementServer)?.isSceneValid == true }) else { return }
+        guard sceneCapable[index], let s = scenesIndex, (traits[s] as? ScenesManagementServer)?.isSceneValid == true
+        else { return }
         _ = try? perform(s, now: now, stepInterval: stepInterval, deviceID: deviceID, changes: &changes) { t, _ in
             guard var scenes = t as? ScenesManagementServer else { return }
             scenes.invalidateScene()

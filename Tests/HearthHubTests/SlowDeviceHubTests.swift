@@ -147,4 +147,47 @@ import Testing
         try send("relay", "after")
         #expect(await response("after")?["ok"] == .bool(true), "the device takes requests again")
     }
+
+    /// Back-pressure on the network-thread path: requests for devices without hardware run on libmosquitto's
+    /// thread one at a time, so a client that sends faster than they are served is held back by the socket and
+    /// the broker (TCP flow control, and at QoS 1 the broker's in-flight window and queue), not by a queue in the
+    /// hub. A burst of 601 QoS 1 requests sent without waiting (fewer than the broker queues for one client) is
+    /// answered in full: each exactly once, none refused, each device's in the order they were sent, and every
+    /// toggle applied.
+    @Test func aFloodOfRequestsForDevicesWithoutHardwareIsAnsweredInFullAndInOrder() async throws {
+        let broker = try TestBroker()
+        let home = try Home(devices: ["lamp-a", "lamp-b"].map {
+            DeviceConfiguration(id: $0, name: $0, types: [DeviceTypeConfiguration(.onOffLight)])
+        })
+        let topics = TopicScheme(hub: "flood")
+        let client = try MQTTClient(options: MQTTHub.clientOptions(broker.options(clientID: "hub"), topics: topics))
+        let hub = MQTTHub(home: home, client: client, topics: topics, hasHardware: { _ in false })
+        let probe = try await broker.connectedProbe(clientID: "probe")
+        defer { hub.stop(); probe.client.disconnect() }
+        try probe.client.subscribe(topics.responses)
+        try probe.client.subscribe(topics.status)
+        try probe.client.subscribe("hearth/barrier")
+        #expect(try await probe.barrier("hearth/barrier"))
+        try hub.start()
+        #expect(await probe.message(on: topics.status) { $0.payload == Array("online") } != nil)
+
+        let count = 601
+        for i in 0..<count {
+            try probe.client.publish(topics.set(i % 2 == 0 ? "lamp-a" : "lamp-b"), payload: Array(
+                #"{"transaction":"f\#(i)","trait":"onOff","command":"toggle"}"#.utf8), qos: .atLeastOnce)
+        }
+        #expect(await probe.messages.count(atLeast: count, within: .seconds(45)) { $0.topic == topics.responses })
+        let responses = probe.messages.all.filter { $0.topic == topics.responses }.compactMap { try? JSON.parse($0.payload) }
+        #expect(responses.count == count, "each request answered exactly once")
+        #expect(responses.allSatisfy { $0["ok"] == .bool(true) }, "none refused")
+        let order = responses.compactMap { r -> Int? in
+            guard case .string(let t)? = r["transaction"] else { return nil }
+            return Int(t.dropFirst())
+        }
+        #expect(order.filter { $0 % 2 == 0 } == Array(stride(from: 0, to: count, by: 2)), "lamp-a's in the order sent")
+        #expect(order.filter { $0 % 2 == 1 } == Array(stride(from: 1, to: count, by: 2)), "lamp-b's in the order sent")
+        // 301 toggles for lamp-a, 300 for lamp-b.
+        #expect(try home.device("lamp-a").trait(.onOff)?["onOff"]?.value == .bool(true))
+        #expect(try home.device("lamp-b").trait(.onOff)?["onOff"]?.value == .bool(false))
+    }
 }

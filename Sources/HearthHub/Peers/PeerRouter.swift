@@ -82,7 +82,9 @@ public final class PeerRouter: Sendable {
 
     /// Takes a peer's message; returns false when it is not one.
     package func handle(_ message: MQTTMessage) -> Bool {
-        if message.topic == topics.answers {
+        // This hub's own topics (its requests, above all) are not a peer's: told apart without allocating.
+        if let own = topics.ownRemainder(message.topic) {
+            guard own.elementsEqual("answers".utf8) else { return false }
             forwarder.answered(by: nil, message.payload)
             return true
         }

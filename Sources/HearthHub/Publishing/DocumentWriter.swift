@@ -213,7 +213,38 @@ public struct DocumentWriter: Sendable {
             }
             Self.raw("}", &out)
         case (.int(let i), _): JSON.writeInt(i, to: &out)
-        case (.structure, _), (.list, _): ValueCoding.json(value, as: type).write(to: &out)  // rare: not on the hot path
+        // Lists and structures are on the hot path too: every light's Groups and Scenes Management attributes
+        // (`fabricSceneInfo` is a list of one structure). Written here in `ValueCoding.json`'s order, without
+        // building its tree (a quarter of the document's instructions went into the tree).
+        case (.structure(let fields), .structure(let t)):
+            Self.raw("{", &out)
+            var first = true
+            for f in t.fields {
+                guard let v = fields[f.name] else { continue }
+                if !first { Self.raw(",", &out) }
+                first = false
+                JSON.writeString(f.name, to: &out)
+                Self.raw(":", &out)
+                write(v, as: f.type, &out)
+            }
+            if fields.count > t.fields.count || fields.keys.contains(where: { t.field(named: $0) == nil }) {
+                for (name, v) in fields.sorted(by: { $0.key < $1.key }) where t.field(named: name) == nil {
+                    if !first { Self.raw(",", &out) }
+                    first = false
+                    JSON.writeString(name, to: &out)
+                    Self.raw(":", &out)
+                    write(v, as: .bool, &out)
+                }
+            }
+            Self.raw("}", &out)
+        case (.list(let items), .list(let element, _)):
+            Self.raw("[", &out)
+            for (k, item) in items.enumerated() {
+                if k > 0 { Self.raw(",", &out) }
+                write(item, as: element, &out)
+            }
+            Self.raw("]", &out)
+        case (.structure, _), (.list, _): ValueCoding.json(value, as: type).write(to: &out)  // not of its declared type
         }
     }
 
