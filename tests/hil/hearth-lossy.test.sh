@@ -97,21 +97,31 @@ sort -n /tmp/lossy-clean | awk '{ t[NR] = $1 } END {
     printf "# answer times on the same link without netem (ms, %d requests): min %d, median %d, max %d\n", NR, t[1], t[int((NR + 1) / 2)], t[NR] }'
 netem 20% 200ms
 : >/tmp/lossy-times
-unanswered=0
+unanswered=0 resent=0
 i=1
 while [ "$i" -le "$N" ]; do
     start=$(now_ms)
     send "lossy-$i"
     # Request 1 is sent a second time, as a client that lost its PUBACK publishes it again.
     [ "$i" -eq 1 ] && send "lossy-$i"
-    if wait_for 90 answered "lossy-$i"; then
-        echo $(( $(now_ms) - start )) >>/tmp/lossy-times
-    else
-        unanswered=$((unanswered + 1))
-        echo "# lossy-$i: no answer within 90 s"
-    fi
+    # A client that hears nothing sends the same bytes again, as an application retries: if the hub's link dropped
+    # after the request ran and before its answer got through (an answer is QoS 0), the copy gets that answer again
+    # without running; if the request never arrived, the copy runs. Either way it runs once.
+    attempt=1
+    until wait_for 30 answered "lossy-$i"; do
+        if [ "$attempt" -ge 3 ]; then
+            unanswered=$((unanswered + 1))
+            echo "# lossy-$i: no answer within 3 × 30 s"
+            break
+        fi
+        echo "# lossy-$i: no answer within 30 s; sent again"
+        send "lossy-$i"
+        attempt=$((attempt + 1)) resent=$((resent + 1))
+    done
+    answered "lossy-$i" && echo $(( $(now_ms) - start )) >>/tmp/lossy-times
     i=$((i + 1))
 done
+echo "# requests sent again after 30 s of silence: $resent"
 assert_eq 0 "$unanswered" "every one of the $N toggles was answered"
 # A toggle run twice would leave the relay at the other value, and show as an extra state change.
 assert_eq $((N % 2)) "$(hil_sim_value relay-1)" "relay-1 was toggled $N times, not $((N + 1))"
@@ -123,7 +133,8 @@ changes=$(awk '
     END { print n + 0 }' /tmp/lossy.out)
 assert_eq "$((N + 6))" "$changes" "the hub published $((N + 6)) changes of the relay (6 on the clean link, $N on the lossy one)"
 copies=$(grep -c 'a copy of request "lossy-1"' /tmp/lossy-hearthd.log)
-assert_eq 1 "$copies" "the copy of lossy-1 was recognised (answered again, not run again)"
+[ "$copies" -ge 1 ] && ok "the copy of lossy-1 was recognised (answered again, not run again)" \
+    || fail "the copy of lossy-1 was recognised (answered again, not run again): $copies in the log"
 sort -n /tmp/lossy-times | awk '{ t[NR] = $1 } END {
     printf "# answer times over the lossy link (ms, %d requests): min %d, median %d, p90 %d, max %d\n",
         NR, t[1], t[int((NR + 1) / 2)], t[int(NR * 0.9 + 0.5)], t[NR] }'
