@@ -20,7 +20,8 @@ public final class SimulatedHardware: HardwareBackend {
         public var value: Bool
         public var activeLow: Bool
         public var drive: OutputDrive
-        /// Every logical value the line was given, starting with the one it was requested with.
+        /// Every logical value the line was given, starting with the one it was requested with (the newest
+        /// `recordLimit` at least, on a board that runs for long: `Array.appendRecord`).
         public var history: [Bool]
         public var isHeld: Bool
         /// The electrical level.
@@ -40,7 +41,7 @@ public final class SimulatedHardware: HardwareBackend {
         public var polarity: PWMOutputPolarity = .normal
         public var isEnabled = false
         public var isExported = false
-        /// Every duty cycle written, in order.
+        /// Every duty cycle written, in order (the newest `recordLimit` at least).
         public var dutyHistory: [UInt64] = []
     }
 
@@ -123,8 +124,8 @@ public final class SimulatedHardware: HardwareBackend {
             output.activeLow = activeLow
             output.drive = drive
             output.isHeld = true
-            output.history.append(initialValue)
-            s.operations.append(.output(key: key, value: initialValue))
+            output.history.appendRecord(initialValue)
+            s.operations.appendRecord(.output(key: key, value: initialValue))
             s.outputs[key] = output
         }
         return SimulatedOutputLine(world: self, key: key, pin: pin)
@@ -445,8 +446,8 @@ final class SimulatedOutputLine: OutputLine {
             if let fault = s.writeFaults[key] { throw fault }
             precondition(s.outputs[key]?.isHeld == true, "set on simulated GPIO \(pin) after release")
             s.outputs[key]?.value = value
-            s.outputs[key]?.history.append(value)
-            s.operations.append(.output(key: key, value: value))
+            s.outputs[key]?.history.appendRecord(value)
+            s.operations.appendRecord(.output(key: key, value: value))
         }
     }
 
@@ -462,8 +463,8 @@ final class SimulatedOutputLine: OutputLine {
             s.outputs[key]?.isHeld = false
             if let fault = s.writeFaults[key] { throw fault }
             s.outputs[key]?.value = safeValue
-            s.outputs[key]?.history.append(safeValue)
-            s.operations.append(.output(key: key, value: safeValue))
+            s.outputs[key]?.history.appendRecord(safeValue)
+            s.operations.appendRecord(.output(key: key, value: safeValue))
         }
     }
 }
@@ -501,10 +502,10 @@ final class SimulatedPWMOutput: PWMOutput {
             if let fault = s.writeFaults[key] { throw fault }
             s.pwm[key]?.periodNanoseconds = periodNanoseconds
             s.pwm[key]?.dutyCycleNanoseconds = dutyCycleNanoseconds
-            s.pwm[key]?.dutyHistory.append(dutyCycleNanoseconds)
+            s.pwm[key]?.dutyHistory.appendRecord(dutyCycleNanoseconds)
             s.pwm[key]?.polarity = polarity
             s.pwm[key]?.isEnabled = true
-            s.operations.append(.pwmStart(key: key, dutyCycleNanoseconds: dutyCycleNanoseconds))
+            s.operations.appendRecord(.pwmStart(key: key, dutyCycleNanoseconds: dutyCycleNanoseconds))
         }
     }
 
@@ -512,8 +513,8 @@ final class SimulatedPWMOutput: PWMOutput {
         try world.withState { (s) throws(HardwareError) in
             if let fault = s.writeFaults[key] { throw fault }
             s.pwm[key]?.dutyCycleNanoseconds = nanoseconds
-            s.pwm[key]?.dutyHistory.append(nanoseconds)
-            s.operations.append(.pwmDuty(key: key, nanoseconds: nanoseconds))
+            s.pwm[key]?.dutyHistory.appendRecord(nanoseconds)
+            s.operations.appendRecord(.pwmDuty(key: key, nanoseconds: nanoseconds))
         }
     }
 
@@ -522,7 +523,7 @@ final class SimulatedPWMOutput: PWMOutput {
             s.pwm[key]?.dutyCycleNanoseconds = 0
             s.pwm[key]?.isEnabled = false
             s.pwm[key]?.isExported = false
-            s.operations.append(.pwmStop(key: key))
+            s.operations.appendRecord(.pwmStop(key: key))
         }
     }
 }
@@ -558,5 +559,19 @@ extension SensorAddress {
         case .hwmon(let n): "hwmon:\(n)"
         case .oneWire(let id): "w1:\(id ?? "only")"
         }
+    }
+}
+
+fileprivate extension Array {
+    /// How many writes a simulated board remembers of each line and channel, and in `operations`, at least: the
+    /// records are for tests, and a board that runs for weeks (`scripts/run`, the soak) must not keep every write
+    /// of every fade (the first 30-minute soak grew by 100 KB a minute, most of it here).
+    static var recordLimit: Int { 4096 }
+
+    /// Appends `element`; once the record holds twice `recordLimit`, the older half goes (amortised: one move per
+    /// `recordLimit` appends).
+    mutating func appendRecord(_ element: Element) {
+        append(element)
+        if count >= 2 * Self.recordLimit { removeFirst(count - Self.recordLimit) }
     }
 }
