@@ -33,10 +33,15 @@ import Glibc
             let loaded = await poll(within: .seconds(30)) { lines(output).contains { $0.hasPrefix("saved ") } }
             #expect(loaded, "round \(round): no save within 30 s: \(lines(output))")
             #expect(lines(output).first == "loaded \(previous)", "round \(round): \(lines(output).prefix(3))")
-            // The random moment: 0–10 ms into a stream of saves that take a few ms each. This sleep is the fault's
-            // timing under test, not a wait for anything.
-            usleep(UInt32.random(in: 0...10_000))
+            // The random moment: once 1–4 more saves have returned, seen by a poll whose period is itself random
+            // (0.1–10 ms), so the kill lands anywhere in the save stream — between saves or inside one.
+            let first = lines(output).compactMap { $0.hasPrefix("saved ") ? Int($0.dropFirst(6)) : nil }.first ?? 0
+            let target = first + Int.random(in: 1...4)
+            let reached = await poll(within: .seconds(30), every: .microseconds(Int.random(in: 100...10_000))) {
+                lines(output).contains("saved \(target)")
+            }
             kill(pid, SIGKILL)
+            #expect(reached, "round \(round): save \(target) did not return within 30 s: \(lines(output).suffix(3))")
             #expect(ChildProcess.waitForExit(pid) == 128 + SIGKILL)
 
             let acknowledged = lines(output).compactMap { $0.hasPrefix("saved ") ? Int($0.dropFirst(6)) : nil }.last ?? 0
