@@ -87,14 +87,7 @@ public final class PublicationThrottle: Sendable {
 
     /// Publishes what is held now (a clean stop: nothing is lost). Does nothing when nothing is held.
     public func flush() {
-        let due = state.withLock { s -> Bool in
-            guard s.held else { return false }
-            s.held = false
-            s.lastSent = clock.now
-            s.publications += 1
-            return true
-        }
-        if due { send() }
+        sendHeld(endingWindow: false)
     }
 
     /// Publishes now whether or not anything is held, without starting a window: a (re)connection republishes
@@ -109,11 +102,17 @@ public final class PublicationThrottle: Sendable {
     }
 
     private func windowEnded() {
+        sendHeld(endingWindow: true)
+    }
+
+    /// Publishes what is held, if anything, as the start of a new window; `endingWindow`: the window's timer is done.
+    private func sendHeld(endingWindow: Bool) {
+        let now = clock.now
         let due = state.withLock { s -> Bool in
-            s.timerRunning = false
+            if endingWindow { s.timerRunning = false }
             guard s.held else { return false }
             s.held = false
-            s.lastSent = clock.now
+            s.lastSent = now
             s.publications += 1
             return true
         }
