@@ -16,9 +16,11 @@ final class ThrottleRig: Sendable {
     let sent = Recorder<Int>()
     let throttle: PublicationThrottle
 
-    init(window: Int64 = 100) {
+    init(window: Int64 = 100, rule: PublicationThrottle.Rule = .leadingEdge) {
         let content = content, sent = sent
-        throttle = PublicationThrottle(window: window, clock: clock) { sent.append(content.value.withLock { $0 }) }
+        throttle = PublicationThrottle(window: window, rule: rule, clock: clock) {
+            sent.append(content.value.withLock { $0 })
+        }
     }
 
     /// The document changes to `value`.
@@ -114,6 +116,79 @@ final class ThrottleRig: Sendable {
         })
         #expect(rig.sent.all.count < 2000 / 4)  // coalesced
         #expect(rig.sent.all == rig.sent.all.sorted())  // never an older document after a newer one
+    }
+}
+
+/// The whole-home document's rule: one publication once a burst settles, bounded by the longest delay.
+@Suite struct SettledPublicationTests {
+    @Test(.timeLimit(.minutes(1))) func aBurstSpreadOverWindowsMakesOnePublicationOnceItSettles() async {
+        let rig = ThrottleRig(rule: .settled(maximumDelay: 1_000))
+        // Changes every 60 ms for 300 ms: never a quiet window, so nothing goes out until they stop.
+        for v in 1...6 {
+            rig.change(to: v)
+            #expect(rig.sent.all.isEmpty)
+            #expect(await rig.timerAsleep())
+            rig.clock.advance(by: 60)
+        }
+        #expect(rig.sent.all.isEmpty)
+        #expect(await rig.timerAsleep())
+        rig.clock.advance(by: 39)  // 99 ms after the last change
+        #expect(rig.sent.all.isEmpty)
+        rig.clock.advance(by: 1)
+        #expect(await eventually { rig.sent.all == [6] })
+        #expect(await eventually { rig.clock.sleeperCount == 0 })
+        #expect(!rig.throttle.isHolding)
+        // A lone change later goes out a window after it, alone.
+        rig.change(to: 7)
+        #expect(await rig.timerAsleep())
+        rig.clock.advance(by: 100)
+        #expect(await eventually { rig.sent.all == [6, 7] })
+    }
+
+    @Test(.timeLimit(.minutes(1))) func aSteadyStreamStillGoesOutAtTheLongestDelay() async {
+        let rig = ThrottleRig(rule: .settled(maximumDelay: 300))
+        var value = 0
+        // A change every 50 ms for a second: published at 300, 600 and 900 ms after each first held change.
+        for _ in 0..<20 {
+            value += 1
+            rig.change(to: value)
+            #expect(await rig.timerAsleep())
+            rig.clock.advance(by: 50)
+            // Let a publication the step made land before the next change.
+            _ = await eventually { !rig.throttle.isHolding || rig.clock.sleeperCount > 0 }
+        }
+        #expect(await eventually { rig.sent.all.count == 3 })
+        #expect(rig.sent.all == rig.sent.all.sorted())
+        #expect(await rig.timerAsleep())
+        rig.clock.advance(by: 100)
+        #expect(await eventually { rig.sent.all.last == 20 })
+        #expect(rig.sent.all.count == 4)
+    }
+
+    @Test(.timeLimit(.minutes(1))) func flushAndReconnectionPublishWhatIsHeldAndTheTimerEndsQuietly() async {
+        let rig = ThrottleRig(rule: .settled(maximumDelay: 1_000))
+        rig.change(to: 1)
+        rig.change(to: 2)
+        #expect(rig.sent.all.isEmpty)
+        rig.throttle.flush()
+        #expect(rig.sent.all == [2])
+        rig.throttle.flush()  // nothing held
+        // The timer, asleep or not yet started, ends without publishing.
+        #expect(await timerEnded(rig))
+        #expect(rig.sent.all == [2])
+        rig.change(to: 3)
+        rig.throttle.publishNow()
+        #expect(rig.sent.all == [2, 3])
+        #expect(await timerEnded(rig))
+        #expect(rig.sent.all == [2, 3])
+    }
+
+    /// Moves the clock until the timer task has ended.
+    private func timerEnded(_ rig: ThrottleRig) async -> Bool {
+        await eventually {
+            rig.clock.advance(by: 100)
+            return !rig.throttle.isTimerRunning
+        }
     }
 }
 

@@ -82,13 +82,14 @@ public final class PeerDirectory: Sendable {
     }
 
     private let state = Locked(State())
-    /// The whole-home document is republished at most once per window (`PublicationThrottle`).
+    /// The whole-home document is republished once changes settle for a window, at the latest a second after
+    /// the first (`PublicationThrottle`, `.settled`).
     let homeThrottle: PublicationThrottle
 
     /// - Parameters:
     ///   - clock: runs the whole-home document's publication window (the home's clock unless given).
-    ///   - publicationWindow: milliseconds; the whole-home document goes out at most once per window after a
-    ///     change, always the newest.
+    ///   - publicationWindow: milliseconds; the whole-home document goes out once no change came for a window
+    ///     (at the latest a second after the first), always the newest.
     public init(home: Home, topics: TopicScheme, peers: [PeerConfiguration] = [], mirrors: [MirrorRoute] = [],
                 outbox: PeerOutbox, clock: (any EngineClock)? = nil,
                 publicationWindow: Int64 = PublicationThrottle.defaultWindow,
@@ -101,7 +102,9 @@ public final class PeerDirectory: Sendable {
         self.log = log
         // The throttle outlives nothing it publishes for: it reaches the directory through a weak reference.
         let directory = WeakDirectory()
-        homeThrottle = PublicationThrottle(window: publicationWindow, clock: clock ?? home.clock) {
+        homeThrottle = PublicationThrottle(window: publicationWindow,
+                                           rule: .settled(maximumDelay: PublicationThrottle.defaultMaximumDelay),
+                                           clock: clock ?? home.clock) {
             directory.value?.sendHome()
         }
         directory.value = self

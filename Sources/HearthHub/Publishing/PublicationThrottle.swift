@@ -9,19 +9,39 @@ import HearthSync
 /// made 1,000 home documents, 259 MB through the broker (issue 21). A retained document only needs its last
 /// value to arrive; the ones in between are read by nobody.
 ///
-/// The rule: a change when nothing went out in the last `window` is published at once (a lone rename shows
-/// without delay); a change within the window is held and published once at the window's end, with whatever
-/// the content is then (`publish` builds it when it runs, so it is always the newest). A burst of any length
-/// therefore costs one publication at its start and one per window after. `flush` (a clean stop) publishes
-/// what is held at once.
+/// Two rules (`Rule`):
+/// - `.leadingEdge` (the device summary): a change when nothing went out in the last `window` is published at
+///   once (a lone rename shows without delay); a change within the window is held and published once at the
+///   window's end, with whatever the content is then (`publish` builds it when it runs, so it is always the
+///   newest). A burst of any length costs one publication at its start and one per window after.
+/// - `.settled(maximumDelay:)` (the whole-home document): a change is held until nothing has changed for a
+///   `window`, or until `maximumDelay` has passed since the first held change, whichever comes first. Why: a
+///   hub's home document reacts to every peer's summary, and the peers' summaries of a burst arrive spread
+///   over several windows; under the leading-edge rule each hub of a 10-hub home published two or three
+///   whole-home documents (265 KB each at 1,000 devices) for 100 `setRoom` on one hub, 5.8–8.5 MB in all.
+///   Settled, it publishes one. Nobody waits on this document to act (forwarding reads the summaries), so a
+///   lone change showing a window late costs nothing; `maximumDelay` bounds how long a steady stream of
+///   changes can keep it unpublished.
+///
+/// `flush` (a clean stop) publishes what is held at once, under either rule.
 ///
 /// The window runs on an injected `EngineClock` (the home's), so tests step a `ManualClock` instead of sleeping.
 /// `publish` runs under a lock of its own, so two publications never overlap and the one built last is the one
 /// sent last; it must only queue the message (libmosquitto's `publish` does), never wait on the network.
 public final class PublicationThrottle: Sendable {
+    /// When a change is published: see the type's comment.
+    public enum Rule: Sendable, Equatable {
+        case leadingEdge
+        case settled(maximumDelay: Int64)
+    }
+
     private struct State {
         /// When the last publication went out; nil before the first.
         var lastSent: EngineInstant?
+        /// When the first change that no publication has carried arrived (`.settled`).
+        var firstHeld: EngineInstant?
+        /// When the latest change arrived (`.settled`).
+        var lastChange: EngineInstant?
         /// A change arrived that no publication has carried yet.
         var held = false
         /// A task sleeps until the window's end to publish what is held.
@@ -35,7 +55,12 @@ public final class PublicationThrottle: Sendable {
     /// that a home of 10 hubs still converges within its 300 ms goal and a lone rename is not delayed at all.
     public static let defaultWindow: Int64 = 100
 
+    /// The home document's longest delay under `.settled`: a steady stream of peer changes still shows
+    /// within a second.
+    public static let defaultMaximumDelay: Int64 = 1_000
+
     public let window: Int64
+    public let rule: Rule
     let clock: any EngineClock
     private let state = Locked(State())
     private let sending = Locked(())
@@ -43,9 +68,16 @@ public final class PublicationThrottle: Sendable {
 
     /// - Parameters:
     ///   - window: milliseconds; 0 publishes every change at once.
+    ///   - rule: when a change within a window goes out (`.leadingEdge` unless given).
     ///   - publish: builds the newest content and queues it.
-    public init(window: Int64, clock: any EngineClock, publish: @escaping @Sendable () -> Void) {
+    public init(window: Int64, rule: Rule = .leadingEdge, clock: any EngineClock,
+                publish: @escaping @Sendable () -> Void) {
         self.window = max(0, window)
+        if case .settled(let maximumDelay) = rule {
+            self.rule = .settled(maximumDelay: max(self.window, maximumDelay))
+        } else {
+            self.rule = rule
+        }
         self.clock = clock
         self.publish = publish
     }
@@ -56,8 +88,12 @@ public final class PublicationThrottle: Sendable {
     /// Whether a change is held for the window's end.
     public var isHolding: Bool { state.withLock { $0.held } }
 
+    /// Whether a timer task is alive (it may still be starting, asleep, or ending).
+    var isTimerRunning: Bool { state.withLock { $0.timerRunning } }
+
     /// Something the document shows changed: publish now, or at the window's end.
     public func changed() {
+        if case .settled = rule, window > 0 { return changedSettled() }
         let now = clock.now
         enum Next { case now, hold(EngineInstant), nothing }
         let next = state.withLock { s -> Next in
@@ -85,6 +121,40 @@ public final class PublicationThrottle: Sendable {
         }
     }
 
+    /// `.settled`: hold the change; one timer task publishes once the changes settle or the longest delay ends.
+    private func changedSettled() {
+        let now = clock.now
+        let startTimer = state.withLock { s -> Bool in
+            s.held = true
+            s.lastChange = now
+            if s.firstHeld == nil { s.firstHeld = now }
+            guard !s.timerRunning else { return false }
+            s.timerRunning = true
+            return true
+        }
+        guard startTimer else { return }
+        Task { [self] in
+            while true {
+                // Sleep until the earliest moment the held change may go out; changes meanwhile move it.
+                let deadline = state.withLock { s -> EngineInstant? in
+                    guard s.held, let first = s.firstHeld, let last = s.lastChange,
+                          case .settled(let maximumDelay) = rule else {
+                        s.timerRunning = false
+                        return nil
+                    }
+                    return min(last + window, first + maximumDelay)
+                }
+                guard let deadline else { return }
+                if clock.now < deadline {
+                    try? await clock.sleep(until: deadline)
+                    continue
+                }
+                sendHeld(endingWindow: true)
+                return
+            }
+        }
+    }
+
     /// Publishes what is held now (a clean stop: nothing is lost). Does nothing when nothing is held.
     public func flush() {
         sendHeld(endingWindow: false)
@@ -96,6 +166,8 @@ public final class PublicationThrottle: Sendable {
     public func publishNow() {
         state.withLock { s in
             s.held = false
+            s.firstHeld = nil
+            s.lastChange = nil
             s.publications += 1
         }
         send()
@@ -112,6 +184,8 @@ public final class PublicationThrottle: Sendable {
             if endingWindow { s.timerRunning = false }
             guard s.held else { return false }
             s.held = false
+            s.firstHeld = nil
+            s.lastChange = nil
             s.lastSent = now
             s.publications += 1
             return true
