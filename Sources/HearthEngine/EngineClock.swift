@@ -36,11 +36,23 @@ public struct MonotonicClock: EngineClock {
         return EngineInstant(milliseconds: Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000)
     }
 
+    /// Sleeps until CLOCK_MONOTONIC reaches the deadline's millisecond, to the nanosecond, without leeway.
+    ///
+    /// Why not `Task.sleep(for: .milliseconds(deadline - now))`: `now` is truncated to the millisecond, so that
+    /// woke up to 1 ms late; and a sleep without a tolerance goes through `dispatch_after`, whose leeway is a
+    /// tenth of the delay (at least 1 ms), so a 20 ms fade step could wake 2 ms late more (issue 21 §5: the
+    /// duty writes of a fade were 1.7–1.9 ms behind the 20 ms grid at p50). The suspending clock is
+    /// CLOCK_MONOTONIC on Linux, the clock `now` reads.
     public func sleep(until deadline: EngineInstant) async throws {
-        let remaining = deadline - now
-        if remaining > 0 { try await Task.sleep(for: .milliseconds(remaining)) }
-        // Task.sleep may return a hair early on a different clock; never report a deadline unreached.
-        while now < deadline { try await Task.sleep(for: .milliseconds(1)) }
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        let remaining = deadline.milliseconds &* 1_000_000 &- (Int64(ts.tv_sec) &* 1_000_000_000 &+ Int64(ts.tv_nsec))
+        if remaining > 0 {
+            let clock = SuspendingClock()
+            try await Task.sleep(until: clock.now.advanced(by: .nanoseconds(remaining)), tolerance: .zero, clock: clock)
+        }
+        // Never report a deadline unreached, whatever the sleep did.
+        while now < deadline { try await Task.sleep(for: .milliseconds(1), tolerance: .zero, clock: SuspendingClock()) }
     }
 }
 
