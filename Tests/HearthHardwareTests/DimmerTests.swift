@@ -78,6 +78,37 @@ struct DimmerTests {
         #expect(seen.last == dimmer.dutyCycle(for: EndpointOutput(onOff: true, level: 54)))
     }
 
+    /// A fade longer than the probe interval: the steps' writes show the chip answers, so the probe never writes a
+    /// step's duty again; once the fade ends and the dimmer is idle, the probe writes again.
+    @Test func aLongFadeWritesEachStepOnceAndTheProbeWaitsUntilItEnds() throws {
+        let tree = try SysfsTree()
+        try tree.addPWMChip(0, channels: 2)
+        try tree.addPWMChannel(chip: 0, channel: 0)
+        let rig = try rig(tree)
+        let writes = Recorder<UInt64>()
+        var hardware = try #require(rig.hardware as? MixedHardware)
+        hardware.dutyWrites = writes
+        rig.hardware = hardware
+        try rig.add("lamp", .dimmableLight, binding: "{kind: pwmDimmer, pwm: dimmer-1}")
+        try rig.start()
+        try rig.home.invoke("lamp", trait: "levelControl", command: "moveToLevelWithOnOff",
+                            arguments: ["level": .int(2), "transitionTime": .int(0)])  // 1 would turn it off
+        rig.advance(by: 20)
+        writes.removeAll()
+        // 2 → 254 over 12 s: 252 distinct steps, more than two probe intervals.
+        try rig.home.invoke("lamp", trait: "levelControl", command: "moveToLevel",
+                            arguments: ["level": .int(254), "transitionTime": .int(120)])
+        for _ in 0..<(12_000 / 20) { rig.advance(by: 20) }
+        #expect(try rig.value("lamp", "levelControl", "currentLevel") == .int(254))
+        let fade = writes.all
+        #expect(fade.count == 252, "one write per level step")
+        #expect(Set(fade).count == fade.count, "no duty written twice")
+        // Idle: the probe writes the last duty again within an interval.
+        rig.advance(by: outputProbeInterval + 20)
+        #expect(writes.all.count > fade.count)
+        #expect(writes.all.last == fade.last)
+    }
+
     @Test func theRelayCutsPowerWhenTheLightIsOff() throws {
         let tree = try SysfsTree()
         try tree.addPWMChip(0, channels: 2)

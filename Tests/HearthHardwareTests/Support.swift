@@ -5,6 +5,7 @@ import HearthEngine
 import HearthHardwareLinux
 @testable import HearthSimulator
 import HearthModel
+import HearthTestKit
 import Testing
 import HearthSync
 
@@ -47,6 +48,8 @@ final class LogSink: Sendable {
 struct MixedHardware: HardwareBackend {
     let gpio: SimulatedHardware
     let sysfs: LinuxHardware
+    /// Every duty cycle written to a PWM channel, in order, when given (the real channel is written as well).
+    var dutyWrites: Recorder<UInt64>?
 
     func openOutput(_ pin: PinAddress, initialValue: Bool, activeLow: Bool, drive: OutputDrive)
         throws(HardwareError) -> any OutputLine
@@ -58,7 +61,12 @@ struct MixedHardware: HardwareBackend {
     {
         try gpio.openInput(pin, bias: bias, activeLow: activeLow, clock: clock)
     }
-    func openPWM(_ pwm: PWMAddress) throws(HardwareError) -> any PWMOutput { try sysfs.openPWM(pwm) }
+    func openPWM(_ pwm: PWMAddress) throws(HardwareError) -> any PWMOutput {
+        let channel = try sysfs.openPWM(pwm)
+        guard let dutyWrites else { return channel }
+        return RecordingPWM(channel: channel, writes: dutyWrites)
+    }
+
     func openSensor(_ sensor: SensorAddress, quantity: SensorQuantity) throws(HardwareError) -> any SensorSource {
         try sysfs.openSensor(sensor, quantity: quantity)
     }
@@ -69,6 +77,24 @@ struct MixedHardware: HardwareBackend {
     func traitEvent(_ event: String, of trait: TraitID, forInput pin: PinAddress) {
         gpio.traitEvent(event, of: trait, forInput: pin)
     }
+}
+
+/// The real sysfs channel, with each duty cycle written noted first.
+final class RecordingPWM: PWMOutput {
+    let channel: any PWMOutput
+    let writes: Recorder<UInt64>
+    init(channel: any PWMOutput, writes: Recorder<UInt64>) {
+        self.channel = channel
+        self.writes = writes
+    }
+    func start(periodNanoseconds: UInt64, dutyCycleNanoseconds: UInt64, polarity: PWMOutputPolarity) throws(HardwareError) {
+        try channel.start(periodNanoseconds: periodNanoseconds, dutyCycleNanoseconds: dutyCycleNanoseconds, polarity: polarity)
+    }
+    func setDutyCycle(_ nanoseconds: UInt64) throws(HardwareError) {
+        writes.append(nanoseconds)
+        try channel.setDutyCycle(nanoseconds)
+    }
+    func stop() throws(HardwareError) { try channel.stop() }
 }
 
 /// The backend the daemon gives a board's bindings (`BoardHardware.backend(for:)` in HearthHub).

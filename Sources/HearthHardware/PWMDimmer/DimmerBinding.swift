@@ -58,6 +58,7 @@ final class DimmerBinding: RetryingOutputBinding, EndpointActuator {
     func drive(_ output: EndpointOutput) throws(HomeError) {
         let duty = dutyCycle(for: output)
         let lit = duty > 0
+        let now = runtime.home?.clock.now
         try state.withLock { (s) throws(HomeError) in
             guard let pwm = s.pwm else {
                 guard s.started else { return }
@@ -67,7 +68,13 @@ final class DimmerBinding: RetryingOutputBinding, EndpointActuator {
             do throws(HardwareError) {
                 // Power before light, light before power: the relay never switches a load under PWM.
                 if lit, !s.relayOn, let relay = s.relay { try relay.set(true); s.relayOn = true }
-                if duty != s.duty { try pwm.setDutyCycle(duty); s.duty = duty }
+                if duty != s.duty {
+                    try pwm.setDutyCycle(duty)
+                    s.duty = duty
+                    // The write showed the chip answers: no probe writes the same duty again for an interval (a
+                    // fade's step would otherwise be written twice every 5 s).
+                    if let now { s.retry.answered(at: now) }
+                }
                 if !lit, s.relayOn, let relay = s.relay { try relay.set(false); s.relayOn = false }
             } catch {
                 Self.release(&s, configuration: configuration)

@@ -186,6 +186,12 @@ struct FaultRetry: Sendable {
         return true
     }
 
+    /// The held hardware answered a write at `now`: the next probe comes an interval after it, so an output that is
+    /// written often is never probed, and one that stops being written is probed within an interval of its death.
+    mutating func answered(at now: EngineInstant) {
+        if probeAt != nil { probeAt = now + outputProbeInterval }
+    }
+
     /// At `now`: the fault to report (its retry is scheduled), and whether a retry is due.
     mutating func due(at now: EngineInstant) -> (fault: String?, retry: Bool) {
         if let fault = pendingFault {
