@@ -45,7 +45,7 @@ let package = Package(
         .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
         // The hub configuration and board files: YAML (libyaml, YAML 1.2 core schema) with line and column, secrets,
         // decoded against tables of keys that also give the JSON Schema, with every problem listed.
-        .target(name: "HearthConfig", dependencies: ["CYAML"], swiftSettings: strict),
+        .target(name: "HearthConfig", dependencies: ["CYAML", "HearthSync"], swiftSettings: strict),
         // A strict JSON parser and a byte writer (duplicate keys, invalid UTF-8 and depth refused), with no Foundation.
         .target(name: "HearthJSON", swiftSettings: strict),
         // The MQTT contract every client and hub speaks: topics, requests, responses, device documents, value coding.
