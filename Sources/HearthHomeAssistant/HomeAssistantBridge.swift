@@ -70,20 +70,29 @@ public final class HomeAssistantBridge: Sendable {
         return devices
     }
 
+    /// Announces everything, and notes which devices it announced: that is the set `currentDevices` needs, and
+    /// building it again meant writing every device's config a second time (an eighth of a 1,000-device hub's
+    /// start-up, callgrind, issue 21 §3).
     private func announceAll(force: Bool) {
-        current.withLock { $0 = nil }
         publish(discovery.hubConfig())
-        for view in home.views() { announce(view, force: force) }
+        var announcedNow = Set<String>()
+        for view in home.views() where announce(view, force: force) {
+            announcedNow.insert(ObjectID.encode(view.id))
+        }
+        current.withLock { $0 = announcedNow }
     }
 
-    private func announce(_ view: DeviceView, force: Bool) {
-        guard let message = discovery.config(view) else { return }
+    /// Returns whether the device has a config of this hub's own (published or unchanged).
+    @discardableResult
+    private func announce(_ view: DeviceView, force: Bool) -> Bool {
+        guard let message = discovery.config(view) else { return false }
         let digest = Self.digest(message.payload)
         let changed = announced.withLock { a in
             defer { a[view.id] = digest }
             return a[view.id] != digest
         }
         if changed || force { publish(message) }
+        return true
     }
 
     /// 64-bit FNV-1a: stable, and two different configs of one device colliding is not a practical concern
