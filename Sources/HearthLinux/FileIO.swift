@@ -33,6 +33,11 @@ public struct SysfsRoot: Sendable, Hashable, CustomStringConvertible {
 enum FileIO {
     /// The whole content of `path`.
     static func read(_ path: String) throws(LinuxIOError) -> String {
+        String(decoding: try readBytes(path), as: UTF8.self)
+    }
+
+    /// The whole content of `path`, as bytes.
+    static func readBytes(_ path: String) throws(LinuxIOError) -> [UInt8] {
         let context = LinuxIOError.Context.path(path)
         let fd = try Syscall.check("open", context) { open(path, O_RDONLY | O_CLOEXEC) }
         defer { close(fd) }
@@ -45,7 +50,7 @@ enum FileIO {
             if count == 0 { break }
             bytes.append(contentsOf: chunk[..<count])
         }
-        return String(decoding: bytes, as: UTF8.self)
+        return bytes
     }
 
     /// The content of `path` without surrounding whitespace: sysfs values end in a newline.

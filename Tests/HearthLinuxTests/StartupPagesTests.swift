@@ -21,6 +21,46 @@ import Glibc
         #expect(StartupPages.release() > 0)
     }
 
+    /// Only clean, read-only, private mappings of a file without a private copy are released.
+    @Test func onlyCleanReadOnlyFileMappingsAreCandidates() {
+        let smaps = """
+            5593a000-5593b000 r--p 00000000 08:01 131 /usr/sbin/hearthd
+            Size:                  4 kB
+            Rss:                   4 kB
+            Anonymous:             0 kB
+            VmFlags: rd mr mw me sd
+            5593b000-5693b000 r-xp 00001000 08:01 131                        /usr/sbin/hearthd
+            Rss:                1200 kB
+            Pss:                1200 kB
+            Anonymous:             0 kB
+            5693b000-5693c000 r--p 00101000 08:01 131 /usr/sbin/hearthd
+            Rss:                   4 kB
+            Anonymous:             4 kB
+            5693c000-5693d000 rw-p 00102000 08:01 131 /usr/sbin/hearthd
+            Rss:                   4 kB
+            Anonymous:             4 kB
+            7f0000000000-7f0000021000 rw-p 00000000 00:00 0
+            Rss:                  16 kB
+            Anonymous:            16 kB
+            7f0000100000-7f0000200000 r--s 00000000 08:01 77 /var/cache/shared
+            Rss:                  64 kB
+            Anonymous:             0 kB
+            7ffd0000000-7ffd0021000 r--p 00000000 00:00 0                          [vvar]
+            Rss:                   8 kB
+            Anonymous:             0 kB
+            ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0                  [vsyscall]
+            Rss:                   0 kB
+            Anonymous:             0 kB
+
+            """
+        #expect(StartupPages.candidates(inSmaps: Array(smaps.utf8)) == [
+            .init(start: 0x5593a000, end: 0x5593b000, rss: 4),
+            .init(start: 0x5593b000, end: 0x5693b000, rss: 1200),
+        ])
+        #expect(StartupPages.candidates(inSmaps: Array("garbage\n-\n12-\nzz".utf8)).isEmpty)
+        #expect(StartupPages.candidates(inSmaps: []).isEmpty)
+    }
+
     /// RssFile from /proc/self/status: the resident pages of file mappings, in kB.
     func residentFileKilobytes() -> Int? {
         guard let status = try? FileIO.read("/proc/self/status") else { return nil }
