@@ -40,6 +40,7 @@ public final class HomeAssistantBridge: Sendable {
     private let publish: @Sendable (HomeAssistantMessage) -> Void
     private let subscribe: @Sendable (String) -> Void
     private let unsubscribe: @Sendable (String) -> Void
+    private let log: @Sendable (String) -> Void
     private let clock: any EngineClock
     private let syncTimeout: Duration
     /// A digest of the config payload last published per device id, so an unchanged device is not announced twice.
@@ -68,11 +69,13 @@ public final class HomeAssistantBridge: Sendable {
     ///   - clock, syncTimeout: bound the wait for the marker (see the type's comment).
     ///   - subscribe, unsubscribe: subscribe the hub's client to a topic filter (for the config filter, on
     ///     each connection) and unsubscribe it; both must return without waiting for the broker.
+    ///   - log: told when a reading ended by the time limit (its marker never came back).
     ///   - publish: sends one message.
     public init(home: Home, options: HomeAssistantOptions, clock: any EngineClock = MonotonicClock(),
                 syncTimeout: Duration = .seconds(30),
                 subscribe: @escaping @Sendable (String) -> Void = { _ in },
                 unsubscribe: @escaping @Sendable (String) -> Void = { _ in },
+                log: @escaping @Sendable (String) -> Void = { _ in },
                 publish: @escaping @Sendable (HomeAssistantMessage) -> Void) {
         self.home = home
         self.discovery = HomeAssistantDiscovery(options: options)
@@ -80,6 +83,7 @@ public final class HomeAssistantBridge: Sendable {
         self.syncTimeout = syncTimeout
         self.subscribe = subscribe
         self.unsubscribe = unsubscribe
+        self.log = log
         self.publish = publish
     }
 
@@ -141,13 +145,21 @@ public final class HomeAssistantBridge: Sendable {
     /// Unsubscribes from the config filter if connection `generation`'s reading is still going on. The call is
     /// made under the lock so that it cannot cross a reconnection's subscribe.
     private func endReading(generation: UInt64, byMarker: Bool) {
-        sync.withLock { s in
-            guard s.generation == generation, s.subscribed else { return }
+        let ended = sync.withLock { s -> Bool in
+            guard s.generation == generation, s.subscribed else { return false }
             s.subscribed = false
             if byMarker { s.endedByMarker += 1 } else { s.endedByTimeout += 1 }
             if byMarker { s.deadline?.cancel() }
             s.deadline = nil
             unsubscribe(discovery.configFilter)
+            return true
+        }
+        if ended && !byMarker {
+            log("""
+                Home Assistant discovery: the marker on \(discovery.syncTopic) did not come back within \(syncTimeout); \
+                stopped reading the retained configs (a stale config of this hub may stay until the next connection; \
+                a broker that drops messages, or an ACL that does not let the hub read its own topics, can cause this)
+                """)
         }
     }
 

@@ -14,6 +14,7 @@ import Testing
     final class Calls: Sendable {
         let calls = Locked<[Call]>([])
         let messages = Locked<[HomeAssistantMessage]>([])
+        let logs = Locked<[String]>([])
         var all: [Call] { calls.withLock { $0 } }
         /// The markers published so far.
         var markers: [HomeAssistantMessage] { messages.withLock { $0.filter { $0.topic == "hearth/pi/discovery-sync" } } }
@@ -27,7 +28,8 @@ import Testing
         let bridge = HomeAssistantBridge(
             home: try home ?? makeHome(), options: options, clock: clock, syncTimeout: .seconds(30),
             subscribe: { f in calls.calls.withLock { $0.append(.subscribe(f)) } },
-            unsubscribe: { f in calls.calls.withLock { $0.append(.unsubscribe(f)) } }
+            unsubscribe: { f in calls.calls.withLock { $0.append(.unsubscribe(f)) } },
+            log: { line in calls.logs.withLock { $0.append(line) } }
         ) { m in
             calls.calls.withLock { $0.append(.publish(m.topic)) }
             calls.messages.withLock { $0.append(m) }
@@ -48,6 +50,7 @@ import Testing
         #expect(calls.all == [.unsubscribe(filter)])
         #expect(!bridge.isReadingRetainedConfigs)
         #expect(ended(bridge) == [1, 0])
+        #expect(calls.logs.withLock { $0 }.isEmpty)
         // The same marker again (a duplicate) ends nothing more.
         bridge.received(topic: marker.topic, payload: marker.payload)
         #expect(calls.all == [.unsubscribe(filter)])
@@ -100,6 +103,8 @@ import Testing
         #expect(await waitUntil { !bridge.isReadingRetainedConfigs })
         #expect(ended(bridge) == [0, 1])
         #expect(calls.all.last == .unsubscribe(filter))
+        #expect(calls.logs.withLock { $0 }.count == 1)
+        #expect(calls.logs.withLock { $0 }.first?.contains("hearth/pi/discovery-sync did not come back within 30") == true)
         // Its marker, late, ends nothing.
         let marker = try #require(calls.markers.first)
         bridge.received(topic: marker.topic, payload: marker.payload)

@@ -340,7 +340,8 @@ public enum HubDaemon {
                 do throws(MQTTError) { try client?.unsubscribe(filter) } catch {
                     log("unsubscribe from \(filter) failed: \(error)")
                 }
-            }
+            },
+            log: log
         ) { [weak client] m in
             do throws(MQTTError) {
                 try client?.publish(m.topic, payload: m.payload, qos: .atLeastOnce, retain: m.retain)
