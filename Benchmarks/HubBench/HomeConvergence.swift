@@ -15,6 +15,10 @@ extension HubBench {
             let watch = try await HomeWatch("bench-convergence-\(prefix)", port: port, prefix: prefix)
             let expected = hubCount * 100
             watch.reset { occurrences($0, #""connectivityState":"online""#) == expected }
+            // mosquitto logs this once for each client whose outgoing queue overflowed (a dropped peer summary
+            // can keep a home from converging): counted over the case.
+            let brokerLog = "\(work)/mosquitto-main.log", dropping = "Outgoing messages are being dropped"
+            let droppingBefore = occurrences(Array(readFile(brokerLog).utf8), dropping)
             let load = loadAverage()
             let start = nanos()
             let hubs = startHome(binDir: binDir, port: port, work: work, prefix: prefix, hubCount: hubCount, discovery: discovery)
@@ -32,6 +36,8 @@ extension HubBench {
             print("  CPU of all hubs until then: \(milliseconds(cpu)); home documents published: \(homes.messages.values.reduce(0, +)) "
                   + "(max \(homes.messages.values.max() ?? 0) per hub), \(megabytes(homes.bytes)); summaries: "
                   + "\(summaries.messages.values.reduce(0, +))")
+            print("  clients whose messages mosquitto dropped (\"\(dropping)\"): "
+                  + "\(occurrences(Array(readFile(brokerLog).utf8), dropping) - droppingBefore)")
             print("  hub0 with \(hubCount - 1) peers × 100 devices: Private_Dirty \(smapsRollup(hubs[0], "Private_Dirty")), "
                   + "Pss \(smapsRollup(hubs[0], "Pss")), VmRSS \(status(hubs[0], "VmRSS"))"
                   + (hubCount > 1 ? " (goal with 9 peers: ≤ 1.3× a lone hub's Private_Dirty, the 1-hub case; issue 21 on main: 15.2 vs 2.9 MB)" : ""))

@@ -171,8 +171,9 @@ func occurrences(_ bytes: [UInt8], _ text: String) -> Int {
 
 /// Writes the configurations of `hubCount` hubs with 100 simulated lights each (`h<hub>-light-<i>`) under `prefix`,
 /// no `peers:` listed (every hub mirrors the whole home), and starts them all at once; returns their pids.
-/// `discovery: false` turns Home Assistant discovery off: with it on (the default), every hub subscribes to every
-/// hub's retained discovery configurations (`<discovery prefix>/device/+/config`), 100 per hub, several KB each.
+/// `discovery: false` turns Home Assistant discovery off: with it on (the default), every hub announces 100 configs
+/// of several KB and, at each connection, reads the retained ones of every hub (`<discovery prefix>/device/+/config`)
+/// until its marker comes back (`docs/home-assistant.md`).
 /// Each home has a discovery prefix of its own, so that one run's retained configurations do not reach the next.
 func startHome(binDir: String, port: Int, work: String, prefix: String, hubCount: Int, discovery: Bool = true) -> [pid_t] {
     (0..<hubCount).map { h in

@@ -5,44 +5,166 @@ import HearthSync
 /// Keeps Home Assistant's view of a hub's devices current: what the hub calls on its MQTT events, and what it
 /// gets back to publish through `publish`. It holds no MQTT client, so the hub decides how messages go out.
 ///
-/// The hub subscribes to `subscriptions` and wires:
-/// - every connection to the broker → `connected()` (announces every device);
-/// - every message on those subscriptions → `received(topic:payload:)`: Home Assistant's birth message
-///   announces everything again; a retained config of one of this hub's devices that is no longer announced
-///   (it left the configuration, or is now another hub's) is cleared with an empty retained config;
+/// The hub subscribes to `subscriptions` for its whole life and wires:
+/// - every connection to the broker → `connected()` (announces every device, and reads the retained configs
+///   once, see below);
+/// - every message on those subscriptions, and on the config filter while it is subscribed →
+///   `received(topic:payload:)`: Home Assistant's birth message announces everything again; a retained config
+///   of one of this hub's devices that is no longer announced (it left the configuration, or is now another
+///   hub's) is cleared with an empty retained config;
 /// - `Home.observe` batches → `handle(_:)`: a rename or a room change re-announces the device (Home Assistant
 ///   renames it; unique ids stay), a trait event goes to the device's events topic.
+///
+/// **Reading the retained configs once per connection.** A stale config of this hub can only be retained from
+/// an earlier run: while the hub runs, nobody else publishes under its object ids. So the config filter
+/// (`<discovery prefix>/device/+/config`, which no MQTT wildcard can narrow to one hub: the object id is one
+/// level) is needed only until the broker has delivered the retained configs — and kept for the hub's life it
+/// would bring every other hub's configs too, on every change (with 30 hubs × 100 devices, 3,000 documents of
+/// several KB per hub at start-up, enough to overflow mosquitto's per-client queue and drop peer summaries).
+/// On each connection the bridge subscribes to the filter, then publishes a marker to `syncTopic`, a topic of
+/// this hub's own that it is subscribed to for good. The broker queues the retained messages of a SUBSCRIBE into
+/// the client's outgoing queue while it handles that packet (mosquitto: `retain__queue` in `handle__subscribe`),
+/// before it reads the client's next packet, the marker; so when the marker comes back, every retained config
+/// came before it, and the bridge unsubscribes. The marker's payload names the connection (a random per-bridge
+/// nonce and a count), so a marker of an earlier connection, or anyone else's message on the topic, ends
+/// nothing. If the marker never comes back (a broker that dropped it from a full queue), `syncTimeout` on the
+/// injected clock ends the reading all the same; the next connection reads again.
+///
+/// The client re-sends its recorded subscriptions after every reconnection (`MQTTClient.subscribe`): a
+/// reconnection while the filter is still subscribed does not subscribe again (that would deliver the retained
+/// configs twice), it only sends a new marker. A config that arrives after the unsubscribe (already in flight)
+/// is handled as any other: clearing a stale config twice is harmless.
 public final class HomeAssistantBridge: Sendable {
     public let home: Home
     public let discovery: HomeAssistantDiscovery
     private let publish: @Sendable (HomeAssistantMessage) -> Void
+    private let subscribe: @Sendable (String) -> Void
+    private let unsubscribe: @Sendable (String) -> Void
+    private let log: @Sendable (String) -> Void
+    private let clock: any EngineClock
+    private let syncTimeout: Duration
     /// A digest of the config payload last published per device id, so an unchanged device is not announced twice.
     /// The digest, not the payload: a config is 1–3 KB, kept for every device for the hub's whole life
     /// (2 MB of a 1,000-device hub's memory), and all it is used for is to tell whether a new one differs.
     private let announced = Locked<[String: UInt64]>([:])
     private let current = Locked<Set<String>?>(nil)
 
-    public init(home: Home, options: HomeAssistantOptions, publish: @escaping @Sendable (HomeAssistantMessage) -> Void) {
+    /// Where this bridge stands in reading the retained configs of the current connection.
+    private struct Sync {
+        /// Names this bridge's markers apart from any other's (another process with the same hub id, a stray
+        /// publisher): drawn once.
+        let nonce = UInt64.random(in: 0...UInt64.max)
+        /// Counts connections; the marker of connection `generation` ends only that connection's reading.
+        var generation: UInt64 = 0
+        /// Whether the config filter is subscribed (recorded by the client, so re-sent on a reconnection).
+        var subscribed = false
+        var deadline: Task<Void, Never>?
+        /// How many readings have ended: by their marker, by the time limit.
+        var endedByMarker = 0
+        var endedByTimeout = 0
+    }
+    private let sync = Locked(Sync())
+
+    /// - Parameters:
+    ///   - clock, syncTimeout: bound the wait for the marker (see the type's comment).
+    ///   - subscribe, unsubscribe: subscribe the hub's client to a topic filter (for the config filter, on
+    ///     each connection) and unsubscribe it; both must return without waiting for the broker.
+    ///   - log: told when a reading ended by the time limit (its marker never came back).
+    ///   - publish: sends one message.
+    public init(home: Home, options: HomeAssistantOptions, clock: any EngineClock = MonotonicClock(),
+                syncTimeout: Duration = .seconds(30),
+                subscribe: @escaping @Sendable (String) -> Void = { _ in },
+                unsubscribe: @escaping @Sendable (String) -> Void = { _ in },
+                log: @escaping @Sendable (String) -> Void = { _ in },
+                publish: @escaping @Sendable (HomeAssistantMessage) -> Void) {
         self.home = home
         self.discovery = HomeAssistantDiscovery(options: options)
+        self.clock = clock
+        self.syncTimeout = syncTimeout
+        self.subscribe = subscribe
+        self.unsubscribe = unsubscribe
+        self.log = log
         self.publish = publish
     }
 
-    /// The topic filters whose messages go to `received(topic:payload:)`.
-    public var subscriptions: [String] { [discovery.birthTopic, discovery.configFilter] }
+    /// The topic filters to subscribe to for the hub's whole life, whose messages go to
+    /// `received(topic:payload:)`: Home Assistant's birth topic and this bridge's marker topic. The config
+    /// filter is subscribed and unsubscribed by the bridge itself on each connection.
+    public var subscriptions: [String] { [discovery.birthTopic, discovery.syncTopic] }
 
-    /// Announces the hub and every device this hub owns (on every connection: the broker may have lost them).
-    public func connected() { announceAll(force: true) }
+    /// Whether the bridge is reading the retained configs (the config filter is subscribed).
+    public var isReadingRetainedConfigs: Bool { sync.withLock { $0.subscribed } }
+    /// How many readings of the retained configs have ended: by the marker's return, by the time limit.
+    public var readingsEnded: (byMarker: Int, byTimeout: Int) { sync.withLock { ($0.endedByMarker, $0.endedByTimeout) } }
+
+    /// Reads the retained configs (subscribe, marker) and announces the hub and every device this hub owns (on
+    /// every connection: the broker may have lost them).
+    public func connected() {
+        let (generation, nonce, subscribeNow) = sync.withLock { s in
+            s.generation &+= 1
+            s.deadline?.cancel()
+            s.deadline = nil
+            defer { s.subscribed = true }
+            return (s.generation, s.nonce, !s.subscribed)
+        }
+        // Subscribing and publishing the marker in this order on one connection is what makes the marker come back
+        // after the retained configs; both only queue a packet.
+        if subscribeNow { subscribe(discovery.configFilter) }
+        publish(discovery.syncMarker(nonce: nonce, generation: generation))
+        let clock = self.clock, deadline = clock.now + Self.milliseconds(syncTimeout)
+        let task = Task { [weak self] in
+            do { try await clock.sleep(until: deadline) } catch { return }
+            self?.endReading(generation: generation, byMarker: false)
+        }
+        sync.withLock { s in
+            if s.generation == generation && s.subscribed { s.deadline = task } else { task.cancel() }
+        }
+        announceAll(force: true)
+    }
 
     public func received(topic: String, payload: [UInt8]) {
         if topic == discovery.birthTopic {
             if payload.elementsEqual("online".utf8) { announceAll(force: true) }
             return
         }
+        if topic == discovery.syncTopic {
+            let (nonce, generation) = sync.withLock { ($0.nonce, $0.generation) }
+            // Only the current connection's marker; anything else on the topic (an earlier connection's, a stray
+            // or malformed message) is ignored.
+            if payload == discovery.syncMarker(nonce: nonce, generation: generation).payload {
+                endReading(generation: generation, byMarker: true)
+            }
+            return
+        }
         if let removal = discovery.staleConfig(topic: topic, payload: payload,
                                                isCurrent: { currentDevices().contains(String($0)) }) {
             publish(removal)
         }
+    }
+
+    /// Unsubscribes from the config filter if connection `generation`'s reading is still going on. The call is
+    /// made under the lock so that it cannot cross a reconnection's subscribe.
+    private func endReading(generation: UInt64, byMarker: Bool) {
+        let ended = sync.withLock { s -> Bool in
+            guard s.generation == generation, s.subscribed else { return false }
+            s.subscribed = false
+            if byMarker { s.endedByMarker += 1 } else { s.endedByTimeout += 1 }
+            if byMarker { s.deadline?.cancel() }
+            s.deadline = nil
+            unsubscribe(discovery.configFilter)
+            return true
+        }
+        if ended && !byMarker {
+            log("""
+                Home Assistant discovery: the marker on \(discovery.syncTopic) did not come back within \(syncTimeout); \
+                stopped reading the retained configs (a stale config of this hub may stay until the next connection; \
+                a broker that drops messages, or an ACL that does not let the hub read its own topics, can cause this)
+                """)
+        }
+    }
+
+    static func milliseconds(_ d: Duration) -> Int64 {
+        d.components.seconds * 1000 + d.components.attoseconds / 1_000_000_000_000_000
     }
 
     public func handle(_ events: [HomeEvent]) {

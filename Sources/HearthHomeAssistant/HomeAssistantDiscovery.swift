@@ -56,8 +56,12 @@ public struct HomeAssistantDiscovery: Sendable {
 
     /// Home Assistant's birth (`online`) and will (`offline`).
     public var birthTopic: String { "\(options.discoveryPrefix)/status" }
-    /// Every device-based discovery config; the hub reads the retained ones to clear those it no longer has.
+    /// Every device-based discovery config; the hub reads the retained ones on each connection to clear those
+    /// it no longer has, and unsubscribes once they have been delivered (`HomeAssistantBridge`).
     public var configFilter: String { "\(options.discoveryPrefix)/device/+/config" }
+    /// Where the hub sends itself the marker that ends its reading of the retained configs: a topic of its own,
+    /// not retained, that nothing else reads.
+    public var syncTopic: String { "\(hubBase)/discovery-sync" }
     public func configTopic(objectID: String) -> String { "\(options.discoveryPrefix)/device/\(objectID)/config" }
     var hubBase: String { "\(options.hearthPrefix)/\(options.hub)" }
     var statusTopic: String { "\(hubBase)/status" }
@@ -101,6 +105,12 @@ public struct HomeAssistantDiscovery: Sendable {
         guard let payload = configPayload(device) else { return nil }
         return HomeAssistantMessage(topic: configTopic(objectID: ObjectID.device(hub: options.hub, device: device.id)),
                                     payload: payload.bytes, retain: true)
+    }
+
+    /// The marker of connection `generation` of a bridge drawn `nonce`: `<nonce hex>-<generation>`, not retained.
+    public func syncMarker(nonce: UInt64, generation: UInt64) -> HomeAssistantMessage {
+        HomeAssistantMessage(topic: syncTopic, payload: Array("\(String(nonce, radix: 16))-\(generation)".utf8),
+                             retain: false)
     }
 
     /// The empty retained config that makes Home Assistant remove a device and its entities.

@@ -303,13 +303,14 @@ extension Parsed.Node {
 
     @Test func connectingAnnouncesTheHubAndItsOwnDevices() throws {
         let (_, bridge, outbox) = try bridge()
-        #expect(bridge.subscriptions == ["homeassistant/status", "homeassistant/device/+/config"])
+        #expect(bridge.subscriptions == ["homeassistant/status", "hearth/pi/discovery-sync"])
         bridge.connected()
         #expect(outbox.topics == [
-            "homeassistant/device/hearth_pi/config", "homeassistant/device/hearth_pi__kitchen-lamp/config",
+            "hearth/pi/discovery-sync", "homeassistant/device/hearth_pi/config", "homeassistant/device/hearth_pi__kitchen-lamp/config",
             "homeassistant/device/hearth_pi__hall_5fswitch/config", "homeassistant/device/hearth_pi__pump/config",
         ])
-        #expect(outbox.all.allSatisfy { $0.retain })
+        #expect(outbox.all.dropFirst().allSatisfy { $0.retain })
+        #expect(outbox.all.first?.retain == false)
     }
 
     @Test func homeAssistantsBirthAnnouncesEverythingAgain() throws {
@@ -325,7 +326,7 @@ extension Parsed.Node {
     @Test func aRenameReannouncesWithTheSameUniqueIds() throws {
         let (home, bridge, outbox) = try bridge()
         bridge.connected()
-        let before = try #require(Parsed.parse(outbox.all[1].payload))
+        let before = try #require(Parsed.parse(outbox.all[2].payload))
         outbox.clear()
         try home.setName("kitchen-lamp", "Cooker lamp")
         #expect(outbox.topics == ["homeassistant/device/hearth_pi__kitchen-lamp/config"])

@@ -3,7 +3,7 @@ import HearthJSON
 public import HearthConfig
 package import HearthEngine
 package import HearthHardware
-import HearthHomeAssistant
+package import HearthHomeAssistant
 import HearthLinux
 import HearthModel
 public import HearthMQTT
@@ -271,20 +271,11 @@ public enum HubDaemon {
                                 bindings: config.bindings, log: { logger.notice("\($0)") })
         let hardwareDevices = Set(plan.bindings.map(\.device))
         // Home Assistant's discovery (docs/home-assistant.md): announced on every connection and on its birth.
-        let homeAssistant = config.homeAssistantDiscovery ? HomeAssistantBridge(
-            home: home, options: HomeAssistantOptions(hub: config.hubID, hearthPrefix: config.prefix,
-                                                      discoveryPrefix: config.homeAssistantPrefix)
-        ) { [weak client] m in
-            do throws(MQTTError) {
-                try client?.publish(m.topic, payload: m.payload, qos: .atLeastOnce, retain: m.retain)
-            } catch {
-                if error.code != .notConnected { logger.notice("publish to \(m.topic) failed: \(error)") }
-            }
-        } : nil
-        if let homeAssistant {
-            home.observe { homeAssistant.handle($0) }
-            for filter in homeAssistant.subscriptions { try? client.subscribe(filter) }
-        }
+        let homeAssistant = config.homeAssistantDiscovery ? homeAssistantBridge(
+            home: home, client: client,
+            options: HomeAssistantOptions(hub: config.hubID, hearthPrefix: config.prefix,
+                                          discoveryPrefix: config.homeAssistantPrefix),
+            log: { logger.notice("\($0)") }) : nil
         let hub = MQTTHub(
             home: home, client: client, topics: topics,
             refresh: { id in for (device, b) in bindingsByDevice where device == id { b.refresh() } },
@@ -332,6 +323,37 @@ public enum HubDaemon {
         notifier.notify("STOPPING=1")
         logger.info("stopped")
         return 0
+    }
+
+    /// Home Assistant's discovery wired to the hub's client: the bridge publishes at QoS 1 and subscribes and
+    /// unsubscribes the config filter itself; its lifelong subscriptions (Home Assistant's birth, its marker
+    /// topic) are made here. The hub passes its connections (`online`) and its other messages to it.
+    package static func homeAssistantBridge(home: Home, client: MQTTClient, options: HomeAssistantOptions,
+                                            clock: any EngineClock = MonotonicClock(),
+                                            log: @escaping @Sendable (String) -> Void) -> HomeAssistantBridge {
+        let bridge = HomeAssistantBridge(
+            home: home, options: options, clock: clock,
+            subscribe: { [weak client] filter in
+                do throws(MQTTError) { try client?.subscribe(filter) } catch { log("subscribe to \(filter) failed: \(error)") }
+            },
+            unsubscribe: { [weak client] filter in
+                do throws(MQTTError) { try client?.unsubscribe(filter) } catch {
+                    log("unsubscribe from \(filter) failed: \(error)")
+                }
+            },
+            log: log
+        ) { [weak client] m in
+            do throws(MQTTError) {
+                try client?.publish(m.topic, payload: m.payload, qos: .atLeastOnce, retain: m.retain)
+            } catch {
+                if error.code != .notConnected { log("publish to \(m.topic) failed: \(error)") }
+            }
+        }
+        home.observe { bridge.handle($0) }
+        for filter in bridge.subscriptions {
+            do throws(MQTTError) { try client.subscribe(filter) } catch { log("subscribe to \(filter) failed: \(error)") }
+        }
+        return bridge
     }
 
     /// The standard traits and those the hardware adds.

@@ -1,0 +1,154 @@
+import HearthEngine
+import HearthHomeAssistant
+import HearthModel
+import HearthSync
+import Testing
+
+/// The bridge reads the retained discovery configs once per connection: it subscribes to the config filter,
+/// sends itself a marker, and unsubscribes when the marker comes back or the time limit passes. Here the
+/// bridge alone, its subscribe, unsubscribe and publish recorded, on a clock that moves only when told; the
+/// same against a real broker is `HomeAssistantRetainedConfigTests` (HearthHubTests).
+@Suite struct RetainedConfigReadingTests {
+    enum Call: Equatable, Sendable { case subscribe(String), unsubscribe(String), publish(String) }
+
+    final class Calls: Sendable {
+        let calls = Locked<[Call]>([])
+        let messages = Locked<[HomeAssistantMessage]>([])
+        let logs = Locked<[String]>([])
+        var all: [Call] { calls.withLock { $0 } }
+        /// The markers published so far.
+        var markers: [HomeAssistantMessage] { messages.withLock { $0.filter { $0.topic == "hearth/pi/discovery-sync" } } }
+        func clear() { calls.withLock { $0 = [] } }
+    }
+
+    let filter = "homeassistant/device/+/config"
+
+    func bridge(_ home: Home? = nil, clock: ManualClock = ManualClock()) throws -> (HomeAssistantBridge, Calls) {
+        let calls = Calls()
+        let bridge = HomeAssistantBridge(
+            home: try home ?? makeHome(), options: options, clock: clock, syncTimeout: .seconds(30),
+            subscribe: { f in calls.calls.withLock { $0.append(.subscribe(f)) } },
+            unsubscribe: { f in calls.calls.withLock { $0.append(.unsubscribe(f)) } },
+            log: { line in calls.logs.withLock { $0.append(line) } }
+        ) { m in
+            calls.calls.withLock { $0.append(.publish(m.topic)) }
+            calls.messages.withLock { $0.append(m) }
+        }
+        return (bridge, calls)
+    }
+
+    @Test func theMarkerComingBackEndsTheReading() throws {
+        let (bridge, calls) = try bridge()
+        bridge.connected()
+        // Subscribe first, then the marker on the same connection, then the announcements.
+        #expect(Array(calls.all.prefix(2)) == [.subscribe(filter), .publish("hearth/pi/discovery-sync")])
+        #expect(bridge.isReadingRetainedConfigs)
+        let marker = try #require(calls.markers.first)
+        #expect(!marker.retain)
+        calls.clear()
+        bridge.received(topic: marker.topic, payload: marker.payload)
+        #expect(calls.all == [.unsubscribe(filter)])
+        #expect(!bridge.isReadingRetainedConfigs)
+        #expect(ended(bridge) == [1, 0])
+        #expect(calls.logs.withLock { $0 }.isEmpty)
+        // The same marker again (a duplicate) ends nothing more.
+        bridge.received(topic: marker.topic, payload: marker.payload)
+        #expect(calls.all == [.unsubscribe(filter)])
+    }
+
+    @Test func anythingElseOnTheMarkerTopicIsIgnored() throws {
+        let (bridge, calls) = try bridge()
+        bridge.connected()
+        let marker = try #require(calls.markers.first)
+        calls.clear()
+        let text = String(decoding: marker.payload, as: UTF8.self)
+        let nonce = text.split(separator: "-").first.map(String.init) ?? ""
+        for payload in [[], Array("online".utf8), Array("\(nonce)-2".utf8), Array("\(nonce)-0".utf8),
+                        Array("0-1".utf8), marker.payload + [0], Array(repeating: 0xFF, count: 70_000)] {
+            bridge.received(topic: marker.topic, payload: payload)
+        }
+        // A marker's payload on another topic is not a marker either.
+        bridge.received(topic: "hearth/other/discovery-sync", payload: marker.payload)
+        #expect(calls.all.isEmpty)
+        #expect(bridge.isReadingRetainedConfigs)
+    }
+
+    @Test func aReconnectionDuringTheReadingSendsANewMarkerWithoutSubscribingTwice() throws {
+        let (bridge, calls) = try bridge()
+        bridge.connected()
+        bridge.connected()  // the client re-sent the still-recorded subscription itself
+        #expect(calls.all.filter { if case .subscribe = $0 { true } else { false } } == [.subscribe(filter)])
+        let markers = calls.markers
+        try #require(markers.count == 2)
+        #expect(markers[0].payload != markers[1].payload)
+        calls.clear()
+        bridge.received(topic: markers[0].topic, payload: markers[0].payload)  // the first connection's
+        #expect(calls.all.isEmpty)
+        bridge.received(topic: markers[1].topic, payload: markers[1].payload)
+        #expect(calls.all == [.unsubscribe(filter)])
+        // The next connection reads again.
+        calls.clear()
+        bridge.connected()
+        #expect(calls.all.first == .subscribe(filter))
+    }
+
+    @Test(.timeLimit(.minutes(1))) func aMarkerThatNeverComesBackEndsTheReadingAfterTheTimeLimit() async throws {
+        let clock = ManualClock()
+        let (bridge, calls) = try bridge(clock: clock)
+        bridge.connected()
+        #expect(await waitUntil { clock.sleeperCount == 1 })
+        clock.advance(by: 29_999)
+        #expect(bridge.isReadingRetainedConfigs)
+        clock.advance(by: 1)
+        #expect(await waitUntil { !bridge.isReadingRetainedConfigs })
+        #expect(ended(bridge) == [0, 1])
+        #expect(calls.all.last == .unsubscribe(filter))
+        #expect(calls.logs.withLock { $0 }.count == 1)
+        #expect(calls.logs.withLock { $0 }.first?.contains("hearth/pi/discovery-sync did not come back within 30") == true)
+        // Its marker, late, ends nothing.
+        let marker = try #require(calls.markers.first)
+        bridge.received(topic: marker.topic, payload: marker.payload)
+        #expect(ended(bridge) == [0, 1])
+    }
+
+    @Test(.timeLimit(.minutes(1))) func anEarlierConnectionsTimeLimitDoesNotEndTheCurrentReading() async throws {
+        let clock = ManualClock()
+        let (bridge, calls) = try bridge(clock: clock)
+        bridge.connected()
+        #expect(await waitUntil { clock.sleeperCount == 1 })
+        clock.advance(by: 20_000)
+        bridge.connected()
+        #expect(await waitUntil { clock.sleeperCount == 2 })
+        clock.advance(by: 10_000)  // the first connection's deadline: its task was cancelled
+        clock.advance(by: 19_999)
+        #expect(bridge.isReadingRetainedConfigs)
+        clock.advance(by: 1)
+        #expect(await waitUntil { !bridge.isReadingRetainedConfigs })
+        #expect(ended(bridge) == [0, 1])
+        #expect(calls.all.filter { $0 == .unsubscribe(filter) }.count == 1)
+    }
+
+    @Test func aHubWithNoDevicesClearsTheConfigsOfTheDevicesItHad() throws {
+        let (bridge, calls) = try bridge(try Home(devices: []))
+        bridge.connected()
+        #expect(calls.all == [.subscribe(filter), .publish("hearth/pi/discovery-sync"),
+                              .publish("homeassistant/device/hearth_pi/config")])
+        calls.clear()
+        bridge.received(topic: "homeassistant/device/hearth_pi__lamp/config", payload: Array(#"{"device":{}}"#.utf8))
+        #expect(calls.all == [.publish("homeassistant/device/hearth_pi__lamp/config")])
+        #expect(calls.messages.withLock { $0.last } ==
+                HomeAssistantMessage(topic: "homeassistant/device/hearth_pi__lamp/config", payload: [], retain: true))
+    }
+
+    /// How many readings ended by the marker, by the time limit.
+    func ended(_ bridge: HomeAssistantBridge) -> [Int] { [bridge.readingsEnded.byMarker, bridge.readingsEnded.byTimeout] }
+
+    /// Checks `condition` until it holds, for at most 10 s (the bridge's deadline task runs on its own).
+    func waitUntil(_ condition: () -> Bool) async -> Bool {
+        for _ in 0..<2_000 {
+            if condition() { return true }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return condition()
+    }
+}
