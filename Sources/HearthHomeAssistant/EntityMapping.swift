@@ -11,6 +11,17 @@ struct EntityMapping {
     let discovery: HomeAssistantDiscovery
     let device: DeviceView
     let typeIndex: Int
+    /// The type's traits, read once: a config asks `has` a dozen times, and each answer read every trait's
+    /// descriptor again (most of a 1,000-device hub's discovery start-up, callgrind, issue 21 §3).
+    let traits: [TraitID]
+
+    init(discovery: HomeAssistantDiscovery, device: DeviceView, typeIndex: Int) {
+        self.discovery = discovery
+        self.device = device
+        self.typeIndex = typeIndex
+        let type = device.type(typeIndex)
+        traits = (0..<type.traitCount).map { type.traitDescriptor($0).id }
+    }
 
     var type: DeviceTypeView { device.type(typeIndex) }
     var typeName: String { type.descriptor.name }
@@ -18,15 +29,20 @@ struct EntityMapping {
 
     /// `dimmable_light`: the type's part of entity keys.
     var typeKey: String {
-        var out = ""
-        for (i, c) in typeName.enumerated() {
-            if c.isUppercase && i > 0 { out.append("_") }
-            out.append(contentsOf: c.lowercased())
+        var out: [UInt8] = []
+        for (i, c) in typeName.utf8.enumerated() {
+            // Device type names are ASCII UpperCamelCase (`DeviceTypeDescriptor`); anything else is kept as it is.
+            if c >= UInt8(ascii: "A") && c <= UInt8(ascii: "Z") {
+                if i > 0 { out.append(UInt8(ascii: "_")) }
+                out.append(c + 32)
+            } else {
+                out.append(c)
+            }
         }
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 
-    func has(_ trait: TraitID) -> Bool { (0..<type.traitCount).contains { type.traitDescriptor($0).id == trait } }
+    func has(_ trait: TraitID) -> Bool { traits.contains(trait) }
 
     /// `value_json.types[1].traits.onOff`: where the trait is in the device document.
     func path(_ trait: TraitID) -> String {

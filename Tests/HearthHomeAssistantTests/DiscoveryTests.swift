@@ -365,3 +365,20 @@ extension Parsed.Node {
             #"{"type":"GenericSwitch","trait":"switch","event":"shortRelease","fields":{"previousPosition":1}}"#)
     }
 }
+
+@Suite struct DiscoveryJSONTests {
+    /// Runs without escapes are copied whole and every byte that JSON must escape is escaped, wherever it falls.
+    @Test func stringsAreEscapedExactly() {
+        func written(_ s: String) -> String { String(decoding: DiscoveryJSON.string(s).bytes, as: UTF8.self) }
+        #expect(written("") == #""""#)
+        #expect(written("plain/topic") == #""plain/topic""#)
+        #expect(written(#"{{ value_json.types[0].traits.onOff.attributes.onOff }}"#)
+                == #""{{ value_json.types[0].traits.onOff.attributes.onOff }}""#)
+        #expect(written(#""quoted" and \ back"#) == #""\"quoted\" and \\ back""#)
+        #expect(written("\"") == #""\"""#)
+        #expect(written("line\nnext\r\ttab\u{01}\u{1f}") == #""line\nnext\r\ttab\u0001\u001f""#)
+        #expect(written("Küche 💡 °C") == "\"Küche 💡 °C\"")
+        #expect(String(decoding: DiscoveryJSON.object([("k\"ey", .array([.string("a\\b"), .null]))]).bytes, as: UTF8.self)
+                == #"{"k\"ey":["a\\b",null]}"#)
+    }
+}
