@@ -306,6 +306,29 @@ func attribute(_ doc: JSON?, _ trait: String, _ name: String) -> JSON? {
         #expect(try BuiltProduct.run("hearthd", ["check-config", good.configFile]).status == 0)
     }
 
+    /// hearthd leaves the engine's check to its own build of the home (one build, not two), and still names
+    /// the device and its place, as check-config does.
+    @Test(.timeLimit(.minutes(1))) func whatOnlyTheEngineRefusesIsNamedWithItsPlaceByRunToo() async throws {
+        let rig = try DaemonRig(devices: """
+          - id: lamp
+            type: OnOffLight
+          - id: fan
+            type: OnOffLight
+            traits:
+              onOff: {features: [offOnly]}
+        """)
+        let check = try BuiltProduct.run("hearthd", ["check-config", rig.configFile])
+        let problem = "devices(fan): device 'fan' type OnOffLight trait onOff: onOff cannot have both lighting and offOnly"
+        #expect(check.status == 78 && check.output.contains(problem), "\(check.output)")
+        try rig.start()
+        #expect(await rig.daemon?.exitStatus() == 78)
+        let output = rig.daemon?.output ?? ""
+        #expect(output.contains(problem) && output.contains("1 problem(s); nothing was started"), "\(output)")
+        // The same place in both.
+        let place = { (text: String) in text.split(separator: "\n").first { $0.contains(problem) }?.split(separator: " ").first { $0.contains("hearth.yaml:") } }
+        #expect(place(check.output) != nil && place(check.output) == place(output))
+    }
+
     @Test(.timeLimit(.minutes(1))) func checkConfigSummarisesWhatWouldRun() throws {
         let rig = try DaemonRig(devices: """
           - id: porch
