@@ -67,6 +67,7 @@ public struct DocumentWriter: Sendable {
     private var devices: [String: [TypeLayout]] = [:]
     /// One trait's values while it is written; kept to reuse its storage.
     private var scratch: [Value?] = []
+    private let connectivities = DocumentWriter.connectivityFragments()
 
     public init() {}
 
@@ -257,11 +258,44 @@ public struct DocumentWriter: Sendable {
         if let s { JSON.writeString(s, to: &out) } else { Self.raw("null", &out) }
     }
 
+    /// A document holds one connectivity object per device, type and trait (nine in a DimmableLight's), and they
+    /// take 20 values in all: each is copied from `connectivities`, written once.
     private func connectivity(_ c: SourceConnectivity, _ out: inout [UInt8]) {
-        Self.raw(#"{"connectivityState":"#, &out)
-        JSON.writeString(c.connectivityState.rawValue, to: &out)
-        Self.raw(#","dataSourceLocality":"#, &out)
-        JSON.writeString(c.dataSourceLocality.rawValue, to: &out)
-        Self.raw("}", &out)
+        out.append(contentsOf: connectivities[Self.connectivityIndex(c)])
+    }
+
+    private static func connectivityIndex(_ c: SourceConnectivity) -> Int {
+        let state = switch c.connectivityState {
+        case .unknown: 0
+        case .online: 1
+        case .offline: 2
+        case .partiallyOnline: 3
+        }
+        let locality = switch c.dataSourceLocality {
+        case .unspecified: 0
+        case .direct: 1
+        case .localPeer: 2
+        case .remote: 3
+        case .mixed: 4
+        }
+        return state * 5 + locality
+    }
+
+    /// `{"connectivityState":"online","dataSourceLocality":"direct"}` and the others, by `connectivityIndex`.
+    private static func connectivityFragments() -> [[UInt8]] {
+        var all = [[UInt8]](repeating: [], count: 20)
+        for state in ConnectivityState.allCases {
+            for locality in DataSourceLocality.allCases {
+                let c = SourceConnectivity(state, locality)
+                var out: [UInt8] = []
+                raw(#"{"connectivityState":"#, &out)
+                JSON.writeString(c.connectivityState.rawValue, to: &out)
+                raw(#","dataSourceLocality":"#, &out)
+                JSON.writeString(c.dataSourceLocality.rawValue, to: &out)
+                raw("}", &out)
+                all[connectivityIndex(c)] = out
+            }
+        }
+        return all
     }
 }
