@@ -56,11 +56,15 @@ struct Endpoint: Sendable {
         traitIDs.firstIndex(of: id)
     }
 
-    /// Reads the loud attributes of the traits `watched`, in place: `traits[i].read(id)` copies the trait out of
-    /// its existential for every read (34 reads per toggle of a DimmableLight).
+    /// Reads the loud attributes of the traits `watched`, one call per trait: `traits[i].read(id)` copies the trait
+    /// out of its existential for every read (34 reads per toggle of a DimmableLight).
     private func readLoud(_ watched: [Int], into values: inout [Value?]) {
-        traits.withUnsafeBufferPointer { traits in
-            for i in watched { for id in loudIDs[i] { values.append(traits[i].read(id)) } }
+        var one: [Value?] = []
+        for i in watched {
+            let ids = loudIDs[i]
+            if one.count < ids.count { one = Array(repeating: nil, count: ids.count) }
+            traits[i].read(ids, into: &one)
+            values.append(contentsOf: one[..<ids.count])
         }
     }
 

@@ -7,11 +7,14 @@ import HearthModel
 ///
 /// The document is published after every state change, on the path between a command and the state a
 /// client waits for, so everything that does not change between two documents is encoded once and
-/// shared by every device of the same kind: each device type's opening, each trait's opening and
-/// attribute keys, and each trait's `attributeInfo` and `commands` — those last two for each set of
-/// supported attributes and commands, since a trait mirrored from a peer learns them late. What is
-/// left per document is the device's own header, the connectivity, and the values. The output is byte
-/// for byte `DeviceDocument.document(device).bytes` (a test holds it to that).
+/// shared by every device of the same kind: each device type's opening, each trait's opening, and per
+/// trait and set of supported attributes and commands (a trait mirrored from a peer learns them late)
+/// the bytes between its values — keys, and after the last value `attributeInfo` and `commands` — as
+/// one segment per value (`TraitPlan`); the connectivity objects come from a table of their 20 values.
+/// What is left to write per document is the device's id, name, structure and room, and the values:
+/// 716 of a bench document's 4,008 bytes change, of which 450 are connectivity objects from the table
+/// (docs/benchmarks.md, session 7). The output is byte for byte `DeviceDocument.document(device).bytes`
+/// (tests hold it to that).
 public struct DocumentWriter: Sendable {
     /// What every trait with one descriptor shares; a class, so that using it copies nothing.
     final class TraitLayout: Sendable {
@@ -59,8 +62,20 @@ public struct DocumentWriter: Sendable {
 
     private var traits: [TraitLayout] = []
     private var traitIndex: [TraitID: Int] = [:]
-    /// `,"attributeInfo":{…},"commands":[…]}` per trait layout, by (supported attributes, supported commands).
-    private var closings: [[(attributes: UInt64, commands: UInt64, bytes: [UInt8])]] = []
+    /// The fixed bytes between and after a trait's values, for one set of supported attributes and commands:
+    /// `,"attributes":{"onOff":` before the first value, `,"globalSceneControl":` before each next one, and after
+    /// the last `}` with `,"attributeInfo":{…},"commands":[…]}`. Segment `j` ends at `ends[j]`; the last is the
+    /// closing. A document copies one segment per value instead of a comma, a key and a closing apiece.
+    struct TraitPlan: Sendable {
+        var attributes: UInt64
+        var commands: UInt64
+        var bytes: [UInt8]
+        var ends: [Int]
+    }
+
+    /// Per trait layout, its plans by (supported attributes, supported commands): a trait mirrored from a peer
+    /// learns them late, every other keeps one plan.
+    private var plans: [[TraitPlan]] = []
     /// `{"type":"DimmableLight","deviceTypeId":257,"isPrimaryType":true,"sourceConnectivity":`
     private var typeOpenings: [[UInt8]] = []
     private var typeOpeningIndex: [String: Int] = [:]
@@ -101,37 +116,61 @@ public struct DocumentWriter: Sendable {
         let layout = traits[l]
         out.append(contentsOf: layout.opening)
         connectivity(d.sourceConnectivity(type: t, trait: k), &out)
-        Self.raw(#","attributes":{"#, &out)
-        var supported: UInt64 = 0
-        var first = true
         var values: [Value?] = []
         swap(&values, &scratch)
+        defer { swap(&values, &scratch) }
         d.readValues(type: t, trait: k, of: layout.ids, into: &values)
+        let commands = d.supportedCommands(type: t, trait: k, of: layout.commands)
         let types = layout.types
-        layout.keys.withUnsafeBufferPointer { keys in
-            for i in values.indices {
+        guard layout.isCacheable else {
+            Self.raw(#","attributes":{"#, &out)
+            var first = true
+            for i in layout.ids.indices {
                 guard let v = values[i] else { continue }
-                if i < 64 { supported |= 1 << UInt64(i) }
                 if !first { Self.raw(",", &out) }
                 first = false
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: keys[layout.key(i)]))
+                out.append(contentsOf: layout.keys[layout.key(i)])
                 write(v, as: types[i], &out)
             }
-        }
-        swap(&values, &scratch)
-        Self.raw("}", &out)
-        let commands = d.supportedCommands(type: t, trait: k, of: layout.commands)
-        guard layout.isCacheable else {
-            out.append(contentsOf: closing(layout, supported: supported, commands: commands))
+            Self.raw("}", &out)
+            out.append(contentsOf: closing(layout, supported: nil, values: values, commands: commands))
             return
         }
-        if let cached = closings[l].first(where: { $0.attributes == supported && $0.commands == commands }) {
-            out.append(contentsOf: cached.bytes)
+        var supported: UInt64 = 0
+        for i in layout.ids.indices where values[i] != nil { supported |= 1 << UInt64(i) }
+        let p: Int
+        if let known = plans[l].firstIndex(where: { $0.attributes == supported && $0.commands == commands }) {
+            p = known
         } else {
-            let bytes = closing(layout, supported: supported, commands: commands)
-            closings[l].append((supported, commands, bytes))
-            out.append(contentsOf: bytes)
+            p = plans[l].count
+            plans[l].append(plan(layout, supported: supported, commands: commands))
         }
+        plans[l][p].bytes.withUnsafeBufferPointer { bytes in
+            let ends = plans[l][p].ends
+            var start = 0, j = 0
+            for i in layout.ids.indices {
+                guard let v = values[i] else { continue }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<ends[j]]))
+                start = ends[j]
+                j += 1
+                write(v, as: types[i], &out)
+            }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<ends[j]]))
+        }
+    }
+
+    private func plan(_ l: TraitLayout, supported: UInt64, commands: UInt64) -> TraitPlan {
+        var bytes: [UInt8] = [], ends: [Int] = []
+        Self.raw(#","attributes":{"#, &bytes)
+        for i in l.attributes.indices where supported & (1 << UInt64(i)) != 0 {
+            if !ends.isEmpty { Self.raw(",", &bytes) }
+            bytes.append(contentsOf: l.keys[l.key(i)])
+            ends.append(bytes.count)
+        }
+        Self.raw("}", &bytes)
+        bytes.append(contentsOf: closing(l, supported: supported, values: [], commands: commands))
+        ends.append(bytes.count)
+        return TraitPlan(attributes: supported, commands: commands, bytes: bytes, ends: ends)
     }
 
     /// The layout of a device, made on its first document (a device's types and traits never change).
@@ -163,7 +202,7 @@ public struct DocumentWriter: Sendable {
                     traitIndex[descriptor.id] = traits.count
                     traitLayouts.append(traits.count)
                     traits.append(TraitLayout(descriptor))
-                    closings.append([])
+                    plans.append([])
                 }
             }
             layout.append(TypeLayout(opening: opening, traits: traitLayouts))
@@ -172,15 +211,17 @@ public struct DocumentWriter: Sendable {
         return layout
     }
 
-    /// `,"attributeInfo":{…},"commands":[…]}` for one set of supported attributes and commands.
-    private func closing(_ l: TraitLayout, supported: UInt64, commands: UInt64) -> [UInt8] {
+    /// `,"attributeInfo":{…},"commands":[…]}` for one set of supported attributes (the bits of `supported`, or
+    /// without them, the non-nil `values`: a trait with more than 64 attributes) and commands.
+    private func closing(_ l: TraitLayout, supported: UInt64?, values: [Value?], commands: UInt64) -> [UInt8] {
         var out: [UInt8] = []
         Self.raw(#","attributeInfo":{"#, &out)
         for (i, a) in l.attributes.enumerated() {
             if i > 0 { Self.raw(",", &out) }
             out.append(contentsOf: l.keys[l.key(i)])
             Self.raw(#"{"supported":"#, &out)
-            Self.raw(i < 64 && supported & (1 << UInt64(i)) != 0 ? "true" : "false", &out)
+            let isSupported = supported.map { i < 64 && $0 & (1 << UInt64(i)) != 0 } ?? (values[i] != nil)
+            Self.raw(isSupported ? "true" : "false", &out)
             Self.raw(#","nullable":"#, &out); Self.raw(a.isNullable ? "true" : "false", &out)
             Self.raw(#","writable":"#, &out); Self.raw(a.isWritable ? "true" : "false", &out)
             Self.raw("}", &out)
