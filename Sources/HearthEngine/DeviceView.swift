@@ -33,7 +33,7 @@ public struct DeviceView: Sendable {
     public func readValues(type t: Int, trait k: Int, of ids: [UInt32], into values: inout [Value?]) {
         if values.count < ids.count { values.append(contentsOf: repeatElement(nil, count: ids.count - values.count)) }
         device.endpoints.withUnsafeBufferPointer { endpoints in
-            endpoints[t].traits.withUnsafeBufferPointer { traits in traits[k].read(ids, into: &values) }
+            endpoints[t].traits.withUnsafeBufferPointer { traits in traits[k].read(ids, into: &values, at: 0) }
         }
     }
 

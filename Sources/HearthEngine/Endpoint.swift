@@ -56,16 +56,19 @@ struct Endpoint: Sendable {
         traitIDs.firstIndex(of: id)
     }
 
-    /// Reads the loud attributes of the traits `watched`, one call per trait: `traits[i].read(id)` copies the trait
-    /// out of its existential for every read (34 reads per toggle of a DimmableLight).
-    private func readLoud(_ watched: [Int], into values: inout [Value?]) {
-        var one: [Value?] = []
+    /// The loud attributes of the traits `watched`, one after the other, read with one call per trait:
+    /// `traits[i].read(id)` copies the trait out of its existential for every read (34 reads per toggle of a
+    /// DimmableLight).
+    private func readLoud(_ watched: [Int]) -> [Value?] {
+        var count = 0
+        for i in watched { count += loudIDs[i].count }
+        var values = [Value?](repeating: nil, count: count)
+        var start = 0
         for i in watched {
-            let ids = loudIDs[i]
-            if one.count < ids.count { one = Array(repeating: nil, count: ids.count) }
-            traits[i].read(ids, into: &one)
-            values.append(contentsOf: one[..<ids.count])
+            traits[i].read(loudIDs[i], into: &values, at: start)
+            start += loudIDs[i].count
         }
+        return values
     }
 
     /// Lets trait `index` act, then delivers the couplings it posted to the traits that listen, and
@@ -80,9 +83,7 @@ struct Endpoint: Sendable {
     {
         var watched = listeners
         if !watched.contains(index) { watched.append(index) }
-        var before: [Value?] = []
-        before.reserveCapacity(24)
-        readLoud(watched, into: &before)
+        let before = readLoud(watched)
 
         var context = TraitContext(now: now, stepInterval: stepInterval, output: output)
         if type(of: traits[index]).readsEndpoint { context.endpoint = EndpointView(traits: traits) }
@@ -115,9 +116,7 @@ struct Endpoint: Sendable {
         }
 
         let typeName = descriptor.name
-        var after: [Value?] = []
-        after.reserveCapacity(before.count)
-        readLoud(watched, into: &after)
+        let after = readLoud(watched)
         var k = 0
         for i in watched {
             for id in loudIDs[i] {

@@ -80,10 +80,14 @@ import Testing
     /// mirrored type, the cached document stays the document through renames, room and structure changes,
     /// connectivity changes, commands, and a scene stored and recalled.
     @Test func documentsFromCachedFragmentsAreTheDocumentThroughEveryKindOfChange() throws {
+        // The features a type needs to be configured at all.
+        let traits: [String: [TraitConfiguration]] = [
+            DeviceTypeDescriptor.genericSwitch.name: [TraitConfiguration(.switchTrait, features: ["momentarySwitch"])],
+            DeviceTypeDescriptor.occupancySensor.name: [TraitConfiguration(.occupancySensing, features: ["passiveInfrared"])],
+        ]
         var devices = DeviceTypeDescriptor.catalogue.map { type in
             DeviceConfiguration(id: "one-\(type.name)", name: type.name, types: [
-                DeviceTypeConfiguration(type, traits: type == .genericSwitch
-                    ? [TraitConfiguration(.switchTrait, features: ["momentarySwitch"])] : []),
+                DeviceTypeConfiguration(type, traits: traits[type.name] ?? []),
             ])
         }
         devices.append(DeviceConfiguration(id: "pair", name: "Pair", roomID: "hall", types: [

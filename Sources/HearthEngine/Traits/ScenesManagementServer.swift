@@ -98,7 +98,7 @@ public struct ScenesManagementServer: TraitServer {
     /// structure (a dictionary of five fields) was a quarter of a toggle's engine work. Kept as the list's array, not
     /// a `Value`, so that the trait still fits an existential's inline buffer (three words) and an unchanged list
     /// compares equal by identity.
-    private var sceneInfo: [Value] = Self.makeSceneInfo(count: 0, current: nil, valid: false)
+    private var sceneInfo: [Value] = Self.noSceneInfo
 
     /// A client changed something a scene stores: the current scene no longer describes the endpoint.
     mutating func invalidateScene() { isSceneValid = false }
@@ -120,8 +120,16 @@ public struct ScenesManagementServer: TraitServer {
         }
     }
 
+    /// A device's list before any scene is stored, shared: unchanged lists of every such device compare equal by
+    /// identity, also in the document writer (which keeps the bytes of the last list it wrote).
+    private static let noSceneInfo: [Value] = [.structure([
+        "sceneCount": .int(0), "currentScene": .int(0xFF), "currentGroup": .int(0), "sceneValid": .bool(false),
+        "remainingCapacity": .int(capacity),
+    ])]
+
     private static func makeSceneInfo(count: Int, current: Key?, valid: Bool) -> [Value] {
-        [.structure([
+        if count == 0 && current == nil { return noSceneInfo }
+        return [.structure([
             "sceneCount": .int(count),
             "currentScene": .int(Int(current?.scene ?? 0xFF)),
             "currentGroup": .int(Int(current?.group ?? 0)),

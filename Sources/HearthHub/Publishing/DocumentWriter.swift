@@ -80,6 +80,10 @@ public struct DocumentWriter: Sendable {
     private var typeOpenings: [[UInt8]] = []
     private var typeOpeningIndex: [String: Int] = [:]
     private var devices: [String: [TypeLayout]] = [:]
+    /// Per trait layout and attribute, the last list or structure written and its bytes: such values (Scenes
+    /// Management's `fabricSceneInfo`) rarely change and cost the most to write, while comparing one with the last is
+    /// cheap (the engine shares an unchanged one's storage, which compares equal by identity).
+    private var lastWritten: [[(value: Value, bytes: [UInt8])?]] = []
     /// One trait's values while it is written; kept to reuse its storage.
     private var scratch: [Value?] = []
     private let connectivities = DocumentWriter.connectivityFragments()
@@ -145,18 +149,34 @@ public struct DocumentWriter: Sendable {
             p = plans[l].count
             plans[l].append(plan(layout, supported: supported, commands: commands))
         }
-        plans[l][p].bytes.withUnsafeBufferPointer { bytes in
-            let ends = plans[l][p].ends
+        let plan = plans[l][p]
+        plan.bytes.withUnsafeBufferPointer { bytes in
             var start = 0, j = 0
             for i in layout.ids.indices {
                 guard let v = values[i] else { continue }
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<ends[j]]))
-                start = ends[j]
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<plan.ends[j]]))
+                start = plan.ends[j]
                 j += 1
-                write(v, as: types[i], &out)
+                switch v {
+                case .list, .structure: writeRemembered(v, as: types[i], layout: l, attribute: i, &out)
+                default: write(v, as: types[i], &out)
+                }
             }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<ends[j]]))
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<plan.ends[j]]))
         }
+    }
+
+    /// Writes a list or structure, or copies its bytes when it equals the last one written for this attribute.
+    private mutating func writeRemembered(_ v: Value, as type: ValueType, layout l: Int, attribute i: Int,
+                                          _ out: inout [UInt8]) {
+        if let last = lastWritten[l][i], last.value == v {
+            out.append(contentsOf: last.bytes)
+            return
+        }
+        var bytes: [UInt8] = []
+        write(v, as: type, &bytes)
+        out.append(contentsOf: bytes)
+        lastWritten[l][i] = (v, bytes)
     }
 
     private func plan(_ l: TraitLayout, supported: UInt64, commands: UInt64) -> TraitPlan {
@@ -203,6 +223,7 @@ public struct DocumentWriter: Sendable {
                     traitLayouts.append(traits.count)
                     traits.append(TraitLayout(descriptor))
                     plans.append([])
+                    lastWritten.append(Array(repeating: nil, count: descriptor.attributes.count))
                 }
             }
             layout.append(TypeLayout(opening: opening, traits: traitLayouts))
