@@ -27,14 +27,13 @@ public struct DeviceView: Sendable {
 
     public func sourceConnectivity(type t: Int) -> SourceConnectivity { .aggregate(device.endpoints[t].connectivity) }
     public func sourceConnectivity(type t: Int, trait k: Int) -> SourceConnectivity { device.endpoints[t].connectivity[k] }
-    /// The values of the attributes `ids` of the trait, nil where it does not support one, into `values`
-    /// (emptied first; its storage is reused, so a writer calling this per document allocates nothing).
+    /// The values of the attributes `ids` of the trait, nil where it does not support one, into
+    /// `values[0..<ids.count]` (grown to that if shorter; its storage is reused, so a writer calling this per document
+    /// allocates nothing).
     public func readValues(type t: Int, trait k: Int, of ids: [UInt32], into values: inout [Value?]) {
-        values.removeAll(keepingCapacity: true)
+        if values.count < ids.count { values.append(contentsOf: repeatElement(nil, count: ids.count - values.count)) }
         device.endpoints.withUnsafeBufferPointer { endpoints in
-            endpoints[t].traits.withUnsafeBufferPointer { traits in
-                for id in ids { values.append(traits[k].read(id)) }
-            }
+            endpoints[t].traits.withUnsafeBufferPointer { traits in traits[k].read(ids, into: &values, at: 0) }
         }
     }
 
@@ -42,11 +41,7 @@ public struct DeviceView: Sendable {
     /// change for a trait mirrored from a peer.
     public func supportedCommands(type t: Int, trait k: Int, of commands: [CommandDescriptor]) -> UInt64 {
         device.endpoints.withUnsafeBufferPointer { endpoints in
-            endpoints[t].traits.withUnsafeBufferPointer { traits in
-                var bits: UInt64 = 0
-                for i in commands.indices where i < 64 && traits[k].supports(commands[i]) { bits |= 1 << UInt64(i) }
-                return bits
-            }
+            endpoints[t].traits.withUnsafeBufferPointer { traits in traits[k].supportedCommands(of: commands) }
         }
     }
 }

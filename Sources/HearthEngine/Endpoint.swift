@@ -14,6 +14,8 @@ struct Endpoint: Sendable {
 
     /// Per trait, the ids of the attributes reported on change (not quiet), computed once.
     private let loudIDs: [[UInt32]]
+    /// Per trait, its id: finding a trait by id through each trait's `descriptor` copied every descriptor it passed.
+    private let traitIDs: [TraitID]
     /// The traits that listen to couplings.
     private let listeners: [Int]
     /// Per trait, whether a scene stores it; and where Scenes Management is. Found once: dynamic casts of every
@@ -29,6 +31,7 @@ struct Endpoint: Sendable {
         self.connectivity = connectivity
         self.actuator = actuator
         self.loudIDs = traits.map { t in type(of: t).descriptor.attributes.filter { !$0.hasQuietReporting }.map(\.id) }
+        self.traitIDs = traits.map { type(of: $0).descriptor.id }
         // A scene-capable trait hears scene recalls whether or not it listens to the other couplings.
         self.listeners = traits.indices.filter { type(of: traits[$0]).listensToSignals || traits[$0] is any SceneCapable }
         self.sceneCapable = traits.map { $0 is any SceneCapable }
@@ -50,7 +53,22 @@ struct Endpoint: Sendable {
     }
 
     func traitIndex(_ id: TraitID) -> Int? {
-        traits.firstIndex { type(of: $0).descriptor.id == id }
+        traitIDs.firstIndex(of: id)
+    }
+
+    /// The loud attributes of the traits `watched`, one after the other, read with one call per trait:
+    /// `traits[i].read(id)` copies the trait out of its existential for every read (34 reads per toggle of a
+    /// DimmableLight).
+    private func readLoud(_ watched: [Int]) -> [Value?] {
+        var count = 0
+        for i in watched { count += loudIDs[i].count }
+        var values = [Value?](repeating: nil, count: count)
+        var start = 0
+        for i in watched {
+            traits[i].read(loudIDs[i], into: &values, at: start)
+            start += loudIDs[i].count
+        }
+        return values
     }
 
     /// Lets trait `index` act, then delivers the couplings it posted to the traits that listen, and
@@ -65,9 +83,7 @@ struct Endpoint: Sendable {
     {
         var watched = listeners
         if !watched.contains(index) { watched.append(index) }
-        var before: [Value?] = []
-        before.reserveCapacity(24)
-        for i in watched { for id in loudIDs[i] { before.append(traits[i].read(id)) } }
+        let before = readLoud(watched)
 
         var context = TraitContext(now: now, stepInterval: stepInterval, output: output)
         if type(of: traits[index]).readsEndpoint { context.endpoint = EndpointView(traits: traits) }
@@ -100,11 +116,12 @@ struct Endpoint: Sendable {
         }
 
         let typeName = descriptor.name
+        let after = readLoud(watched)
         var k = 0
         for i in watched {
             for id in loudIDs[i] {
                 defer { k += 1 }
-                guard let value = traits[i].read(id) else {
+                guard let value = after[k] else {
                     if before[k] != nil { changes.append(unsupportedEvent(deviceID, typeName, trait: i, id)) }
                     continue
                 }

@@ -506,8 +506,8 @@ public final class Home: Sendable {
             return (e, i)
         }
         var found: [(Int, Int)] = []
-        for (e, endpoint) in device.endpoints.enumerated() {
-            if let i = endpoint.traitIndex(id) { found.append((e, i)) }
+        for e in device.endpoints.indices {
+            if let i = device.endpoints[e].traitIndex(id) { found.append((e, i)) }
         }
         switch found.count {
         case 1: return found[0]

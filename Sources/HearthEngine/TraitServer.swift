@@ -17,6 +17,15 @@ public protocol TraitServer: Sendable {
     /// By id, not descriptor: the engine reads on every change and must not copy descriptors to do it.
     func read(_ id: UInt32) -> Value?
 
+    /// The values of the attributes `ids` into `values[start..<start + ids.count]` (which `values` has), nil where
+    /// this instance does not support one. The engine and the document writer read a trait's attributes with one
+    /// call: calling a method on an existential copies the trait out of it first, once per call.
+    func read(_ ids: [UInt32], into values: inout [Value?], at start: Int)
+
+    /// Which of `commands` this instance takes, as bits (bit i for `commands[i]`, the first 64 only), in one call
+    /// for the same reason as ``read(_:into:at:)``.
+    func supportedCommands(of commands: [CommandDescriptor]) -> UInt64
+
     /// Whether `receive` does anything: couplings are delivered only to traits that listen.
     static var listensToSignals: Bool { get }
 
@@ -71,6 +80,21 @@ public protocol TraitServer: Sendable {
 
 extension TraitServer {
     public func read(_ attribute: AttributeDescriptor) -> Value? { read(attribute.id) }
+    public func read(_ ids: [UInt32], into values: inout [Value?], at start: Int) {
+        precondition(start >= 0 && values.count - start >= ids.count)
+        ids.withUnsafeBufferPointer { ids in
+            values.withUnsafeMutableBufferPointer { values in
+                for j in ids.indices { values[start + j] = read(ids[j]) }
+            }
+        }
+    }
+    public func supportedCommands(of commands: [CommandDescriptor]) -> UInt64 {
+        var bits: UInt64 = 0
+        commands.withUnsafeBufferPointer { commands in
+            for i in commands.indices where i < 64 && supports(commands[i]) { bits |= 1 << UInt64(i) }
+        }
+        return bits
+    }
     public static var listensToSignals: Bool { false }
     public func supports(_ command: CommandDescriptor) -> Bool { true }
     public func checkConfiguration() throws(HomeError) {}

@@ -73,4 +73,62 @@ import Testing
         try home.ingest("bathroom", type: "HumiditySensor", trait: "identify", .mirror([:], commands: []))
         try check()
     }
+
+    /// The writer copies each fixed fragment (a type's opening, a trait's opening, keys, `attributeInfo` and
+    /// `commands`) from its cache and writes only names, rooms, connectivity and values: for every device type in the
+    /// catalogue (the bench's two and every one the tests configure), a device with two types, optional traits and a
+    /// mirrored type, the cached document stays the document through renames, room and structure changes,
+    /// connectivity changes, commands, and a scene stored and recalled.
+    @Test func documentsFromCachedFragmentsAreTheDocumentThroughEveryKindOfChange() throws {
+        // The features a type needs to be configured at all.
+        let traits: [String: [TraitConfiguration]] = [
+            DeviceTypeDescriptor.genericSwitch.name: [TraitConfiguration(.switchTrait, features: ["momentarySwitch"])],
+            DeviceTypeDescriptor.occupancySensor.name: [TraitConfiguration(.occupancySensing, features: ["passiveInfrared"])],
+        ]
+        var devices = DeviceTypeDescriptor.catalogue.map { type in
+            DeviceConfiguration(id: "one-\(type.name)", name: type.name, types: [
+                DeviceTypeConfiguration(type, traits: traits[type.name] ?? []),
+            ])
+        }
+        devices.append(DeviceConfiguration(id: "pair", name: "Pair", roomID: "hall", types: [
+            DeviceTypeConfiguration(.onOffPlugInUnit, traits: [TraitConfiguration(.levelControl, features: ["onOff"]),
+                                                               TraitConfiguration(.basicInformation)]),
+            DeviceTypeConfiguration(.humiditySensor, isMirrored: true),
+        ]))
+        let home = try Home(devices: devices, clock: ManualClock())
+        let ids = devices.map(\.id)
+        var writer = DocumentWriter()
+        func check(_ when: String) throws {
+            for id in ids {
+                let cached = writer.document(try home.view(id))
+                let document = DeviceDocument.document(try home.device(id)).bytes
+                #expect(cached == document, "\(id) \(when)")
+            }
+        }
+        try check("first")
+        try check("again, from the cache")
+        for id in ids { try home.setName(id, "Renamed \"\(id)\"") }
+        try check("after renames")
+        for id in ids { try home.setRoom(id, "kitchen") }
+        try home.setStructure("pair", "house")
+        try check("after room changes")
+        try home.setRoom("pair", nil)
+        try check("after leaving the room")
+        try home.setConnectivity("one-DimmableLight", trait: "onOff", SourceConnectivity(.offline, .direct))
+        try home.setConnectivity("one-HumiditySensor", trait: "relativeHumidityMeasurement", SourceConnectivity(.online, .remote))
+        try home.ingest("pair", type: "HumiditySensor", trait: "relativeHumidityMeasurement",
+                        .mirror(["measuredValue": .int(5000), "minMeasuredValue": .null], commands: []))
+        try check("after connectivity changes")
+        try home.setConnectivity("one-DimmableLight", trait: "onOff", .directOnline)
+        for id in ["one-OnOffLight", "one-DimmableLight", "one-ColorTemperatureLight", "pair"] {
+            let type: String? = id == "pair" ? "OnOffPlugInUnit" : nil
+            try home.invoke(id, type: type, trait: "groups", command: "addGroup", arguments: ["groupId": .int(1), "groupName": .string("All")])
+            try home.invoke(id, type: type, trait: "scenesManagement", command: "storeScene", arguments: ["groupId": .int(1), "sceneId": .int(2)])
+            try check("after \(id) stored a scene")
+            try home.invoke(id, type: type, trait: "onOff", command: "toggle")
+            try check("after \(id) toggled (the scene no longer valid)")
+            try home.invoke(id, type: type, trait: "scenesManagement", command: "recallScene", arguments: ["groupId": .int(1), "sceneId": .int(2)])
+            try check("after \(id) recalled the scene")
+        }
+    }
 }

@@ -88,11 +88,17 @@ public struct ScenesManagementServer: TraitServer {
         public static func < (a: Key, b: Key) -> Bool { (a.group, a.scene) < (b.group, b.scene) }
     }
 
-    public private(set) var scenes: [Key: Scene] = [:]
+    public private(set) var scenes: [Key: Scene] = [:] { didSet { refreshSceneInfo() } }
     /// The scene last recalled or stored, until its group's scenes go.
-    private var current: Key?
+    private var current: Key? { didSet { refreshSceneInfo() } }
     /// Matter's SceneValid: the endpoint is as `current` says, until a client changes an attribute a scene stores.
-    public private(set) var isSceneValid = false
+    public private(set) var isSceneValid = false { didSet { refreshSceneInfo() } }
+    /// FabricSceneInfo's list, built when what it says changes rather than on each read: the engine reads it before
+    /// and after every command to the endpoint, and the document writer on every publication, and building its
+    /// structure (a dictionary of five fields) was a quarter of a toggle's engine work. Kept as the list's array, not
+    /// a `Value`, so that the trait still fits an existential's inline buffer (three words) and an unchanged list
+    /// compares equal by identity.
+    private var sceneInfo: [Value] = Self.noSceneInfo
 
     /// A client changed something a scene stores: the current scene no longer describes the endpoint.
     mutating func invalidateScene() { isSceneValid = false }
@@ -109,16 +115,32 @@ public struct ScenesManagementServer: TraitServer {
     public func read(_ id: UInt32) -> Value? {
         switch id {
         case Attribute.sceneTableSize.id: .int(Self.capacity)
-        case Attribute.fabricSceneInfo.id:
-            .list([.structure([
-                "sceneCount": .int(scenes.count),
-                "currentScene": .int(Int(current?.scene ?? 0xFF)),
-                "currentGroup": .int(Int(current?.group ?? 0)),
-                "sceneValid": .bool(current != nil && isSceneValid),
-                "remainingCapacity": .int(Self.capacity - scenes.count),
-            ])])
+        case Attribute.fabricSceneInfo.id: .list(sceneInfo)
         default: nil
         }
+    }
+
+    /// A device's list before any scene is stored, shared: unchanged lists of every such device compare equal by
+    /// identity, also in the document writer (which keeps the bytes of the last list it wrote).
+    private static let noSceneInfo: [Value] = [.structure([
+        "sceneCount": .int(0), "currentScene": .int(0xFF), "currentGroup": .int(0), "sceneValid": .bool(false),
+        "remainingCapacity": .int(capacity),
+    ])]
+
+    private static func makeSceneInfo(count: Int, current: Key?, valid: Bool) -> [Value] {
+        if count == 0 && current == nil { return noSceneInfo }
+        return [.structure([
+            "sceneCount": .int(count),
+            "currentScene": .int(Int(current?.scene ?? 0xFF)),
+            "currentGroup": .int(Int(current?.group ?? 0)),
+            "sceneValid": .bool(current != nil && valid),
+            "remainingCapacity": .int(capacity - count),
+        ])]
+    }
+
+    private mutating func refreshSceneInfo() {
+        let info = Self.makeSceneInfo(count: scenes.count, current: current, valid: isSceneValid)
+        if info != sceneInfo { sceneInfo = info }
     }
 
     public mutating func load(_ attribute: AttributeDescriptor, _ value: Value) throws(HomeError) {

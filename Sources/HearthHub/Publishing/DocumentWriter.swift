@@ -7,11 +7,14 @@ import HearthModel
 ///
 /// The document is published after every state change, on the path between a command and the state a
 /// client waits for, so everything that does not change between two documents is encoded once and
-/// shared by every device of the same kind: each device type's opening, each trait's opening and
-/// attribute keys, and each trait's `attributeInfo` and `commands` — those last two for each set of
-/// supported attributes and commands, since a trait mirrored from a peer learns them late. What is
-/// left per document is the device's own header, the connectivity, and the values. The output is byte
-/// for byte `DeviceDocument.document(device).bytes` (a test holds it to that).
+/// shared by every device of the same kind: each device type's opening, each trait's opening, and per
+/// trait and set of supported attributes and commands (a trait mirrored from a peer learns them late)
+/// the bytes between its values — keys, and after the last value `attributeInfo` and `commands` — as
+/// one segment per value (`TraitPlan`); the connectivity objects come from a table of their 20 values.
+/// What is left to write per document is the device's id, name, structure and room, and the values:
+/// 716 of a bench document's 4,008 bytes change, of which 450 are connectivity objects from the table
+/// (docs/benchmarks.md, session 7). The output is byte for byte `DeviceDocument.document(device).bytes`
+/// (tests hold it to that).
 public struct DocumentWriter: Sendable {
     /// What every trait with one descriptor shares; a class, so that using it copies nothing.
     final class TraitLayout: Sendable {
@@ -59,14 +62,31 @@ public struct DocumentWriter: Sendable {
 
     private var traits: [TraitLayout] = []
     private var traitIndex: [TraitID: Int] = [:]
-    /// `,"attributeInfo":{…},"commands":[…]}` per trait layout, by (supported attributes, supported commands).
-    private var closings: [[(attributes: UInt64, commands: UInt64, bytes: [UInt8])]] = []
+    /// The fixed bytes between and after a trait's values, for one set of supported attributes and commands:
+    /// `,"attributes":{"onOff":` before the first value, `,"globalSceneControl":` before each next one, and after
+    /// the last `}` with `,"attributeInfo":{…},"commands":[…]}`. Segment `j` ends at `ends[j]`; the last is the
+    /// closing. A document copies one segment per value instead of a comma, a key and a closing apiece.
+    struct TraitPlan: Sendable {
+        var attributes: UInt64
+        var commands: UInt64
+        var bytes: [UInt8]
+        var ends: [Int]
+    }
+
+    /// Per trait layout, its plans by (supported attributes, supported commands): a trait mirrored from a peer
+    /// learns them late, every other keeps one plan.
+    private var plans: [[TraitPlan]] = []
     /// `{"type":"DimmableLight","deviceTypeId":257,"isPrimaryType":true,"sourceConnectivity":`
     private var typeOpenings: [[UInt8]] = []
     private var typeOpeningIndex: [String: Int] = [:]
     private var devices: [String: [TypeLayout]] = [:]
+    /// Per trait layout and attribute, the last list or structure written and its bytes: such values (Scenes
+    /// Management's `fabricSceneInfo`) rarely change and cost the most to write, while comparing one with the last is
+    /// cheap (the engine shares an unchanged one's storage, which compares equal by identity).
+    private var lastWritten: [[(value: Value, bytes: [UInt8])?]] = []
     /// One trait's values while it is written; kept to reuse its storage.
     private var scratch: [Value?] = []
+    private let connectivities = DocumentWriter.connectivityFragments()
 
     public init() {}
 
@@ -100,37 +120,77 @@ public struct DocumentWriter: Sendable {
         let layout = traits[l]
         out.append(contentsOf: layout.opening)
         connectivity(d.sourceConnectivity(type: t, trait: k), &out)
-        Self.raw(#","attributes":{"#, &out)
-        var supported: UInt64 = 0
-        var first = true
         var values: [Value?] = []
         swap(&values, &scratch)
+        defer { swap(&values, &scratch) }
         d.readValues(type: t, trait: k, of: layout.ids, into: &values)
+        let commands = d.supportedCommands(type: t, trait: k, of: layout.commands)
         let types = layout.types
-        layout.keys.withUnsafeBufferPointer { keys in
-            for i in values.indices {
+        guard layout.isCacheable else {
+            Self.raw(#","attributes":{"#, &out)
+            var first = true
+            for i in layout.ids.indices {
                 guard let v = values[i] else { continue }
-                if i < 64 { supported |= 1 << UInt64(i) }
                 if !first { Self.raw(",", &out) }
                 first = false
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: keys[layout.key(i)]))
+                out.append(contentsOf: layout.keys[layout.key(i)])
                 write(v, as: types[i], &out)
             }
-        }
-        swap(&values, &scratch)
-        Self.raw("}", &out)
-        let commands = d.supportedCommands(type: t, trait: k, of: layout.commands)
-        guard layout.isCacheable else {
-            out.append(contentsOf: closing(layout, supported: supported, commands: commands))
+            Self.raw("}", &out)
+            out.append(contentsOf: closing(layout, supported: nil, values: values, commands: commands))
             return
         }
-        if let cached = closings[l].first(where: { $0.attributes == supported && $0.commands == commands }) {
-            out.append(contentsOf: cached.bytes)
+        var supported: UInt64 = 0
+        for i in layout.ids.indices where values[i] != nil { supported |= 1 << UInt64(i) }
+        let p: Int
+        if let known = plans[l].firstIndex(where: { $0.attributes == supported && $0.commands == commands }) {
+            p = known
         } else {
-            let bytes = closing(layout, supported: supported, commands: commands)
-            closings[l].append((supported, commands, bytes))
-            out.append(contentsOf: bytes)
+            p = plans[l].count
+            plans[l].append(plan(layout, supported: supported, commands: commands))
         }
+        let plan = plans[l][p]
+        plan.bytes.withUnsafeBufferPointer { bytes in
+            var start = 0, j = 0
+            for i in layout.ids.indices {
+                guard let v = values[i] else { continue }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<plan.ends[j]]))
+                start = plan.ends[j]
+                j += 1
+                switch v {
+                case .list, .structure: writeRemembered(v, as: types[i], layout: l, attribute: i, &out)
+                default: write(v, as: types[i], &out)
+                }
+            }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<plan.ends[j]]))
+        }
+    }
+
+    /// Writes a list or structure, or copies its bytes when it equals the last one written for this attribute.
+    private mutating func writeRemembered(_ v: Value, as type: ValueType, layout l: Int, attribute i: Int,
+                                          _ out: inout [UInt8]) {
+        if let last = lastWritten[l][i], last.value == v {
+            out.append(contentsOf: last.bytes)
+            return
+        }
+        var bytes: [UInt8] = []
+        write(v, as: type, &bytes)
+        out.append(contentsOf: bytes)
+        lastWritten[l][i] = (v, bytes)
+    }
+
+    private func plan(_ l: TraitLayout, supported: UInt64, commands: UInt64) -> TraitPlan {
+        var bytes: [UInt8] = [], ends: [Int] = []
+        Self.raw(#","attributes":{"#, &bytes)
+        for i in l.attributes.indices where supported & (1 << UInt64(i)) != 0 {
+            if !ends.isEmpty { Self.raw(",", &bytes) }
+            bytes.append(contentsOf: l.keys[l.key(i)])
+            ends.append(bytes.count)
+        }
+        Self.raw("}", &bytes)
+        bytes.append(contentsOf: closing(l, supported: supported, values: [], commands: commands))
+        ends.append(bytes.count)
+        return TraitPlan(attributes: supported, commands: commands, bytes: bytes, ends: ends)
     }
 
     /// The layout of a device, made on its first document (a device's types and traits never change).
@@ -162,7 +222,8 @@ public struct DocumentWriter: Sendable {
                     traitIndex[descriptor.id] = traits.count
                     traitLayouts.append(traits.count)
                     traits.append(TraitLayout(descriptor))
-                    closings.append([])
+                    plans.append([])
+                    lastWritten.append(Array(repeating: nil, count: descriptor.attributes.count))
                 }
             }
             layout.append(TypeLayout(opening: opening, traits: traitLayouts))
@@ -171,15 +232,17 @@ public struct DocumentWriter: Sendable {
         return layout
     }
 
-    /// `,"attributeInfo":{…},"commands":[…]}` for one set of supported attributes and commands.
-    private func closing(_ l: TraitLayout, supported: UInt64, commands: UInt64) -> [UInt8] {
+    /// `,"attributeInfo":{…},"commands":[…]}` for one set of supported attributes (the bits of `supported`, or
+    /// without them, the non-nil `values`: a trait with more than 64 attributes) and commands.
+    private func closing(_ l: TraitLayout, supported: UInt64?, values: [Value?], commands: UInt64) -> [UInt8] {
         var out: [UInt8] = []
         Self.raw(#","attributeInfo":{"#, &out)
         for (i, a) in l.attributes.enumerated() {
             if i > 0 { Self.raw(",", &out) }
             out.append(contentsOf: l.keys[l.key(i)])
             Self.raw(#"{"supported":"#, &out)
-            Self.raw(i < 64 && supported & (1 << UInt64(i)) != 0 ? "true" : "false", &out)
+            let isSupported = supported.map { i < 64 && $0 & (1 << UInt64(i)) != 0 } ?? (values[i] != nil)
+            Self.raw(isSupported ? "true" : "false", &out)
             Self.raw(#","nullable":"#, &out); Self.raw(a.isNullable ? "true" : "false", &out)
             Self.raw(#","writable":"#, &out); Self.raw(a.isWritable ? "true" : "false", &out)
             Self.raw("}", &out)
@@ -257,11 +320,44 @@ public struct DocumentWriter: Sendable {
         if let s { JSON.writeString(s, to: &out) } else { Self.raw("null", &out) }
     }
 
+    /// A document holds one connectivity object per device, type and trait (nine in a DimmableLight's), and they
+    /// take 20 values in all: each is copied from `connectivities`, written once.
     private func connectivity(_ c: SourceConnectivity, _ out: inout [UInt8]) {
-        Self.raw(#"{"connectivityState":"#, &out)
-        JSON.writeString(c.connectivityState.rawValue, to: &out)
-        Self.raw(#","dataSourceLocality":"#, &out)
-        JSON.writeString(c.dataSourceLocality.rawValue, to: &out)
-        Self.raw("}", &out)
+        out.append(contentsOf: connectivities[Self.connectivityIndex(c)])
+    }
+
+    private static func connectivityIndex(_ c: SourceConnectivity) -> Int {
+        let state = switch c.connectivityState {
+        case .unknown: 0
+        case .online: 1
+        case .offline: 2
+        case .partiallyOnline: 3
+        }
+        let locality = switch c.dataSourceLocality {
+        case .unspecified: 0
+        case .direct: 1
+        case .localPeer: 2
+        case .remote: 3
+        case .mixed: 4
+        }
+        return state * 5 + locality
+    }
+
+    /// `{"connectivityState":"online","dataSourceLocality":"direct"}` and the others, by `connectivityIndex`.
+    private static func connectivityFragments() -> [[UInt8]] {
+        var all = [[UInt8]](repeating: [], count: 20)
+        for state in ConnectivityState.allCases {
+            for locality in DataSourceLocality.allCases {
+                let c = SourceConnectivity(state, locality)
+                var out: [UInt8] = []
+                raw(#"{"connectivityState":"#, &out)
+                JSON.writeString(c.connectivityState.rawValue, to: &out)
+                raw(#","dataSourceLocality":"#, &out)
+                JSON.writeString(c.dataSourceLocality.rawValue, to: &out)
+                raw("}", &out)
+                all[connectivityIndex(c)] = out
+            }
+        }
+        return all
     }
 }
