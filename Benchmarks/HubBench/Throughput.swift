@@ -37,7 +37,8 @@ extension HubBench {
               + "mqtt:\n  host: 127.0.0.1\n  port: \(port)\ndevices:\n\(list)", to: "\(work)/tp.yaml")
         let wrapper = getenv("HUBBENCH_WRAP").map { String(cString: $0).split(separator: " ").map(String.init) } ?? []
         let command = wrapper + ["\(binDir)/hearthd", "run", "--config", "\(work)/tp.yaml"]
-        let hub = spawn(command[0].hasPrefix("/") ? command[0] : "/usr/bin/" + command[0], Array(command.dropFirst()),
+        // A wrapper named without a path is looked up in /usr/bin; the hub's own path is used as given.
+        let hub = spawn(wrapper.isEmpty || command[0].hasPrefix("/") ? command[0] : "/usr/bin/" + command[0], Array(command.dropFirst()),
                         output: "\(work)/tp.log")
         defer { kill(hub, SIGTERM); var s: Int32 = 0; waitpid(hub, &s, 0) }
         let status = try Endpoint("bench-tp-status", port: port)
