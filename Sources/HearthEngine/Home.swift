@@ -69,12 +69,13 @@ public final class Home: Sendable {
         var s = State()
         var warnings: [String] = []
         let now = clock.now
+        var shapes: [[ObjectIdentifier]: Endpoint.Shape] = [:]
         for configuration in configurations {
             guard s.index[configuration.id] == nil else {
                 throw .constraintError("device id '\(configuration.id)' is used twice; ids must be unique")
             }
             let device = try Self.build(configuration, saved: saved[configuration.id], registry: registry, now: now,
-                                        stepInterval: options.stepInterval, warnings: &warnings)
+                                        stepInterval: options.stepInterval, shapes: &shapes, warnings: &warnings)
             s.index[device.id] = s.devices.count
             s.devices.append(device)
             for (e, endpoint) in device.endpoints.enumerated() {
@@ -89,7 +90,8 @@ public final class Home: Sendable {
     }
 
     private static func build(_ c: DeviceConfiguration, saved: SavedDevice?, registry: TraitRegistry,
-                              now: EngineInstant, stepInterval: Int64, warnings: inout [String]) throws(HomeError)
+                              now: EngineInstant, stepInterval: Int64, shapes: inout [[ObjectIdentifier]: Endpoint.Shape],
+                              warnings: inout [String]) throws(HomeError)
         -> Device
     {
         let where_ = "device '\(c.id)'"
@@ -126,6 +128,8 @@ public final class Home: Sendable {
                 for i in traitConfigs.indices { traitConfigs[i].connectivity = .notHeardFrom }
             }
             var traits: [any TraitServer] = []
+            // Kept for the device's life: exactly as many as it has, not the doubling growth's capacity.
+            traits.reserveCapacity(traitConfigs.count)
             for tc in traitConfigs {
                 let ta = "\(at) trait \(tc.id)"
                 guard let standard = registry.server(for: tc.id) else {
@@ -184,7 +188,8 @@ public final class Home: Sendable {
                 traits[i].startUp(context: &context)
             }
             endpoints.append(Endpoint(descriptor: type, isPrimary: isPrimary, traits: traits,
-                                      connectivity: traitConfigs.map(\.connectivity), actuator: typeConfig.actuator))
+                                      connectivity: traitConfigs.map(\.connectivity), actuator: typeConfig.actuator,
+                                      shapes: &shapes))
         }
         var device = Device(id: c.id, name: HomeDevice.truncatedName(c.name), structureID: c.structureID,
                             roomID: c.roomID, isMatterDevice: c.isMatterDevice, endpoints: endpoints)
