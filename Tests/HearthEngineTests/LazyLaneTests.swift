@@ -54,9 +54,12 @@ import Testing
             }
             gate.open()
             home.drainLanes()
-            #expect(c.refused.load(ordering: .sequentiallyConsistent) == 0)
-            #expect(c.count.load(ordering: .sequentiallyConsistent) == 64)
-            #expect(!c.overlapped.load(ordering: .sequentiallyConsistent))
+            let refused = c.refused.load(ordering: .sequentiallyConsistent)
+            let count = c.count.load(ordering: .sequentiallyConsistent)
+            let overlapped = c.overlapped.load(ordering: .sequentiallyConsistent)
+            #expect(refused == 0)
+            #expect(count == 64)
+            #expect(!overlapped)
         }
     }
 
@@ -79,6 +82,7 @@ import Testing
         home.observe { e in seen.withLock { $0 += e } }
         try home.invoke("d2", trait: "onOff", command: "toggle")
         try home.invoke("d1", trait: "onOff", command: "toggle")
+        try home.invoke("d4", trait: "onOff", command: "on")  // a light that is off ignores level commands
         try home.invoke("d4", trait: "levelControl", command: "moveToLevel", arguments: ["level": .int(50)])
         let events = seen.withLock { $0 }
         #expect(Set(events.map(\.deviceID)) == ["d2", "d1", "d4"])
@@ -115,5 +119,26 @@ import Testing
         try home.update("plain", trait: "basicInformation", attributes: ["nodeLabel": .string("Hall")])
         #expect(try read("plain", "nodeLabel") == .string("Hall"))
         #expect(try read("named", "nodeLabel") == .string(""))
+    }
+}
+
+/// A coarse waker (a binding's loop) sleeps on a libdispatch timer on the real clock instead of a task.
+@Suite(.timeLimit(.minutes(1))) struct CoarseWakerTests {
+    @Test func returnsAtItsDeadlineOnTheRealClock() async {
+        let clock = MonotonicClock(), waker = DeadlineWaker(coarse: true)
+        let deadline = clock.now + 20
+        await waker.wait(until: deadline, clock: clock)
+        #expect(clock.now >= deadline)
+        // A deadline already passed returns at once, and so does each of several waits in a row.
+        for _ in 0..<3 { await waker.wait(until: clock.now, clock: clock) }
+    }
+
+    @Test func aWakeEndsTheWaitEarly() async {
+        let clock = MonotonicClock(), waker = DeadlineWaker(coarse: true)
+        waker.wake()
+        await waker.wait(until: clock.now + 3_600_000, clock: clock)  // returns because of the wake, not in an hour
+        let task = Task { await waker.wait(until: clock.now + 3_600_000, clock: clock) }
+        task.cancel()
+        await task.value  // a cancelled wait returns too
     }
 }

@@ -14,7 +14,8 @@ final class BindingRuntime: Sendable {
     /// The traits whose connectivity this binding answers for.
     let traits: [TraitID]
     private let logLine: @Sendable (String) -> Void
-    private let waker = DeadlineWaker()
+    /// Coarse: its deadlines are polls, retries and probes seconds apart (a few ms late is nothing to them).
+    private let waker = DeadlineWaker(coarse: true)
 
     private struct State {
         var home: Home?
