@@ -98,6 +98,15 @@ import Testing
             .first { $0.descriptor.name == "onOff" }?.value == .bool(false))
     }
 
+    /// `forEachDevice` hands over the same snapshots as `list()`, in the same order, one at a time.
+    @Test func forEachDeviceIsListOneAtATime() throws {
+        try home.invoke("d3", trait: "onOff", command: "on")
+        var seen: [HomeDevice] = []
+        home.forEachDevice { seen.append($0) }
+        #expect(seen == home.list())
+        #expect(seen.map(\.id) == (0..<8).map { "d\($0)" })
+    }
+
     /// BasicInformation reports its defaults without keeping them per device, and a configured value over them.
     @Test func basicInformationDefaultsAndConfiguredValues() throws {
         let home = try Home(devices: [
