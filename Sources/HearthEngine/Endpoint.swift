@@ -12,30 +12,59 @@ struct Endpoint: Sendable {
     /// A timer step's output not yet written to the hardware (its lane writes the newest one).
     var pendingOutput: EndpointOutput?
 
-    /// Per trait, the ids of the attributes reported on change (not quiet), computed once.
-    private let loudIDs: [[UInt32]]
-    /// Per trait, its id: finding a trait by id through each trait's `descriptor` copied every descriptor it passed.
-    private let traitIDs: [TraitID]
-    /// The traits that listen to couplings.
-    private let listeners: [Int]
-    /// Per trait, whether a scene stores it; and where Scenes Management is. Found once: dynamic casts of every
-    /// trait on every command cost more than the rest of `invalidateScene`.
-    private let sceneCapable: [Bool]
-    private let scenesIndex: Int?
+    /// What the engine looks up per trait on every command, found once per combination of trait types and shared by
+    /// every endpoint with those traits (a class, so that copying an endpoint copies a reference): per endpoint it
+    /// was four arrays, about 430 bytes of every device's memory.
+    final class Shape: Sendable {
+        /// Per trait, the ids of the attributes reported on change (not quiet).
+        let loudIDs: [[UInt32]]
+        /// Per trait, its id: finding a trait by id through each trait's `descriptor` copied every descriptor it passed.
+        let traitIDs: [TraitID]
+        /// The traits that listen to couplings.
+        let listeners: [Int]
+        /// Per trait, whether a scene stores it; and where Scenes Management is. Found once: dynamic casts of every
+        /// trait on every command cost more than the rest of `invalidateScene`.
+        let sceneCapable: [Bool]
+        let scenesIndex: Int?
 
+        init(_ traits: [any TraitServer]) {
+            loudIDs = traits.map { t in type(of: t).descriptor.attributes.filter { !$0.hasQuietReporting }.map(\.id) }
+            traitIDs = traits.map { type(of: $0).descriptor.id }
+            // A scene-capable trait hears scene recalls whether or not it listens to the other couplings.
+            listeners = traits.indices.filter { type(of: traits[$0]).listensToSignals || traits[$0] is any SceneCapable }
+            sceneCapable = traits.map { $0 is any SceneCapable }
+            scenesIndex = traits.firstIndex { $0 is ScenesManagementServer }
+        }
+
+        /// What `Shape` depends on: the traits' types, in order.
+        static func key(_ traits: [any TraitServer]) -> [ObjectIdentifier] {
+            traits.map { ObjectIdentifier(type(of: $0)) }
+        }
+    }
+
+    private let shape: Shape
+    private var loudIDs: [[UInt32]] { shape.loudIDs }
+    private var traitIDs: [TraitID] { shape.traitIDs }
+    private var listeners: [Int] { shape.listeners }
+    private var sceneCapable: [Bool] { shape.sceneCapable }
+    private var scenesIndex: Int? { shape.scenesIndex }
+
+    /// `shapes`: the shapes made so far, by ``Shape/key(_:)``; this endpoint's is taken from there or added.
     init(descriptor: DeviceTypeDescriptor, isPrimary: Bool, traits: [any TraitServer],
-         connectivity: [SourceConnectivity], actuator: (any EndpointActuator)?) {
+         connectivity: [SourceConnectivity], actuator: (any EndpointActuator)?,
+         shapes: inout [[ObjectIdentifier]: Shape]) {
         self.descriptor = descriptor
         self.isPrimary = isPrimary
         self.traits = traits
         self.connectivity = connectivity
         self.actuator = actuator
-        self.loudIDs = traits.map { t in type(of: t).descriptor.attributes.filter { !$0.hasQuietReporting }.map(\.id) }
-        self.traitIDs = traits.map { type(of: $0).descriptor.id }
-        // A scene-capable trait hears scene recalls whether or not it listens to the other couplings.
-        self.listeners = traits.indices.filter { type(of: traits[$0]).listensToSignals || traits[$0] is any SceneCapable }
-        self.sceneCapable = traits.map { $0 is any SceneCapable }
-        self.scenesIndex = traits.firstIndex { $0 is ScenesManagementServer }
+        let key = Shape.key(traits)
+        if let known = shapes[key] {
+            self.shape = known
+        } else {
+            self.shape = Shape(traits)
+            shapes[key] = self.shape
+        }
         self.lastOutput = EndpointOutput()
         self.lastOutput = output
     }

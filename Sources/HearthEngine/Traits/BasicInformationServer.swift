@@ -28,7 +28,9 @@ public struct BasicInformationServer: TraitServer {
     /// The software version every device of this hub reports unless configured otherwise.
     public static let hearthVersion = "0.1.0"
 
-    private var values: [UInt32: Value] = [
+    /// What a device reports unless its configuration or saved state says otherwise: the same for every device, so
+    /// it is kept once, not per device (a dictionary of eight values was half a kilobyte of every device's memory).
+    private static let defaults: [UInt32: Value] = [
         Attribute.vendorName.id: .string("Hearth"),
         Attribute.vendorID.id: .int(0xFFF1),  // a test vendor id: Hearth has no CSA vendor id
         Attribute.productName.id: .string("Hearth device"),
@@ -38,13 +40,15 @@ public struct BasicInformationServer: TraitServer {
         Attribute.softwareVersionString.id: .string(hearthVersion),
         Attribute.reachable.id: .bool(true),
     ]
+    /// The values configured or loaded for this device, over `defaults`; empty (no storage) for most devices.
+    private var values: [UInt32: Value] = [:]
 
     public init(features: Set<String>) throws(HomeError) {
         if let f = features.first { throw .constraintError("basicInformation has no feature '\(f)'") }
     }
 
     /// Serial number and unique id are optional: unsupported until configured.
-    public func read(_ id: UInt32) -> Value? { values[id] }
+    public func read(_ id: UInt32) -> Value? { values[id] ?? Self.defaults[id] }
 
     public mutating func load(_ attribute: AttributeDescriptor, _ value: Value) throws(HomeError) {
         guard Self.descriptor.attribute(id: attribute.id) != nil else { throw Self.unknownAttribute(attribute) }
@@ -52,6 +56,7 @@ public struct BasicInformationServer: TraitServer {
            value.stringValue?.isEmpty == true {
             throw .constraintError("\(attribute.name) must have 1 to 64 bytes")
         }
-        values[attribute.id] = value
+        // A value equal to the default is not kept: most configurations repeat the defaults.
+        values[attribute.id] = value == Self.defaults[attribute.id] ? nil : value
     }
 }

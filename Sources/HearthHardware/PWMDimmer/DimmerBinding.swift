@@ -156,7 +156,7 @@ final class DimmerBinding: RetryingOutputBinding, EndpointActuator {
             s.relay = relay
             s.duty = duty
             s.relayOn = duty > 0
-            s.retry.succeeded(probingAt: now + outputProbeInterval)
+            s.retry.succeeded(probingAt: runtime.firstProbe(after: now))
             return true
         }
         guard accepted else {

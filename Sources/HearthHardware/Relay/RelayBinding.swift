@@ -116,7 +116,7 @@ final class RelayBinding: RetryingOutputBinding, EndpointActuator {
                 guard !runtime.isStopped else { return false }
                 s.line = line
                 s.value = desired
-                s.retry.succeeded(probingAt: now + outputProbeInterval)
+                s.retry.succeeded(probingAt: runtime.firstProbe(after: now))
                 return true
             }
             guard accepted else {

@@ -14,7 +14,8 @@ final class BindingRuntime: Sendable {
     /// The traits whose connectivity this binding answers for.
     let traits: [TraitID]
     private let logLine: @Sendable (String) -> Void
-    private let waker = DeadlineWaker()
+    /// Coarse: its deadlines are polls, retries and probes seconds apart (a few ms late is nothing to them).
+    private let waker = DeadlineWaker(coarse: true)
 
     private struct State {
         var home: Home?
@@ -79,13 +80,34 @@ final class BindingRuntime: Sendable {
     ///
     /// `tick` does the binding's blocking I/O (a sensor read, a line request), so it runs on the device's lane, never
     /// on a thread of Swift's cooperative pool: a read that stalls for seconds delays only this device.
-    func run(tick: @escaping @Sendable (EngineInstant) -> Void, nextDeadline: () -> EngineInstant?) async {
+    /// `tickFirst`: whether the loop ticks at once or first waits for a deadline or a wake (an output, which
+    /// `start(home:)` already requested, has nothing to do before then; every binding hopping to its lane at the
+    /// same instant made libdispatch start a thread per lane: 200 threads for 200 relays).
+    func run(tickFirst: Bool = true, tick: @escaping @Sendable (EngineInstant) -> Void,
+             nextDeadline: () -> EngineInstant?) async {
         guard let home else { return }
         let clock = home.clock
+        if !tickFirst { await waker.wait(until: nextDeadline(), clock: clock) }
         while !Task.isCancelled && !isStopped {
             _ = await home.onLane(of: deviceID) { tick(clock.now) }
             await waker.wait(until: nextDeadline(), clock: clock)
         }
+    }
+
+    /// When an output that was just requested or written at `now` is first checked: within `outputProbeInterval`,
+    /// earlier by up to half of it by a fixed amount per device, so that the outputs of a hub that started together
+    /// are not probed together: each probe hops to its device's lane, and 200 lanes made busy at the same instant
+    /// made libdispatch start 200 threads every 5 s (their stacks and malloc arenas were most of the Private_Dirty
+    /// of a hub with 200 relays).
+    func firstProbe(after now: EngineInstant) -> EngineInstant {
+        now + (outputProbeInterval - probeOffset)
+    }
+
+    /// FNV-1a of the device id, not `Hasher`: the same device keeps the same offset from run to run.
+    private var probeOffset: Int64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in deviceID.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return Int64(hash % UInt64(outputProbeInterval / 2))
     }
 }
 
@@ -127,6 +149,11 @@ extension RetryingOutputBinding {
     func refresh() {
         guard let home = runtime.home else { return }
         tick(at: home.clock.now)
+    }
+
+    /// The loop waits first: `start(home:)` has requested the hardware, and a fault the actuator records wakes it.
+    func run() async {
+        await runtime.run(tickFirst: false, tick: { [self] now in tick(at: now) }, nextDeadline: { nextDeadline })
     }
 
     var nextDeadline: EngineInstant? {

@@ -343,7 +343,8 @@ public final class PeerDirectory: Sendable {
 
     /// Local devices and every peer's, each with its hub and how this hub sees it.
     public func homeDocument() -> JSON {
-        var entries = home.list().map { DeviceDocument.summary($0, hub: topics.hub) }
+        var entries: [JSON] = []
+        home.forEachDevice { entries.append(DeviceDocument.summary($0, hub: topics.hub)) }
         let (peers, linkUp) = state.withLock { ($0.peers, $0.linkUp) }
         for (hub, peer) in peers.sorted(by: { $0.key < $1.key }) {
             entries += homeEntries(hub: hub, summary: peer.summary, status: peer.status, linkUp: linkUp)
@@ -381,8 +382,10 @@ public final class PeerDirectory: Sendable {
         }
         var out: [UInt8] = [UInt8(ascii: "[")]
         out.reserveCapacity(peers.reduce(4096) { $0 + ($1.cached?.count ?? 0) })
-        for (k, device) in home.list().enumerated() {
-            if k > 0 { out.append(UInt8(ascii: ",")) }
+        var first = true
+        home.forEachDevice { device in
+            if !first { out.append(UInt8(ascii: ",")) }
+            first = false
             DeviceDocument.summary(device, hub: topics.hub).write(to: &out)
         }
         var written: [(hub: String, version: Int, bytes: [UInt8])] = []

@@ -73,8 +73,9 @@ public final class MQTTHub: Sendable {
                 other: @escaping @Sendable (MQTTMessage) -> Void = { _ in }) {
         summaryThrottle = PublicationThrottle(window: publicationWindow, clock: home.clock) {
             guard client.isConnected else { return }  // republished in full on the next connection
-            Self.send(client, topics.devices, JSON.array(home.list().map { DeviceDocument.summary($0) }).bytes,
-                      retain: true, log: log)
+            var summaries: [JSON] = []
+            home.forEachDevice { summaries.append(DeviceDocument.summary($0)) }
+            Self.send(client, topics.devices, JSON.array(summaries).bytes, retain: true, log: log)
         }
         self.other = other
         self.router = router
