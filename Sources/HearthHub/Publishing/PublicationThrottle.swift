@@ -51,8 +51,9 @@ public final class PublicationThrottle: Sendable {
     }
 
     /// The window of the summary and the whole-home document, in milliseconds. Long enough that a burst (a
-    /// script assigning rooms, a hub starting among nine others) costs about two publications, short enough
-    /// that a home of 10 hubs still converges within its 300 ms goal and a lone rename is not delayed at all.
+    /// script assigning rooms, a hub starting among nine others) costs one or two publications, short enough
+    /// that a home of 10 hubs still converges within its 300 ms goal; a lone rename's summary is not delayed at
+    /// all, its home document by one window.
     public static let defaultWindow: Int64 = 100
 
     /// The home document's longest delay under `.settled`: a steady stream of peer changes still shows
