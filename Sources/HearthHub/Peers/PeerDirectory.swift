@@ -92,7 +92,7 @@ public final class PeerDirectory: Sendable {
     ///     (at the latest a second after the first), always the newest.
     public init(home: Home, topics: TopicScheme, peers: [PeerConfiguration] = [], mirrors: [MirrorRoute] = [],
                 outbox: PeerOutbox, clock: (any EngineClock)? = nil,
-                publicationWindow: Int64 = PublicationThrottle.defaultWindow,
+                publicationWindow: Int64 = PublicationThrottle.defaultSettleWindow,
                 log: @escaping @Sendable (String) -> Void = { _ in }) {
         self.home = home
         self.topics = topics

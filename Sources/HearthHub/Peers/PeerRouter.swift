@@ -25,11 +25,11 @@ public final class PeerRouter: Sendable {
     ///   - timeout: how long a forwarded request or a binding's command waits for the owner's answer.
     ///   - clock: keeps those deadlines and the whole-home document's publication window; the home's clock unless given.
     ///   - outbox: where messages go; `attach` connects the hub's client to it.
-    ///   - publicationWindow: milliseconds on `clock`: the whole-home document goes out at most once per window
-    ///     after a change, always the newest (`PublicationThrottle`).
+    ///   - publicationWindow: milliseconds on `clock`: the whole-home document goes out once no change came for
+    ///     this long (at the latest a second after the first), always the newest (`PublicationThrottle`).
     public init(home: Home, topics: TopicScheme, peers: [PeerConfiguration] = [], mirrors: [MirrorRoute] = [],
                 bindings: [PeerBinding] = [], timeout: Duration = .seconds(3), clock: (any EngineClock)? = nil,
-                publicationWindow: Int64 = PublicationThrottle.defaultWindow,
+                publicationWindow: Int64 = PublicationThrottle.defaultSettleWindow,
                 outbox: PeerOutbox = PeerOutbox(), log: @escaping @Sendable (String) -> Void = { _ in }) {
         self.home = home
         self.topics = topics

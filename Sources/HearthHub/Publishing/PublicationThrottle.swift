@@ -50,11 +50,15 @@ public final class PublicationThrottle: Sendable {
         var publications = 0
     }
 
-    /// The window of the summary and the whole-home document, in milliseconds. Long enough that a burst (a
-    /// script assigning rooms, a hub starting among nine others) costs one or two publications, short enough
-    /// that a home of 10 hubs still converges within its 300 ms goal; a lone rename's summary is not delayed at
-    /// all, its home document by one window.
-    public static let defaultWindow: Int64 = 100
+    /// The device summary's window (`.leadingEdge`), in milliseconds: a burst (a script assigning rooms) costs a
+    /// publication at its start and one per window after, and a lone rename's summary is not delayed at all.
+    public static let defaultWindow: Int64 = 50
+
+    /// The whole-home document's quiet period (`.settled`), in milliseconds. Longer than the summary's window, so
+    /// that a peer's summaries of one burst (one at its start, one a window later) make one home document on every
+    /// hub, not two; short, because every home in a home of hubs waits this long after the last peer it hears of
+    /// before it shows the whole home (a 10-hub home's convergence goal is 300 ms).
+    public static let defaultSettleWindow: Int64 = 75
 
     /// The home document's longest delay under `.settled`: a steady stream of peer changes still shows
     /// within a second.
