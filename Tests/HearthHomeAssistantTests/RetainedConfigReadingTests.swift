@@ -2,6 +2,7 @@ import HearthEngine
 import HearthHomeAssistant
 import HearthModel
 import HearthSync
+import HearthTestKit
 import Testing
 
 /// The bridge reads the retained discovery configs once per connection: it subscribes to the config filter,
@@ -144,11 +145,5 @@ import Testing
     func ended(_ bridge: HomeAssistantBridge) -> [Int] { [bridge.readingsEnded.byMarker, bridge.readingsEnded.byTimeout] }
 
     /// Checks `condition` until it holds, for at most 10 s (the bridge's deadline task runs on its own).
-    func waitUntil(_ condition: () -> Bool) async -> Bool {
-        for _ in 0..<2_000 {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return condition()
-    }
+    func waitUntil(_ condition: () -> Bool) async -> Bool { await poll(within: .seconds(10), condition) }
 }
