@@ -260,7 +260,8 @@ extension HubBench {
         defer { closedir(dir) }
         var count = 0
         while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            // In place: copying the whole `dirent` reads past readdir's buffer at its last entry.
+            let name = String(cString: UnsafeRawPointer(entry).advanced(by: MemoryLayout<dirent>.offset(of: \dirent.d_name)!).assumingMemoryBound(to: CChar.self))
             if name != "." && name != ".." { count += 1 }
         }
         return count

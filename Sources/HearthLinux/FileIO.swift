@@ -95,12 +95,17 @@ enum FileIO {
         defer { closedir(directory) }
         var names: [String] = []
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
+            let name = entryName(entry)
             if name != "." && name != ".." { names.append(name) }
         }
         return names
+    }
+
+    /// A directory entry's name, read in place up to its NUL. An entry in `readdir`'s buffer is only as long as its
+    /// name needs (`d_reclen`), so copying the whole `dirent` (`entry.pointee`, with its 256-byte `d_name`) reads
+    /// past the end of the buffer at its last entry (AddressSanitizer found it, session 7).
+    static func entryName(_ entry: UnsafeMutablePointer<dirent>) -> String {
+        String(cString: UnsafeRawPointer(entry).advanced(by: MemoryLayout<dirent>.offset(of: \dirent.d_name)!).assumingMemoryBound(to: CChar.self))
     }
 
     /// The entries of `directory` that are `prefix` followed by a number, sorted by that number

@@ -157,9 +157,8 @@ public final class SysfsTree: Sendable {
             if let directory = opendir(path) {
                 var names: [String] = []
                 while let entry = readdir(directory) {
-                    let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                        String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-                    }
+                    // In place: copying the whole `dirent` reads past readdir's buffer (see FileIO.entryName).
+                    let name = String(cString: UnsafeRawPointer(entry).advanced(by: MemoryLayout<dirent>.offset(of: \dirent.d_name)!).assumingMemoryBound(to: CChar.self))
                     if name != "." && name != ".." { names.append(name) }
                 }
                 closedir(directory)
