@@ -11,8 +11,10 @@ struct EntityMapping {
     let discovery: HomeAssistantDiscovery
     let device: DeviceView
     let typeIndex: Int
-    /// The type's traits, read once: a config asks `has` a dozen times, and each answer read every trait's
-    /// descriptor again (most of a 1,000-device hub's discovery start-up, callgrind, issue 21 §3).
+    /// The device type, and its traits, read once: a config asks `has` and `type` a dozen times each, and each
+    /// answer read the type and every trait's descriptor again (most of a 1,000-device hub's discovery start-up,
+    /// callgrind, issue 21 §3).
+    let type: DeviceTypeView
     let traits: [TraitID]
 
     init(discovery: HomeAssistantDiscovery, device: DeviceView, typeIndex: Int) {
@@ -20,10 +22,10 @@ struct EntityMapping {
         self.device = device
         self.typeIndex = typeIndex
         let type = device.type(typeIndex)
+        self.type = type
         traits = (0..<type.traitCount).map { type.traitDescriptor($0).id }
     }
 
-    var type: DeviceTypeView { device.type(typeIndex) }
     var typeName: String { type.descriptor.name }
     var options: HomeAssistantOptions { discovery.options }
 
