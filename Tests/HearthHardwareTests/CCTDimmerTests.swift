@@ -159,6 +159,63 @@ struct CCTDimmerTests {
         #expect(rig.simulation.operations.suffix(3).contains(.pwmStop(key: "pwmchip0/pwm3")))
     }
 
+    /// Like the pwmDimmer, an idle strip has both duties written again within each probe interval, while a fade's
+    /// writes count as the probe: no step is written twice.
+    @Test func anIdleStripIsProbedAndAFadeIsNotWrittenTwice() throws {
+        let rig = try Rig()
+        try rig.add("strip", .colorTemperatureLight, binding: "{kind: cctDimmer, warm: cct-warm, cold: cct-cold}",
+                    traits: [TraitConfiguration(.onOff, attributes: ["startUpOnOff": .int(1)])])
+        try rig.start()
+        let writes = { (channel: String) in rig.simulation.operations.compactMap { op -> UInt64? in
+            if case .pwmDuty(channel, let d) = op { return d } else { return nil } } }
+        let idle = (warm: writes("pwmchip0/pwm2").count, cold: writes("pwmchip0/pwm3").count)
+        rig.advance(by: outputProbeInterval)
+        #expect(writes("pwmchip0/pwm2").count == idle.warm + 1 && writes("pwmchip0/pwm3").count == idle.cold + 1,
+                "each duty written again once within an interval")
+
+        // 153 → 370 mireds over 12 s, more than two probe intervals.
+        let before = (warm: writes("pwmchip0/pwm2").count, cold: writes("pwmchip0/pwm3").count)
+        try rig.home.invoke("strip", trait: "colorControl", command: "moveToColorTemperature",
+                            arguments: ["colorTemperatureMireds": .int(370), "transitionTime": .int(120)])
+        for _ in 0..<(12_000 / 20) { rig.advance(by: 20) }
+        for (channel, start) in [("pwmchip0/pwm2", before.warm), ("pwmchip0/pwm3", before.cold)] {
+            let fade = Array(writes(channel).dropFirst(start))
+            #expect(fade.count > 100)
+            #expect(zip(fade, fade.dropFirst()).allSatisfy { $0 != $1 }, "\(channel): a step written twice")
+        }
+    }
+
+    /// Both channels on a sysfs-shaped tree whose chip goes away with nothing commanded: the probe finds out within
+    /// an interval, the strip is offline with the reason, and it comes back at the next retry once the chip does.
+    @Test func aChipThatDisappearsTakesTheStripOfflineUntilItComesBack() throws {
+        let tree = try tree()
+        let (rig, _) = try litStrip(tree)
+        let lit = try duties(tree)
+        let offline = SourceConnectivity(.offline, .direct)
+        tree.remove("/sys/class/pwm/pwmchip0")
+        tree.remove("/sys/devices/platform/hearth-pwm.0")
+        var detected: Int64 = 0
+        while try rig.connectivity("strip", "colorControl") != offline, detected < 10_000 {
+            rig.advance(by: 100)
+            detected += 100
+        }
+        #expect(detected <= outputProbeInterval, "within one probe interval")
+        #expect(rig.logs.all.contains {
+            $0.hasPrefix("strip ColorTemperatureLight (cctDimmer): offline: the CCT strip's PWM channels stopped answering: ")
+        })
+
+        try tree.addPWMChip(0, channels: 4)
+        try tree.addPWMChannel(chip: 0, channel: 2)
+        try tree.addPWMChannel(chip: 0, channel: 3)
+        var recovered: Int64 = 0
+        while try rig.connectivity("strip", "colorControl") != .directOnline, recovered < 120_000 {
+            rig.advance(by: 100)
+            recovered += 100
+        }
+        #expect(recovered <= 60_000, "at the next retry; the backoff is capped at a minute")
+        #expect(try duties(tree) == lit, "back at the duties it had")
+    }
+
     /// The problems one binding has, read on a fresh simulated board.
     func problems(_ yaml: String) throws -> [String] {
         let rig = try Rig()

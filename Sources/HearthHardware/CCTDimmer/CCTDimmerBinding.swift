@@ -88,6 +88,7 @@ final class CCTDimmerBinding: RetryingOutputBinding, EndpointActuator {
 
     func drive(_ output: EndpointOutput) throws(HomeError) {
         let duty = duty(for: output)
+        let now = runtime.home?.clock.now
         try state.withLock { (s) throws(HomeError) in
             guard let warm = s.warm, let cold = s.cold else {
                 guard s.started else { return }
@@ -97,8 +98,12 @@ final class CCTDimmerBinding: RetryingOutputBinding, EndpointActuator {
             do throws(HardwareError) {
                 // Power before light, light before power: the relay never switches a load under PWM.
                 if duty.isLit, !s.relayOn, let relay = s.relay { try relay.set(true); s.relayOn = true }
+                let written = duty != s.duty
                 if duty.warm != s.duty.warm { try warm.setDutyCycle(duty.warm); s.duty.warm = duty.warm }
                 if duty.cold != s.duty.cold { try cold.setDutyCycle(duty.cold); s.duty.cold = duty.cold }
+                // The write showed the chips answer: no probe writes the same duties again for an interval (a
+                // fade's step would otherwise be written twice every 5 s).
+                if written, let now { s.retry.answered(at: now) }
                 if !duty.isLit, s.relayOn, let relay = s.relay { try relay.set(false); s.relayOn = false }
             } catch {
                 Self.release(&s)
@@ -140,6 +145,23 @@ final class CCTDimmerBinding: RetryingOutputBinding, EndpointActuator {
         runtime.wake()
     }
 
+    /// Writes both duty cycles it has again (a no-op for the kernel), as the pwmDimmer does: a PWM chip has nothing
+    /// to read that would tell it went away, but a write to a chip directory that is gone fails. Both channels,
+    /// because they may be on two chips.
+    func probe() -> String? {
+        state.withLock { s -> String? in
+            guard let warm = s.warm, let cold = s.cold else { return nil }
+            do throws(HardwareError) {
+                try warm.setDutyCycle(s.duty.warm)
+                try cold.setDutyCycle(s.duty.cold)
+                return nil
+            } catch {
+                Self.release(&s)
+                return "the CCT strip's PWM channels stopped answering: \(error.message)"
+            }
+        }
+    }
+
     func acquire(at now: EngineInstant) {
         guard let home = runtime.home, !runtime.isStopped else { return }
         guard let output = try? home.output(runtime.deviceID, type: runtime.typeName) else { return }
@@ -178,7 +200,7 @@ final class CCTDimmerBinding: RetryingOutputBinding, EndpointActuator {
             s.relay = relay
             s.duty = duty
             s.relayOn = duty.isLit
-            s.retry.succeeded()
+            s.retry.succeeded(probingAt: runtime.firstProbe(after: now))
             return true
         }
         guard accepted else {
