@@ -7,7 +7,9 @@
 //   without waking anyone. Publishing from any other thread is also safe (libmosquitto runs in "threaded" mode and
 //   locks its queues); it wakes the network thread through libmosquitto's internal socket pair. Handlers must
 //   therefore be quick and must not block: a slow handler delays every other message and the keep-alive pings.
-//   Nagle is off (`MOSQ_OPT_TCP_NODELAY`) so small replies are not held back waiting for an ACK.
+//   Nagle is off (`MOSQ_OPT_TCP_NODELAY`) so small replies are not held back waiting for an ACK; a turn of the
+//   thread that writes two or more packets (a hub's document and its two responses) writes them corked, as one
+//   segment (`Cork`), and uncorks as the turn ends.
 //
 // Reconnection — why it is ours and not libmosquitto's:
 //   `mosquitto_loop_forever` reconnects with whole-second delays and no jitter, so every device of a house (and
@@ -205,6 +207,9 @@ final class Core: @unchecked Sendable {
     /// only queue a packet; `state` is never held across one. Lock order: `subscriptionOrder`, then `state`.
     private let subscriptionOrder = Locked(())
     private let stopRequested = Atomic<Bool>(false)
+    /// Packets queued since the network thread last wrote: this client's publishes, and the acknowledgement
+    /// libmosquitto queues for each QoS 1 or 2 message it receives. Two or more are written corked (`Cork`).
+    private let queuedPackets = Atomic<Int>(0)
     private let usesV5: Atomic<Bool>
     private let gate = Gate()
     private let mosq: OpaquePointer
@@ -402,9 +407,12 @@ final class Core: @unchecked Sendable {
                 try check(rc, "connect to \(options.endpoint)")
                 while true {
                     let timeout = isStopRequested ? Self.stoppingLoopTimeoutMilliseconds : Self.idleLoopTimeoutMilliseconds
-                    try check(mosquitto_loop(mosq, timeout, 1),
-                              attempt.connected ? "connection to \(options.endpoint)"
-                                                : "connect to \(options.endpoint)")
+                    let cork = Cork(socket: mosquitto_socket(mosq),
+                                    packets: queuedPackets.exchange(0, ordering: .acquiringAndReleasing))
+                    let rc = mosquitto_loop(mosq, timeout, 1)
+                    cork.release()
+                    try check(rc, attempt.connected ? "connection to \(options.endpoint)"
+                                                    : "connect to \(options.endpoint)")
                     if isStopRequested {
                         // Give a live connection time to flush DISCONNECT; a pending one has nothing to flush.
                         guard attempt.connected else { break }
@@ -535,6 +543,7 @@ final class Core: @unchecked Sendable {
                 free(bytes)
             }
         }
+        if message.qos > 0 { queuedPackets.add(1, ordering: .relaxed) }  // its PUBACK or PUBREC
         handler?(received)
         for continuation in continuations.values { continuation.yield(received) }
     }
@@ -635,6 +644,7 @@ final class Core: @unchecked Sendable {
             }
         }
         try check(rc, "publish to '\(topic)'")
+        queuedPackets.add(1, ordering: .relaxed)
     }
 
     func subscribe(_ filter: String, options: MQTTSubscriptionOptions) throws(MQTTError) {
@@ -748,5 +758,34 @@ private final class Gate: @unchecked Sendable {
             if pthread_cond_timedwait(condition, mutex, &deadline) == ETIMEDOUT { break }
         }
         pthread_mutex_unlock(mutex)
+    }
+}
+
+/// Holds the packets one turn of the network thread writes in one TCP segment where it can.
+///
+/// libmosquitto writes each queued packet with its own `write`, and with Nagle off (`TCP_NODELAY`) each becomes a
+/// segment of its own: a hub answering a request sends the device's document and two responses, three segments,
+/// each a trip through the kernel's network path and a wake-up of the broker. `TCP_CORK` around the loop's turn
+/// that writes them makes one segment of them; taking it off at the end of the turn sends at once what is held, so
+/// nothing waits for the kernel's 200 ms cork limit. A single packet is written as it was, without the two
+/// `setsockopt` calls.
+@_spi(Testing) public struct Cork {
+    private let socket: Int32
+
+    /// Corks `socket` when `packets` (those queued for this turn) are two or more; a negative socket is none.
+    public init(socket: Int32, packets: Int) {
+        self.socket = packets >= 2 && socket >= 0 ? socket : -1
+        if self.socket >= 0 { Self.set(self.socket, 1) }
+    }
+
+    /// Sends what the cork holds. The socket may have been closed during the turn (a lost connection); then the
+    /// call fails with `EBADF` and changes nothing, and a descriptor reused meanwhile is only uncorked.
+    public func release() {
+        if socket >= 0 { Self.set(socket, 0) }
+    }
+
+    private static func set(_ socket: Int32, _ value: Int32) {
+        var value = value
+        _ = setsockopt(socket, Int32(IPPROTO_TCP), TCP_CORK, &value, socklen_t(MemoryLayout<Int32>.size))
     }
 }
