@@ -69,6 +69,16 @@ extension Home {
         state.withLock { s in s.devices.map(DeviceView.init) }
     }
 
+    /// Calls `body` with a view of each device in configuration order, each taken when its turn comes (not a list of
+    /// them all first). The lock is not held while `body` runs.
+    public func forEachView(_ body: (DeviceView) throws -> Void) rethrows {
+        var d = 0
+        while let view = state.withLock({ s in d < s.devices.count ? DeviceView(device: s.devices[d]) : nil }) {
+            try body(view)
+            d += 1
+        }
+    }
+
     /// Whether the home has a device with this id.
     public func contains(_ id: String) -> Bool {
         state.withLock { $0.index[id] != nil }

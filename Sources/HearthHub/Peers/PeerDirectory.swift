@@ -383,10 +383,10 @@ public final class PeerDirectory: Sendable {
         var out: [UInt8] = [UInt8(ascii: "[")]
         out.reserveCapacity(peers.reduce(4096) { $0 + ($1.cached?.count ?? 0) })
         var first = true
-        home.forEachDevice { device in
+        home.forEachView { device in
             if !first { out.append(UInt8(ascii: ",")) }
             first = false
-            DeviceDocument.summary(device, hub: topics.hub).write(to: &out)
+            SummaryWriter.write(device, hub: topics.hub, to: &out)
         }
         var written: [(hub: String, version: Int, bytes: [UInt8])] = []
         for peer in peers {

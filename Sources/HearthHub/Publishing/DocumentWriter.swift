@@ -86,7 +86,9 @@ public struct DocumentWriter: Sendable {
     private var lastWritten: [[(value: Value, bytes: [UInt8])?]] = []
     /// One trait's values while it is written; kept to reuse its storage.
     private var scratch: [Value?] = []
-    private let connectivities = DocumentWriter.connectivityFragments()
+    private let connectivities = DocumentWriter.connectivityTable
+    /// `connectivityFragments()`, made once per process (the summary writer uses it too).
+    static let connectivityTable = DocumentWriter.connectivityFragments()
 
     public init() {}
 
@@ -326,7 +328,7 @@ public struct DocumentWriter: Sendable {
         out.append(contentsOf: connectivities[Self.connectivityIndex(c)])
     }
 
-    private static func connectivityIndex(_ c: SourceConnectivity) -> Int {
+    static func connectivityIndex(_ c: SourceConnectivity) -> Int {
         let state = switch c.connectivityState {
         case .unknown: 0
         case .online: 1

@@ -73,9 +73,7 @@ public final class MQTTHub: Sendable {
                 other: @escaping @Sendable (MQTTMessage) -> Void = { _ in }) {
         summaryThrottle = PublicationThrottle(window: publicationWindow, clock: home.clock) {
             guard client.isConnected else { return }  // republished in full on the next connection
-            var summaries: [JSON] = []
-            home.forEachDevice { summaries.append(DeviceDocument.summary($0)) }
-            Self.send(client, topics.devices, JSON.array(summaries).bytes, retain: true, log: log)
+            Self.send(client, topics.devices, SummaryWriter.summaries(of: home), retain: true, log: log)
         }
         self.other = other
         self.router = router
