@@ -141,6 +141,18 @@ public final class MQTTClient: Sendable {
         try core.subscribe(filter, options: options)
     }
 
+    /// Runs `work` on the network thread once what was published before the call has been handed to the socket.
+    ///
+    /// For long work a handler would otherwise do in place (a hub's Home Assistant configs, built on every
+    /// connection): libmosquitto writes what a handler publishes only after the handler returns, so work done in
+    /// the handler holds back everything it published. Call it from a handler (on the network thread): `work` runs
+    /// when the handler's turn has ended and its packets are written (as much as the socket takes at once). From
+    /// another thread it would wait for the network thread's next turn, which nothing hastens. It runs on the network
+    /// thread, so it must not block, and messages wait while it runs. Dropped if the client stops first.
+    public func afterWriting(_ work: @escaping @Sendable () -> Void) {
+        core.afterWriting(work)
+    }
+
     /// Forgets a subscription and unsubscribes from it if connected.
     public func unsubscribe(_ filter: String) throws(MQTTError) {
         try core.unsubscribe(filter)
@@ -210,6 +222,9 @@ final class Core: @unchecked Sendable {
     /// Packets queued since the network thread last wrote: this client's publishes, and the acknowledgement
     /// libmosquitto queues for each QoS 1 or 2 message it receives. Two or more are written corked (`Cork`).
     private let queuedPackets = Atomic<Int>(0)
+    /// `MQTTClient.afterWriting`'s work; `hasDeferred` keeps the network thread's turns from taking the lock.
+    private let deferred = Locked<[@Sendable () -> Void]>([])
+    private let hasDeferred = Atomic<Bool>(false)
     private let usesV5: Atomic<Bool>
     private let gate = Gate()
     private let mosq: OpaquePointer
@@ -413,6 +428,7 @@ final class Core: @unchecked Sendable {
                     cork.release()
                     try check(rc, attempt.connected ? "connection to \(options.endpoint)"
                                                     : "connect to \(options.endpoint)")
+                    if hasDeferred.load(ordering: .acquiring) { runDeferred() }
                     if isStopRequested {
                         // Give a live connection time to flush DISCONNECT; a pending one has nothing to flush.
                         guard attempt.connected else { break }
@@ -453,6 +469,27 @@ final class Core: @unchecked Sendable {
         state.withLock { $0.phase = .stopped }
         emit(.disconnected(.requested))
         finishStreams()
+    }
+
+    /// Writes what is queued now (outside a callback libmosquitto writes at once), then runs the deferred work. A
+    /// failed write is left to the next turn's `mosquitto_loop`, which reports the connection's end as usual.
+    private func runDeferred() {
+        let work = deferred.withLock { w in
+            hasDeferred.store(false, ordering: .releasing)
+            defer { w = [] }
+            return w
+        }
+        let cork = Cork(socket: mosquitto_socket(mosq), packets: queuedPackets.exchange(0, ordering: .acquiringAndReleasing))
+        _ = mosquitto_loop_write(mosq, 1)
+        cork.release()
+        for w in work { w() }
+    }
+
+    func afterWriting(_ work: @escaping @Sendable () -> Void) {
+        deferred.withLock { w in
+            w.append(work)
+            hasDeferred.store(true, ordering: .releasing)
+        }
     }
 
     /// The error that best explains why an attempt or connection ended: the broker's own reason when it gave one.

@@ -1,6 +1,7 @@
 import Foundation
 @_spi(Testing) import HearthMQTT
 import HearthTestKit
+import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -126,6 +127,40 @@ import Glibc
         let reply = try #require(await requester.message(on: "rpc/reply/requester") { $0.payload == [3, 2, 1] })
         #expect(reply.correlationData == correlation)
         #expect(reply.responseTopic == nil)
+    }
+
+    /// Work deferred from a handler runs on the network thread after the handler's turn, once what the handler
+    /// published is on the socket: here the work waits until a subscriber has received the handler's message, which
+    /// could never happen if the message were still queued behind it.
+    @Test func workDeferredFromAHandlerRunsOnceTheHandlersMessagesAreWritten() async throws {
+        let broker = try TestBroker()
+        let responder = try await broker.connectedProbe()
+        let watcher = try await broker.connectedProbe()
+        try watcher.client.subscribe("deferred/out")
+        #expect(try await watcher.barrier("deferred/out"))
+        try responder.client.subscribe("deferred/in")
+        #expect(try await responder.barrier("deferred/in"))
+        let delivered = DispatchSemaphore(value: 0)
+        let result = Mutex<(handlerReturned: Bool, ranAfterIt: Bool?, sawTheMessage: Bool?)>((false, nil, nil))
+        let client = responder.client
+        client.onMessage = { message in
+            guard message.topic == "deferred/in" else { return }
+            try? client.publish("deferred/out", payload: [1])
+            client.afterWriting {
+                let returned = result.withLock { $0.handlerReturned }
+                let saw = delivered.wait(timeout: .now() + .seconds(20)) == .success
+                result.withLock { $0.ranAfterIt = returned; $0.sawTheMessage = saw }
+                try? client.publish("deferred/out", payload: [2])
+            }
+            result.withLock { $0.handlerReturned = true }
+        }
+        try watcher.client.publish("deferred/in", payload: [])
+        _ = try #require(await watcher.message(on: "deferred/out") { $0.payload == [1] })
+        delivered.signal()
+        _ = try #require(await watcher.message(on: "deferred/out") { $0.payload == [2] })
+        let seen = result.withLock { $0 }
+        #expect(seen.ranAfterIt == true, "after the handler returned")
+        #expect(seen.sawTheMessage == true, "the handler's message was written before the work ran")
     }
 
     @Test func v5PropertiesAreDroppedOnA311Connection() async throws {

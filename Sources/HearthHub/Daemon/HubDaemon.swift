@@ -305,20 +305,18 @@ public enum HubDaemon {
             options: HomeAssistantOptions(hub: config.hubID, hearthPrefix: config.prefix,
                                           discoveryPrefix: config.homeAssistantPrefix),
             log: { logger.notice("\($0)") }) : nil
-        // Home Assistant's discovery runs on a serial queue of its own, off the network thread: `online` runs there,
-        // in the connection's callback, and libmosquitto writes what a callback queued only once it returns, so
-        // building 1,000 configs there (40 % of a 1,000-device hub's instructions to `online`, callgrind) held back
-        // the documents and `online` already queued, and every request meanwhile. Its messages (the retained configs,
-        // the marker, Home Assistant's birth) go through the same queue, so they are handled after the connection's
-        // announcement, as on one thread: a retained config is judged against the devices just announced.
-        let discoveryQueue = DispatchQueue(label: "hearth.home-assistant")
+        // Home Assistant's configs are built after the connection's documents and `online` are written: `online` runs
+        // on the network thread, in the connection's callback, and libmosquitto writes what a callback queued only
+        // once it returns, so building 1,000 configs there (40 % of a 1,000-device hub's instructions to `online`,
+        // callgrind) held them back. Still on the network thread, not a queue of their own: another thread's malloc
+        // arena cost a hub with 9 peers about 10 % more Private_Dirty (docs/benchmarks.md, session 8).
         let hub = MQTTHub(
             home: home, client: client, topics: topics,
             refresh: { id in for (device, b) in bindingsByDevice where device == id { b.refresh() } },
             hasHardware: { hardwareDevices.contains($0) },
             log: { logger.notice("\($0)") },
             online: {
-                if let homeAssistant { discoveryQueue.async { homeAssistant.connected() } }
+                if let homeAssistant { client.afterWriting { homeAssistant.connected() } }
                 HeapTrim.afterBurst()
                 guard !announced.exchange(true, ordering: .relaxed) else {
                     logger.info("online again: reconnected and republished", metadata: ["broker": "\(brokerName)"])
@@ -332,9 +330,7 @@ public enum HubDaemon {
                 let released = StartupPages.release()
                 logger.debug("released \(released) kB of start-up code and read-only data pages")
             }, router: router,
-            other: { message in
-                if let homeAssistant { discoveryQueue.async { homeAssistant.received(topic: message.topic, payload: message.payload) } }
-            })
+            other: { message in homeAssistant?.received(topic: message.topic, payload: message.payload) })
 
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: PersistenceService(home: home, store: store, interval: .seconds(1), clock: home.clock,
