@@ -238,6 +238,26 @@ final class ThrottleRig: Sendable {
 }
 
 @Suite struct HomeDocumentCacheTests {
+    /// A peer's device in the whole home: its members as the peer published them, in their order, without its own
+    /// `hub` and `sourceConnectivity`, then `hub` and the connectivity as this hub sees it.
+    @Test(.timeLimit(.minutes(1))) func aPeersEntryKeepsItsMembersAndTakesHubAndConnectivityLast() throws {
+        let rig = try PeerRig()
+        let summary = #"[{"id":"x","hub":"zz","name":"X \"q\" 🏠","sourceConnectivity":{"connectivityState":"offline","#
+            + #""dataSourceLocality":"direct"},"roomId":null,"types":[{"type":"OnOffLight","deviceTypeId":256,"#
+            + #""isPrimaryType":true}],"extra":[1,{"a":2.5}]}]"#
+        _ = rig.router.handle(MQTTMessage(topic: "hearth/b/devices", payload: Array(summary.utf8), retain: true))
+        _ = rig.router.handle(MQTTMessage(topic: "hearth/b/status", payload: Array("online".utf8), retain: true))
+        rig.router.directory.linkChanged(up: true)
+        let expected = try JSON.parse(Array((#"{"id":"x","name":"X \"q\" 🏠","roomId":null,"types":[{"type":"OnOffLight","#
+            + #""deviceTypeId":256,"isPrimaryType":true}],"extra":[1,{"a":2.5}],"hub":"b","sourceConnectivity":"#
+            + #"{"connectivityState":"offline","dataSourceLocality":"localPeer"}}"#).utf8))
+        guard case .array(let entries) = try JSON.parse(rig.router.directory.homeDocumentBytes()) else {
+            Issue.record("not a list"); return
+        }
+        #expect(entries.last?.bytes == expected.bytes)
+    }
+
+
     /// The whole-home document written from each peer's cached entries is byte for byte the one built whole,
     /// whatever changed: a peer's summary, its status, a new peer, a cleared summary, our own link.
     @Test(.timeLimit(.minutes(1))) func theCachedDocumentIsTheWholeOne() throws {

@@ -60,7 +60,8 @@ public final class PeerDirectory: Sendable {
 
     struct Peer {
         var status: ConnectivityState = .unknown
-        var summary: JSON?
+        /// The devices of its latest summary, nil until one is read (or after it was cleared).
+        var devices: [PeerDevice]?
         /// The documents of the devices this hub mirrors, by device id.
         var documents: [String: JSON] = [:]
         /// Counts the changes of `status` and `summary`: the cached entries below are current while it is the same.
@@ -68,6 +69,31 @@ public final class PeerDirectory: Sendable {
         /// This peer's entries of the whole-home document as last written (comma-separated, no brackets), with
         /// the version and link state they were written for.
         var entries: (version: Int, linkUp: Bool, bytes: [UInt8])?
+    }
+
+    /// One device of a peer's summary, as the whole-home document shows it, kept as bytes: the parsed tree of
+    /// 9 peers' summaries (900 devices) was most of what a hub with peers held beyond a lone hub's memory.
+    struct PeerDevice {
+        let id: String
+        /// The summary's entry re-serialised without `hub`, `sourceConnectivity` and the closing brace:
+        /// `{"id":"lamp","name":…,"types":[…]`.
+        let members: [UInt8]
+        /// The state the peer reports for the device.
+        let owner: ConnectivityState?
+
+        init?(_ entry: JSON) {
+            guard case .object(var members) = entry, case .string(let id)? = entry["id"] else { return nil }
+            if case .string(let raw)? = entry["sourceConnectivity"]?["connectivityState"] {
+                owner = ConnectivityState(rawValue: raw)
+            } else {
+                owner = nil
+            }
+            members.removeAll { $0.key == "hub" || $0.key == "sourceConnectivity" }
+            var bytes: [UInt8] = []
+            JSON.object(members).write(to: &bytes)
+            self.id = id
+            self.members = Array(bytes.dropLast())  // without `}`; a copy of its own size (900 of them are kept)
+        }
     }
 
     struct State {
@@ -180,7 +206,7 @@ public final class PeerDirectory: Sendable {
     /// payload clears it (the peer removed its retained summary).
     func summaryChanged(hub: String, payload: [UInt8]) {
         let key = "\(hub)/devices", what = "hub '\(hub)''s device summary"
-        var summary: JSON?
+        var devices: [PeerDevice]?
         if !payload.isEmpty {
             guard let read = read(payload, limit: Self.maximumSummaryBytes, key: key, what: what) else { return }
             guard case .array(let entries) = read,
@@ -188,13 +214,13 @@ public final class PeerDirectory: Sendable {
                 complain(key, .wrongShape, "ignored \(what): not a list of devices each with a string 'id'; the last good one is kept")
                 return
             }
-            summary = read
+            devices = entries.compactMap(PeerDevice.init)
         }
         settled(key)
-        let ids = Self.deviceIDs(summary)
+        let ids = devices?.map(\.id) ?? []
         let others = state.withLock { s -> [[String]] in
-            let old = Self.deviceIDs(s.peers[hub]?.summary)
-            s.peers[hub, default: Peer()].summary = summary
+            let old = s.peers[hub]?.devices?.map(\.id) ?? []
+            s.peers[hub, default: Peer()].devices = devices
             s.peers[hub]!.version += 1
             Self.reindex(&s.listedBy, hub: hub, removing: old, adding: ids)
             return ids.map { id in s.listedBy[id, default: []].filter { $0 != hub } }
@@ -222,11 +248,6 @@ public final class PeerDirectory: Sendable {
             index[id] = hubs.isEmpty ? nil : hubs
         }
         for id in new where !(index[id]?.contains(hub) ?? false) { index[id, default: []].append(hub) }
-    }
-
-    private static func deviceIDs(_ summary: JSON?) -> [String] {
-        guard case .array(let entries)? = summary else { return [] }
-        return entries.compactMap { if case .string(let id)? = $0["id"] { id } else { nil } }
     }
 
     /// One of a peer's device documents (`<prefix>/<hub>/devices/<device>`), kept only when a mirror reads it.
@@ -347,24 +368,27 @@ public final class PeerDirectory: Sendable {
         home.forEachDevice { entries.append(DeviceDocument.summary($0, hub: topics.hub)) }
         let (peers, linkUp) = state.withLock { ($0.peers, $0.linkUp) }
         for (hub, peer) in peers.sorted(by: { $0.key < $1.key }) {
-            entries += homeEntries(hub: hub, summary: peer.summary, status: peer.status, linkUp: linkUp)
+            var bytes: [UInt8] = [UInt8(ascii: "[")]
+            writeHomeEntries(hub: hub, devices: peer.devices, status: peer.status, linkUp: linkUp, to: &bytes)
+            bytes.append(UInt8(ascii: "]"))
+            if case .array(let written)? = try? JSON.parse(bytes) { entries += written }
         }
         return .array(entries)
     }
 
-    /// A peer's devices as the whole-home document shows them: as the peer published them, with `hub` and the
-    /// connectivity seen from here last.
-    private func homeEntries(hub: String, summary: JSON?, status: ConnectivityState, linkUp: Bool) -> [JSON] {
-        guard case .array(let devices)? = summary else { return [] }
-        return devices.compactMap { d in
-            guard case .object(var members) = d else { return nil }
-            var owner: ConnectivityState?
-            if case .string(let raw)? = d["sourceConnectivity"]?["connectivityState"] { owner = ConnectivityState(rawValue: raw) }
-            let c = Self.connectivity(status: status, linkUp: linkUp, route: route(hub), ownerState: owner)
-            members.removeAll { $0.key == "hub" || $0.key == "sourceConnectivity" }
-            members.append(("hub", .string(hub)))
-            members.append(("sourceConnectivity", DeviceDocument.connectivity(c)))
-            return .object(members)
+    /// A peer's devices as the whole-home document shows them, comma-separated: as the peer published them, with
+    /// `hub` and the connectivity seen from here last.
+    private func writeHomeEntries(hub: String, devices: [PeerDevice]?, status: ConnectivityState, linkUp: Bool,
+                                  to out: inout [UInt8]) {
+        for (k, d) in (devices ?? []).enumerated() {
+            if k > 0 { out.append(UInt8(ascii: ",")) }
+            let c = Self.connectivity(status: status, linkUp: linkUp, route: route(hub), ownerState: d.owner)
+            out.append(contentsOf: d.members)
+            DocumentWriter.raw(#","hub":"#, &out)
+            JSON.writeString(hub, to: &out)
+            DocumentWriter.raw(#","sourceConnectivity":"#, &out)
+            out.append(contentsOf: DocumentWriter.connectivityTable[DocumentWriter.connectivityIndex(c)])
+            out.append(UInt8(ascii: "}"))
         }
     }
 
@@ -377,7 +401,7 @@ public final class PeerDirectory: Sendable {
             (s.peers.sorted { $0.key < $1.key }.map { hub, peer in
                 (hub: hub, version: peer.version, status: peer.status,
                  cached: peer.entries.flatMap { $0.version == peer.version && $0.linkUp == s.linkUp ? $0.bytes : nil },
-                 summary: peer.summary)
+                 devices: peer.devices)
             }, s.linkUp)
         }
         var out: [UInt8] = [UInt8(ascii: "[")]
@@ -395,10 +419,7 @@ public final class PeerDirectory: Sendable {
                 bytes = cached
             } else {
                 bytes = []
-                for (k, entry) in homeEntries(hub: peer.hub, summary: peer.summary, status: peer.status, linkUp: linkUp).enumerated() {
-                    if k > 0 { bytes.append(UInt8(ascii: ",")) }
-                    entry.write(to: &bytes)
-                }
+                writeHomeEntries(hub: peer.hub, devices: peer.devices, status: peer.status, linkUp: linkUp, to: &bytes)
                 written.append((peer.hub, peer.version, bytes))
             }
             if bytes.isEmpty { continue }
