@@ -79,57 +79,8 @@ import Testing
     /// catalogue (the bench's two and every one the tests configure), a device with two types, optional traits and a
     /// mirrored type, the cached document stays the document through renames, room and structure changes,
     /// connectivity changes, commands, and a scene stored and recalled.
-    /// The summary writer against the summary built as a tree, for every kind of device and metadata, with and
-    /// without the hub (the whole home's entries), through renames, rooms and connectivity.
-    @Test func summariesWrittenFromViewsAreTheSummary() throws {
-        let traits: [String: [TraitConfiguration]] = [
-            DeviceTypeDescriptor.genericSwitch.name: [TraitConfiguration(.switchTrait, features: ["momentarySwitch"])],
-            DeviceTypeDescriptor.occupancySensor.name: [TraitConfiguration(.occupancySensing, features: ["passiveInfrared"])],
-        ]
-        var devices = DeviceTypeDescriptor.catalogue.map { type in
-            DeviceConfiguration(id: "one-\(type.name)", name: type.name, types: [
-                DeviceTypeConfiguration(type, traits: traits[type.name] ?? []),
-            ])
-        }
-        devices.append(DeviceConfiguration(id: "pair \"q\"", name: "Pair \"q\" \n🏠", roomID: "hall", types: [
-            DeviceTypeConfiguration(.onOffPlugInUnit), DeviceTypeConfiguration(.humiditySensor, isMirrored: true),
-        ]))
-        let home = try Home(devices: devices, clock: ManualClock())
-        func check(_ when: String) throws {
-            for id in devices.map(\.id) {
-                for hub in [nil, "attic"] {
-                    var written: [UInt8] = []
-                    SummaryWriter.write(try home.view(id), hub: hub, to: &written)
-                    #expect(written == DeviceDocument.summary(try home.device(id), hub: hub).bytes, "\(id) \(when)")
-                }
-            }
-            var all: [JSON] = []
-            for id in devices.map(\.id) { all.append(DeviceDocument.summary(try home.device(id))) }
-            #expect(SummaryWriter.summaries(of: home) == JSON.array(all).bytes, "the list, \(when)")
-        }
-        try check("first")
-        try home.setName("one-OnOffLight", "Renamed \"x\"")
-        try home.setRoom("one-OnOffLight", "kitchen")
-        try home.setStructure("pair \"q\"", "house")
-        try home.setRoom("pair \"q\"", nil)
-        try check("after metadata changes")
-        try home.setConnectivity("one-DimmableLight", trait: "onOff", SourceConnectivity(.offline, .direct))
-        try home.setConnectivity("pair \"q\"", type: "HumiditySensor", trait: "relativeHumidityMeasurement",
-                                 SourceConnectivity(.online, .localPeer))
-        try check("after connectivity changes")
-    }
-
     @Test func documentsFromCachedFragmentsAreTheDocumentThroughEveryKindOfChange() throws {
-        // The features a type needs to be configured at all.
-        let traits: [String: [TraitConfiguration]] = [
-            DeviceTypeDescriptor.genericSwitch.name: [TraitConfiguration(.switchTrait, features: ["momentarySwitch"])],
-            DeviceTypeDescriptor.occupancySensor.name: [TraitConfiguration(.occupancySensing, features: ["passiveInfrared"])],
-        ]
-        var devices = DeviceTypeDescriptor.catalogue.map { type in
-            DeviceConfiguration(id: "one-\(type.name)", name: type.name, types: [
-                DeviceTypeConfiguration(type, traits: traits[type.name] ?? []),
-            ])
-        }
+        var devices = Self.oneOfEveryType()
         devices.append(DeviceConfiguration(id: "pair", name: "Pair", roomID: "hall", types: [
             DeviceTypeConfiguration(.onOffPlugInUnit, traits: [TraitConfiguration(.levelControl, features: ["onOff"]),
                                                                TraitConfiguration(.basicInformation)]),
@@ -169,6 +120,51 @@ import Testing
             try check("after \(id) toggled (the scene no longer valid)")
             try home.invoke(id, type: type, trait: "scenesManagement", command: "recallScene", arguments: ["groupId": .int(1), "sceneId": .int(2)])
             try check("after \(id) recalled the scene")
+        }
+    }
+
+    /// The summary writer against the summary built as a tree, for every kind of device and metadata, with and
+    /// without the hub (the whole home's entries), through renames, rooms and connectivity.
+    @Test func summariesWrittenFromViewsAreTheSummary() throws {
+        var devices = Self.oneOfEveryType()
+        devices.append(DeviceConfiguration(id: "pair \"q\"", name: "Pair \"q\" \n🏠", roomID: "hall", types: [
+            DeviceTypeConfiguration(.onOffPlugInUnit), DeviceTypeConfiguration(.humiditySensor, isMirrored: true),
+        ]))
+        let home = try Home(devices: devices, clock: ManualClock())
+        func check(_ when: String) throws {
+            for id in devices.map(\.id) {
+                for hub in [nil, "attic"] {
+                    var written: [UInt8] = []
+                    SummaryWriter.write(try home.view(id), hub: hub, to: &written)
+                    #expect(written == DeviceDocument.summary(try home.device(id), hub: hub).bytes, "\(id) \(when)")
+                }
+            }
+            var all: [JSON] = []
+            for id in devices.map(\.id) { all.append(DeviceDocument.summary(try home.device(id))) }
+            #expect(SummaryWriter.summaries(of: home) == JSON.array(all).bytes, "the list, \(when)")
+        }
+        try check("first")
+        try home.setName("one-OnOffLight", "Renamed \"x\"")
+        try home.setRoom("one-OnOffLight", "kitchen")
+        try home.setStructure("pair \"q\"", "house")
+        try home.setRoom("pair \"q\"", nil)
+        try check("after metadata changes")
+        try home.setConnectivity("one-DimmableLight", trait: "onOff", SourceConnectivity(.offline, .direct))
+        try home.setConnectivity("pair \"q\"", type: "HumiditySensor", trait: "relativeHumidityMeasurement",
+                                 SourceConnectivity(.online, .localPeer))
+        try check("after connectivity changes")
+    }
+
+    /// A device of every type in the catalogue, with the features a type needs to be configured at all.
+    static func oneOfEveryType() -> [DeviceConfiguration] {
+        let traits: [String: [TraitConfiguration]] = [
+            DeviceTypeDescriptor.genericSwitch.name: [TraitConfiguration(.switchTrait, features: ["momentarySwitch"])],
+            DeviceTypeDescriptor.occupancySensor.name: [TraitConfiguration(.occupancySensing, features: ["passiveInfrared"])],
+        ]
+        return DeviceTypeDescriptor.catalogue.map { type in
+            DeviceConfiguration(id: "one-\(type.name)", name: type.name, types: [
+                DeviceTypeConfiguration(type, traits: traits[type.name] ?? []),
+            ])
         }
     }
 }

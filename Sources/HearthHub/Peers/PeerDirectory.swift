@@ -71,8 +71,8 @@ public final class PeerDirectory: Sendable {
         var entries: (version: Int, linkUp: Bool, bytes: [UInt8])?
     }
 
-    /// One device of a peer's summary, as the whole-home document shows it, kept as bytes: the parsed tree of
-    /// 9 peers' summaries (900 devices) was most of what a hub with peers held beyond a lone hub's memory.
+    /// One device of a peer's summary, as the whole-home document shows it, kept as bytes: the parsed trees of
+    /// 9 peers' summaries (900 devices) were about half of what a hub with peers held beyond a lone hub's memory.
     struct PeerDevice {
         let id: String
         /// The summary's entry re-serialised without `hub`, `sourceConnectivity` and the closing brace:
