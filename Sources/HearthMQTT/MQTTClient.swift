@@ -422,8 +422,7 @@ final class Core: @unchecked Sendable {
                 try check(rc, "connect to \(options.endpoint)")
                 while true {
                     let timeout = isStopRequested ? Self.stoppingLoopTimeoutMilliseconds : Self.idleLoopTimeoutMilliseconds
-                    let cork = Cork(socket: mosquitto_socket(mosq),
-                                    packets: queuedPackets.exchange(0, ordering: .acquiringAndReleasing))
+                    let cork = corkQueuedPackets()
                     let rc = mosquitto_loop(mosq, timeout, 1)
                     cork.release()
                     try check(rc, attempt.connected ? "connection to \(options.endpoint)"
@@ -471,6 +470,12 @@ final class Core: @unchecked Sendable {
         finishStreams()
     }
 
+    /// Corks the socket for the packets queued since the last write, if there are two or more (`Cork`), and counts
+    /// from zero again.
+    private func corkQueuedPackets() -> Cork {
+        Cork(socket: mosquitto_socket(mosq), packets: queuedPackets.exchange(0, ordering: .acquiringAndReleasing))
+    }
+
     /// Writes what is queued now (outside a callback libmosquitto writes at once), then runs the deferred work. A
     /// failed write is left to the next turn's `mosquitto_loop`, which reports the connection's end as usual.
     private func runDeferred() {
@@ -479,7 +484,7 @@ final class Core: @unchecked Sendable {
             defer { w = [] }
             return w
         }
-        let cork = Cork(socket: mosquitto_socket(mosq), packets: queuedPackets.exchange(0, ordering: .acquiringAndReleasing))
+        let cork = corkQueuedPackets()
         _ = mosquitto_loop_write(mosq, 1)
         cork.release()
         for w in work { w() }

@@ -387,7 +387,7 @@ public final class PeerDirectory: Sendable {
             DocumentWriter.raw(#","hub":"#, &out)
             JSON.writeString(hub, to: &out)
             DocumentWriter.raw(#","sourceConnectivity":"#, &out)
-            out.append(contentsOf: DocumentWriter.connectivityTable[DocumentWriter.connectivityIndex(c)])
+            DocumentWriter.connectivity(c, &out)
             out.append(UInt8(ascii: "}"))
         }
     }

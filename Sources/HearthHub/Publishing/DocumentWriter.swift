@@ -86,9 +86,8 @@ public struct DocumentWriter: Sendable {
     private var lastWritten: [[(value: Value, bytes: [UInt8])?]] = []
     /// One trait's values while it is written; kept to reuse its storage.
     private var scratch: [Value?] = []
-    private let connectivities = DocumentWriter.connectivityTable
-    /// `connectivityFragments()`, made once per process (the summary writer uses it too).
-    static let connectivityTable = DocumentWriter.connectivityFragments()
+    /// `connectivityFragments()`, made once per process.
+    private static let connectivityTable = DocumentWriter.connectivityFragments()
 
     public init() {}
 
@@ -98,15 +97,15 @@ public struct DocumentWriter: Sendable {
         out.reserveCapacity(2048)
         Self.raw(#"{"id":"#, &out); JSON.writeString(d.id, to: &out)
         Self.raw(#","name":"#, &out); JSON.writeString(d.name, to: &out)
-        Self.raw(#","structureId":"#, &out); optional(d.structureID, &out)
-        Self.raw(#","roomId":"#, &out); optional(d.roomID, &out)
+        Self.raw(#","structureId":"#, &out); Self.optional(d.structureID, &out)
+        Self.raw(#","roomId":"#, &out); Self.optional(d.roomID, &out)
         Self.raw(#","isMatterDevice":"#, &out); Self.raw(d.isMatterDevice ? "true" : "false", &out)
-        Self.raw(#","sourceConnectivity":"#, &out); connectivity(d.sourceConnectivity, &out)
+        Self.raw(#","sourceConnectivity":"#, &out); Self.connectivity(d.sourceConnectivity, &out)
         Self.raw(#","types":["#, &out)
         for t in layout.indices {
             if t > 0 { Self.raw(",", &out) }
             out.append(contentsOf: typeOpenings[layout[t].opening])
-            connectivity(d.sourceConnectivity(type: t), &out)
+            Self.connectivity(d.sourceConnectivity(type: t), &out)
             Self.raw(#","traits":{"#, &out)
             for k in layout[t].traits.indices {
                 if k > 0 { Self.raw(",", &out) }
@@ -121,7 +120,7 @@ public struct DocumentWriter: Sendable {
     private mutating func write(_ d: DeviceView, type t: Int, trait k: Int, layout l: Int, _ out: inout [UInt8]) {
         let layout = traits[l]
         out.append(contentsOf: layout.opening)
-        connectivity(d.sourceConnectivity(type: t, trait: k), &out)
+        Self.connectivity(d.sourceConnectivity(type: t, trait: k), &out)
         var values: [Value?] = []
         swap(&values, &scratch)
         defer { swap(&values, &scratch) }
@@ -318,17 +317,19 @@ public struct DocumentWriter: Sendable {
         out.append(contentsOf: UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
     }
 
-    private func optional(_ s: String?, _ out: inout [UInt8]) {
+    /// A string, or `null`; the summary writer and the peers' entries use it too.
+    static func optional(_ s: String?, _ out: inout [UInt8]) {
         if let s { JSON.writeString(s, to: &out) } else { Self.raw("null", &out) }
     }
 
     /// A document holds one connectivity object per device, type and trait (nine in a DimmableLight's), and they
-    /// take 20 values in all: each is copied from `connectivities`, written once.
-    private func connectivity(_ c: SourceConnectivity, _ out: inout [UInt8]) {
-        out.append(contentsOf: connectivities[Self.connectivityIndex(c)])
+    /// take 20 values in all: each is copied from `connectivityTable`, written once. The summary writer and the
+    /// peers' entries of the whole home use it too.
+    static func connectivity(_ c: SourceConnectivity, _ out: inout [UInt8]) {
+        out.append(contentsOf: connectivityTable[connectivityIndex(c)])
     }
 
-    static func connectivityIndex(_ c: SourceConnectivity) -> Int {
+    private static func connectivityIndex(_ c: SourceConnectivity) -> Int {
         let state = switch c.connectivityState {
         case .unknown: 0
         case .online: 1

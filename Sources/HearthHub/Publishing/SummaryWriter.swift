@@ -15,8 +15,8 @@ enum SummaryWriter {
     static func write(_ d: DeviceView, hub: String? = nil, to out: inout [UInt8]) {
         DocumentWriter.raw(#"{"id":"#, &out); JSON.writeString(d.id, to: &out)
         DocumentWriter.raw(#","name":"#, &out); JSON.writeString(d.name, to: &out)
-        DocumentWriter.raw(#","structureId":"#, &out); optional(d.structureID, &out)
-        DocumentWriter.raw(#","roomId":"#, &out); optional(d.roomID, &out)
+        DocumentWriter.raw(#","structureId":"#, &out); DocumentWriter.optional(d.structureID, &out)
+        DocumentWriter.raw(#","roomId":"#, &out); DocumentWriter.optional(d.roomID, &out)
         DocumentWriter.raw(#","isMatterDevice":"#, &out); DocumentWriter.raw(d.isMatterDevice ? "true" : "false", &out)
         if let hub { DocumentWriter.raw(#","hub":"#, &out); JSON.writeString(hub, to: &out) }
         DocumentWriter.raw(#","types":["#, &out)
@@ -29,7 +29,7 @@ enum SummaryWriter {
             DocumentWriter.raw("}", &out)
         }
         DocumentWriter.raw(#"],"sourceConnectivity":"#, &out)
-        out.append(contentsOf: DocumentWriter.connectivityTable[DocumentWriter.connectivityIndex(d.sourceConnectivity)])
+        DocumentWriter.connectivity(d.sourceConnectivity, &out)
         DocumentWriter.raw("}", &out)
     }
 
@@ -44,9 +44,5 @@ enum SummaryWriter {
         }
         out.append(UInt8(ascii: "]"))
         return out
-    }
-
-    private static func optional(_ s: String?, _ out: inout [UInt8]) {
-        if let s { JSON.writeString(s, to: &out) } else { DocumentWriter.raw("null", &out) }
     }
 }
