@@ -52,9 +52,8 @@ struct Run: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let diagnostics = ConfigDiagnostics()
-        let configured = HubConfiguration.load(file: config, diagnostics: diagnostics)?.logLevel
-        let level = Logger.Level(rawValue: logLevel ?? configured ?? "info") ?? .info
+        let source = HubConfiguration.Source(file: config)
+        let level = Logger.Level(rawValue: logLevel ?? source.logLevel ?? "info") ?? .info
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
@@ -62,7 +61,7 @@ struct Run: AsyncParsableCommand {
         }
         let logger = Logger(label: "hearthd")
         let status = await HubDaemon.run(
-            configFile: config,
+            source,
             overrides: HubDaemon.Overrides(stateDirectory: state,
                                            broker: broker.flatMap { try? MQTTBrokerAddress(parsing: $0) }),
             hardware: hardware, logger: logger)

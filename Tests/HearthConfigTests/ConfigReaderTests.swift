@@ -36,6 +36,26 @@ import Testing
         ])
     }
 
+    /// An id's pattern is matched by a scan of bytes, other patterns by `Regex`: both accept exactly what the
+    /// pattern does, code point by code point.
+    @Test func patternsAcceptWhatTheirRegexMatches() throws {
+        let patterns = ["^[^/+#]+$", "^[^$/+#][^/+#]*(/[^/+#]+)*$", "^[^a-c]+$", "^[0-9a-f]{2}-[0-9a-f]{12}$"]
+        let texts = ["lamp", "kitchen/lamp", "a+b", "#", "", "lampé", "🛋️ sofa", "a b", "$SYS", "abc", "x-y", "é+",
+                     "28-0316a2791aff", "ünï/cödé"]
+        for pattern in patterns {
+            let regex = try Regex(pattern).matchingSemantics(.unicodeScalar)
+            for text in texts {
+                var accepted = false
+                let problems = read("v: '\(text)'") { root in
+                    accepted = root.anyMapping?["v"]?.read(.textMatching(pattern, hint: "no")) != nil
+                }
+                let expected = (try? regex.firstMatch(in: text)) != nil
+                #expect(accepted == expected, "\(pattern) on \(text)")
+                #expect(problems.isEmpty == expected, "\(pattern) on \(text): \(problems)")
+            }
+        }
+    }
+
     @Test func scalarsDurationsAndChoices() {
         var values: [String] = []
         let problems = read("a: 20ms\nb: 1.5s\nc: 30\nd: pull-up\ne: true\nf: 0x40\ng: sideways\nh: [1, 2]\ni: \"2s\"\nj: 5") { root in

@@ -213,6 +213,8 @@ import Testing
             ("1.5", .float(1.5)), (".5", .float(0.5)), ("1e3", .float(1000)), ("-2.5E-1", .float(-0.25)),
             ("1.", .float(1)), (".", .string(".")), ("-.inf", .float(-.infinity)), (".Inf", .float(.infinity)),
             ("1.2.3", .string("1.2.3")), ("3.1.1", .string("3.1.1")), ("99999999999999999999", .string("99999999999999999999")),
+            ("nulls", .string("nulls")), ("truest", .string("truest")), ("False!", .string("False!")), ("+.inf", .float(.infinity)),
+            ("-", .string("-")), ("Light 1", .string("Light 1")), ("n", .string("n")), ("~~", .string("~~")),
         ]
         for (text, expected) in table {
             #expect(YAMLScalar.resolve(plain: text) == expected, "\(text)")
@@ -224,6 +226,11 @@ import Testing
         #expect(YAMLScalar.yaml11Reading(plain: "019") == nil)
         #expect(YAMLScalar.yaml11Reading(plain: "10") == nil)
         #expect(YAMLScalar.yaml11Reading(plain: "true") == nil)
+        #expect(YAMLScalar.yaml11Reading(plain: "NO") == "false")
+        #expect(YAMLScalar.yaml11Reading(plain: "Y") == "true")
+        #expect(YAMLScalar.yaml11Reading(plain: "-010") == "octal -8")
+        #expect(YAMLScalar.yaml11Reading(plain: "none") == nil)
+        #expect(YAMLScalar.yaml11Reading(plain: "only") == nil)
     }
 
     @Test func standardTagsAreHonouredAndUnknownOnesRefused() throws {

@@ -45,17 +45,6 @@ public enum HubDaemon {
         package var warnings: [ConfigProblem] = []
     }
 
-    /// Reads and checks the configuration, its board and its bindings; every problem is listed.
-    /// - Parameter buildingHome: the caller builds the engine's home from the plan at once (hearthd): the
-    ///   engine's own check (`checkWithEngine`, which builds a home of every device) is left to the caller's
-    ///   build, and run only if it fails, to name the devices with their places (`problemsBuilding`). Building
-    ///   every device twice was an eighth of a 1,000-device hub's start-up.
-    static func plan(configFile: String, hardware: any HardwareProvider, logger: Logger,
-                     buildingHome: Bool = false) -> Result<Plan, ConfigError> {
-        plan(configFile: configFile, hardware: hardware, logger: logger, diagnostics: ConfigDiagnostics(),
-             checkingWithEngine: !buildingHome)
-    }
-
     /// The engine's problems with the plan's devices, each at its place in the file (empty when the engine
     /// builds them all): what `plan` leaves out when the caller builds the home itself.
     static func problemsBuilding(_ plan: Plan, hardware: any HardwareProvider) -> [ConfigProblem] {
@@ -67,8 +56,20 @@ public enum HubDaemon {
 
     package static func plan(configFile: String, hardware: any HardwareProvider, logger: Logger,
                              diagnostics: ConfigDiagnostics, checkingWithEngine: Bool = true) -> Result<Plan, ConfigError> {
+        plan(HubConfiguration.Source(file: configFile, diagnostics: diagnostics), hardware: hardware, logger: logger,
+             checkingWithEngine: checkingWithEngine)
+    }
+
+    /// Reads and checks the configuration, its board and its bindings; every problem is listed.
+    /// - Parameter checkingWithEngine: false when the caller builds the engine's home from the plan at once
+    ///   (hearthd): the engine's own check (`checkWithEngine`, which builds a home of every device) is left to the
+    ///   caller's build, and run only if it fails, to name the devices with their places (`problemsBuilding`).
+    ///   Building every device twice was an eighth of a 1,000-device hub's start-up.
+    static func plan(_ source: HubConfiguration.Source, hardware: any HardwareProvider, logger: Logger,
+                     checkingWithEngine: Bool) -> Result<Plan, ConfigError> {
+        let diagnostics = source.diagnostics
         // Read on past the configuration's problems to the board and the bindings, so one run lists them all.
-        guard let config = HubConfiguration.loadPartially(file: configFile, diagnostics: diagnostics), !config.boardFile.isEmpty,
+        guard let config = HubConfiguration.loadPartially(source), !config.boardFile.isEmpty,
               let board = hardware.loadBoard(file: config.boardFile, diagnostics: diagnostics) else {
             return .failure(ConfigError(diagnostics.problems))
         }
@@ -225,8 +226,14 @@ public enum HubDaemon {
     /// Runs the hub until SIGTERM or SIGINT; returns the exit status.
     public static func run(configFile: String, overrides: Overrides = Overrides(), hardware: any HardwareProvider,
                            logger: Logger) async -> Int32 {
+        await run(HubConfiguration.Source(file: configFile), overrides: overrides, hardware: hardware, logger: logger)
+    }
+
+    /// Runs the hub from a configuration already parsed (hearthd has read its log level) until SIGTERM or SIGINT.
+    public static func run(_ source: HubConfiguration.Source, overrides: Overrides = Overrides(),
+                           hardware: any HardwareProvider, logger: Logger) async -> Int32 {
         var plan: Plan
-        switch Self.plan(configFile: configFile, hardware: hardware, logger: logger, buildingHome: true) {
+        switch Self.plan(source, hardware: hardware, logger: logger, checkingWithEngine: false) {
         case .failure(let error):
             for p in error.problems { logger.critical("\(p)") }
             logger.critical("the configuration has \(error.problems.count) problem(s); nothing was started")

@@ -78,19 +78,30 @@ struct PersistenceService: Service {
         }
         defer { home.removeObserver(observer) }
         let order = home.deviceIDs.sorted()
+        // Every device's entry, encoded at the first save, not at start-up: at 1,000 devices that is about 60 million
+        // instructions, which competed with the documents the hub publishes on its way to `online` (issue 21 §3).
         var entries: [String: [UInt8]] = [:]
-        for id in order { if let saved = try? home.saved(id) { entries[id] = StateStore.entry(id, saved) } }
+        var encoded = false
         var unsaved = false
         var failure = SaveFailure()
         /// `everything`: at shutdown, when a quiet attribute (a level mid-fade) may have changed unreported.
         func flush(everything: Bool = false) async {
             let reported = changed.withLock { ids in defer { ids.removeAll() }; return ids }
-            for id in everything ? order : Array(reported) {
-                guard let saved = try? home.saved(id) else { continue }
-                let entry = StateStore.entry(id, saved)
-                if entry != entries[id] {
-                    entries[id] = entry
-                    unsaved = true
+            if !encoded {
+                // Nothing changes unreported until something has been reported (a quiet attribute moves only in a
+                // transition a command started): with nothing reported there is nothing to save yet.
+                guard !reported.isEmpty else { return }
+                for id in order { if let saved = try? home.saved(id) { entries[id] = StateStore.entry(id, saved) } }
+                encoded = true
+                unsaved = true
+            } else {
+                for id in everything ? order : Array(reported) {
+                    guard let saved = try? home.saved(id) else { continue }
+                    let entry = StateStore.entry(id, saved)
+                    if entry != entries[id] {
+                        entries[id] = entry
+                        unsaved = true
+                    }
                 }
             }
             guard unsaved else { return }
