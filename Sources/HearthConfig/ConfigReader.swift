@@ -72,15 +72,49 @@ public final class ConfigDiagnostics {
 /// warning says so (or, where a boolean is expected, the problem does).
 public struct ConfigValue {
     public let node: YAMLNode
-    public let path: String
     public let file: String
     public let diagnostics: ConfigDiagnostics
+    private let place: Place
+
+    /// Where the value is in its document, e.g. `devices[2].binding`, for messages; empty at the top.
+    public var path: String { place.path }
 
     public init(node: YAMLNode, path: String, file: String, diagnostics: ConfigDiagnostics) {
+        self.init(node: node, place: .path(path), file: file, diagnostics: diagnostics)
+    }
+
+    private init(node: YAMLNode, place: Place, file: String, diagnostics: ConfigDiagnostics) {
         self.node = node
-        self.path = path
+        self.place = place
         self.file = file
         self.diagnostics = diagnostics
+    }
+
+    /// A value's place as a link to its parent's, made into text only for a message. Why: most values are read
+    /// without a problem, and writing out each one's path as it was read was about a third of reading a
+    /// 1,000-device configuration (callgrind, issue 21 §3).
+    private final class Place: Sendable {
+        let parent: Place?
+        /// The whole path when there is no parent; else the key, or "" for an item of a list.
+        let name: String
+        let index: Int
+
+        private init(parent: Place?, name: String, index: Int) {
+            self.parent = parent
+            self.name = name
+            self.index = index
+        }
+
+        static func path(_ path: String) -> Place { Place(parent: nil, name: path, index: 0) }
+        static func key(_ parent: Place, _ key: String) -> Place { Place(parent: parent, name: key, index: 0) }
+        static func index(_ parent: Place, _ index: Int) -> Place { Place(parent: parent, name: "", index: index) }
+
+        var path: String {
+            guard let parent else { return name }
+            let p = parent.path
+            if name.isEmpty { return "\(p)[\(index)]" }
+            return p.isEmpty ? name : "\(p).\(name)"
+        }
     }
 
     /// Reads and parses a file; a file that cannot be read or parsed is recorded as a problem.
@@ -145,8 +179,9 @@ public struct ConfigValue {
 
     public var isNull: Bool { node.value == .null && node.secret == nil }
 
-    func child(_ node: YAMLNode, _ component: String) -> ConfigValue {
-        ConfigValue(node: node, path: path.isEmpty ? component : "\(path).\(component)", file: file, diagnostics: diagnostics)
+    /// `node`, the value of this mapping's `key`.
+    public func child(_ node: YAMLNode, _ key: String) -> ConfigValue {
+        ConfigValue(node: node, place: .key(place, key), file: file, diagnostics: diagnostics)
     }
 
     /// This value as a mapping whose keys must be among `allowed`.
@@ -166,19 +201,23 @@ public struct ConfigValue {
         return map
     }
 
-    private func mapping(names: [String], admits: (String) -> Bool) -> ConfigMap? {
+    /// `names` are for messages only: made when there is a problem.
+    private func mapping(names: @autoclosure () -> [String], admits: (String) -> Bool) -> ConfigMap? {
         guard case .mapping(let entries) = node.value else {
-            problem("expected a mapping of \(names.joined(separator: ", ")), found \(kind)")
+            problem("expected a mapping of \(names().joined(separator: ", ")), found \(kind)")
             return nil
         }
+        var refused = false
         for entry in entries where !admits(entry.key) {
+            refused = true
+            let names = names()
             let near = names.first { $0.lowercased() == entry.key.lowercased() }
             diagnostics.add(ConfigProblem(file: file, line: entry.keyLine, column: entry.keyColumn,
                                           path: path.isEmpty ? entry.key : "\(path).\(entry.key)",
                                           message: "unknown key '\(entry.key)'" + (near.map { "; did you mean '\($0)'?" }
                                               ?? "; allowed: \(names.joined(separator: ", "))")))
         }
-        return ConfigMap(owner: self, entries: entries.filter { admits($0.key) })
+        return ConfigMap(owner: self, entries: refused ? entries.filter { admits($0.key) } : entries)
     }
 
     /// This value as a mapping with any keys (e.g. traits by name).
@@ -196,7 +235,7 @@ public struct ConfigValue {
             return nil
         }
         return items.enumerated().map { i, item in
-            ConfigValue(node: item, path: "\(path)[\(i)]", file: file, diagnostics: diagnostics)
+            ConfigValue(node: item, place: .index(place, i), file: file, diagnostics: diagnostics)
         }
     }
 

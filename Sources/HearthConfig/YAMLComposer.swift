@@ -128,7 +128,7 @@ final class YAMLComposer {
                 "this file says %YAML 1.1, but Hearth reads YAML 1.2: yes, no, on and off are text and 010 is ten; "
                 + "remove the directive or write %YAML 1.2"))
         }
-        let root = try node(try next(), path: "", depth: 0).node
+        let root = try node(try next(), path: { "" }, depth: 0).node
         _ = try next()  // document end
         let after = try next()
         if case .documentStart = after.kind {
@@ -139,8 +139,8 @@ final class YAMLComposer {
         return root
     }
 
-    private func problem(_ mark: YAMLMark, _ path: String, _ message: String) {
-        errors.append(YAMLError(line: mark.line, column: mark.column, path: path, message: message))
+    private func problem(_ mark: YAMLMark, _ path: () -> String, _ message: String) {
+        errors.append(YAMLError(line: mark.line, column: mark.column, path: path(), message: message))
     }
 
     private func count(_ n: Int, at mark: YAMLMark) throws(Failure) {
@@ -155,10 +155,10 @@ final class YAMLComposer {
     private static let core = "tag:yaml.org,2002:"
 
     // swiftlint:disable:next cyclomatic_complexity
-    private func node(_ event: YAMLEvent, path: String, depth: Int) throws(Failure) -> (node: YAMLNode, size: Int) {
+    private func node(_ event: YAMLEvent, path: () -> String, depth: Int) throws(Failure) -> (node: YAMLNode, size: Int) {
         let mark = event.start
         if depth > YAML.maximumDepth {
-            throw .fatal(YAMLError(line: mark.line, column: mark.column, path: path,
+            throw .fatal(YAMLError(line: mark.line, column: mark.column, path: path(),
                                    message: "nested more than \(YAML.maximumDepth) levels deep"))
         }
         switch event.kind {
@@ -186,7 +186,8 @@ final class YAMLComposer {
             while true {
                 let e = try next()
                 if case .sequenceEnd = e.kind { break }
-                let (item, s) = try node(e, path: "\(path)[\(items.count)]", depth: depth + 1)
+                let index = items.count
+                let (item, s) = try node(e, path: { "\(path())[\(index)]" }, depth: depth + 1)
                 items.append(item)
                 size += s
             }
@@ -202,12 +203,12 @@ final class YAMLComposer {
             return (node, size)
 
         default:
-            throw .fatal(YAMLError(line: mark.line, column: mark.column, path: path,
+            throw .fatal(YAMLError(line: mark.line, column: mark.column, path: path(),
                                    message: "libyaml sent an event out of order"))
         }
     }
 
-    private func mapping(at mark: YAMLMark, path: String, depth: Int) throws(Failure) -> (node: YAMLNode, size: Int) {
+    private func mapping(at mark: YAMLMark, path: () -> String, depth: Int) throws(Failure) -> (node: YAMLNode, size: Int) {
         /// In document order: explicit entries, and the mappings `<<` merges in at that place.
         enum Item { case entry(YAMLEntry), merge([YAMLEntry]) }
         var items: [Item] = []
@@ -238,11 +239,16 @@ final class YAMLComposer {
                 _ = try node(keyEvent, path: path, depth: depth + 1)
                 problem(keyMark, path, "a key must be text; lists and mappings as keys ('? [a, b]') are not supported")
             default:
-                throw .fatal(YAMLError(line: keyMark.line, column: keyMark.column, path: path,
+                throw .fatal(YAMLError(line: keyMark.line, column: keyMark.column, path: path(),
                                        message: "libyaml sent an event out of order"))
             }
-            let childPath = key.map { path.isEmpty ? $0 : "\(path).\($0)" } ?? path
-            let (value, s) = try node(try next(), path: isMerge ? path : childPath, depth: depth + 1)
+            // Paths are written out only for a problem: most documents have none.
+            func childPath() -> String {
+                guard let key, !isMerge else { return path() }
+                let p = path()
+                return p.isEmpty ? key : "\(p).\(key)"
+            }
+            let (value, s) = try node(try next(), path: childPath, depth: depth + 1)
             size += s
             if isMerge {
                 items.append(.merge(merged(value, at: keyMark, path: path)))
@@ -275,7 +281,7 @@ final class YAMLComposer {
     }
 
     /// The entries `<<: value` merges: a mapping, or a list of mappings where earlier ones win.
-    private func merged(_ value: YAMLNode, at mark: YAMLMark, path: String) -> [YAMLEntry] {
+    private func merged(_ value: YAMLNode, at mark: YAMLMark, path: () -> String) -> [YAMLEntry] {
         let explain = "'<<' merges mappings in: write <<: *defaults, or <<: [*a, *b]"
         switch value.value {
         case .mapping(let entries):
@@ -296,7 +302,7 @@ final class YAMLComposer {
         }
     }
 
-    private func scalar(_ text: String, plain: Bool, tag: String?, at mark: YAMLMark, path: String) -> YAMLNode {
+    private func scalar(_ text: String, plain: Bool, tag: String?, at mark: YAMLMark, path: () -> String) -> YAMLNode {
         func node(_ v: YAMLNode.Value) -> YAMLNode { YAMLNode(v, line: mark.line, column: mark.column) }
         guard let tag else {
             if plain, YAMLScalar.resolve(plain: text) == .null { return node(.null) }

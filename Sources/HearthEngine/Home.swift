@@ -94,27 +94,28 @@ public final class Home: Sendable {
                               warnings: inout [String]) throws(HomeError)
         -> Device
     {
-        let where_ = "device '\(c.id)'"
+        // Where a problem is, for its message: made only when there is one (every device of a home is built here).
+        func where_() -> String { "device '\(c.id)'" }
         guard !c.id.isEmpty else { throw .constraintError("a device needs a non-empty id") }
-        guard !c.types.isEmpty else { throw .constraintError("\(where_) needs at least one device type") }
+        guard !c.types.isEmpty else { throw .constraintError("\(where_()) needs at least one device type") }
         let primaries = c.types.filter { $0.isPrimary == true }.count
         guard primaries <= 1 else {
-            throw .constraintError("\(where_) marks \(primaries) types as primary; exactly one may be")
+            throw .constraintError("\(where_()) marks \(primaries) types as primary; exactly one may be")
         }
         var endpoints: [Endpoint] = []
         for (n, typeConfig) in c.types.enumerated() {
             let type = typeConfig.type
-            let at = "\(where_) type \(type.name)"
+            func at() -> String { "\(where_()) type \(type.name)" }
             if c.types[..<n].contains(where: { $0.type.name == type.name }) {
-                throw .constraintError("\(where_) lists \(type.name) twice; a device has each type once")
+                throw .constraintError("\(where_()) lists \(type.name) twice; a device has each type once")
             }
             var traitConfigs = typeConfig.traits
             for configured in traitConfigs where !type.allows(configured.id) {
                 let allowed = (type.requiredTraits + type.optionalTraits).map(\.qualifiedName).joined(separator: ", ")
-                throw .unsupportedCluster("\(at) cannot have trait \(configured.id); allowed: \(allowed)")
+                throw .unsupportedCluster("\(at()) cannot have trait \(configured.id); allowed: \(allowed)")
             }
             for (k, configured) in traitConfigs.enumerated() where traitConfigs[..<k].contains(where: { $0.id == configured.id }) {
-                throw .constraintError("\(at) lists trait \(configured.id) twice")
+                throw .constraintError("\(at()) lists trait \(configured.id) twice")
             }
             for required in type.requiredTraits where !traitConfigs.contains(where: { $0.id == required }) {
                 traitConfigs.append(TraitConfiguration(required))
@@ -131,42 +132,42 @@ public final class Home: Sendable {
             // Kept for the device's life: exactly as many as it has, not the doubling growth's capacity.
             traits.reserveCapacity(traitConfigs.count)
             for tc in traitConfigs {
-                let ta = "\(at) trait \(tc.id)"
+                func ta() -> String { "\(at()) trait \(tc.id)" }
                 guard let standard = registry.server(for: tc.id) else {
-                    throw .unsupportedCluster("\(ta) is not a trait this hub implements")
+                    throw .unsupportedCluster("\(ta()) is not a trait this hub implements")
                 }
                 let server = typeConfig.isMirrored ? mirrored(standard) : standard
                 var trait: any TraitServer
                 do throws(HomeError) {
                     trait = try server.init(features: tc.features.union(type.requiredFeatures[tc.id] ?? []))
                 } catch {
-                    throw HomeError(code: error.code, status: error.status, message: "\(ta): \(error.message)")
+                    throw HomeError(code: error.code, status: error.status, message: "\(ta()): \(error.message)")
                 }
                 let descriptor = server.descriptor
                 for (name, value) in tc.attributes.sorted(by: { $0.key < $1.key }) {
                     guard let attribute = descriptor.attribute(named: name) else {
                         let known = descriptor.attributes.map(\.name).joined(separator: ", ")
-                        throw .unsupportedAttribute("\(ta) has no attribute '\(name)'; its attributes are \(known)")
+                        throw .unsupportedAttribute("\(ta()) has no attribute '\(name)'; its attributes are \(known)")
                     }
                     do throws(HomeError) {
                         try attribute.type.check(value, nullable: attribute.isNullable, constraint: attribute.constraint,
                                                  what: name)
                         try trait.load(attribute, value)
                     } catch {
-                        throw HomeError(code: error.code, status: error.status, message: "\(ta): \(error.message)")
+                        throw HomeError(code: error.code, status: error.status, message: "\(ta()): \(error.message)")
                     }
                 }
                 do throws(HomeError) {
                     try trait.checkConfiguration()
                 } catch {
-                    throw HomeError(code: error.code, status: error.status, message: "\(ta): \(error.message)")
+                    throw HomeError(code: error.code, status: error.status, message: "\(ta()): \(error.message)")
                 }
                 // Tables (groups, scenes): the configured entries, then the saved ones over them, entry by entry.
                 for (source, table) in [("configured", tc.table), ("saved", saved?.tables[type.name]?[tc.id.qualifiedName]?.value)] {
                     guard let table else { continue }
                     do throws(HomeError) { try trait.restore(table: table) } catch {
-                        if source == "configured" { throw HomeError(code: error.code, status: error.status, message: "\(ta): \(error.message)") }
-                        warnings.append("\(ta): saved table partly skipped: \(error.message)")
+                        if source == "configured" { throw HomeError(code: error.code, status: error.status, message: "\(ta()): \(error.message)") }
+                        warnings.append("\(ta()): saved table partly skipped: \(error.message)")
                     }
                 }
                 if let values = saved?.attributes[type.name]?[tc.id.qualifiedName] {
@@ -177,7 +178,7 @@ public final class Home: Sendable {
                                                      constraint: attribute.constraint, what: name)
                             try trait.load(attribute, savedValue.value)
                         } catch {
-                            warnings.append("\(ta): saved \(name) skipped: \(error.message)")
+                            warnings.append("\(ta()): saved \(name) skipped: \(error.message)")
                         }
                     }
                 }

@@ -26,8 +26,7 @@ public enum BindingKinds {
             config.problem("missing 'kind'; for \(context.typeName) use \(kinds(for: context.typeName))")
             return nil
         }
-        let kindValue = ConfigValue(node: kindEntry.value, path: config.path.isEmpty ? "kind" : config.path + ".kind",
-                                    file: config.file, diagnostics: config.diagnostics)
+        let kindValue = config.child(kindEntry.value, "kind")
         guard let kind = kindValue.string else { return nil }
         guard let fit = fits.first(where: { $0.kind == kind }) else {
             kindValue.problem("unknown binding kind '\(kind)'; kinds: \(fits.map(\.kind).joined(separator: ", "))")
@@ -63,8 +62,7 @@ public enum BindingKinds {
         let relay = RelayConfiguration.read(reader).map { RelayBinding($0, context: context) }
         guard case .mapping(let entries) = config.node.value, let meterEntry = entries.first(where: { $0.key == "meter" })
         else { return relay }
-        let meterValue = ConfigValue(node: meterEntry.value, path: config.path.isEmpty ? "meter" : config.path + ".meter",
-                                     file: config.file, diagnostics: config.diagnostics)
+        let meterValue = config.child(meterEntry.value, "meter")
         guard context.typeName == "OnOffPlugInUnit" else {
             meterValue.problem("a meter measures a plug's load: it fits an OnOffPlugInUnit, not a \(context.typeName)")
             return nil
