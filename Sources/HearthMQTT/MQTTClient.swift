@@ -153,6 +153,11 @@ public final class MQTTClient: Sendable {
         core.afterWriting(work)
     }
 
+    /// Whether libmosquitto holds packets the socket has not taken yet. Ask it on the network thread (in a handler or
+    /// `afterWriting` work): a burst published a part per turn waits for this to be false before its next part, so
+    /// that libmosquitto's queue never holds more than one part.
+    public var hasUnwrittenPackets: Bool { core.hasUnwrittenPackets }
+
     /// Forgets a subscription and unsubscribes from it if connected.
     public func unsubscribe(_ filter: String) throws(MQTTError) {
         try core.unsubscribe(filter)
@@ -489,6 +494,9 @@ final class Core: @unchecked Sendable {
         cork.release()
         for w in work { w() }
     }
+
+    /// libmosquitto's queue is read without its lock: only the network thread changes what this reads.
+    var hasUnwrittenPackets: Bool { mosquitto_want_write(mosq) }
 
     func afterWriting(_ work: @escaping @Sendable () -> Void) {
         deferred.withLock { w in

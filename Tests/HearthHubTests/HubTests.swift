@@ -231,6 +231,51 @@ func onOff(_ doc: JSON) -> JSON? { doc["types"].flatMap { if case .array(let t) 
         watcher.client.disconnect()
     }
 
+    /// A home of several parts (`MQTTHub.documentsPerTurn`) publishes every document before `online`, on the first
+    /// connection and after a broker restart, and a state changed while the parts go out is what stays retained.
+    @Test func aHomeOfSeveralPartsIsPublishedWholeBeforeOnline() async throws {
+        let broker = try TestBroker()
+        let count = MQTTHub.documentsPerTurn * 3 + 5
+        let home = try Home(devices: (0..<count).map {
+            DeviceConfiguration(id: "light-\($0)", name: "Light \($0)", types: [DeviceTypeConfiguration(.onOffLight)])
+        }, clock: ManualClock())
+        let topics = TopicScheme(hub: "big")
+        let probe = try await broker.connectedProbe(clientID: "probe")
+        try probe.client.subscribe("hearth/big/#")
+        #expect(try await probe.barrier("hearth/big/barrier"))
+        let hub = MQTTHub(home: home, client: try MQTTClient(options: MQTTHub.clientOptions(broker.options(clientID: "hub"), topics: topics)),
+                          topics: topics)
+        defer { hub.stop(); probe.client.disconnect() }
+        let messages = probe.messages
+        @Sendable func documentsBeforeOnline() -> Set<String>? {
+            let all = messages.all
+            guard let online = all.firstIndex(where: { $0.topic == topics.status && $0.payload == Array("online".utf8) })
+            else { return nil }
+            return Set(all[..<online].map(\.topic).filter { $0.hasPrefix("hearth/big/devices/") })
+        }
+        try hub.start()
+        // Changed as the parts go out: the last part must not put back the state it had when publishing began.
+        try home.invoke("light-\(count - 1)", trait: "onOff", command: "on")
+        #expect(await eventually { documentsBeforeOnline() != nil })
+        #expect(documentsBeforeOnline()?.count == count)
+        let last = await probe.message(on: topics.device("light-\(count - 1)")) { m in
+            (try? JSON.parse(m.payload)).flatMap(onOff) == .bool(true)
+        }
+        #expect(last != nil)
+
+        probe.messages.clearAll()
+        broker.stop()
+        try broker.restart()
+        let watcher = try await broker.connectedProbe(clientID: "watcher")
+        try watcher.client.subscribe("hearth/big/#")
+        #expect(await watcher.message(on: topics.status) { $0.payload == Array("online".utf8) } != nil)
+        let retained = watcher.messages.all.filter { $0.topic.hasPrefix("hearth/big/devices/") }
+        #expect(Set(retained.map(\.topic)).count == count, "every document republished before online")
+        let kept = retained.last { $0.topic == topics.device("light-\(count - 1)") }
+        #expect(kept.flatMap { try? JSON.parse($0.payload) }.flatMap(onOff) == .bool(true))
+        watcher.client.disconnect()
+    }
+
     @Test func aCleanStopPublishesOffline() async throws {
         let rig = try await HubRig()
         rig.hub.stop()

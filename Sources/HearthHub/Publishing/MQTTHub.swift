@@ -29,6 +29,9 @@ public final class MQTTHub: Sendable {
     /// across its range) while its hardware answers in milliseconds; a device that hangs for long holds at most this.
     public static let defaultRequestsWaitingPerDevice = 64
     private let online: @Sendable () -> Void
+    /// Counts the connections (the network thread's `onConnect`), so that publishing a part at a time stops when its
+    /// connection ends.
+    private let connections = Locked(0)
     /// Messages on the hub's other subscriptions (not requests, not the router's).
     private let other: @Sendable (MQTTMessage) -> Void
     /// Peers, mirrors and cross-hub bindings; nil for a hub on its own.
@@ -122,8 +125,32 @@ public final class MQTTHub: Sendable {
 
     // MARK: Publishing
 
+    /// How many device documents one turn of the network thread publishes on a connection. Why: a 1,000-device hub
+    /// queued all its 4 MB of documents at once, which was the peak of its memory, and the broker took the first only
+    /// once the last was built. A part at a time, each part once the socket has taken the last, the broker stores
+    /// one part while the next is built, and libmosquitto's queue never holds more than a part (issue 21 §3).
+    static let documentsPerTurn = 64
+
+    /// Publishes every document (a part per turn of the network thread), then the summary, the groups and `online`.
     func publishEverything() {
-        for d in home.views() { publish(d) }
+        let connection = connections.withLock { n in n &+= 1; return n }
+        publishDocuments(home.deviceIDs, from: 0, connection: connection)
+    }
+
+    private func publishDocuments(_ ids: [String], from start: Int, connection: Int) {
+        // A connection that ended ends its publication: the next one publishes everything again.
+        guard client.isConnected, connections.withLock({ $0 }) == connection else { return }
+        if start > 0 && client.hasUnwrittenPackets {
+            client.afterWriting { [weak self] in self?.publishDocuments(ids, from: start, connection: connection) }
+            return
+        }
+        let end = min(start + Self.documentsPerTurn, ids.count)
+        // Each view is taken as its part is published: a device changed meanwhile has published its new state already.
+        for id in ids[start..<end] { if let d = try? home.view(id) { publish(d) } }
+        if end < ids.count {
+            client.afterWriting { [weak self] in self?.publishDocuments(ids, from: end, connection: connection) }
+            return
+        }
         summaryThrottle.publishNow()
         publishGroups()
         send(topics.status, Array("online".utf8), qos: .atLeastOnce, retain: true)
