@@ -153,10 +153,14 @@ public final class MQTTClient: Sendable {
         core.afterWriting(work)
     }
 
-    /// Whether libmosquitto holds packets the socket has not taken yet. Ask it on the network thread (in a handler or
-    /// `afterWriting` work): a burst published a part per turn waits for this to be false before its next part, so
-    /// that libmosquitto's queue never holds more than one part.
-    public var hasUnwrittenPackets: Bool { core.hasUnwrittenPackets }
+    /// Runs `work` on the network thread once everything published before the call has been taken by the socket,
+    /// turn after turn of the network thread if the socket is full: a long burst (every document of a home, every
+    /// Home Assistant config) published a part at a time, each part from the last one's `whenWritten`, never has
+    /// more than a part in libmosquitto's queue. Call it from a handler or from `afterWriting` work, like
+    /// `afterWriting`; dropped if the client stops first.
+    public func whenWritten(_ work: @escaping @Sendable () -> Void) {
+        core.whenWritten(work)
+    }
 
     /// Forgets a subscription and unsubscribes from it if connected.
     public func unsubscribe(_ filter: String) throws(MQTTError) {
@@ -495,8 +499,15 @@ final class Core: @unchecked Sendable {
         for w in work { w() }
     }
 
-    /// libmosquitto's queue is read without its lock: only the network thread changes what this reads.
+    /// libmosquitto's queue is read without its lock: only the network thread, which asks, changes what this reads.
     var hasUnwrittenPackets: Bool { mosquitto_want_write(mosq) }
+
+    func whenWritten(_ work: @escaping @Sendable () -> Void) {
+        afterWriting { [weak self] in
+            guard let self else { return }
+            if hasUnwrittenPackets { whenWritten(work) } else { work() }
+        }
+    }
 
     func afterWriting(_ work: @escaping @Sendable () -> Void) {
         deferred.withLock { w in

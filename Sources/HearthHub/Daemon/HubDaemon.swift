@@ -382,7 +382,8 @@ public enum HubDaemon {
                     log("unsubscribe from \(filter) failed: \(error)")
                 }
             },
-            log: log
+            log: log,
+            nextPart: { [weak client] part in client?.whenWritten(part) }
         ) { [weak client] m in
             do throws(MQTTError) {
                 try client?.publish(m.topic, payload: m.payload, qos: .atLeastOnce, retain: m.retain)

@@ -140,15 +140,11 @@ public final class MQTTHub: Sendable {
     private func publishDocuments(_ ids: [String], from start: Int, connection: Int) {
         // A connection that ended ends its publication: the next one publishes everything again.
         guard client.isConnected, connections.withLock({ $0 }) == connection else { return }
-        if start > 0 && client.hasUnwrittenPackets {
-            client.afterWriting { [weak self] in self?.publishDocuments(ids, from: start, connection: connection) }
-            return
-        }
         let end = min(start + Self.documentsPerTurn, ids.count)
         // Each view is taken as its part is published: a device changed meanwhile has published its new state already.
         for id in ids[start..<end] { if let d = try? home.view(id) { publish(d) } }
         if end < ids.count {
-            client.afterWriting { [weak self] in self?.publishDocuments(ids, from: end, connection: connection) }
+            client.whenWritten { [weak self] in self?.publishDocuments(ids, from: end, connection: connection) }
             return
         }
         summaryThrottle.publishNow()
