@@ -76,6 +76,8 @@ extension HubBench {
             // What the hub keeps, not what is still in flight: the hub trims its C heap two seconds after a
             // connection's burst of publications (HeapTrim), and the last documents are on their way.
             sleep(3)
+            // For finding where the memory is: the whole smaps of the hub as it is measured below.
+            if let dir = getenv("HUBBENCH_SMAPS") { write(readFile("/proc/\(hub)/smaps"), to: "\(String(cString: dir))/smaps-\(count)") }
             let first = Array(times.prefix(100)).sorted()
             times.sort()
             print("  \(count) devices:")

@@ -195,8 +195,9 @@ public struct ConfigValue {
             !section.isClosed || section[$0] != nil || section.admitsExtra($0)
         }) else { return nil }
         map.section = section
+        let present = map.keys
         for rule in section.rules where !rule.readerChecks {
-            if let complaint = rule.complaint(present: map.keys) { problem(complaint) }
+            if let complaint = rule.complaint(present: present) { problem(complaint) }
         }
         return map
     }

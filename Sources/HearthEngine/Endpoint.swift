@@ -26,6 +26,8 @@ struct Endpoint: Sendable {
         /// trait on every command cost more than the rest of `invalidateScene`.
         let sceneCapable: [Bool]
         let scenesIndex: Int?
+        /// Where Groups is: the home's list of group memberships casts one trait per endpoint, not every trait.
+        let groupsIndex: Int?
 
         init(_ traits: [any TraitServer]) {
             loudIDs = traits.map { t in type(of: t).descriptor.attributes.filter { !$0.hasQuietReporting }.map(\.id) }
@@ -34,6 +36,7 @@ struct Endpoint: Sendable {
             listeners = traits.indices.filter { type(of: traits[$0]).listensToSignals || traits[$0] is any SceneCapable }
             sceneCapable = traits.map { $0 is any SceneCapable }
             scenesIndex = traits.firstIndex { $0 is ScenesManagementServer }
+            groupsIndex = traits.firstIndex { $0 is GroupsServer }
         }
 
         /// What `Shape` depends on: the traits' types, in order.
@@ -48,6 +51,11 @@ struct Endpoint: Sendable {
     private var listeners: [Int] { shape.listeners }
     private var sceneCapable: [Bool] { shape.sceneCapable }
     private var scenesIndex: Int? { shape.scenesIndex }
+
+    /// The endpoint's Groups trait, if it has one.
+    var groups: GroupsServer? { shape.groupsIndex.flatMap { traits[$0] as? GroupsServer } }
+    /// The endpoint's Scenes Management trait, if it has one.
+    var scenes: ScenesManagementServer? { shape.scenesIndex.flatMap { traits[$0] as? ScenesManagementServer } }
 
     /// `shapes`: the shapes made so far, by ``Shape/key(_:)``; this endpoint's is taken from there or added.
     init(descriptor: DeviceTypeDescriptor, isPrimary: Bool, traits: [any TraitServer],

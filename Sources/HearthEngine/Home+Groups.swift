@@ -26,8 +26,8 @@ extension Home {
             var result: [GroupMembership] = []
             for device in s.devices {
                 for endpoint in device.endpoints {
-                    guard let groups = endpoint.traits.lazy.compactMap({ $0 as? GroupsServer }).first else { continue }
-                    let scenes = endpoint.traits.lazy.compactMap { $0 as? ScenesManagementServer }.first?.scenes ?? [:]
+                    guard let groups = endpoint.groups else { continue }
+                    let scenes = endpoint.scenes?.scenes ?? [:]
                     for (id, name) in groups.groups {
                         let entries = scenes.filter { $0.key.group == id }.sorted { $0.key < $1.key }.map {
                             GroupMembership.SceneEntry(id: Int($0.key.scene), name: $0.value.name, transitionTime: $0.value.transitionTime)
