@@ -209,10 +209,17 @@ final class YAMLComposer {
     }
 
     private func mapping(at mark: YAMLMark, path: () -> String, depth: Int) throws(Failure) -> (node: YAMLNode, size: Int) {
-        /// In document order: explicit entries, and the mappings `<<` merges in at that place.
-        enum Item { case entry(YAMLEntry), merge([YAMLEntry]) }
-        var items: [Item] = []
-        var explicit: [String: Int] = [:]  // key → line, to name the first of two
+        // The explicit entries in document order, and the mappings `<<` merges in, each after the explicit entries
+        // before it. A mapping of a configuration has a handful of keys: a duplicate is looked for by a scan, and
+        // through an index only in a mapping of many (every device is a mapping; hashing its keys twice to find
+        // no duplicate was a tenth of composing a 1,000-device file).
+        var explicit: [YAMLEntry] = []
+        var merges: [(after: Int, entries: [YAMLEntry])] = []
+        var index: [String: Int]?
+        func first(_ key: String) -> YAMLEntry? {
+            if let index { return index[key].map { explicit[$0] } }
+            return explicit.first { $0.key == key }
+        }
         var size = 1
         while true {
             let keyEvent = try next()
@@ -251,32 +258,43 @@ final class YAMLComposer {
             let (value, s) = try node(try next(), path: childPath, depth: depth + 1)
             size += s
             if isMerge {
-                items.append(.merge(merged(value, at: keyMark, path: path)))
+                merges.append((explicit.count, merged(value, at: keyMark, path: path)))
                 continue
             }
             guard let key else { continue }
-            if let first = explicit[key] {
-                problem(keyMark, childPath, "the key '\(key)' appears twice in this mapping (first on line \(first)); "
+            if let earlier = first(key) {
+                problem(keyMark, childPath, "the key '\(key)' appears twice in this mapping (first on line \(earlier.keyLine)); "
                         + "keep one")
                 continue
             }
-            explicit[key] = keyMark.line
-            items.append(.entry(YAMLEntry(key: key, keyLine: keyMark.line, keyColumn: keyMark.column, value: value)))
+            index?[key] = explicit.count
+            explicit.append(YAMLEntry(key: key, keyLine: keyMark.line, keyColumn: keyMark.column, value: value))
+            if index == nil && explicit.count > 16 {
+                index = Dictionary(explicit.enumerated().map { ($1.key, $0) }, uniquingKeysWith: { a, _ in a })
+            }
         }
+        guard !merges.isEmpty else {
+            return (YAMLNode(.mapping(explicit), line: mark.line, column: mark.column), size)
+        }
+        // An explicit key wins over a merged one; of merged ones, the first merged in.
         var entries: [YAMLEntry] = []
         var seen: Set<String> = []
-        for item in items {
-            switch item {
-            case .entry(let e):
-                entries.append(e)
-                seen.insert(e.key)
-            case .merge(let merged):
-                for e in merged where explicit[e.key] == nil && !seen.contains(e.key) {
+        var m = 0
+        func mergeIn(before position: Int) {
+            while m < merges.count && merges[m].after <= position {
+                for e in merges[m].entries where first(e.key) == nil && !seen.contains(e.key) {
                     entries.append(e)
                     seen.insert(e.key)
                 }
+                m += 1
             }
         }
+        for (i, e) in explicit.enumerated() {
+            mergeIn(before: i)
+            entries.append(e)
+            seen.insert(e.key)
+        }
+        mergeIn(before: explicit.count)
         return (YAMLNode(.mapping(entries), line: mark.line, column: mark.column), size)
     }
 

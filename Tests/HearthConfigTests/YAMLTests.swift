@@ -115,6 +115,21 @@ import Testing
         #expect(entry(devices[3], "binding") == entry(doc, "defaults"))
     }
 
+    /// Duplicates are found by a scan in small mappings and through an index past 16 keys: the same problems either way;
+    /// a merge keeps its place among the explicit keys, which win over it.
+    @Test func duplicateKeysInMappingsOfAnySizeAndMergesInPlace() throws {
+        let many = (0..<20).map { "k\($0): \($0)" }.joined(separator: "\n") + "\nk3: again\nk19: again\nk20: new\n"
+        let found = errors(many)
+        #expect(found.map(\.line) == [21, 22])
+        #expect(found.first?.message.contains("first on line 4") == true)
+        #expect(found.last?.message.contains("first on line 20") == true)
+        #expect(errors("{a: 1, b: 2, a: 3}").map(\.message).first?.contains("first on line 1") == true)
+        let doc = try parse("m: {a: 1, <<: {b: 2, a: 9, d: 4}, c: 3, d: 5}")
+        #expect(keys(entry(doc, "m")) == ["a", "b", "c", "d"])
+        #expect(scalar(path(doc, "m", "a")) == "1")
+        #expect(scalar(path(doc, "m", "d")) == "5")
+    }
+
     @Test func flowCollectionsAndScalarsOverSeveralLines() throws {
         let doc = try parse("""
         features: [lighting,
