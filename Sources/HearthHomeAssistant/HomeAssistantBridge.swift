@@ -43,7 +43,6 @@ public final class HomeAssistantBridge: Sendable {
     private let log: @Sendable (String) -> Void
     private let clock: any EngineClock
     private let syncTimeout: Duration
-    private let nextPart: @Sendable (@escaping @Sendable () -> Void) -> Void
     /// A digest of the config payload last published per device id, so an unchanged device is not announced twice.
     /// The digest, not the payload: a config is 1–3 KB, kept for every device for the hub's whole life
     /// (2 MB of a 1,000-device hub's memory), and all it is used for is to tell whether a new one differs.
@@ -71,18 +70,13 @@ public final class HomeAssistantBridge: Sendable {
     ///   - subscribe, unsubscribe: subscribe the hub's client to a topic filter (for the config filter, on
     ///     each connection) and unsubscribe it; both must return without waiting for the broker.
     ///   - log: told when a reading ended by the time limit (its marker never came back).
-    ///   - nextPart: runs the next part of an announcement of every device (`configsPerPart` devices each) once the
-    ///     last part is written: the hub's client's `whenWritten`, so that a 1,000-device hub's 1–3 MB of configs
-    ///     never sit in its queue at once. At once by default.
     ///   - publish: sends one message.
     public init(home: Home, options: HomeAssistantOptions, clock: any EngineClock = MonotonicClock(),
                 syncTimeout: Duration = .seconds(30),
                 subscribe: @escaping @Sendable (String) -> Void = { _ in },
                 unsubscribe: @escaping @Sendable (String) -> Void = { _ in },
                 log: @escaping @Sendable (String) -> Void = { _ in },
-                nextPart: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void = { $0() },
                 publish: @escaping @Sendable (HomeAssistantMessage) -> Void) {
-        self.nextPart = nextPart
         self.home = home
         self.discovery = HomeAssistantDiscovery(options: options)
         self.clock = clock
@@ -203,22 +197,9 @@ public final class HomeAssistantBridge: Sendable {
     /// start-up, callgrind, issue 21 §3).
     private func announceAll(force: Bool) {
         publish(discovery.hubConfig())
-        announce(home.deviceIDs, from: 0, force: force, announcedSoFar: [])
-    }
-
-    /// How many devices' configs one part of an announcement of every device publishes.
-    public static let configsPerPart = 64
-
-    /// Announces the devices of `ids` from `start`, a part at a time; each view is taken as its part goes out.
-    private func announce(_ ids: [String], from start: Int, force: Bool, announcedSoFar: Set<String>) {
-        let end = min(start + Self.configsPerPart, ids.count)
-        var announcedNow = announcedSoFar
-        for id in ids[start..<end] {
-            if let view = try? home.view(id), announce(view, force: force) { announcedNow.insert(ObjectID.encode(id)) }
-        }
-        guard end == ids.count else {
-            nextPart { [weak self, announcedNow] in self?.announce(ids, from: end, force: force, announcedSoFar: announcedNow) }
-            return
+        var announcedNow = Set<String>()
+        for view in home.views() where announce(view, force: force) {
+            announcedNow.insert(ObjectID.encode(view.id))
         }
         current.withLock { $0 = announcedNow }
     }

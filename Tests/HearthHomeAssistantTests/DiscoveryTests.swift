@@ -313,29 +313,6 @@ extension Parsed.Node {
         #expect(outbox.all.first?.retain == false)
     }
 
-    /// A home of more than one part is announced a part at a time, each part when the last is written (here: when
-    /// the test runs it), every device once, with the views as they are when their part goes out.
-    @Test func manyDevicesAreAnnouncedAPartAtATime() throws {
-        let count = HomeAssistantBridge.configsPerPart * 2 + 3
-        let home = try Home(devices: (0..<count).map {
-            DeviceConfiguration(id: "light-\($0)", name: "Light \($0)", types: [DeviceTypeConfiguration(.onOffLight)])
-        })
-        let outbox = Outbox()
-        let parts = Locked<[@Sendable () -> Void]>([])
-        let bridge = HomeAssistantBridge(home: home, options: options, nextPart: { part in parts.withLock { $0.append(part) } }) { m in
-            outbox.messages.withLock { $0.append(m) }
-        }
-        func devicesAnnounced() -> Int { outbox.topics.filter { $0.hasPrefix("homeassistant/device/hearth_pi__") }.count }
-        bridge.connected()
-        #expect(devicesAnnounced() == HomeAssistantBridge.configsPerPart)
-        try home.setName("light-\(count - 1)", "Porch")
-        while let next = parts.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { next() }
-        #expect(devicesAnnounced() == count)
-        #expect(Set(outbox.topics).count == outbox.topics.count, "each device once")
-        let last = try #require(outbox.all.last.flatMap { Parsed.parse($0.payload) })
-        #expect(last["device"]?["name"]?.string == "Porch")
-    }
-
     @Test func homeAssistantsBirthAnnouncesEverythingAgain() throws {
         let (_, bridge, outbox) = try bridge()
         bridge.connected()

@@ -382,8 +382,7 @@ public enum HubDaemon {
                     log("unsubscribe from \(filter) failed: \(error)")
                 }
             },
-            log: log,
-            nextPart: { [weak client] part in client?.whenWritten(part) }
+            log: log
         ) { [weak client] m in
             do throws(MQTTError) {
                 try client?.publish(m.topic, payload: m.payload, qos: .atLeastOnce, retain: m.retain)
