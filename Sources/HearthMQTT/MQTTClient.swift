@@ -154,13 +154,16 @@ public final class MQTTClient: Sendable {
     }
 
     /// Runs `work` on the network thread once everything published before the call has been taken by the socket,
-    /// turn after turn of the network thread if the socket is full: a long burst (every document of a home, every
-    /// Home Assistant config) published a part at a time, each part from the last one's `whenWritten`, never has
-    /// more than a part in libmosquitto's queue. Call it from a handler or from `afterWriting` work, like
-    /// `afterWriting`; dropped if the client stops first.
+    /// turn after turn of the network thread if the socket is full: a long burst (every document of a home)
+    /// published a part at a time, each part from the last one's `whenWritten`, never has more than a part in
+    /// libmosquitto's queue. Call it from a handler or from `afterWriting` work, like `afterWriting`; dropped if the
+    /// client stops first.
     public func whenWritten(_ work: @escaping @Sendable () -> Void) {
         core.whenWritten(work)
     }
+
+    /// Whether libmosquitto holds packets the socket has not taken yet; meaningful on the network thread.
+    @_spi(Testing) public var hasUnwrittenPackets: Bool { core.hasUnwrittenPackets }
 
     /// Forgets a subscription and unsubscribes from it if connected.
     public func unsubscribe(_ filter: String) throws(MQTTError) {
@@ -499,7 +502,8 @@ final class Core: @unchecked Sendable {
         for w in work { w() }
     }
 
-    /// libmosquitto's queue is read without its lock: only the network thread, which asks, changes what this reads.
+    /// Read without libmosquitto's lock (it has no call that takes it): a packet another thread queues at that
+    /// instant may be seen or not, which moves a burst's next part by at most a turn.
     var hasUnwrittenPackets: Bool { mosquitto_want_write(mosq) }
 
     func whenWritten(_ work: @escaping @Sendable () -> Void) {

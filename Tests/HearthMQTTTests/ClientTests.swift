@@ -163,6 +163,34 @@ import Glibc
         #expect(seen.sawTheMessage == true, "the handler's message was written before the work ran")
     }
 
+    /// A burst larger than the socket takes at once: the work waits, turn after turn, until libmosquitto has nothing
+    /// left to write, and runs once.
+    @Test func workAfterABurstRunsOnceTheSocketHasTakenAllOfIt() async throws {
+        let broker = try TestBroker()
+        let responder = try await broker.connectedProbe()
+        let watcher = try await broker.connectedProbe()
+        try watcher.client.subscribe("burst/#")
+        #expect(try await watcher.barrier("burst/barrier"))
+        try responder.client.subscribe("burst-in")
+        #expect(try await responder.barrier("burst-in"))
+        let seen = Mutex<[Bool]>([])
+        let client = responder.client
+        let parts = 16, size = 512 * 1024
+        client.onMessage = { message in
+            guard message.topic == "burst-in" else { return }
+            for i in 0..<parts { try? client.publish("burst/\(i)", payload: [UInt8](repeating: UInt8(i), count: size)) }
+            client.whenWritten {
+                seen.withLock { $0.append(client.hasUnwrittenPackets) }
+                try? client.publish("burst/done", payload: [1])
+            }
+        }
+        try watcher.client.publish("burst-in", payload: [])
+        _ = try #require(await watcher.message(on: "burst/done"))
+        let topics = watcher.messages.all.map(\.topic).filter { $0.hasPrefix("burst/") && $0 != "burst/barrier" }
+        #expect(topics == (0..<parts).map { "burst/\($0)" } + ["burst/done"])
+        #expect(seen.withLock { $0 } == [false], "ran once, with nothing left to write")
+    }
+
     @Test func v5PropertiesAreDroppedOnA311Connection() async throws {
         let broker = try TestBroker()
         let probe = try await broker.connectedProbe { $0.protocolVersion = .v311 }
