@@ -6,6 +6,7 @@ import HearthEngine
 import HearthJSON
 import HearthMQTT
 import HearthModel
+import Logging
 import Testing
 
 @Suite struct ConfigurationTests {
@@ -359,6 +360,28 @@ extension String {
         let d = ConfigDiagnostics()
         let c = HubConfiguration.load(file: file, diagnostics: d)
         return (c, (d.problems + d.warnings).map { $0.description.replacingOccurrences(of: directory, with: "DIR") })
+    }
+
+    /// hearthd parses its configuration once: the log level comes from the parsed tree, even when something else in
+    /// the file is wrong, and the plan made from the same tree lists each problem once.
+    @Test func theLogLevelAndThePlanComeFromOneParse() throws {
+        let board = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().path + "/boards/sim.yaml"
+        let file = try write("hearth.yaml", """
+            hub: {board: \(board), logLevel: debug, colour: red}
+            devices:
+              - {id: lamp, type: OnOffLight}
+            """, mode: 0o644)
+        let source = HubConfiguration.Source(file: file)
+        #expect(source.logLevel == "debug")
+        guard case .failure(let error) = HubDaemon.plan(source, hardware: BoardHardware(), logger: Logger(label: "test"),
+                                                        checkingWithEngine: false) else {
+            Issue.record("an unknown key is a problem")
+            return
+        }
+        #expect(error.problems.map(\.message) == ["unknown key 'colour'; allowed: " + HubConfiguration.Keys.hub.names.joined(separator: ", ")])
+        #expect(HubConfiguration.Source(file: try write("loud.yaml", "hub: {logLevel: loud}\n", mode: 0o644)).logLevel == nil)
+        #expect(HubConfiguration.Source(file: directory + "/missing.yaml").logLevel == nil)
     }
 
     /// Issue 18: a tunable-white strip on the simulated board. The binding gives the trait its physical range; a range
