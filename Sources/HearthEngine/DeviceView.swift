@@ -51,9 +51,13 @@ public struct DeviceTypeView: Sendable {
     let endpoint: Endpoint
 
     public var descriptor: DeviceTypeDescriptor { endpoint.descriptor }
+    /// The type's name, without a copy of its whole descriptor.
+    public var name: String { endpoint.descriptor.name }
     public var isPrimaryType: Bool { endpoint.isPrimary }
     public var traitCount: Int { endpoint.traits.count }
     public func traitDescriptor(_ index: Int) -> TraitDescriptor { type(of: endpoint.traits[index]).descriptor }
+    /// A trait's id, without a copy of its descriptor.
+    public func traitID(_ index: Int) -> TraitID { endpoint.traitID(at: index) }
     /// An attribute's value, nil where the trait does not support it.
     public func value(trait index: Int, attribute id: UInt32) -> Value? { endpoint.traits[index].read(id) }
 }

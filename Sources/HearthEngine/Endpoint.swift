@@ -93,6 +93,8 @@ struct Endpoint: Sendable {
         traitIDs.firstIndex(of: id)
     }
 
+    func traitID(at index: Int) -> TraitID { traitIDs[index] }
+
     /// The loud attributes of the traits `watched`, one after the other, read with one call per trait:
     /// `traits[i].read(id)` copies the trait out of its existential for every read (34 reads per toggle of a
     /// DimmableLight).

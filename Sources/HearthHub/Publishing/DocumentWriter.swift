@@ -78,7 +78,12 @@ public struct DocumentWriter: Sendable {
     private var plans: [[TraitPlan]] = []
     /// `{"type":"DimmableLight","deviceTypeId":257,"isPrimaryType":true,"sourceConnectivity":`
     private var typeOpenings: [[UInt8]] = []
-    private var typeOpeningIndex: [String: Int] = [:]
+    private var typeOpeningIndex: [TypeOpeningKey: Int] = [:]
+    /// What a device type's opening depends on (a key made without building a string for every device).
+    private struct TypeOpeningKey: Hashable {
+        var name: String
+        var isPrimary: Bool
+    }
     private var devices: [String: [TypeLayout]] = [:]
     /// Per trait layout and attribute, the last list or structure written and its bytes: such values (Scenes
     /// Management's `fabricSceneInfo`) rarely change and cost the most to write, while comparing one with the last is
@@ -200,7 +205,7 @@ public struct DocumentWriter: Sendable {
         var layout: [TypeLayout] = []
         for t in 0..<d.typeCount {
             let type = d.type(t)
-            let key = "\(type.descriptor.name)|\(type.isPrimaryType)"
+            let key = TypeOpeningKey(name: type.name, isPrimary: type.isPrimaryType)
             let opening: Int
             if let known = typeOpeningIndex[key] {
                 opening = known
@@ -216,11 +221,12 @@ public struct DocumentWriter: Sendable {
             }
             var traitLayouts: [Int] = []
             for k in 0..<type.traitCount {
-                let descriptor = type.traitDescriptor(k)
-                if let known = traitIndex[descriptor.id] {
+                let id = type.traitID(k)
+                if let known = traitIndex[id] {
                     traitLayouts.append(known)
                 } else {
-                    traitIndex[descriptor.id] = traits.count
+                    let descriptor = type.traitDescriptor(k)
+                    traitIndex[id] = traits.count
                     traitLayouts.append(traits.count)
                     traits.append(TraitLayout(descriptor))
                     plans.append([])
