@@ -206,8 +206,7 @@ struct Endpoint: Sendable {
     /// client's command, so it keeps the scene valid.
     mutating func invalidateScene(after index: Int, now: EngineInstant, stepInterval: Int64, deviceID: String,
                                   changes: inout [HomeEvent]) {
-        guard sceneCapable[index], let s = scenesIndex, (traits[s] as? ScenesManagementServer)?.isSceneValid == true
-        else { return }
+        guard sceneCapable[index], let s = scenesIndex, scenes?.isSceneValid == true else { return }
         _ = try? perform(s, now: now, stepInterval: stepInterval, deviceID: deviceID, changes: &changes) { t, _ in
             guard var scenes = t as? ScenesManagementServer else { return }
             scenes.invalidateScene()

@@ -100,14 +100,19 @@ import Glibc
         #expect(await probe.message(on: "nolocal/x")?.payload == Array("theirs"))
     }
 
+    /// A probe subscribed to `filter` once the broker has sent back a message on `barrier` (a topic the filter
+    /// matches; the filter itself by default), so that nothing published after it is missed.
+    func subscribedProbe(_ broker: TestBroker, _ filter: String, barrier: String? = nil) async throws -> Probe {
+        let probe = try await broker.connectedProbe()
+        try probe.client.subscribe(filter)
+        #expect(try await probe.barrier(barrier ?? filter))
+        return probe
+    }
+
     @Test func responseTopicAndCorrelationDataRoundTrip() async throws {
         let broker = try TestBroker()
-        let responder = try await broker.connectedProbe()
-        let requester = try await broker.connectedProbe()
-        try responder.client.subscribe("rpc/request")
-        #expect(try await responder.barrier("rpc/request"))
-        try requester.client.subscribe("rpc/reply/requester")
-        #expect(try await requester.barrier("rpc/reply/requester"))
+        let responder = try await subscribedProbe(broker, "rpc/request")
+        let requester = try await subscribedProbe(broker, "rpc/reply/requester")
 
         let replier = responder.client
         let requests = responder.messages
@@ -134,12 +139,8 @@ import Glibc
     /// could never happen if the message were still queued behind it.
     @Test func workDeferredFromAHandlerRunsOnceTheHandlersMessagesAreWritten() async throws {
         let broker = try TestBroker()
-        let responder = try await broker.connectedProbe()
-        let watcher = try await broker.connectedProbe()
-        try watcher.client.subscribe("deferred/out")
-        #expect(try await watcher.barrier("deferred/out"))
-        try responder.client.subscribe("deferred/in")
-        #expect(try await responder.barrier("deferred/in"))
+        let watcher = try await subscribedProbe(broker, "deferred/out")
+        let responder = try await subscribedProbe(broker, "deferred/in")
         let delivered = DispatchSemaphore(value: 0)
         let result = Mutex<(handlerReturned: Bool, ranAfterIt: Bool?, sawTheMessage: Bool?)>((false, nil, nil))
         let client = responder.client
@@ -167,12 +168,8 @@ import Glibc
     /// left to write, and runs once.
     @Test func workAfterABurstRunsOnceTheSocketHasTakenAllOfIt() async throws {
         let broker = try TestBroker()
-        let responder = try await broker.connectedProbe()
-        let watcher = try await broker.connectedProbe()
-        try watcher.client.subscribe("burst/#")
-        #expect(try await watcher.barrier("burst/barrier"))
-        try responder.client.subscribe("burst-in")
-        #expect(try await responder.barrier("burst-in"))
+        let watcher = try await subscribedProbe(broker, "burst/#", barrier: "burst/barrier")
+        let responder = try await subscribedProbe(broker, "burst-in")
         let seen = Mutex<[Bool]>([])
         let client = responder.client
         let parts = 16, size = 512 * 1024

@@ -87,21 +87,18 @@ struct PersistenceService: Service {
         /// `everything`: at shutdown, when a quiet attribute (a level mid-fade) may have changed unreported.
         func flush(everything: Bool = false) async {
             let reported = changed.withLock { ids in defer { ids.removeAll() }; return ids }
-            if !encoded {
-                // Nothing changes unreported until something has been reported (a quiet attribute moves only in a
-                // transition a command started): with nothing reported there is nothing to save yet.
-                guard !reported.isEmpty else { return }
-                for id in order { if let saved = try? home.saved(id) { entries[id] = StateStore.entry(id, saved) } }
-                encoded = true
-                unsaved = true
-            } else {
-                for id in everything ? order : Array(reported) {
-                    guard let saved = try? home.saved(id) else { continue }
-                    let entry = StateStore.entry(id, saved)
-                    if entry != entries[id] {
-                        entries[id] = entry
-                        unsaved = true
-                    }
+            // Nothing changes unreported until something has been reported (a quiet attribute moves only in a
+            // transition a command started): with nothing reported there is nothing to save yet. The first save
+            // encodes every device; each is new to `entries`, so it is written.
+            if !encoded && reported.isEmpty { return }
+            let all = everything || !encoded
+            encoded = true
+            for id in all ? order : Array(reported) {
+                guard let saved = try? home.saved(id) else { continue }
+                let entry = StateStore.entry(id, saved)
+                if entry != entries[id] {
+                    entries[id] = entry
+                    unsaved = true
                 }
             }
             guard unsaved else { return }
