@@ -52,6 +52,7 @@ struct Run: AsyncParsableCommand {
     }
 
     func run() async throws {
+        HeapTrim.atStart()  // before the configuration's tree is allocated and freed
         let source = HubConfiguration.Source(file: config)
         let level = Logger.Level(rawValue: logLevel ?? source.logLevel ?? "info") ?? .info
         LoggingSystem.bootstrap { label in

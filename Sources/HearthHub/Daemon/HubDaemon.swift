@@ -446,26 +446,26 @@ extension YAMLNode {
     }
 }
 
-/// Gives the C heap's free pages back to the kernel after a connection's burst of publications.
+/// Gives the C heap's free memory back to the kernel: at start, glibc's thresholds fixed (`CHeap` says why), and
+/// after each connection's burst of publications, `malloc_trim(0)`.
 ///
 /// Every (re)connection publishes every device's document and, with Home Assistant discovery, every device's
 /// config: with 1,000 devices about 4 MB that libmosquitto copies into its queues and frees as the broker takes
-/// them (a QoS 1 config once acknowledged). glibc keeps freed memory in the arena of the thread that freed it, so
-/// the hub's Private_Dirty would stay at the burst's peak for its whole life (18 MB instead of 10 MB, measured with
-/// 1,000 devices: `malloc_stats` showed half of the heap free). `malloc_trim(0)` returns every whole free page of
-/// every arena. It runs once, two seconds after the burst was queued (on a utility thread: it takes each arena's
-/// lock for a moment, never the engine's), by which time a broker on the LAN has long taken it; a trim that comes
-/// early only returns less.
-enum HeapTrim {
+/// them (a QoS 1 config once acknowledged). Without the trim the hub's Private_Dirty would stay at the burst's peak
+/// for its whole life (18 MB instead of 10 MB, measured with 1,000 devices: `malloc_stats` showed half of the heap
+/// free); without the fixed thresholds an arena's free top stays too (7.3 MB instead of 6.0 MB after the trim,
+/// `docs/benchmarks.md`). The trim runs once, two seconds after the burst was queued (on a utility thread: it takes
+/// each arena's lock for a moment, never the engine's), by which time a broker on the LAN has long taken it; a trim
+/// that comes early only returns less.
+public enum HeapTrim {
+    /// Call first in a hub's process, before the configuration is read: the thresholds count from then.
+    public static func atStart() {
+        CHeap.keepThresholdsFixed()
+    }
+
     static func afterBurst(delay: Duration = .seconds(2)) {
         let ms = Int(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .milliseconds(ms)) {
-            #if canImport(Glibc)
-            // glibc's malloc.h is not in Swift's Glibc module; the C library is linked dynamically, so it is looked up.
-            guard let libc = dlopen(nil, RTLD_NOW), let symbol = dlsym(libc, "malloc_trim") else { return }
-            _ = unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)(0)
-            #endif
-        }
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .milliseconds(ms)) { CHeap.trim() }
     }
 }
 

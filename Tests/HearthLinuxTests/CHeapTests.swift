@@ -1,0 +1,17 @@
+import HearthLinux
+import Testing
+
+@Suite struct CHeapTests {
+    /// glibc takes the threshold (the hub's memory figure in docs/benchmarks.md is what it does), and the heap
+    /// still serves and trims after it.
+    @Test func glibcTakesTheFixedThresholdAndTheHeapGoesOn() {
+        #expect(CHeap.keepThresholdsFixed(), "mallopt(M_TRIM_THRESHOLD) is glibc's; the hub is built on glibc")
+        // Blocks around the 128 KB mmap threshold, freed: what raised the thresholds before.
+        var blocks: [[UInt8]] = []
+        for size in [64 * 1024, 200 * 1024, 4 * 1024 * 1024] { blocks.append([UInt8](repeating: 7, count: size)) }
+        #expect(blocks.map { $0.reduce(0) { $0 &+ Int($1) } } == [7 * 64 * 1024, 7 * 200 * 1024, 7 * 4 * 1024 * 1024])
+        blocks.removeAll()
+        CHeap.trim()
+        #expect([UInt8](repeating: 1, count: 300 * 1024).count == 300 * 1024)
+    }
+}
