@@ -58,6 +58,9 @@ public struct DeviceTypeView: Sendable {
     public func traitDescriptor(_ index: Int) -> TraitDescriptor { type(of: endpoint.traits[index]).descriptor }
     /// A trait's id, without a copy of its descriptor.
     public func traitID(_ index: Int) -> TraitID { endpoint.traitID(at: index) }
+    /// One object for every device type whose traits are of the same types in the same order (the engine's tables
+    /// shared by such endpoints): what a writer keys what it works out per list of traits by, instead of by each id.
+    public var traitTypes: any AnyObject & Sendable { endpoint.traitTypes }
     /// An attribute's value, nil where the trait does not support it.
     public func value(trait index: Int, attribute id: UInt32) -> Value? { endpoint.traits[index].read(id) }
 }

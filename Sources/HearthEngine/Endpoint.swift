@@ -46,6 +46,8 @@ struct Endpoint: Sendable {
     }
 
     private let shape: Shape
+    /// The shape, as an identity for `DeviceTypeView.traitTypes`.
+    var traitTypes: any AnyObject & Sendable { shape }
     private var loudIDs: [[UInt32]] { shape.loudIDs }
     private var traitIDs: [TraitID] { shape.traitIDs }
     private var listeners: [Int] { shape.listeners }

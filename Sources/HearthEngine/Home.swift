@@ -139,12 +139,15 @@ public final class Home: Sendable {
                 let server = typeConfig.isMirrored ? mirrored(standard) : standard
                 var trait: any TraitServer
                 do throws(HomeError) {
-                    trait = try server.init(features: tc.features.union(type.requiredFeatures[tc.id] ?? []))
+                    // Most traits have neither configured nor required features: no set is made for them.
+                    let required = type.requiredFeatures.isEmpty ? nil : type.requiredFeatures[tc.id]
+                    trait = try server.init(features: required.map { tc.features.isEmpty ? $0 : tc.features.union($0) }
+                                                      ?? tc.features)
                 } catch {
                     throw HomeError(code: error.code, status: error.status, message: "\(ta()): \(error.message)")
                 }
                 let descriptor = server.descriptor
-                for (name, value) in tc.attributes.sorted(by: { $0.key < $1.key }) {
+                for (name, value) in tc.attributes.count < 2 ? Array(tc.attributes) : tc.attributes.sorted(by: { $0.key < $1.key }) {
                     guard let attribute = descriptor.attribute(named: name) else {
                         let known = descriptor.attributes.map(\.name).joined(separator: ", ")
                         throw .unsupportedAttribute("\(ta()) has no attribute '\(name)'; its attributes are \(known)")
@@ -163,10 +166,13 @@ public final class Home: Sendable {
                     throw HomeError(code: error.code, status: error.status, message: "\(ta()): \(error.message)")
                 }
                 // Tables (groups, scenes): the configured entries, then the saved ones over them, entry by entry.
-                for (source, table) in [("configured", tc.table), ("saved", saved?.tables[type.name]?[tc.id.qualifiedName]?.value)] {
-                    guard let table else { continue }
+                if let table = tc.table {
                     do throws(HomeError) { try trait.restore(table: table) } catch {
-                        if source == "configured" { throw HomeError(code: error.code, status: error.status, message: "\(ta()): \(error.message)") }
+                        throw HomeError(code: error.code, status: error.status, message: "\(ta()): \(error.message)")
+                    }
+                }
+                if let table = saved?.tables[type.name]?[tc.id.qualifiedName]?.value {
+                    do throws(HomeError) { try trait.restore(table: table) } catch {
                         warnings.append("\(ta()): saved table partly skipped: \(error.message)")
                     }
                 }

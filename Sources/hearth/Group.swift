@@ -5,6 +5,7 @@ import HearthKit
 
 struct Group: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "group",
         abstract: "Groups of devices across every hub, and their scenes.",
         discussion: """
             A group is a number (1…65535) that devices on any hub belong to (hearth.yaml's groups:, or group add). \
@@ -15,6 +16,7 @@ struct Group: AsyncParsableCommand {
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "List every group's members on every hub, with their scenes (--json: as the hubs published).")
         @Argument(help: "Only this group.") var group: Int?
         @OptionGroup var global: GlobalOptions
@@ -51,6 +53,7 @@ struct Group: AsyncParsableCommand {
 
     struct Send: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "send",
             abstract: "Send a command to every member of a group (e.g. group send 5 onOff toggle).",
             discussion: valueRules + "\n\nPrints one line per hub: the members that ran it and those that refused (exit 1 "
                 + "if any refused, 3 if a hub with members did not answer).")
@@ -74,7 +77,7 @@ struct Group: AsyncParsableCommand {
     }
 
     struct Add: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Put a device into a group (addGroup on its hub).")
+        static let configuration = CommandConfiguration(commandName: "add", abstract: "Put a device into a group (addGroup on its hub).")
         @Argument(help: "The group id.") var group: Int
         @Argument(help: "The device's id.") var device: String
         @Option(help: "The group's name on this device (at most 16 bytes).") var name = ""
@@ -92,6 +95,7 @@ struct Group: AsyncParsableCommand {
 
     struct Remove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "remove",
             abstract: "Take a device out of a group (removeGroup on its hub; its scenes of the group go too).")
         @Argument(help: "The group id.") var group: Int
         @Argument(help: "The device's id.") var device: String
@@ -112,6 +116,7 @@ struct Group: AsyncParsableCommand {
 
         struct Store: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
+                commandName: "store",
                 abstract: "Every member stores its state now (on, level) as the scene (storeScene).")
             @Argument(help: "The group id.") var group: Int
             @Argument(help: "The scene id (0…254).") var scene: Int
@@ -124,6 +129,7 @@ struct Group: AsyncParsableCommand {
 
         struct Recall: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
+                commandName: "recall",
                 abstract: "Every member moves to the scene, all within one transition (recallScene).")
             @Argument(help: "The group id.") var group: Int
             @Argument(help: "The scene id (0…254).") var scene: Int
@@ -150,6 +156,7 @@ struct Group: AsyncParsableCommand {
 
         struct View: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
+                commandName: "view",
                 abstract: "What each member stored for the scene (viewScene on every member).")
             @Argument(help: "The group id.") var group: Int
             @Argument(help: "The scene id (0…254).") var scene: Int

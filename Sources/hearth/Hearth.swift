@@ -112,6 +112,7 @@ extension Session {
 
 struct Devices: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "devices",
         abstract: "List the hub's devices.",
         discussion: "Columns: id, name, room, device types (* marks the primary one of a device with several), "
             + "connectivity and locality. With --json: the hub's device summary as published.")
@@ -153,6 +154,7 @@ struct Devices: AsyncParsableCommand {
 
 struct Get: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "get",
         abstract: "Show one device: its types, each trait's attributes and commands.",
         discussion: """
             Attributes the device does not support are shown as '-  not supported'; a supported attribute that is \
@@ -194,6 +196,7 @@ struct Get: AsyncParsableCommand {
 
 struct Watch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "watch",
         abstract: "Print every change of the hub's devices (or of one) as it is published.",
         discussion: """
             One line per published document that differs from the one before: the time, the device and what \
@@ -353,6 +356,7 @@ private func performOnTrait(_ global: GlobalOptions, device: String, type: Strin
 
 struct Update: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "update",
         abstract: "Write attributes of a trait (e.g. update relay onOff startUpOnOff=toggle onTime=30).",
         discussion: valueRules + "\n\nAll attributes are written or none. On success, prints the trait's attributes "
             + "(--json: the hub's response).")
@@ -389,6 +393,7 @@ struct Update: AsyncParsableCommand {
 
 struct Rename: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "rename",
         abstract: "Rename a device; prints the name as the hub stored it.",
         discussion: "The hub keeps at most 60 Unicode code points and cuts the rest (a note on stderr says so).")
 
@@ -411,7 +416,7 @@ struct Rename: AsyncParsableCommand {
 }
 
 struct Room: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Put a device in a room, or take it out with --clear.")
+    static let configuration = CommandConfiguration(commandName: "room", abstract: "Put a device in a room, or take it out with --clear.")
 
     @Argument(help: "The device's id.") var device: String
     @Argument(help: "The room's id.") var room: String?
@@ -427,6 +432,7 @@ struct Room: AsyncParsableCommand {
 
 struct Structure: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "structure",
         abstract: "Put a device in a structure (a home), or take it out with --clear.")
 
     @Argument(help: "The device's id.") var device: String
@@ -460,6 +466,7 @@ private func place(_ device: String, in place: String?, request: String, result:
 
 struct Hubs: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "hubs",
         abstract: "List the hubs that published a status under the prefix.",
         discussion: "With --json: [{\"hub\":…,\"status\":…}].")
 

@@ -21,7 +21,8 @@ struct HearthDaemon: AsyncParsableCommand {
 }
 
 struct Run: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Run the hub until SIGTERM or SIGINT.")
+    // Every command names itself: a name made from the type's name costs a reflection of it at every start.
+    static let configuration = CommandConfiguration(commandName: "run", abstract: "Run the hub until SIGTERM or SIGINT.")
 
     @Option(name: .shortAndLong, help: "The hub configuration file.")
     var config: String = "/etc/hearth/hearth.yaml"
@@ -92,6 +93,7 @@ struct CheckConfig: ParsableCommand {
 
 struct Schema: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "schema",
         abstract: "Print the JSON Schema of hearth.yaml (config) or of a board file (board), for editors.",
         discussion: "The same tables the configuration is read with; docs/schema/ holds the printed files.")
 

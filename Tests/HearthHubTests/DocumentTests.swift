@@ -41,10 +41,18 @@ import Testing
             DeviceConfiguration(id: "switch", name: "S", types: [
                 DeviceTypeConfiguration(.genericSwitch, traits: [TraitConfiguration(.switchTrait, features: ["latchingSwitch"])]),
             ]),
+            // The same trait types as the lamp's (their layouts found once for both), one type secondary here …
+            DeviceConfiguration(id: "lamp2", name: "L", types: [
+                DeviceTypeConfiguration(.humiditySensor), DeviceTypeConfiguration(.dimmableLight, isPrimary: true),
+            ]),
+            // … and a dimmable light without the lamp's Basic Information (it is not this device's primary type).
+            DeviceConfiguration(id: "lamp3", name: "M", types: [
+                DeviceTypeConfiguration(.onOffPlugInUnit), DeviceTypeConfiguration(.dimmableLight, isPrimary: false),
+            ]),
         ], clock: ManualClock())
         var writer = DocumentWriter()
         for _ in 0..<2 {  // the second time from the cached parts
-            for id in ["lamp", "switch"] {
+            for id in ["lamp", "switch", "lamp2", "lamp3"] {
                 #expect(writer.document(try home.view(id)) == DeviceDocument.document(try home.device(id)).bytes)
             }
             try home.invoke("lamp", trait: "levelControl", command: "moveToLevelWithOnOff", arguments: ["level": .int(9)])

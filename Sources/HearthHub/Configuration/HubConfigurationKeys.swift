@@ -78,30 +78,26 @@ extension HubConfiguration {
             ConfigKey("route", .choice(["local", "remote"]), "local (default) or remote"),
         ])
 
-        static var group: ConfigSection {
-            ConfigSection([
-                ConfigKey("id", .int(1...0xFFFF, unit: ""), required: true,
-                          "the group id (1…65535), the same on every hub: commands go to <prefix>/groups/<id>/set"),
-                ConfigKey("name", .textUpTo(16), "the group's name (at most 16 bytes); default none"),
-                ConfigKey("members", .list(id), required: true,
-                          "devices of this hub in the group (each device type with groups joins)"),
-                ConfigKey("scenes", .list(.named("scene", .section(scene))), "the group's scenes"),
-            ])
-        }
+        static let group = ConfigSection([
+            ConfigKey("id", .int(1...0xFFFF, unit: ""), required: true,
+                      "the group id (1…65535), the same on every hub: commands go to <prefix>/groups/<id>/set"),
+            ConfigKey("name", .textUpTo(16), "the group's name (at most 16 bytes); default none"),
+            ConfigKey("members", .list(id), required: true,
+                      "devices of this hub in the group (each device type with groups joins)"),
+            ConfigKey("scenes", .list(.named("scene", .section(scene))), "the group's scenes"),
+        ])
 
-        static var scene: ConfigSection {
-            ConfigSection([
-                ConfigKey("id", .int(0...254, unit: ""), required: true, "the scene id (0…254), unique in the group"),
-                ConfigKey("name", .textUpTo(16), "the scene's name (at most 16 bytes)"),
-                ConfigKey("transitionTime", .duration(.zero ... .seconds(60000), defaultUnit: "ms"),
-                          "how long a recall takes (up to 60000s); default 0"),
-                ConfigKey("values", .section(sceneValues), required: true,
-                          "what the scene sets, by trait and attribute, e.g. {onOff: {onOff: true}, levelControl: {currentLevel: 80}}"),
-            ])
-        }
+        static let scene = ConfigSection([
+            ConfigKey("id", .int(0...254, unit: ""), required: true, "the scene id (0…254), unique in the group"),
+            ConfigKey("name", .textUpTo(16), "the scene's name (at most 16 bytes)"),
+            ConfigKey("transitionTime", .duration(.zero ... .seconds(60000), defaultUnit: "ms"),
+                      "how long a recall takes (up to 60000s); default 0"),
+            ConfigKey("values", .section(sceneValues), required: true,
+                      "what the scene sets, by trait and attribute, e.g. {onOff: {onOff: true}, levelControl: {currentLevel: 80}}"),
+        ])
 
         /// Every scene-capable trait, with the attributes a scene stores of it.
-        static var sceneValues: ConfigSection {
+        static let sceneValues: ConfigSection = {
             ConfigSection(TraitRegistry.standard.servers.values.compactMap { server in
                 guard let capable = server as? any SceneCapable.Type else { return nil }
                 let d = server.descriptor
@@ -109,7 +105,7 @@ extension HubConfiguration {
                     d.attribute(id: id).map { ConfigKey($0.name, valueShape($0.type, constraint: $0.constraint, nullable: false), "\($0.type)") }
                 })), "the \(d.id.qualifiedName) attributes a scene stores")
             }.sorted { $0.name < $1.name })
-        }
+        }()
 
         static let binding = ConfigSection([
             ConfigKey("from", .text, required: true, "a local GenericSwitch device"),
@@ -172,11 +168,9 @@ extension HubConfiguration {
             ConfigKey("type", .text, "the device type there; default the same"),
         ])
 
-        static var infoShape: ConfigShape {
-            TraitRegistry.standard.server(for: .basicInformation).map {
-                .named("trait.basicInformation", .section(trait($0.descriptor)))
-            } ?? .any
-        }
+        static let infoShape: ConfigShape = TraitRegistry.standard.server(for: .basicInformation).map {
+            .named("trait.basicInformation", .section(trait($0.descriptor)))
+        } ?? .any
 
         static var typeNames: [String] { DeviceTypeDescriptor.catalogue.map(\.name) }
 

@@ -429,10 +429,11 @@ public enum HubDaemon {
 
 extension Logger {
     /// A logger whose lines carry the device and device type.
+    ///
+    /// Set as one dictionary: a stream handler renders its metadata anew on every change.
     func with(device: String, type: String) -> Logger {
         var l = self
-        l[metadataKey: "device"] = "\(device)"
-        l[metadataKey: "type"] = "\(type)"
+        l.handler.metadata.merge(["device": "\(device)", "type": "\(type)"]) { $1 }
         return l
     }
 }

@@ -85,6 +85,9 @@ public struct DocumentWriter: Sendable {
         var isPrimary: Bool
     }
     private var devices: [String: [TypeLayout]] = [:]
+    /// Per list of trait types (`DeviceTypeView.traitTypes`, kept alive here so that its identity is not reused), the
+    /// trait layouts: a device's first document finds them with one lookup, not one per trait.
+    private var traitLayoutsByTypes: [ObjectIdentifier: (traitTypes: any AnyObject & Sendable, layouts: [Int])] = [:]
     /// Per trait layout and attribute, the last list or structure written and its bytes: such values (Scenes
     /// Management's `fabricSceneInfo`) rarely change and cost the most to write, while comparing one with the last is
     /// cheap (the engine shares an unchanged one's storage, which compares equal by identity).
@@ -93,13 +96,17 @@ public struct DocumentWriter: Sendable {
     private var scratch: [Value?] = []
     /// `connectivityFragments()`, made once per process.
     private static let connectivityTable = DocumentWriter.connectivityFragments()
+    /// The longest document written so far (a light's is about 4 KB): the next one reserves as much, so it is not
+    /// copied while it grows. A document lives until it is queued to the broker.
+    private var longest = 2048
 
     public init() {}
 
     public mutating func document(_ d: DeviceView) -> [UInt8] {
         let layout = self.layout(of: d)
         var out: [UInt8] = []
-        out.reserveCapacity(2048)
+        out.reserveCapacity(longest)
+        defer { longest = max(longest, min(out.count, 64 * 1024)) }
         Self.raw(#"{"id":"#, &out); JSON.writeString(d.id, to: &out)
         Self.raw(#","name":"#, &out); JSON.writeString(d.name, to: &out)
         Self.raw(#","structureId":"#, &out); Self.optional(d.structureID, &out)
@@ -203,6 +210,7 @@ public struct DocumentWriter: Sendable {
     private mutating func layout(of d: DeviceView) -> [TypeLayout] {
         if let known = devices[d.id], known.count == d.typeCount { return known }
         var layout: [TypeLayout] = []
+        layout.reserveCapacity(d.typeCount)
         for t in 0..<d.typeCount {
             let type = d.type(t)
             let key = TypeOpeningKey(name: type.name, isPrimary: type.isPrimaryType)
@@ -219,7 +227,13 @@ public struct DocumentWriter: Sendable {
                 typeOpenings.append(bytes)
                 typeOpeningIndex[key] = opening
             }
+            let traitTypes = type.traitTypes
+            if let known = traitLayoutsByTypes[ObjectIdentifier(traitTypes)] {
+                layout.append(TypeLayout(opening: opening, traits: known.layouts))
+                continue
+            }
             var traitLayouts: [Int] = []
+            traitLayouts.reserveCapacity(type.traitCount)
             for k in 0..<type.traitCount {
                 let id = type.traitID(k)
                 if let known = traitIndex[id] {
@@ -233,6 +247,7 @@ public struct DocumentWriter: Sendable {
                     lastWritten.append(Array(repeating: nil, count: descriptor.attributes.count))
                 }
             }
+            traitLayoutsByTypes[ObjectIdentifier(traitTypes)] = (traitTypes, traitLayouts)
             layout.append(TypeLayout(opening: opening, traits: traitLayouts))
         }
         devices[d.id] = layout
