@@ -320,7 +320,7 @@ public struct ConfigValue {
 
     public func int(in range: ClosedRange<Int>, unit: String = "") -> Int? {
         if refuseSecret() { return nil }
-        let expected = "expected a whole number (\(range.lowerBound)…\(range.upperBound)\(unit))"
+        func expected() -> String { "expected a whole number (\(range.lowerBound)…\(range.upperBound)\(unit))" }  // for a message only
         switch node.typed {
         case .int(let v)?:
             guard range.contains(v) else {
@@ -332,25 +332,25 @@ public struct ConfigValue {
             }
             return v
         case .string(let s)? where node.value == .scalar(s, quoted: true) && YAMLScalar.resolve(plain: s).isNumber:
-            problem("\(expected), found \(kind), which is quoted, so text; write \(s) without quotes")
+            problem("\(expected()), found \(kind), which is quoted, so text; write \(s) without quotes")
         default:
-            problem("\(expected), found \(kind)")
+            problem("\(expected()), found \(kind)")
         }
         return nil
     }
 
     public func double(in range: ClosedRange<Double>, unit: String = "") -> Double? {
         if refuseSecret() { return nil }
-        let expected = "expected a number (\(range.lowerBound)…\(range.upperBound)\(unit))"
+        func expected() -> String { "expected a number (\(range.lowerBound)…\(range.upperBound)\(unit))" }  // for a message only
         let v: Double
         switch node.typed {
         case .int(let i)?: v = Double(i)
         case .float(let d)? where d.isFinite: v = d
         case .string(let s)? where node.value == .scalar(s, quoted: true) && YAMLScalar.resolve(plain: s).isNumber:
-            problem("\(expected), found \(kind), which is quoted, so text; write \(s) without quotes")
+            problem("\(expected()), found \(kind), which is quoted, so text; write \(s) without quotes")
             return nil
         default:
-            problem("\(expected), found \(kind)")
+            problem("\(expected()), found \(kind)")
             return nil
         }
         guard range.contains(v) else {

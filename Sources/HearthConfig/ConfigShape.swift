@@ -101,16 +101,18 @@ public struct ConfigRule: Sendable {
 
     /// The generic complaint when `present` breaks the rule; nil when it holds.
     func complaint(present: [String]) -> String? {
-        let given = keys.filter(present.contains)
+        // Counted first: the rule holds for almost every mapping read, and then no list of keys is made.
+        var count = 0
+        for key in keys where present.contains(key) { count += 1 }
         switch kind {
         case .atMostOne:
-            guard given.count > 1 else { return nil }
-            return message ?? "give only one of \(ConfigRule.list(keys)) (found \(ConfigRule.list(given)))"
+            guard count > 1 else { return nil }
+            return message ?? "give only one of \(ConfigRule.list(keys)) (found \(ConfigRule.list(keys.filter(present.contains))))"
         case .allOrNone:
-            guard !given.isEmpty, given.count < keys.count else { return nil }
-            return message ?? "\(ConfigRule.list(keys)) go together: add \(ConfigRule.list(keys.filter { !given.contains($0) }))"
+            guard count > 0, count < keys.count else { return nil }
+            return message ?? "\(ConfigRule.list(keys)) go together: add \(ConfigRule.list(keys.filter { !present.contains($0) }))"
         case .atLeastOne:
-            guard given.isEmpty else { return nil }
+            guard count == 0 else { return nil }
             return message ?? "give \(keys.count == 2 ? "either" : "one of") \(ConfigRule.list(keys, or: true))"
         }
     }
