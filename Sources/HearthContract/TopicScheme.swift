@@ -64,7 +64,6 @@ public struct TopicScheme: Sendable, Hashable {
     }
 
     /// `text` after the given parts, one after the other, or nil when it does not start with them.
-    /// `text` after the given parts, one after the other, or nil when it does not start with them.
     private static func remainder(of text: Substring.UTF8View, after parts: String.UTF8View...) -> Substring.UTF8View? {
         var rest = text
         for part in parts {

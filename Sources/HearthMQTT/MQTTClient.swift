@@ -764,7 +764,11 @@ final class Core: @unchecked Sendable {
 
 /// Rejects strings C would silently cut at an embedded NUL.
 private func checkCString(_ text: String, _ context: @autoclosure () -> String) throws(MQTTError) {
-    if text.utf8.contains(0) {
+    // memchr over a native string's bytes: this runs for every publication, and `utf8.contains` steps through the
+    // view a byte at a time.
+    let hasNUL = text.utf8.withContiguousStorageIfAvailable { $0.isEmpty ? false : memchr($0.baseAddress!, 0, $0.count) != nil }
+        ?? text.utf8.contains(0)
+    if hasNUL {
         throw MQTTError(code: .invalidArgument, context: context(), message: "contains a NUL character")
     }
 }
