@@ -60,7 +60,8 @@ let package = Package(
         .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
         // One small C API over whichever libgpiod <gpiod.h> declares (v1 or v2), so HearthLinux has one binding.
         .target(name: "CGPIODShim", dependencies: ["CGPIOD"], cSettings: strictC),
-        // Linux I/O under a root prefix: GPIO character device (libgpiod), PWM, IIO and hwmon sysfs.
+        // Linux I/O under a root prefix: GPIO character device (libgpiod), PWM, IIO and hwmon sysfs; and what the
+        // process gives back to the kernel (start-up pages, glibc's heap thresholds).
         .target(name: "HearthLinux", dependencies: ["HearthSync", "CGPIODShim"], swiftSettings: strict),
 
         // The hub service: publishing the engine over MQTT, peer routing, configuration, persistence, and the services
