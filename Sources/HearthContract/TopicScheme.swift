@@ -72,7 +72,7 @@ public struct TopicScheme: Sendable, Hashable {
     /// (8 % of a request's instructions, callgrind).
     private static func after(_ part: String.UTF8View, in text: Substring.UTF8View) -> Substring.UTF8View? {
         let matches = text.withContiguousStorageIfAvailable { t in
-            part.withContiguousStorageIfAvailable { p in Self.equal(t, p, count: p.count) }
+            part.withContiguousStorageIfAvailable { p in Self.bytes(t, startWith: p) }
         }
         guard (matches ?? nil) ?? text.starts(with: part) else { return nil }
         return text.dropFirst(part.count)
@@ -84,17 +84,17 @@ public struct TopicScheme: Sendable, Hashable {
         let head = text.dropLast(suffix.count)
         let tail = text[head.endIndex...]
         let matches = tail.withContiguousStorageIfAvailable { t in
-            suffix.withContiguousStorageIfAvailable { s in Self.equal(t, s, count: s.count) }
+            suffix.withContiguousStorageIfAvailable { s in Self.bytes(t, startWith: s) }
         }
         return ((matches ?? nil) ?? tail.elementsEqual(suffix)) ? head : nil
     }
 
-    /// Whether `a` starts with the first `count` bytes of `b` (which has at least `count`).
-    private static func equal(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>, count: Int) -> Bool {
-        guard a.count >= count else { return false }
+    /// Whether `text` starts with `part`.
+    private static func bytes(_ text: UnsafeBufferPointer<UInt8>, startWith part: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard text.count >= part.count else { return false }
         var i = 0
-        while i < count {
-            if a[i] != b[i] { return false }
+        while i < part.count {
+            if text[i] != part[i] { return false }
             i += 1
         }
         return true
