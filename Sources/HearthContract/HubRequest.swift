@@ -86,13 +86,18 @@ public struct HubRequest: Sendable, Hashable {
             // forwardedBy is for hubs, not people: it is accepted but not advertised.
             throw .invalidCommand("unknown key '\(key)'; a request may have \(allKeys.dropLast().joined(separator: ", "))")
         }
-        let actions = members.map(\.key).filter(actionKeys.contains)
-        guard actions.count == 1 else {
+        // Counted without a list of them: the list is made only for the message (this runs for every request).
+        var first: String?, count = 0
+        for (key, _) in members where actionKeys.contains(key) {
+            if first == nil { first = key }
+            count += 1
+        }
+        guard count == 1, let verb = first else {
+            let actions = members.map(\.key).filter(actionKeys.contains)
             throw .invalidCommand(actions.isEmpty
                 ? "the request says nothing to do; give one of \(actionKeys.joined(separator: ", "))"
                 : "the request gives \(actions.joined(separator: " and ")); give only one")
         }
-        let verb = actions[0]
         func string(_ key: String) throws(HomeError) -> String? {
             switch json[key] {
             case nil: return nil

@@ -69,7 +69,12 @@ extension JSON {
     public static let maximumDepth = 32
 
     public static func parse(_ bytes: some Collection<UInt8>) throws(JSONParseError) -> JSON {
-        let array = Array(bytes)
+        try parse(Array(bytes))
+    }
+
+    /// The same for an array, which the parser reads as it is: the generic form, called from another module, is not
+    /// specialized, and copied every payload (every request) through the collection's witnesses.
+    public static func parse(_ array: [UInt8]) throws(JSONParseError) -> JSON {
         var parser = JSONParser(bytes: array)
         parser.skipWhitespace()
         let value = try parser.value(depth: 0)
