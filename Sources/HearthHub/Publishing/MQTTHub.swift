@@ -20,9 +20,6 @@ public final class MQTTHub: Sendable {
     public let home: Home
     public let client: MQTTClient
     public let topics: TopicScheme
-    /// `topics.responses`, and `topics.device("")`: made once, not by interpolation for every message.
-    private let responsesTopic: String
-    private let deviceTopicPrefix: String
     let log: @Sendable (String) -> Void
     private let refresh: @Sendable (String) -> Void
     let hasHardware: @Sendable (String) -> Bool
@@ -86,8 +83,6 @@ public final class MQTTHub: Sendable {
         self.home = home
         self.client = client
         self.topics = topics
-        self.responsesTopic = topics.responses
-        self.deviceTopicPrefix = topics.device("")
         self.refresh = refresh
         self.hasHardware = hasHardware
         self.requestsWaitingPerDevice = requestsWaitingPerDevice
@@ -160,7 +155,7 @@ public final class MQTTHub: Sendable {
     }
 
     func publish(_ device: DeviceView) {
-        send(deviceTopicPrefix + device.id, writer.withLock { $0.document(device) }, retain: true)
+        send(topics.device(device.id), writer.withLock { $0.document(device) }, retain: true)
     }
 
     func publishChanges(_ events: [HomeEvent]) {
@@ -315,7 +310,7 @@ public final class MQTTHub: Sendable {
 
     func respond(_ request: MQTTMessage, _ response: JSON) {
         let payload = response.bytes
-        send(responsesTopic, payload)
+        send(topics.responses, payload)
         if let responseTopic = request.responseTopic {
             send(responseTopic, payload, correlationData: request.correlationData)
         }
