@@ -6,9 +6,9 @@ import HearthSync
 /// gets back to publish through `publish`. It holds no MQTT client, so the hub decides how messages go out.
 ///
 /// The hub subscribes to `subscriptions` for its whole life and wires:
-/// - every connection to the broker → `connected()` (announces every device, and reads the retained configs
-///   once, see below);
-/// - every message on those subscriptions, and on the config filter while it is subscribed →
+/// - every connection to the broker → `connected()` (reads the retained configs, see below, then announces every
+///   device);
+/// - every message on those subscriptions, and on the filters the bridge subscribes itself →
 ///   `received(topic:payload:)`: Home Assistant's birth message announces everything again; a retained config
 ///   of one of this hub's devices that is no longer announced (it left the configuration, or is now another
 ///   hub's) is cleared with an empty retained config;
@@ -16,22 +16,35 @@ import HearthSync
 ///   renames it; unique ids stay), a trait event goes to the device's events topic.
 ///
 /// **Reading the retained configs once per connection.** A stale config of this hub can only be retained from
-/// an earlier run: while the hub runs, nobody else publishes under its object ids. So the config filter
-/// (`<discovery prefix>/device/+/config`, which no MQTT wildcard can narrow to one hub: the object id is one
-/// level) is needed only until the broker has delivered the retained configs — and kept for the hub's life it
-/// would bring every other hub's configs too, on every change (with 30 hubs × 100 devices, 3,000 documents of
-/// several KB per hub at start-up, enough to overflow mosquitto's per-client queue and drop peer summaries).
-/// On each connection the bridge subscribes to the filter, then publishes a marker to `syncTopic`, a topic of
-/// this hub's own that it is subscribed to for good. The broker queues the retained messages of a SUBSCRIBE into
-/// the client's outgoing queue while it handles that packet (mosquitto: `retain__queue` in `handle__subscribe`),
-/// before it reads the client's next packet, the marker; so when the marker comes back, every retained config
-/// came before it, and the bridge unsubscribes. The marker's payload names the connection (a random per-bridge
-/// nonce and a count), so a marker of an earlier connection, or anyone else's message on the topic, ends
-/// nothing. If the marker never comes back (a broker that dropped it from a full queue), `syncTimeout` on the
-/// injected clock ends the reading all the same; the next connection reads again.
+/// an earlier run: while the hub runs, nobody else publishes under its node. So the config filter
+/// (`<discovery prefix>/device/hearth_<hub>/+/config`: this hub's configs alone) is needed only until the broker
+/// has delivered the retained ones; kept, it would bring back every config the hub publishes. On each connection
+/// the bridge subscribes to the filter, then publishes a marker to `syncTopic`, a topic of this hub's own that it is
+/// subscribed to for good. The broker queues the retained messages of a SUBSCRIBE into the client's outgoing
+/// queue while it handles that packet (mosquitto: `retain__queue` in `handle__subscribe`), before it reads the
+/// client's next packet, the marker; so when the marker comes back, every retained config came before it, and
+/// the bridge unsubscribes and announces. The marker's payload names the connection (a random per-bridge nonce
+/// and a count), so a marker of an earlier connection, or anyone else's message on the topic, ends nothing. If the
+/// marker never comes back (a broker that dropped it from a full queue), `syncTimeout` on the injected clock ends
+/// the reading all the same; the next connection reads again.
+///
+/// **Announcing after the reading.** Configs go out once the reading has ended, not at the connection: what was
+/// found is cleared or moved first, so Home Assistant never holds a config of the earlier layout and one of the
+/// current layout for the same entity at once (it would refuse the second: "unique id already exists").
+///
+/// **Moving the earlier layout's configs.** Earlier versions of Hearth published `<discovery prefix>/device/<object id>/config`,
+/// without the node, where no wildcard selects one hub's configs (with 30 hubs of 100 devices each hub received
+/// 3,000 configs of about 2 KB at every start: 40 % of the home's CPU to converge, docs/benchmarks.md). The reading
+/// also subscribes to that layout's topic of the hub's own config: only when a config is retained there does the
+/// bridge read the earlier layout's filter (every hub's configs, once), in a second step ended by a second marker.
+/// Then, by Home Assistant's discovery migration: each of this hub's configs there whose device is still this
+/// hub's gets `{"migrate_discovery": true}` (Home Assistant unloads its entities and keeps their registry entries:
+/// the entity ids, names and areas a user gave them), after `migrationSettle` every config is announced on its new
+/// topic (the same unique ids take the registry entries back), and the old topics are cleared. A config of a device
+/// no longer here is cleared at once, as a stale one.
 ///
 /// The client re-sends its recorded subscriptions after every reconnection (`MQTTClient.subscribe`): a
-/// reconnection while the filter is still subscribed does not subscribe again (that would deliver the retained
+/// reconnection while the filters are still subscribed does not subscribe again (that would deliver the retained
 /// configs twice), it only sends a new marker. A config that arrives after the unsubscribe (already in flight)
 /// is handled as any other: clearing a stale config twice is harmless.
 public final class HomeAssistantBridge: Sendable {
@@ -43,6 +56,7 @@ public final class HomeAssistantBridge: Sendable {
     private let log: @Sendable (String) -> Void
     private let clock: any EngineClock
     private let syncTimeout: Duration
+    private let migrationSettle: Duration
     /// A digest of the config payload last published per device id, so an unchanged device is not announced twice.
     /// The digest, not the payload: a config is 1–3 KB, kept for every device for the hub's whole life
     /// (2 MB of a 1,000-device hub's memory), and all it is used for is to tell whether a new one differs.
@@ -56,8 +70,16 @@ public final class HomeAssistantBridge: Sendable {
         let nonce = UInt64.random(in: 0...UInt64.max)
         /// Counts connections; the marker of connection `generation` ends only that connection's reading.
         var generation: UInt64 = 0
-        /// Whether the config filter is subscribed (recorded by the client, so re-sent on a reconnection).
+        /// Whether the config filter and the earlier layout's hub topic are subscribed (recorded by the client,
+        /// so re-sent on a reconnection): the reading is going on.
         var subscribed = false
+        /// Whether the earlier layout's filter is subscribed: the reading's second step.
+        var legacySubscribed = false
+        /// This hub's configs in the earlier layout seen in this reading (object ids, in order of arrival).
+        var legacy: [String] = []
+        /// Whether announcements wait for the reading (and a move) to end; `handle` and the birth message then
+        /// leave them to it.
+        var held = true
         var deadline: Task<Void, Never>?
         /// How many readings have ended: by their marker, by the time limit.
         var endedByMarker = 0
@@ -67,12 +89,14 @@ public final class HomeAssistantBridge: Sendable {
 
     /// - Parameters:
     ///   - clock, syncTimeout: bound the wait for the marker (see the type's comment).
-    ///   - subscribe, unsubscribe: subscribe the hub's client to a topic filter (for the config filter, on
+    ///   - migrationSettle: how long Home Assistant is given to unload the entities of the earlier layout's configs
+    ///     before the same entities are announced on their new topics.
+    ///   - subscribe, unsubscribe: subscribe the hub's client to a topic filter (for the config filters, on
     ///     each connection) and unsubscribe it; both must return without waiting for the broker.
-    ///   - log: told when a reading ended by the time limit (its marker never came back).
+    ///   - log: told when a reading ended by the time limit (its marker never came back), and of a move.
     ///   - publish: sends one message.
     public init(home: Home, options: HomeAssistantOptions, clock: any EngineClock = MonotonicClock(),
-                syncTimeout: Duration = .seconds(30),
+                syncTimeout: Duration = .seconds(30), migrationSettle: Duration = .seconds(2),
                 subscribe: @escaping @Sendable (String) -> Void = { _ in },
                 unsubscribe: @escaping @Sendable (String) -> Void = { _ in },
                 log: @escaping @Sendable (String) -> Void = { _ in },
@@ -81,6 +105,7 @@ public final class HomeAssistantBridge: Sendable {
         self.discovery = HomeAssistantDiscovery(options: options)
         self.clock = clock
         self.syncTimeout = syncTimeout
+        self.migrationSettle = migrationSettle
         self.subscribe = subscribe
         self.unsubscribe = unsubscribe
         self.log = log
@@ -89,7 +114,7 @@ public final class HomeAssistantBridge: Sendable {
 
     /// The topic filters to subscribe to for the hub's whole life, whose messages go to
     /// `received(topic:payload:)`: Home Assistant's birth topic and this bridge's marker topic. The config
-    /// filter is subscribed and unsubscribed by the bridge itself on each connection.
+    /// filters are subscribed and unsubscribed by the bridge itself on each connection.
     public var subscriptions: [String] { [discovery.birthTopic, discovery.syncTopic] }
 
     /// Whether the bridge is reading the retained configs (the config filter is subscribed).
@@ -97,19 +122,23 @@ public final class HomeAssistantBridge: Sendable {
     /// How many readings of the retained configs have ended: by the marker's return, by the time limit.
     public var readingsEnded: (byMarker: Int, byTimeout: Int) { sync.withLock { ($0.endedByMarker, $0.endedByTimeout) } }
 
-    /// Reads the retained configs (subscribe, marker) and announces the hub and every device this hub owns (on
-    /// every connection: the broker may have lost them).
+    /// Reads the retained configs (subscribe, marker); their end announces the hub and every device this hub owns
+    /// (on every connection: the broker may have lost them).
     public func connected() {
         let (generation, nonce, subscribeNow) = sync.withLock { s in
             s.generation &+= 1
             s.deadline?.cancel()
             s.deadline = nil
+            s.held = true
             defer { s.subscribed = true }
             return (s.generation, s.nonce, !s.subscribed)
         }
         // Subscribing and publishing the marker in this order on one connection is what makes the marker come back
         // after the retained configs; both only queue a packet.
-        if subscribeNow { subscribe(discovery.configFilter) }
+        if subscribeNow {
+            subscribe(discovery.configFilter)
+            subscribe(discovery.legacyHubConfigTopic)
+        }
         publish(discovery.syncMarker(nonce: nonce, generation: generation))
         let clock = self.clock, deadline = clock.now + Self.milliseconds(syncTimeout)
         let task = Task { [weak self] in
@@ -119,20 +148,27 @@ public final class HomeAssistantBridge: Sendable {
         sync.withLock { s in
             if s.generation == generation && s.subscribed { s.deadline = task } else { task.cancel() }
         }
-        announceAll(force: true)
     }
 
     public func received(topic: String, payload: [UInt8]) {
         if topic == discovery.birthTopic {
-            if payload.elementsEqual("online".utf8) { announceAll(force: true) }
+            if payload.elementsEqual("online".utf8), !sync.withLock({ $0.held }) { announceAll(force: true) }
             return
         }
         if topic == discovery.syncTopic {
             let (nonce, generation) = sync.withLock { ($0.nonce, $0.generation) }
-            // Only the current connection's marker; anything else on the topic (an earlier connection's, a stray
+            // Only the current connection's markers; anything else on the topic (an earlier connection's, a stray
             // or malformed message) is ignored.
             if payload == discovery.syncMarker(nonce: nonce, generation: generation).payload {
+                firstStepEnded(generation: generation)
+            } else if payload == discovery.syncMarker(nonce: nonce, generation: generation, legacy: true).payload {
                 endReading(generation: generation, byMarker: true)
+            }
+            return
+        }
+        if let objectID = discovery.legacyObjectID(topic: topic) {
+            if !payload.isEmpty {
+                sync.withLock { s in if s.subscribed && !s.legacy.contains(objectID) { s.legacy.append(objectID) } }
             }
             return
         }
@@ -142,25 +178,90 @@ public final class HomeAssistantBridge: Sendable {
         }
     }
 
-    /// Unsubscribes from the config filter if connection `generation`'s reading is still going on. The call is
-    /// made under the lock so that it cannot cross a reconnection's subscribe.
+    /// The first marker is back: every retained config of this hub's node, and its hub config in the earlier layout,
+    /// has been delivered. With that config found, the earlier layout is read too (a second marker ends it).
+    private func firstStepEnded(generation: UInt64) {
+        let readLegacy = sync.withLock { s -> Bool in
+            guard s.generation == generation, s.subscribed, !s.legacy.isEmpty, !s.legacySubscribed else { return false }
+            s.legacySubscribed = true
+            subscribe(discovery.legacyConfigFilter)
+            return true
+        }
+        if readLegacy {
+            publish(discovery.syncMarker(nonce: sync.withLock { $0.nonce }, generation: generation, legacy: true))
+        } else {
+            endReading(generation: generation, byMarker: true)
+        }
+    }
+
+    /// Unsubscribes from the config filters if connection `generation`'s reading is still going on, then moves
+    /// what it found of the earlier layout and announces. The calls are made under the lock so that they cannot
+    /// cross a reconnection's subscribe.
     private func endReading(generation: UInt64, byMarker: Bool) {
-        let ended = sync.withLock { s -> Bool in
-            guard s.generation == generation, s.subscribed else { return false }
+        let found = sync.withLock { s -> [String]? in
+            guard s.generation == generation, s.subscribed else { return nil }
             s.subscribed = false
             if byMarker { s.endedByMarker += 1 } else { s.endedByTimeout += 1 }
             if byMarker { s.deadline?.cancel() }
             s.deadline = nil
             unsubscribe(discovery.configFilter)
-            return true
+            unsubscribe(discovery.legacyHubConfigTopic)
+            if s.legacySubscribed {
+                unsubscribe(discovery.legacyConfigFilter)
+                s.legacySubscribed = false
+            }
+            defer { s.legacy = [] }
+            return s.legacy
         }
-        if ended && !byMarker {
+        guard let found else { return }
+        if !byMarker {
             log("""
                 Home Assistant discovery: the marker on \(discovery.syncTopic) did not come back within \(syncTimeout); \
                 stopped reading the retained configs (a stale config of this hub may stay until the next connection; \
                 a broker that drops messages, or an ACL that does not let the hub read its own topics, can cause this)
                 """)
         }
+        if found.isEmpty { release(generation: generation) } else { move(found, generation: generation) }
+    }
+
+    /// Moves this hub's configs of the earlier layout (see the type's comment): a device no longer here is cleared,
+    /// the others are handed over by Home Assistant's discovery migration, and announced after `migrationSettle`.
+    private func move(_ found: [String], generation: UInt64) {
+        let devices = currentDevices()
+        var moving: [String] = [], cleared = 0
+        for objectID in found {
+            if objectID == discovery.node
+                || ObjectID.encodedDevice(inObjectID: objectID, hub: discovery.options.hub).map({ devices.contains(String($0)) }) == true
+            {
+                moving.append(objectID)
+                publish(discovery.migrationRequest(legacyObjectID: objectID))
+            } else {
+                cleared += 1
+                publish(discovery.legacyRemoval(objectID: objectID))
+            }
+        }
+        log("""
+            Home Assistant discovery: moving \(moving.count) config(s) of this hub from \(discovery.legacyConfigFilter) \
+            to \(discovery.configFilter) (Home Assistant keeps their entities' ids, names and areas)\
+            \(cleared > 0 ? "; cleared \(cleared) of devices no longer here" : "")
+            """)
+        let clock = self.clock, deadline = clock.now + Self.milliseconds(migrationSettle)
+        Task { [weak self] in
+            try? await clock.sleep(until: deadline)
+            guard let self else { return }
+            self.release(generation: generation)
+            for objectID in moving { self.publish(self.discovery.legacyRemoval(objectID: objectID)) }
+        }
+    }
+
+    /// Announces everything, unless a newer connection has started its own reading (whose end announces).
+    private func release(generation: UInt64) {
+        let current = sync.withLock { s -> Bool in
+            guard s.generation == generation else { return false }
+            s.held = false
+            return true
+        }
+        if current { announceAll(force: true) }
     }
 
     static func milliseconds(_ d: Duration) -> Int64 {
@@ -168,11 +269,13 @@ public final class HomeAssistantBridge: Sendable {
     }
 
     public func handle(_ events: [HomeEvent]) {
+        // While announcements are held, the reading's end announces every device as it is then.
+        let held = sync.withLock { $0.held }
         var metadata: [String] = []
         for e in events {
             switch e.change {
             case .metadata:
-                if !metadata.contains(e.deviceID) { metadata.append(e.deviceID) }
+                if !held && !metadata.contains(e.deviceID) { metadata.append(e.deviceID) }
             case .event:
                 if let message = discovery.event(e) { publish(message) }
             case .attribute, .connectivity, .unsupported, .table:

@@ -56,13 +56,29 @@ public struct HomeAssistantDiscovery: Sendable {
 
     /// Home Assistant's birth (`online`) and will (`offline`).
     public var birthTopic: String { "\(options.discoveryPrefix)/status" }
-    /// Every device-based discovery config; the hub reads the retained ones on each connection to clear those
-    /// it no longer has, and unsubscribes once they have been delivered (`HomeAssistantBridge`).
-    public var configFilter: String { "\(options.discoveryPrefix)/device/+/config" }
-    /// Where the hub sends itself the marker that ends its reading of the retained configs: a topic of its own,
+    /// This hub's node in the discovery topics (`hearth_<hub>`): Home Assistant does not read it, but it puts every
+    /// config of one hub under one topic level, so that a hub can subscribe to its own configs alone.
+    public var node: String { ObjectID.hub(options.hub) }
+    /// This hub's discovery configs; the hub reads the retained ones on each connection to clear those it no longer
+    /// has, and unsubscribes once they have been delivered (`HomeAssistantBridge`). Other hubs' configs are under
+    /// other nodes, so no hub receives them.
+    public var configFilter: String { "\(options.discoveryPrefix)/device/\(node)/+/config" }
+    /// Where this hub sends itself the marker that ends its reading of the retained configs: a topic of its own,
     /// not retained, that nothing else reads.
     public var syncTopic: String { "\(hubBase)/discovery-sync" }
-    public func configTopic(objectID: String) -> String { "\(options.discoveryPrefix)/device/\(objectID)/config" }
+    /// `<discovery prefix>/device/hearth_<hub>/<object id>/config`; object ids are `ObjectID`'s.
+    public func configTopic(objectID: String) -> String { "\(options.discoveryPrefix)/device/\(node)/\(objectID)/config" }
+
+    // MARK: The layout of earlier versions
+
+    /// Where earlier versions of Hearth put a config: `<discovery prefix>/device/<object id>/config`, without the node, where no
+    /// wildcard selects one hub's configs. A hub moves its own from there (`HomeAssistantBridge`).
+    public func legacyConfigTopic(objectID: String) -> String { "\(options.discoveryPrefix)/device/\(objectID)/config" }
+    /// The hub's own config in the earlier layout: a hub that finds it retained ran an earlier version, and only
+    /// then reads `legacyConfigFilter`, which brings every hub's configs.
+    public var legacyHubConfigTopic: String { legacyConfigTopic(objectID: node) }
+    public var legacyConfigFilter: String { "\(options.discoveryPrefix)/device/+/config" }
+
     var hubBase: String { "\(options.hearthPrefix)/\(options.hub)" }
     var statusTopic: String { "\(hubBase)/status" }
     func documentTopic(_ device: String) -> String { "\(hubBase)/devices/\(device)" }
@@ -107,9 +123,11 @@ public struct HomeAssistantDiscovery: Sendable {
                                     payload: payload.bytes, retain: true)
     }
 
-    /// The marker of connection `generation` of a bridge drawn `nonce`: `<nonce hex>-<generation>`, not retained.
-    public func syncMarker(nonce: UInt64, generation: UInt64) -> HomeAssistantMessage {
-        HomeAssistantMessage(topic: syncTopic, payload: Array("\(String(nonce, radix: 16))-\(generation)".utf8),
+    /// The marker of connection `generation` of a bridge drawn `nonce`: `<nonce hex>-<generation>`, and
+    /// `<nonce hex>-<generation>-legacy` for the second step of a reading that found the earlier layout; not retained.
+    public func syncMarker(nonce: UInt64, generation: UInt64, legacy: Bool = false) -> HomeAssistantMessage {
+        HomeAssistantMessage(topic: syncTopic,
+                             payload: Array("\(String(nonce, radix: 16))-\(generation)\(legacy ? "-legacy" : "")".utf8),
                              retain: false)
     }
 
@@ -123,13 +141,41 @@ public struct HomeAssistantDiscovery: Sendable {
     public func staleConfig(topic: String, payload: [UInt8], isCurrent: (_ encodedDeviceID: Substring) -> Bool)
         -> HomeAssistantMessage?
     {
-        let head = "\(options.discoveryPrefix)/device/", tail = "/config"
-        guard !payload.isEmpty, topic.hasPrefix(head), topic.hasSuffix(tail), topic.count > head.count + tail.count
-        else { return nil }
-        let objectID = String(topic.dropFirst(head.count).dropLast(tail.count))
-        guard let encoded = ObjectID.encodedDevice(inObjectID: objectID, hub: options.hub), !isCurrent(encoded)
+        guard !payload.isEmpty, let objectID = Self.objectID(in: topic, after: "\(options.discoveryPrefix)/device/\(node)/"),
+              let encoded = ObjectID.encodedDevice(inObjectID: objectID, hub: options.hub), !isCurrent(encoded)
         else { return nil }
         return removal(objectID: objectID)
+    }
+
+    /// The object id of a config of this hub's in the earlier layout (its own device's or one of its devices'),
+    /// nil for any other topic.
+    public func legacyObjectID(topic: String) -> String? {
+        guard let objectID = Self.objectID(in: topic, after: "\(options.discoveryPrefix)/device/"),
+              objectID == node || ObjectID.encodedDevice(inObjectID: objectID, hub: options.hub) != nil
+        else { return nil }
+        return objectID
+    }
+
+    /// Home Assistant's request to let go of the entities discovered on a config's topic while keeping their
+    /// registry entries (entity ids, names, areas the user gave them), so that the same unique ids discovered on
+    /// another topic take them over; published retained to the earlier layout's topic, which is cleared once the
+    /// configs are announced on their new topics.
+    public func migrationRequest(legacyObjectID objectID: String) -> HomeAssistantMessage {
+        HomeAssistantMessage(topic: legacyConfigTopic(objectID: objectID), payload: Array(#"{"migrate_discovery":true}"#.utf8),
+                             retain: true)
+    }
+
+    /// The empty retained config on the earlier layout's topic: Home Assistant removes what was discovered there.
+    public func legacyRemoval(objectID: String) -> HomeAssistantMessage {
+        HomeAssistantMessage(topic: legacyConfigTopic(objectID: objectID), payload: [], retain: true)
+    }
+
+    /// The one topic level between `head` and `/config`, nil when `topic` is not of that shape.
+    static func objectID(in topic: String, after head: String) -> String? {
+        let tail = "/config"
+        guard topic.hasPrefix(head), topic.hasSuffix(tail), topic.utf8.count > head.utf8.count + tail.utf8.count else { return nil }
+        let level = topic.dropFirst(head.count).dropLast(tail.count)
+        return level.contains("/") ? nil : String(level)
     }
 
     /// A trait event (a wall switch's `initialPress`) as the event entity reads it; nil for other changes.

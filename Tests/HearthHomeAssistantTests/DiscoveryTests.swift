@@ -158,7 +158,7 @@ extension Parsed.Node {
 
     @Test func aDeviceIsOneRetainedDeviceBasedConfig() throws {
         let (message, json) = try config(try makeHome(), "kitchen-lamp")
-        #expect(message.topic == "homeassistant/device/hearth_pi__kitchen-lamp/config")
+        #expect(message.topic == "homeassistant/device/hearth_pi/hearth_pi__kitchen-lamp/config")
         #expect(message.retain)
         #expect(json.keys == ["device", "origin", "components"])
         #expect(json["origin"] == .object(["name": .string("Hearth"), "sw_version": .string("1.2.3")],
@@ -246,7 +246,7 @@ extension Parsed.Node {
     @Test func aWallSwitchIsAnEventEntityFedByTheEventsTopic() throws {
         let home = try makeHome()
         let (message, json) = try config(home, "hall_switch")
-        #expect(message.topic == "homeassistant/device/hearth_pi__hall_5fswitch/config")
+        #expect(message.topic == "homeassistant/device/hearth_pi/hearth_pi__hall_5fswitch/config")
         let event = try #require(json["components"]?["generic_switch-press"])
         #expect(event["platform"]?.string == "event")
         #expect(event["event_types"] == .array([.string("switch_latched"), .string("initial_press"),
@@ -270,7 +270,7 @@ extension Parsed.Node {
 
     @Test func theHubIsADeviceWithItsConnectivity() throws {
         let message = discovery.hubConfig()
-        #expect(message.topic == "homeassistant/device/hearth_pi/config")
+        #expect(message.topic == "homeassistant/device/hearth_pi/hearth_pi/config")
         let json = try #require(Parsed.parse(message.payload))
         #expect(json["device"]?["identifiers"] == .array([.string("hearth_pi")]))
         #expect(json["components"]?["status"]?["state_topic"]?.string == "hearth/pi/status")
@@ -301,13 +301,25 @@ extension Parsed.Node {
         return (home, bridge, outbox)
     }
 
-    @Test func connectingAnnouncesTheHubAndItsOwnDevices() throws {
+    /// Connects and hands the bridge its marker back: the reading of the retained configs ends, found nothing, and
+    /// the bridge announces.
+    func connect(_ bridge: HomeAssistantBridge, _ outbox: Outbox) throws {
+        bridge.connected()
+        let marker = try #require(outbox.all.last { $0.topic == "hearth/pi/discovery-sync" })
+        bridge.received(topic: marker.topic, payload: marker.payload)
+    }
+
+    @Test func connectingAnnouncesTheHubAndItsOwnDevicesOnceTheRetainedConfigsAreRead() throws {
         let (_, bridge, outbox) = try bridge()
         #expect(bridge.subscriptions == ["homeassistant/status", "hearth/pi/discovery-sync"])
         bridge.connected()
+        #expect(outbox.topics == ["hearth/pi/discovery-sync"])
+        let marker = outbox.all[0]
+        bridge.received(topic: marker.topic, payload: marker.payload)
         #expect(outbox.topics == [
-            "hearth/pi/discovery-sync", "homeassistant/device/hearth_pi/config", "homeassistant/device/hearth_pi__kitchen-lamp/config",
-            "homeassistant/device/hearth_pi__hall_5fswitch/config", "homeassistant/device/hearth_pi__pump/config",
+            "hearth/pi/discovery-sync", "homeassistant/device/hearth_pi/hearth_pi/config",
+            "homeassistant/device/hearth_pi/hearth_pi__kitchen-lamp/config",
+            "homeassistant/device/hearth_pi/hearth_pi__hall_5fswitch/config", "homeassistant/device/hearth_pi/hearth_pi__pump/config",
         ])
         #expect(outbox.all.dropFirst().allSatisfy { $0.retain })
         #expect(outbox.all.first?.retain == false)
@@ -315,7 +327,7 @@ extension Parsed.Node {
 
     @Test func homeAssistantsBirthAnnouncesEverythingAgain() throws {
         let (_, bridge, outbox) = try bridge()
-        bridge.connected()
+        try connect(bridge, outbox)
         outbox.clear()
         bridge.received(topic: "homeassistant/status", payload: Array("offline".utf8))
         #expect(outbox.all.isEmpty)
@@ -325,11 +337,11 @@ extension Parsed.Node {
 
     @Test func aRenameReannouncesWithTheSameUniqueIds() throws {
         let (home, bridge, outbox) = try bridge()
-        bridge.connected()
+        try connect(bridge, outbox)
         let before = try #require(Parsed.parse(outbox.all[2].payload))
         outbox.clear()
         try home.setName("kitchen-lamp", "Cooker lamp")
-        #expect(outbox.topics == ["homeassistant/device/hearth_pi__kitchen-lamp/config"])
+        #expect(outbox.topics == ["homeassistant/device/hearth_pi/hearth_pi__kitchen-lamp/config"])
         let after = try #require(Parsed.parse(outbox.all[0].payload))
         #expect(after["device"]?["name"]?.string == "Cooker lamp")
         #expect(after["components"]?["dimmable_light-light"]?["unique_id"] ==
@@ -343,16 +355,21 @@ extension Parsed.Node {
     @Test func aRetainedConfigOfADeviceThatLeftIsCleared() throws {
         let (_, bridge, outbox) = try bridge()
         let config = Array(#"{"device":{}}"#.utf8)
-        bridge.received(topic: "homeassistant/device/hearth_pi__old-lamp/config", payload: config)
-        bridge.received(topic: "homeassistant/device/hearth_pi__kitchen-lamp/config", payload: config)
-        bridge.received(topic: "homeassistant/device/hearth_pi__garage-lamp/config", payload: config)
-        bridge.received(topic: "homeassistant/device/hearth_pi__old-lamp/config", payload: [])
-        bridge.received(topic: "homeassistant/device/hearth_garage__lamp/config", payload: config)
-        bridge.received(topic: "homeassistant/device/hearth_pi/config", payload: config)
+        let node = "homeassistant/device/hearth_pi"
+        bridge.received(topic: "\(node)/hearth_pi__old-lamp/config", payload: config)
+        bridge.received(topic: "\(node)/hearth_pi__kitchen-lamp/config", payload: config)
+        bridge.received(topic: "\(node)/hearth_pi__garage-lamp/config", payload: config)
+        bridge.received(topic: "\(node)/hearth_pi__old-lamp/config", payload: [])
+        bridge.received(topic: "\(node)/hearth_pi/config", payload: config)
+        // Another hub's, a stranger's, and this hub's in the earlier layout while no reading goes on: left alone.
+        bridge.received(topic: "homeassistant/device/hearth_garage/hearth_garage__lamp/config", payload: config)
+        bridge.received(topic: "\(node)/hearth_garage__lamp/config", payload: config)
         bridge.received(topic: "homeassistant/device/tasmota_1/config", payload: config)
+        bridge.received(topic: "homeassistant/device/hearth_pi__old-lamp/config", payload: config)
+        bridge.received(topic: "homeassistant/device/hearth_pi/config", payload: config)
         #expect(outbox.all == [
-            HomeAssistantMessage(topic: "homeassistant/device/hearth_pi__old-lamp/config", payload: [], retain: true),
-            HomeAssistantMessage(topic: "homeassistant/device/hearth_pi__garage-lamp/config", payload: [], retain: true),
+            HomeAssistantMessage(topic: "\(node)/hearth_pi__old-lamp/config", payload: [], retain: true),
+            HomeAssistantMessage(topic: "\(node)/hearth_pi__garage-lamp/config", payload: [], retain: true),
         ])
     }
 

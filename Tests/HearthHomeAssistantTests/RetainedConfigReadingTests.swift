@@ -5,8 +5,10 @@ import HearthSync
 import HearthTestKit
 import Testing
 
-/// The bridge reads the retained discovery configs once per connection: it subscribes to the config filter,
-/// sends itself a marker, and unsubscribes when the marker comes back or the time limit passes. Here the
+/// The bridge reads the retained discovery configs once per connection: it subscribes to its config filter (and
+/// to the earlier layout's topic of its hub config), sends itself a marker, and unsubscribes and announces when the
+/// marker comes back or the time limit passes; a hub config found in the earlier layout adds a second step that
+/// reads that layout and moves the hub's configs out of it. Here the
 /// bridge alone, its subscribe, unsubscribe and publish recorded, on a clock that moves only when told; the
 /// same against a real broker is `HomeAssistantRetainedConfigTests` (HearthHubTests).
 @Suite struct RetainedConfigReadingTests {
@@ -22,7 +24,14 @@ import Testing
         func clear() { calls.withLock { $0 = [] } }
     }
 
-    let filter = "homeassistant/device/+/config"
+    let filter = "homeassistant/device/hearth_pi/+/config"
+    let legacyHub = "homeassistant/device/hearth_pi/config"
+    let legacyFilter = "homeassistant/device/+/config"
+    var subscribed: [Call] { [.subscribe(filter), .subscribe(legacyHub)] }
+    var unsubscribed: [Call] { [.unsubscribe(filter), .unsubscribe(legacyHub)] }
+    /// What the bridge announces: the hub, then its devices (the mirrored garage lamp is its owner's).
+    let announcements: [Call] = ["hearth_pi", "hearth_pi__kitchen-lamp", "hearth_pi__hall_5fswitch", "hearth_pi__pump"]
+        .map { .publish("homeassistant/device/hearth_pi/\($0)/config") }
 
     func bridge(_ home: Home? = nil, clock: ManualClock = ManualClock()) throws -> (HomeAssistantBridge, Calls) {
         let calls = Calls()
@@ -41,20 +50,20 @@ import Testing
     @Test func theMarkerComingBackEndsTheReading() throws {
         let (bridge, calls) = try bridge()
         bridge.connected()
-        // Subscribe first, then the marker on the same connection, then the announcements.
-        #expect(Array(calls.all.prefix(2)) == [.subscribe(filter), .publish("hearth/pi/discovery-sync")])
+        // Subscribe first, then the marker on the same connection; nothing is announced yet.
+        #expect(calls.all == subscribed + [.publish("hearth/pi/discovery-sync")])
         #expect(bridge.isReadingRetainedConfigs)
         let marker = try #require(calls.markers.first)
         #expect(!marker.retain)
         calls.clear()
         bridge.received(topic: marker.topic, payload: marker.payload)
-        #expect(calls.all == [.unsubscribe(filter)])
+        #expect(calls.all == unsubscribed + announcements)
         #expect(!bridge.isReadingRetainedConfigs)
         #expect(ended(bridge) == [1, 0])
         #expect(calls.logs.withLock { $0 }.isEmpty)
         // The same marker again (a duplicate) ends nothing more.
         bridge.received(topic: marker.topic, payload: marker.payload)
-        #expect(calls.all == [.unsubscribe(filter)])
+        #expect(calls.all == unsubscribed + announcements)
     }
 
     @Test func anythingElseOnTheMarkerTopicIsIgnored() throws {
@@ -78,7 +87,7 @@ import Testing
         let (bridge, calls) = try bridge()
         bridge.connected()
         bridge.connected()  // the client re-sent the still-recorded subscription itself
-        #expect(calls.all.filter { if case .subscribe = $0 { true } else { false } } == [.subscribe(filter)])
+        #expect(calls.all.filter { if case .subscribe = $0 { true } else { false } } == subscribed)
         let markers = calls.markers
         try #require(markers.count == 2)
         #expect(markers[0].payload != markers[1].payload)
@@ -86,11 +95,11 @@ import Testing
         bridge.received(topic: markers[0].topic, payload: markers[0].payload)  // the first connection's
         #expect(calls.all.isEmpty)
         bridge.received(topic: markers[1].topic, payload: markers[1].payload)
-        #expect(calls.all == [.unsubscribe(filter)])
+        #expect(calls.all == unsubscribed + announcements)
         // The next connection reads again.
         calls.clear()
         bridge.connected()
-        #expect(calls.all.first == .subscribe(filter))
+        #expect(Array(calls.all.prefix(2)) == subscribed)
     }
 
     @Test(.timeLimit(.minutes(1))) func aMarkerThatNeverComesBackEndsTheReadingAfterTheTimeLimit() async throws {
@@ -103,7 +112,8 @@ import Testing
         clock.advance(by: 1)
         #expect(await waitUntil { !bridge.isReadingRetainedConfigs })
         #expect(ended(bridge) == [0, 1])
-        #expect(calls.all.last == .unsubscribe(filter))
+        // Ended all the same: unsubscribed, and everything announced.
+        #expect(Array(calls.all.suffix(6)) == unsubscribed + announcements)
         #expect(calls.logs.withLock { $0 }.count == 1)
         #expect(calls.logs.withLock { $0 }.first?.contains("hearth/pi/discovery-sync did not come back within 30") == true)
         // Its marker, late, ends nothing.
@@ -127,18 +137,90 @@ import Testing
         #expect(await waitUntil { !bridge.isReadingRetainedConfigs })
         #expect(ended(bridge) == [0, 1])
         #expect(calls.all.filter { $0 == .unsubscribe(filter) }.count == 1)
+        #expect(calls.all.filter { $0 == announcements[0] }.count == 1)
     }
 
     @Test func aHubWithNoDevicesClearsTheConfigsOfTheDevicesItHad() throws {
         let (bridge, calls) = try bridge(try Home(devices: []))
         bridge.connected()
-        #expect(calls.all == [.subscribe(filter), .publish("hearth/pi/discovery-sync"),
-                              .publish("homeassistant/device/hearth_pi/config")])
+        #expect(calls.all == subscribed + [.publish("hearth/pi/discovery-sync")])
         calls.clear()
-        bridge.received(topic: "homeassistant/device/hearth_pi__lamp/config", payload: Array(#"{"device":{}}"#.utf8))
-        #expect(calls.all == [.publish("homeassistant/device/hearth_pi__lamp/config")])
+        bridge.received(topic: "homeassistant/device/hearth_pi/hearth_pi__lamp/config", payload: Array(#"{"device":{}}"#.utf8))
+        #expect(calls.all == [.publish("homeassistant/device/hearth_pi/hearth_pi__lamp/config")])
         #expect(calls.messages.withLock { $0.last } ==
-                HomeAssistantMessage(topic: "homeassistant/device/hearth_pi__lamp/config", payload: [], retain: true))
+                HomeAssistantMessage(topic: "homeassistant/device/hearth_pi/hearth_pi__lamp/config", payload: [], retain: true))
+        // The marker: then only the hub itself is announced.
+        calls.clear()
+        let marker = try #require(calls.markers.first)
+        bridge.received(topic: marker.topic, payload: marker.payload)
+        #expect(calls.all == unsubscribed + [.publish("homeassistant/device/hearth_pi/hearth_pi/config")])
+    }
+
+    @Test(.timeLimit(.minutes(1))) func theEarlierLayoutsConfigsAreMovedKeepingTheirEntities() async throws {
+        let clock = ManualClock()
+        let home = try makeHome()
+        let (bridge, calls) = try bridge(home, clock: clock)
+        home.observe { bridge.handle($0) }
+        let config = Array(#"{"device":{}}"#.utf8)
+        bridge.connected()
+        #expect(await waitUntil { clock.sleeperCount == 1 })
+        // The hub's own config in the earlier layout: this hub ran an earlier version.
+        bridge.received(topic: legacyHub, payload: config)
+        let first = try #require(calls.markers.first)
+        calls.clear()
+        bridge.received(topic: first.topic, payload: first.payload)
+        // Second step: the earlier layout's filter, and a second marker after it.
+        #expect(calls.all == [.subscribe(legacyFilter), .publish("hearth/pi/discovery-sync")])
+        let second = try #require(calls.markers.last)
+        #expect(second.payload != first.payload)
+        #expect(bridge.isReadingRetainedConfigs)
+        calls.clear()
+        for objectID in ["hearth_pi__kitchen-lamp", "hearth_pi__old-lamp", "hearth_garage__lamp", "tasmota_1"] {
+            bridge.received(topic: "homeassistant/device/\(objectID)/config", payload: config)
+        }
+        bridge.received(topic: "homeassistant/device/hearth_pi__pump/config", payload: [])  // already cleared
+        bridge.received(topic: legacyHub, payload: config)  // again, through the filter
+        #expect(calls.all.isEmpty)
+        // A rename and Home Assistant's birth while the reading goes on announce nothing: its end announces.
+        try home.setName("kitchen-lamp", "Cooker lamp")
+        bridge.received(topic: "homeassistant/status", payload: Array("online".utf8))
+        #expect(calls.all.isEmpty)
+
+        bridge.received(topic: second.topic, payload: second.payload)
+        let legacy = { (objectID: String) in "homeassistant/device/\(objectID)/config" }
+        #expect(calls.all == unsubscribed + [.unsubscribe(legacyFilter), .publish(legacy("hearth_pi")),
+                                             .publish(legacy("hearth_pi__kitchen-lamp")), .publish(legacy("hearth_pi__old-lamp"))])
+        let moves = calls.messages.withLock { Array($0.suffix(3)) }
+        #expect(moves.allSatisfy { $0.retain })
+        #expect(moves.map { String(decoding: $0.payload, as: UTF8.self) } == [
+            #"{"migrate_discovery":true}"#, #"{"migrate_discovery":true}"#, "",  // the old lamp is no longer here
+        ])
+        #expect(!bridge.isReadingRetainedConfigs)
+        #expect(ended(bridge) == [1, 0])
+        #expect(calls.logs.withLock { $0 }.count == 1)
+        #expect(calls.logs.withLock { $0 }.first?.contains("moving 2 config(s)") == true)
+
+        // Home Assistant is given time to unload the entities; then the new topics, then the old ones cleared.
+        calls.clear()
+        #expect(await waitUntil { clock.sleeperCount == 1 })
+        clock.advance(by: 1_999)
+        #expect(calls.all.isEmpty)
+        clock.advance(by: 1)
+        #expect(await waitUntil { calls.all.count == announcements.count + 2 })
+        #expect(calls.all == announcements + [.publish(legacy("hearth_pi")), .publish(legacy("hearth_pi__kitchen-lamp"))])
+        #expect(calls.messages.withLock { $0.suffix(2).allSatisfy { $0.payload.isEmpty && $0.retain } })
+        let renamed = try #require(calls.messages.withLock { $0.first { $0.topic == "homeassistant/device/hearth_pi/hearth_pi__kitchen-lamp/config" } })
+        #expect(String(decoding: renamed.payload, as: UTF8.self).contains(#""name":"Cooker lamp""#))
+    }
+
+    @Test func withoutTheHubsConfigInTheEarlierLayoutThatLayoutIsNotRead() throws {
+        let (bridge, calls) = try bridge()
+        bridge.connected()
+        bridge.received(topic: legacyHub, payload: [])  // cleared: nothing to move
+        let marker = try #require(calls.markers.first)
+        calls.clear()
+        bridge.received(topic: marker.topic, payload: marker.payload)
+        #expect(calls.all == unsubscribed + announcements)
     }
 
     /// How many readings ended by the marker, by the time limit.

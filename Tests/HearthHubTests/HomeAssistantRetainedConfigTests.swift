@@ -8,15 +8,20 @@ import HearthSync
 import HearthTestKit
 import Testing
 
-/// A hub reads the retained Home Assistant discovery configs once per connection, clears the stale ones of its
-/// own, and then stops receiving configs: other hubs' configs cost it nothing after start-up. A real mosquitto,
+/// A hub reads its retained Home Assistant discovery configs once per connection, clears the stale ones, and then
+/// stops receiving configs; other hubs' configs never reach it. A real mosquitto,
 /// the hub wired as `hearthd` wires it (`HubDaemon.homeAssistantBridge`), and a probe playing Home Assistant's
 /// broker contents and another hub.
 @Suite(.timeLimit(.minutes(1))) struct HomeAssistantRetainedConfigTests {
     let config = Array(#"{"device":{"identifiers":["x"]},"components":{}}"#.utf8)
     let topics = TopicScheme(hub: "test")
 
-    func configTopic(_ objectID: String) -> String { "homeassistant/device/\(objectID)/config" }
+    /// Where a hub puts a config: under its node, `hearth_<hub>`.
+    func configTopic(_ objectID: String) -> String {
+        "homeassistant/device/\(objectID.split(separator: "__")[0])/\(objectID)/config"
+    }
+    /// Where earlier versions put it.
+    func legacyTopic(_ objectID: String) -> String { "homeassistant/device/\(objectID)/config" }
 
     /// What the hub's client received on the config filter, in order, and how many of its markers.
     final class Seen: Sendable {
@@ -69,7 +74,7 @@ import Testing
         await probe.message(on: topic) { $0.payload.isEmpty } != nil
     }
 
-    @Test func staleConfigsOfThisHubAreClearedAndOtherHubsConfigsStopComing() async throws {
+    @Test func staleConfigsOfThisHubAreClearedAndOtherHubsConfigsNeverCome() async throws {
         let broker = try TestBroker()
         let probe = try await broker.connectedProbe(clientID: "probe")
         try probe.client.subscribe("homeassistant/#", options: MQTTSubscriptionOptions(retainAsPublished: true))
@@ -79,6 +84,7 @@ import Testing
         try await retain(probe, configTopic("hearth_test__gone"), config)
         try await retain(probe, configTopic("hearth_other__lamp"), config)
         try await retain(probe, configTopic("hearth_other__fan"), config)
+        try await retain(probe, legacyTopic("hearth_other__heater"), config)
 
         let rig = try start(broker: broker, probe: probe)
         defer { rig.hub.stop(); probe.client.disconnect() }
@@ -88,8 +94,9 @@ import Testing
         #expect(ended)
         #expect(!rig.bridge.isReadingRetainedConfigs)
         #expect(rig.bridge.readingsEnded.byTimeout == 0)
-        // During the reading the hub saw the retained configs, the other hub's among them.
-        #expect(rig.seen.configs.withLock { $0 }.contains(configTopic("hearth_other__lamp")))
+        // During the reading the hub saw its own retained configs, and nothing of the other hub's.
+        #expect(rig.seen.configs.withLock { $0 }.contains(configTopic("hearth_test__gone")))
+        #expect(!rig.seen.configs.withLock { $0 }.contains { $0.contains("hearth_other") })
 
         // After it: another hub announcing, and even a config under this hub's ids, never reach the hub.
         let before = rig.seen.count
@@ -100,6 +107,45 @@ import Testing
         #expect(rig.seen.count == before, "configs received after the marker: \(rig.seen.configs.withLock { Array($0.dropFirst(before)) })")
         // Nothing of another hub was ever cleared.
         #expect(!probe.messages.all.contains { $0.topic.hasPrefix("homeassistant/device/hearth_other") && $0.payload.isEmpty })
+    }
+
+    @Test func configsOfTheEarlierLayoutAreMovedByHomeAssistantsMigration() async throws {
+        let broker = try TestBroker()
+        let probe = try await broker.connectedProbe(clientID: "probe")
+        try probe.client.subscribe("homeassistant/#", options: MQTTSubscriptionOptions(retainAsPublished: true))
+        try probe.client.subscribe("hearth/#", options: MQTTSubscriptionOptions(retainAsPublished: true))
+        #expect(try await probe.barrier("hearth/barrier"))
+        // What an earlier version left: this hub's own config, a device it still has, one it no longer has; another hub's.
+        for objectID in ["hearth_test", "hearth_test__lamp", "hearth_test__gone", "hearth_other__lamp"] {
+            try await retain(probe, legacyTopic(objectID), config)
+        }
+        let rig = try start(broker: broker, probe: probe)
+        defer { rig.hub.stop(); probe.client.disconnect() }
+        let migrate = Array(#"{"migrate_discovery":true}"#.utf8)
+        // In Home Assistant's order: the migration request, the config on its new topic, the old topic cleared.
+        #expect(await isCleared(probe, legacyTopic("hearth_test__lamp")))
+        let order = probe.messages.all.filter { $0.topic.contains("hearth_test__lamp") }.map { ($0.topic, $0.payload) }
+        let expected: [(String, [UInt8]?)] = [(legacyTopic("hearth_test__lamp"), config), (legacyTopic("hearth_test__lamp"), migrate),
+                                              (configTopic("hearth_test__lamp"), nil), (legacyTopic("hearth_test__lamp"), [])]
+        #expect(order.count == expected.count)
+        for ((topic, payload), (expectedTopic, expectedPayload)) in zip(order, expected) {
+            #expect(topic == expectedTopic)
+            if let expectedPayload { #expect(payload == expectedPayload) } else { #expect(payload.count > 100) }
+        }
+        #expect(await isCleared(probe, legacyTopic("hearth_test")))
+        #expect(await isCleared(probe, legacyTopic("hearth_test__gone")))
+        #expect(!probe.messages.all.contains { $0.topic == legacyTopic("hearth_test__gone") && $0.payload == migrate })
+        #expect(await probe.messages.first { $0.topic == configTopic("hearth_test") } != nil)
+        #expect(!probe.messages.all.contains { $0.topic.contains("hearth_other") && $0.payload != config })
+        // The next connection finds nothing of the earlier layout and only reads its own node.
+        let bridge = rig.bridge
+        rig.client.severConnectionWithoutDisconnect()
+        let endedAgain = await eventually { bridge.readingsEnded.byMarker == 2 }
+        #expect(endedAgain)
+        let before = rig.seen.count
+        try probe.client.publish(legacyTopic("hearth_other__new"), payload: config, qos: .atLeastOnce, retain: true)
+        try await handledEverythingBefore(rig, "after-the-move")
+        #expect(rig.seen.count == before)
     }
 
     @Test func aReconnectionReadsTheRetainedConfigsAgain() async throws {
@@ -125,9 +171,9 @@ import Testing
         let endedAgain = await eventually { bridge.readingsEnded.byMarker == 2 }
         #expect(endedAgain)
         #expect(!rig.bridge.isReadingRetainedConfigs)
-        // The subscription ended again: another hub's new config does not reach the hub.
+        // The subscription ended again: a new config under the hub's node does not reach it.
         let before = rig.seen.count
-        try probe.client.publish(configTopic("hearth_other__lamp"), payload: config, qos: .atLeastOnce, retain: true)
+        try probe.client.publish(configTopic("hearth_test__new"), payload: config, qos: .atLeastOnce, retain: true)
         try await handledEverythingBefore(rig, "after-reconnection")
         #expect(rig.seen.count == before)
     }

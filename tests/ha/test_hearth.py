@@ -339,7 +339,7 @@ def test_sigkill_makes_entities_unavailable_and_a_restart_brings_them_back(ha, h
 def test_home_assistant_restart_gets_discovery_back(ha, hub, broker):
     ha.stop()
     # Without the retained config only the hub's answer to Home Assistant's birth message can bring the lamp back.
-    broker.publish(f"homeassistant/device/hearth_{HUB}__kitchen-lamp/config", b"", retain=True)
+    broker.publish(f"homeassistant/device/hearth_{HUB}/hearth_{HUB}__kitchen-lamp/config", b"", retain=True)
     ha.start()
     ha.wait_ready()
     ha.wait_mqtt_connected()
@@ -367,3 +367,44 @@ def test_a_device_removed_from_the_configuration_disappears(ha, hub):
                      check=ha.check_alive)
     assert ha.entity_by_unique_id("mqtt", uid("pump", "on_off_plug_in_unit-switch")) is None
     assert device_of(ha, f"hearth_{HUB}__kitchen-lamp")
+
+
+def test_configs_of_the_earlier_layout_move_and_keep_what_the_user_set(ha, hub, broker):
+    """Earlier versions of Hearth put a config at homeassistant/device/<object id>/config; this version puts it under the hub's node
+    and moves its own there by Home Assistant's discovery migration, so an entity id the user chose stays."""
+    lamp_uid = uid("kitchen-lamp", "dimmable_light-light")
+    chosen = "light.hearth_moved_lamp"
+    ha.ws_call({"type": "config/entity_registry/update", "entity_id": entity(ha, lamp_uid), "new_entity_id": chosen})
+    assert ha.entity_by_unique_id("mqtt", lamp_uid)["entity_id"] == chosen
+    hub.stop()
+    ha.stop()
+    # The broker as an earlier version left it: every config of the hub at the earlier layout's topic, none under the node.
+    node = f"homeassistant/device/hearth_{HUB}"
+    configs = broker.retained(f"{node}/+/config")
+    assert f"{node}/hearth_{HUB}__kitchen-lamp/config" in configs and f"{node}/hearth_{HUB}/config" in configs
+    for topic, payload in configs.items():
+        broker.publish(f"homeassistant/device/{topic.split('/')[-2]}/config", payload, retain=True)
+        broker.publish(topic, b"", retain=True)
+    ha.start()
+    ha.wait_ready()
+    ha.wait_mqtt_connected()
+    # Loaded from the earlier layout's config (unavailable: the hub is stopped), not restored from the registry alone.
+    ha.wait_state(chosen, lambda s: "restored" not in s["attributes"] and "supported_color_modes" in s["attributes"],
+                  timeout=60, what="discovered in the earlier layout")
+
+    hub.start()
+    earlier = lambda: {t for t in broker.retained("homeassistant/device/+/config") if t.startswith(f"{node}")}
+    harig.wait_until(lambda: not earlier(), 60, "the earlier layout's configs cleared", check=ha.check_alive)
+    assert set(broker.retained(f"{node}/+/config")) == set(configs)
+    # Home Assistant kept the entity under the id the user chose, on one device, and it works.
+    ha.wait_state(chosen, lambda s: s["state"] in ("on", "off"), timeout=60, what="available after the move")
+    ha.call_service("light", "turn_off", {"entity_id": chosen})
+    ha.wait_state(chosen, lambda s: s["state"] == "off", timeout=30, what="off")
+    ha.call_service("light", "turn_on", {"entity_id": chosen})
+    ha.wait_state(chosen, lambda s: s["state"] == "on", timeout=30, what="on")
+    assert ha.entity_by_unique_id("mqtt", lamp_uid)["entity_id"] == chosen
+    assert len([d for d in ha.devices() if ["mqtt", f"hearth_{HUB}__kitchen-lamp"] in d["identifiers"]]) == 1
+    assert not [e for e in ha.entities() if e.get("platform") == "mqtt" and e["entity_id"].startswith("light.")
+                and e["entity_id"] != chosen and e.get("unique_id") == lamp_uid]
+    log = (ha.config_dir / "home-assistant.log").read_text(errors="replace")
+    assert f"ID {lamp_uid} already exists" not in log and f"{lamp_uid} is already used" not in log
