@@ -3,10 +3,11 @@
 // Threading — why a dedicated network thread and callbacks on it:
 //   The hub's command → state round trip must stay close to a bare broker echo, so an incoming message is handed
 //   to `onMessage` directly on the thread that read it: no actor hop, no queue, no task. A handler that publishes a
-//   reply from there only appends to libmosquitto's out-queue, and the same thread writes it on its next turn,
-//   without waking anyone. Publishing from any other thread is also safe (libmosquitto runs in "threaded" mode and
-//   locks its queues); it wakes the network thread through libmosquitto's internal socket pair. Handlers must
-//   therefore be quick and must not block: a slow handler delays every other message and the keep-alive pings.
+//   reply from there only appends to libmosquitto's out-queue; the same thread then reads whatever else has already
+//   arrived (`mosquitto_loop` reads one packet a turn) and writes every reply of the turn at once. Publishing from
+//   any other thread is also safe (libmosquitto runs in "threaded" mode and locks its queues); it wakes the network
+//   thread through libmosquitto's internal socket pair. Handlers must therefore be quick and must not block: a slow
+//   handler delays every other message and the keep-alive pings.
 //   Nagle is off (`MOSQ_OPT_TCP_NODELAY`) so small replies are not held back waiting for an ACK; a turn of the
 //   thread that writes two or more packets (a hub's document and its two responses) writes them corked, as one
 //   segment (`Cork`), and uncorks as the turn ends.
@@ -164,6 +165,8 @@ public final class MQTTClient: Sendable {
 
     /// Whether libmosquitto holds packets the socket has not taken yet; meaningful on the network thread.
     @_spi(Testing) public var hasUnwrittenPackets: Bool { core.hasUnwrittenPackets }
+    /// How many packets the network thread read in the turns it had already read one in: what arrived together.
+    @_spi(Testing) public var packetsReadWithinTurns: Int { core.readsAfterTurns.load(ordering: .relaxed) }
 
     /// Forgets a subscription and unsubscribes from it if connected.
     public func unsubscribe(_ filter: String) throws(MQTTError) {
@@ -234,6 +237,8 @@ final class Core: @unchecked Sendable {
     /// Packets queued since the network thread last wrote: this client's publishes, and the acknowledgement
     /// libmosquitto queues for each QoS 1 or 2 message it receives. Two or more are written corked (`Cork`).
     private let queuedPackets = Atomic<Int>(0)
+    /// How many reads `readArrivedAndWrite` made beyond `mosquitto_loop`'s one a turn (for tests).
+    let readsAfterTurns = Atomic<Int>(0)
     /// `MQTTClient.afterWriting`'s work; `hasDeferred` keeps the network thread's turns from taking the lock.
     private let deferred = Locked<[@Sendable () -> Void]>([])
     private let hasDeferred = Atomic<Bool>(false)
@@ -439,6 +444,9 @@ final class Core: @unchecked Sendable {
                     cork.release()
                     try check(rc, attempt.connected ? "connection to \(options.endpoint)"
                                                     : "connect to \(options.endpoint)")
+                    if attempt.connected {
+                        try check(readArrivedAndWrite(), "connection to \(options.endpoint)")
+                    }
                     if hasDeferred.load(ordering: .acquiring) { runDeferred() }
                     if isStopRequested {
                         // Give a live connection time to flush DISCONNECT; a pending one has nothing to flush.
@@ -481,6 +489,35 @@ final class Core: @unchecked Sendable {
         emit(.disconnected(.requested))
         finishStreams()
     }
+
+    /// Reads the packets that have already arrived, at most `arrivedBatch`, then writes what their handlers (and the
+    /// turn's) queued, corked. `mosquitto_loop` reads one packet a turn (libmosquitto 2.0 reads more only while QoS 1
+    /// or 2 messages wait) and writes what a handler queued only on its next turn, after another `pselect`: under load
+    /// each request took a turn of its own and its answers a segment of their own (issue 21: a hub's CPU per request
+    /// under load −25 %, docs/benchmarks.md). Returns a failed read's code, for the turn to report as
+    /// `mosquitto_loop`'s; a failed write is left to the next turn, as libmosquitto leaves it.
+    private func readArrivedAndWrite() -> Int32 {
+        let socket = mosquitto_socket(mosq)
+        guard socket >= 0 else { return MOSQ_ERR_SUCCESS.rawValue }
+        var read = 0
+        while read < Self.arrivedBatch {
+            var available: Int32 = 0
+            guard ioctl(socket, UInt(FIONREAD), &available) == 0, available > 0 else { break }
+            let rc = mosquitto_loop_read(mosq, 1)
+            guard rc == MOSQ_ERR_SUCCESS.rawValue else { return rc }
+            read += 1
+        }
+        if read > 0 { readsAfterTurns.add(read, ordering: .relaxed) }
+        guard hasUnwrittenPackets else { return MOSQ_ERR_SUCCESS.rawValue }
+        let cork = corkQueuedPackets()
+        _ = mosquitto_loop_write(mosq, 1)
+        cork.release()
+        return MOSQ_ERR_SUCCESS.rawValue
+    }
+
+    /// At most this many packets are read in one turn beyond `mosquitto_loop`'s one, so that writing, keep-alive and
+    /// deferred work are not held back by a client that never stops sending.
+    private static let arrivedBatch = 32
 
     /// Corks the socket for the packets queued since the last write, if there are two or more (`Cork`), and counts
     /// from zero again.

@@ -188,6 +188,34 @@ import Glibc
         #expect(seen.withLock { $0 } == [false], "ran once, with nothing left to write")
     }
 
+    /// Messages that have arrived together are read in one turn of the network thread and answered in order: the
+    /// handler holds the thread on the first until the whole burst is at the broker, which has then written it to the
+    /// client's socket, so the turns that follow find several messages waiting.
+    @Test(.timeLimit(.minutes(1))) func messagesThatArrivedTogetherAreReadInOneTurnAndAnsweredInOrder() async throws {
+        let broker = try TestBroker()
+        let watcher = try await subscribedProbe(broker, "together/#", barrier: "together/barrier")
+        let responder = try await subscribedProbe(broker, "together-in")
+        let released = DispatchSemaphore(value: 0)
+        let first = Atomic<Bool>(true)
+        let client = responder.client
+        client.onMessage = { message in
+            guard message.topic == "together-in" else { return }
+            if first.exchange(false, ordering: .relaxed) { _ = released.wait(timeout: .now() + .seconds(20)) }
+            try? client.publish("together/out", payload: message.payload)
+        }
+        let count = 200
+        for i in 0..<count { try watcher.client.publish("together-in", payload: Array("\(i)".utf8)) }
+        try watcher.client.publish("together/sent", payload: [])
+        // The broker handles one publisher's messages in order: when the marker comes back, the burst has been
+        // written to the responder's socket.
+        _ = try #require(await watcher.message(on: "together/sent"))
+        released.signal()
+        #expect(await watcher.messages.count(atLeast: count) { $0.topic == "together/out" })
+        let answers = watcher.messages.all.filter { $0.topic == "together/out" }.map { String(decoding: $0.payload, as: UTF8.self) }
+        #expect(answers == (0..<count).map { "\($0)" })
+        #expect(client.packetsReadWithinTurns > 0)
+    }
+
     @Test func v5PropertiesAreDroppedOnA311Connection() async throws {
         let broker = try TestBroker()
         let probe = try await broker.connectedProbe { $0.protocolVersion = .v311 }
