@@ -249,6 +249,9 @@ final class Core: @unchecked Sendable {
     private var attempt = Attempt()
     /// Network thread only: the version of the current attempt.
     private var version: MQTTProtocolVersion
+    /// Network thread only: messages delivered so far. A turn that delivered none (woken by libmosquitto's socket pair
+    /// for a packet queued, or by a write becoming possible) does not look for more arriving.
+    private var messagesDelivered = 0
 
     /// How long `disconnect()` lets the network thread flush DISCONNECT before it closes the socket itself.
     private static let disconnectGrace = Duration.seconds(2)
@@ -440,11 +443,12 @@ final class Core: @unchecked Sendable {
                 while true {
                     let timeout = isStopRequested ? Self.stoppingLoopTimeoutMilliseconds : Self.idleLoopTimeoutMilliseconds
                     let cork = corkQueuedPackets()
+                    let delivered = messagesDelivered
                     let rc = mosquitto_loop(mosq, timeout, 1)
                     cork.release()
                     try check(rc, attempt.connected ? "connection to \(options.endpoint)"
                                                     : "connect to \(options.endpoint)")
-                    if attempt.connected {
+                    if attempt.connected && messagesDelivered != delivered {
                         try check(readArrivedAndWrite(), "connection to \(options.endpoint)")
                     }
                     if hasDeferred.load(ordering: .acquiring) { runDeferred() }
@@ -620,6 +624,7 @@ final class Core: @unchecked Sendable {
     }
 
     private func deliver(_ raw: UnsafePointer<mosquitto_message>, _ properties: OpaquePointer?) {
+        messagesDelivered &+= 1
         let (handler, continuations) = sinks.withLock { ($0.onMessage, $0.continuations) }
         if handler == nil && continuations.isEmpty { return }
         let message = raw.pointee

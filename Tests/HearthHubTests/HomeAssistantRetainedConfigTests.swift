@@ -49,7 +49,11 @@ import Testing
         let seen = Seen()
         let hub = MQTTHub(home: home, client: client, topics: topics, online: { bridge.connected() },
                           other: { m in
-                              if m.topic.hasPrefix("homeassistant/device/") { seen.configs.withLock { $0.append(m.topic) } }
+                              // Configs, not their clearing: over MQTT 3.1.1 (no "no local") the hub's own clearing of
+                              // a stale config, published while it reads, may come back to it just after.
+                              if m.topic.hasPrefix("homeassistant/device/") && !m.payload.isEmpty {
+                                  seen.configs.withLock { $0.append(m.topic) }
+                              }
                               bridge.received(topic: m.topic, payload: m.payload)
                           })
         try hub.start()
@@ -68,6 +72,15 @@ import Testing
         let t = "\(name)-\(UInt32.random(in: 0...UInt32.max))"
         try rig.probe.client.publish(topics.set("lamp"), payload: Array(#"{"transaction":"\#(t)"}"#.utf8), qos: .atLeastOnce)
         #expect(await rig.probe.message(on: topics.responses) { String(decoding: $0.payload, as: UTF8.self).contains(t) } != nil)
+    }
+
+    /// Waits until connection `count`'s reading has ended and the broker has taken its UNSUBSCRIBE: the hub announces
+    /// its devices after unsubscribing, on the same connection, so once the probe has the `count`-th announcement of
+    /// the lamp the subscription is gone.
+    func readingEnded(_ rig: Rig, _ probe: Probe, count: Int) async -> Bool {
+        let bridge = rig.bridge
+        guard await eventually({ bridge.readingsEnded.byMarker == count }) else { return false }
+        return await probe.messages.count(atLeast: count) { $0.topic == configTopic("hearth_test__lamp") && !$0.payload.isEmpty }
     }
 
     func isCleared(_ probe: Probe, _ topic: String) async -> Bool {
@@ -89,9 +102,7 @@ import Testing
         let rig = try start(broker: broker, probe: probe)
         defer { rig.hub.stop(); probe.client.disconnect() }
         #expect(await isCleared(probe, configTopic("hearth_test__gone")))
-        let bridge = rig.bridge
-        let ended = await eventually { bridge.readingsEnded.byMarker == 1 }
-        #expect(ended)
+        #expect(await readingEnded(rig, probe, count: 1))
         #expect(!rig.bridge.isReadingRetainedConfigs)
         #expect(rig.bridge.readingsEnded.byTimeout == 0)
         // During the reading the hub saw its own retained configs, and nothing of the other hub's.
@@ -138,10 +149,8 @@ import Testing
         #expect(await probe.messages.first { $0.topic == configTopic("hearth_test") } != nil)
         #expect(!probe.messages.all.contains { $0.topic.contains("hearth_other") && $0.payload != config })
         // The next connection finds nothing of the earlier layout and only reads its own node.
-        let bridge = rig.bridge
         rig.client.severConnectionWithoutDisconnect()
-        let endedAgain = await eventually { bridge.readingsEnded.byMarker == 2 }
-        #expect(endedAgain)
+        #expect(await readingEnded(rig, probe, count: 2))
         let before = rig.seen.count
         try probe.client.publish(legacyTopic("hearth_other__new"), payload: config, qos: .atLeastOnce, retain: true)
         try await handledEverythingBefore(rig, "after-the-move")
@@ -156,9 +165,7 @@ import Testing
         #expect(try await probe.barrier("hearth/barrier"))
         let rig = try start(broker: broker, probe: probe)
         defer { rig.hub.stop(); probe.client.disconnect() }
-        let bridge = rig.bridge
-        let ended = await eventually { bridge.readingsEnded.byMarker == 1 }
-        #expect(ended)
+        #expect(await readingEnded(rig, probe, count: 1))
 
         // A stale config appears while the hub is not reading (as if left by a run the broker kept): not cleared now…
         try await retain(probe, configTopic("hearth_test__gone"), config)
@@ -168,8 +175,7 @@ import Testing
         // …but on the next connection.
         rig.client.severConnectionWithoutDisconnect()
         #expect(await isCleared(probe, configTopic("hearth_test__gone")))
-        let endedAgain = await eventually { bridge.readingsEnded.byMarker == 2 }
-        #expect(endedAgain)
+        #expect(await readingEnded(rig, probe, count: 2))
         #expect(!rig.bridge.isReadingRetainedConfigs)
         // The subscription ended again: a new config under the hub's node does not reach it.
         let before = rig.seen.count
@@ -185,10 +191,7 @@ import Testing
         #expect(try await probe.barrier("homeassistant/barrier"))
         let rig = try start(broker: broker, probe: probe)
         defer { rig.hub.stop(); probe.client.disconnect() }
-        let bridge = rig.bridge
-        let ended = await eventually { bridge.readingsEnded.byMarker == 1 }
-        #expect(ended)
-        #expect(await probe.messages.count(atLeast: 1) { $0.topic == configTopic("hearth_test__lamp") })
+        #expect(await readingEnded(rig, probe, count: 1))
         try probe.client.publish("homeassistant/status", payload: Array("online".utf8), qos: .atLeastOnce)
         #expect(await probe.messages.count(atLeast: 2) { $0.topic == configTopic("hearth_test__lamp") })
     }

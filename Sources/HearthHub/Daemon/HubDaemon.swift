@@ -367,15 +367,19 @@ public enum HubDaemon {
     }
 
     /// Home Assistant's discovery wired to the hub's client: the bridge publishes at QoS 1 and subscribes and
-    /// unsubscribes the config filter itself; its lifelong subscriptions (Home Assistant's birth, its marker
+    /// unsubscribes the config filters itself; its lifelong subscriptions (Home Assistant's birth, its marker
     /// topic) are made here. The hub passes its connections (`online`) and its other messages to it.
     package static func homeAssistantBridge(home: Home, client: MQTTClient, options: HomeAssistantOptions,
                                             clock: any EngineClock = MonotonicClock(),
                                             log: @escaping @Sendable (String) -> Void) -> HomeAssistantBridge {
         let bridge = HomeAssistantBridge(
             home: home, options: options, clock: clock,
+            // The config filters without the hub's own publications (MQTT 5's no local): its clearing of a stale config
+            // need not come back to it.
             subscribe: { [weak client] filter in
-                do throws(MQTTError) { try client?.subscribe(filter) } catch { log("subscribe to \(filter) failed: \(error)") }
+                do throws(MQTTError) { try client?.subscribe(filter, options: MQTTSubscriptionOptions(noLocal: true)) } catch {
+                    log("subscribe to \(filter) failed: \(error)")
+                }
             },
             unsubscribe: { [weak client] filter in
                 do throws(MQTTError) { try client?.unsubscribe(filter) } catch {
