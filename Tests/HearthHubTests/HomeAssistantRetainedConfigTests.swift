@@ -83,16 +83,22 @@ import Testing
         return await probe.messages.count(atLeast: count) { $0.topic == configTopic("hearth_test__lamp") && !$0.payload.isEmpty }
     }
 
+    /// A probe that sees everything under `homeassistant/` and `hearth/`, retained flags as published.
+    func watchingProbe(_ broker: TestBroker) async throws -> Probe {
+        let probe = try await broker.connectedProbe(clientID: "probe")
+        try probe.client.subscribe("homeassistant/#", options: MQTTSubscriptionOptions(retainAsPublished: true))
+        try probe.client.subscribe("hearth/#", options: MQTTSubscriptionOptions(retainAsPublished: true))
+        #expect(try await probe.barrier("hearth/barrier"))
+        return probe
+    }
+
     func isCleared(_ probe: Probe, _ topic: String) async -> Bool {
         await probe.message(on: topic) { $0.payload.isEmpty } != nil
     }
 
     @Test func staleConfigsOfThisHubAreClearedAndOtherHubsConfigsNeverCome() async throws {
         let broker = try TestBroker()
-        let probe = try await broker.connectedProbe(clientID: "probe")
-        try probe.client.subscribe("homeassistant/#", options: MQTTSubscriptionOptions(retainAsPublished: true))
-        try probe.client.subscribe("hearth/#", options: MQTTSubscriptionOptions(retainAsPublished: true))
-        #expect(try await probe.barrier("hearth/barrier"))
+        let probe = try await watchingProbe(broker)
         // Left by an earlier run of this hub (a device that left its configuration), and another hub's devices.
         try await retain(probe, configTopic("hearth_test__gone"), config)
         try await retain(probe, configTopic("hearth_other__lamp"), config)
@@ -122,10 +128,7 @@ import Testing
 
     @Test func configsOfTheEarlierLayoutAreMovedByHomeAssistantsMigration() async throws {
         let broker = try TestBroker()
-        let probe = try await broker.connectedProbe(clientID: "probe")
-        try probe.client.subscribe("homeassistant/#", options: MQTTSubscriptionOptions(retainAsPublished: true))
-        try probe.client.subscribe("hearth/#", options: MQTTSubscriptionOptions(retainAsPublished: true))
-        #expect(try await probe.barrier("hearth/barrier"))
+        let probe = try await watchingProbe(broker)
         // What an earlier version left: this hub's own config, a device it still has, one it no longer has; another hub's.
         for objectID in ["hearth_test", "hearth_test__lamp", "hearth_test__gone", "hearth_other__lamp"] {
             try await retain(probe, legacyTopic(objectID), config)
@@ -159,10 +162,7 @@ import Testing
 
     @Test func aReconnectionReadsTheRetainedConfigsAgain() async throws {
         let broker = try TestBroker()
-        let probe = try await broker.connectedProbe(clientID: "probe")
-        try probe.client.subscribe("homeassistant/#", options: MQTTSubscriptionOptions(retainAsPublished: true))
-        try probe.client.subscribe("hearth/#", options: MQTTSubscriptionOptions(retainAsPublished: true))
-        #expect(try await probe.barrier("hearth/barrier"))
+        let probe = try await watchingProbe(broker)
         let rig = try start(broker: broker, probe: probe)
         defer { rig.hub.stop(); probe.client.disconnect() }
         #expect(await readingEnded(rig, probe, count: 1))
@@ -186,9 +186,7 @@ import Testing
 
     @Test func homeAssistantsBirthStillAnnouncesEverythingAfterTheReading() async throws {
         let broker = try TestBroker()
-        let probe = try await broker.connectedProbe(clientID: "probe")
-        try probe.client.subscribe("homeassistant/#", options: MQTTSubscriptionOptions(retainAsPublished: true))
-        #expect(try await probe.barrier("homeassistant/barrier"))
+        let probe = try await watchingProbe(broker)
         let rig = try start(broker: broker, probe: probe)
         defer { rig.hub.stop(); probe.client.disconnect() }
         #expect(await readingEnded(rig, probe, count: 1))
