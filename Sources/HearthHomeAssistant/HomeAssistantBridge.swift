@@ -32,9 +32,10 @@ import HearthSync
 /// found is cleared or moved first, so Home Assistant never holds a config of the earlier layout and one of the
 /// current layout for the same entity at once (it would refuse the second: "unique id already exists").
 ///
-/// **Moving the earlier layout's configs.** Earlier versions of Hearth published `<discovery prefix>/device/<object id>/config`,
-/// without the node, where no wildcard selects one hub's configs (with 30 hubs of 100 devices each hub received
-/// 3,000 configs of about 2 KB at every start: 40 % of the home's CPU to converge, docs/benchmarks.md). The reading
+/// **Moving the earlier layout's configs.** Earlier versions of Hearth published
+/// `<discovery prefix>/device/<object id>/config`, without the node, where no wildcard selects one hub's configs (with
+/// 30 hubs of 100 devices each hub received up to 2,900 configs of about 2 KB at every start: 40 % of the home's CPU to
+/// converge, docs/benchmarks.md). The reading
 /// also subscribes to that layout's topic of the hub's own config: only when a config is retained there does the
 /// bridge read the earlier layout's filter (every hub's configs, once), in a second step ended by a second marker.
 /// Then, by Home Assistant's discovery migration: each of this hub's configs there whose device is still this
@@ -181,14 +182,14 @@ public final class HomeAssistantBridge: Sendable {
     /// The first marker is back: every retained config of this hub's node, and its hub config in the earlier layout,
     /// has been delivered. With that config found, the earlier layout is read too (a second marker ends it).
     private func firstStepEnded(generation: UInt64) {
-        let readLegacy = sync.withLock { s -> Bool in
-            guard s.generation == generation, s.subscribed, !s.legacy.isEmpty, !s.legacySubscribed else { return false }
+        let readLegacy = sync.withLock { s -> UInt64? in
+            guard s.generation == generation, s.subscribed, !s.legacy.isEmpty, !s.legacySubscribed else { return nil }
             s.legacySubscribed = true
             subscribe(discovery.legacyConfigFilter)
-            return true
+            return s.nonce
         }
-        if readLegacy {
-            publish(discovery.syncMarker(nonce: sync.withLock { $0.nonce }, generation: generation, legacy: true))
+        if let nonce = readLegacy {
+            publish(discovery.syncMarker(nonce: nonce, generation: generation, legacy: true))
         } else {
             endReading(generation: generation, byMarker: true)
         }
@@ -221,7 +222,7 @@ public final class HomeAssistantBridge: Sendable {
                 a broker that drops messages, or an ACL that does not let the hub read its own topics, can cause this)
                 """)
         }
-        if found.isEmpty { release(generation: generation) } else { move(found, generation: generation) }
+        if found.isEmpty { announceAfterReading(generation: generation) } else { move(found, generation: generation) }
     }
 
     /// Moves this hub's configs of the earlier layout (see the type's comment): a device no longer here is cleared,
@@ -230,9 +231,8 @@ public final class HomeAssistantBridge: Sendable {
         let devices = currentDevices()
         var moving: [String] = [], cleared = 0
         for objectID in found {
-            if objectID == discovery.node
-                || ObjectID.encodedDevice(inObjectID: objectID, hub: discovery.options.hub).map({ devices.contains(String($0)) }) == true
-            {
+            let device = ObjectID.encodedDevice(inObjectID: objectID, hub: discovery.options.hub)
+            if objectID == discovery.node || device.map({ devices.contains(String($0)) }) == true {
                 moving.append(objectID)
                 publish(discovery.migrationRequest(legacyObjectID: objectID))
             } else {
@@ -249,13 +249,13 @@ public final class HomeAssistantBridge: Sendable {
         Task { [weak self] in
             try? await clock.sleep(until: deadline)
             guard let self else { return }
-            self.release(generation: generation)
+            self.announceAfterReading(generation: generation)
             for objectID in moving { self.publish(self.discovery.legacyRemoval(objectID: objectID)) }
         }
     }
 
     /// Announces everything, unless a newer connection has started its own reading (whose end announces).
-    private func release(generation: UInt64) {
+    private func announceAfterReading(generation: UInt64) {
         let current = sync.withLock { s -> Bool in
             guard s.generation == generation else { return false }
             s.held = false

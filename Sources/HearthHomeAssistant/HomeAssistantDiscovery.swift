@@ -71,8 +71,8 @@ public struct HomeAssistantDiscovery: Sendable {
 
     // MARK: The layout of earlier versions
 
-    /// Where earlier versions of Hearth put a config: `<discovery prefix>/device/<object id>/config`, without the node, where no
-    /// wildcard selects one hub's configs. A hub moves its own from there (`HomeAssistantBridge`).
+    /// Where earlier versions of Hearth put a config: `<discovery prefix>/device/<object id>/config`, without the
+    /// node, where no wildcard selects one hub's configs. A hub moves its own from there (`HomeAssistantBridge`).
     public func legacyConfigTopic(objectID: String) -> String { "\(options.discoveryPrefix)/device/\(objectID)/config" }
     /// The hub's own config in the earlier layout: a hub that finds it retained ran an earlier version, and only
     /// then reads `legacyConfigFilter`, which brings every hub's configs.

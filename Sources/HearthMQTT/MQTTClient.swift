@@ -166,7 +166,7 @@ public final class MQTTClient: Sendable {
     /// Whether libmosquitto holds packets the socket has not taken yet; meaningful on the network thread.
     @_spi(Testing) public var hasUnwrittenPackets: Bool { core.hasUnwrittenPackets }
     /// How many packets the network thread read in the turns it had already read one in: what arrived together.
-    @_spi(Testing) public var packetsReadWithinTurns: Int { core.readsAfterTurns.load(ordering: .relaxed) }
+    @_spi(Testing) public var packetsReadWithinTurns: Int { core.packetsReadWithinTurns.load(ordering: .relaxed) }
 
     /// Forgets a subscription and unsubscribes from it if connected.
     public func unsubscribe(_ filter: String) throws(MQTTError) {
@@ -237,8 +237,8 @@ final class Core: @unchecked Sendable {
     /// Packets queued since the network thread last wrote: this client's publishes, and the acknowledgement
     /// libmosquitto queues for each QoS 1 or 2 message it receives. Two or more are written corked (`Cork`).
     private let queuedPackets = Atomic<Int>(0)
-    /// How many reads `readArrivedAndWrite` made beyond `mosquitto_loop`'s one a turn (for tests).
-    let readsAfterTurns = Atomic<Int>(0)
+    /// How many packets `readArrivedAndWrite` read beyond `mosquitto_loop`'s one a turn (for tests).
+    let packetsReadWithinTurns = Atomic<Int>(0)
     /// `MQTTClient.afterWriting`'s work; `hasDeferred` keeps the network thread's turns from taking the lock.
     private let deferred = Locked<[@Sendable () -> Void]>([])
     private let hasDeferred = Atomic<Bool>(false)
@@ -511,7 +511,7 @@ final class Core: @unchecked Sendable {
             guard rc == MOSQ_ERR_SUCCESS.rawValue else { return rc }
             read += 1
         }
-        if read > 0 { readsAfterTurns.add(read, ordering: .relaxed) }
+        if read > 0 { packetsReadWithinTurns.add(read, ordering: .relaxed) }
         guard hasUnwrittenPackets else { return MOSQ_ERR_SUCCESS.rawValue }
         let cork = corkQueuedPackets()
         _ = mosquitto_loop_write(mosq, 1)
