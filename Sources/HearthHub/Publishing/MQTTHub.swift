@@ -310,10 +310,12 @@ public final class MQTTHub: Sendable {
 
     func respond(_ request: MQTTMessage, _ response: JSON) {
         let payload = response.bytes
-        send(topics.responses, payload)
+        // The one waiting for this answer first (a client, or a hub that forwarded the request and relays it): the
+        // broker then delivers it before it handles `responses` for every watcher.
         if let responseTopic = request.responseTopic {
             send(responseTopic, payload, correlationData: request.correlationData)
         }
+        send(topics.responses, payload)
     }
 
     /// Runs one request; returns what goes in the response's `result`.
