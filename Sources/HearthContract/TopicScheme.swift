@@ -8,7 +8,8 @@ public struct TopicScheme: Sendable, Hashable {
     /// Where answers go.
     public let responses: String
     /// `<prefix>/<hub>/` and `<prefix>/<hub>/devices/`: made once, since a hub matches the topic of every message it
-    /// receives against the first and names every document it publishes with the second.
+    /// receives against the first and names every document it publishes (and every request it forwards) with the
+    /// second.
     private let own: String
     private let devicePrefix: String
 
@@ -28,7 +29,7 @@ public struct TopicScheme: Sendable, Hashable {
     /// One device's document, retained.
     public func device(_ id: String) -> String { devicePrefix + id }
     /// Where requests for a device arrive.
-    public func set(_ id: String) -> String { "\(base)/devices/\(id)/set" }
+    public func set(_ id: String) -> String { devicePrefix + id + "/set" }
     /// The filter that receives every device's requests.
     public var setFilter: String { "\(base)/devices/+/set" }
     /// Where other hubs answer the requests this hub forwarded to them (MQTT 5's response topic), so that a hub
@@ -78,22 +79,22 @@ public struct TopicScheme: Sendable, Hashable {
     /// both views index by index, and the topic of every message the hub receives passes here (8 % of a request's
     /// instructions, callgrind).
     private static func after(_ part: String.UTF8View, in text: Substring.UTF8View) -> Substring.UTF8View? {
-        let matches = text.withContiguousStorageIfAvailable { t in
-            part.withContiguousStorageIfAvailable { p in Self.bytes(t, startWith: p) }
-        }
-        guard (matches ?? nil) ?? text.starts(with: part) else { return nil }
-        return text.dropFirst(part.count)
+        starts(text, with: part) ? text.dropFirst(part.count) : nil
     }
 
     /// `text` without its last bytes `suffix`, or nil when it does not end with them.
     private static func dropping(_ suffix: String.UTF8View, from text: Substring.UTF8View) -> Substring.UTF8View? {
         guard text.count >= suffix.count else { return nil }
         let head = text.dropLast(suffix.count)
-        let tail = text[head.endIndex...]
-        let matches = tail.withContiguousStorageIfAvailable { t in
-            suffix.withContiguousStorageIfAvailable { s in Self.bytes(t, startWith: s) }
+        return starts(text[head.endIndex...], with: suffix) ? head : nil
+    }
+
+    /// Whether `text` starts with `part`: in place when both are contiguous (a native string's are), else by views.
+    private static func starts(_ text: Substring.UTF8View, with part: String.UTF8View) -> Bool {
+        let inPlace = text.withContiguousStorageIfAvailable { t in
+            part.withContiguousStorageIfAvailable { p in Self.bytes(t, startWith: p) }
         }
-        return ((matches ?? nil) ?? tail.elementsEqual(suffix)) ? head : nil
+        return (inPlace ?? nil) ?? text.starts(with: part)
     }
 
     /// Whether `text` starts with `part`.

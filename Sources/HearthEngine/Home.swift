@@ -147,7 +147,7 @@ public final class Home: Sendable {
                     throw HomeError(code: error.code, status: error.status, message: "\(ta()): \(error.message)")
                 }
                 let descriptor = server.descriptor
-                for (name, value) in tc.attributes.isEmpty ? [] : tc.attributes.sorted(by: { $0.key < $1.key }) {
+                for (name, value) in tc.attributes.sorted(by: { $0.key < $1.key }) {
                     guard let attribute = descriptor.attribute(named: name) else {
                         let known = descriptor.attributes.map(\.name).joined(separator: ", ")
                         throw .unsupportedAttribute("\(ta()) has no attribute '\(name)'; its attributes are \(known)")

@@ -269,19 +269,20 @@ public final class HomeAssistantBridge: Sendable {
     }
 
     public func handle(_ events: [HomeEvent]) {
-        // While announcements are held, the reading's end announces every device as it is then.
-        let held = sync.withLock { $0.held }
         var metadata: [String] = []
         for e in events {
             switch e.change {
             case .metadata:
-                if !held && !metadata.contains(e.deviceID) { metadata.append(e.deviceID) }
+                if !metadata.contains(e.deviceID) { metadata.append(e.deviceID) }
             case .event:
                 if let message = discovery.event(e) { publish(message) }
             case .attribute, .connectivity, .unsupported, .table:
                 break
             }
         }
+        // While announcements are held, the reading's end announces every device as it is then. (Asked only for a
+        // batch with metadata: every state change of the hub comes through here.)
+        guard !metadata.isEmpty, !sync.withLock({ $0.held }) else { return }
         for id in metadata { if let view = try? home.view(id) { announce(view, force: false) } }
     }
 

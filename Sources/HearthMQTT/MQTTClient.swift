@@ -512,11 +512,15 @@ final class Core: @unchecked Sendable {
             read += 1
         }
         if read > 0 { packetsReadWithinTurns.add(read, ordering: .relaxed) }
-        guard hasUnwrittenPackets else { return MOSQ_ERR_SUCCESS.rawValue }
+        if hasUnwrittenPackets { writeQueued() }
+        return MOSQ_ERR_SUCCESS.rawValue
+    }
+
+    /// Writes what is queued now, corked when it is two packets or more (`Cork`).
+    private func writeQueued() {
         let cork = corkQueuedPackets()
         _ = mosquitto_loop_write(mosq, 1)
         cork.release()
-        return MOSQ_ERR_SUCCESS.rawValue
     }
 
     /// At most this many packets are read in one turn beyond `mosquitto_loop`'s one, so that writing, keep-alive and
@@ -537,9 +541,7 @@ final class Core: @unchecked Sendable {
             defer { w = [] }
             return w
         }
-        let cork = corkQueuedPackets()
-        _ = mosquitto_loop_write(mosq, 1)
-        cork.release()
+        writeQueued()
         for w in work { w() }
     }
 
