@@ -393,7 +393,7 @@ public final class Home: Sendable {
                 try body(&endpoint, i, now, step, deviceID, &changes)
                 let output = endpoint.output
                 guard output != endpoint.lastOutput, let actuator = endpoint.actuator else {
-                    woke = Self.commit(&s, d, e, endpoint, before: before)
+                    woke = Self.commit(&s, d, e, consume endpoint, before: before)
                     return nil
                 }
                 s.devices[d].isWriting = true
@@ -411,7 +411,7 @@ public final class Home: Sendable {
                     var endpoint = write.copy
                     endpoint.lastOutput = write.output
                     endpoint.pendingOutput = nil
-                    woke = Self.commit(&s, d, write.endpoint, endpoint, before: write.before)
+                    woke = Self.commit(&s, d, write.endpoint, consume endpoint, before: write.before)
                 }
                 if s.devices[d].timerDeferred {
                     s.devices[d].timerDeferred = false
@@ -440,9 +440,12 @@ public final class Home: Sendable {
     }
 
     /// Keeps `endpoint` as endpoint `e` of device `d`; true when it needs a timer earlier than before.
-    private static func commit(_ s: inout State, _ d: Int, _ e: Int, _ endpoint: Endpoint, before: EngineInstant?) -> Bool {
+    private static func commit(_ s: inout State, _ d: Int, _ e: Int, _ endpoint: consuming Endpoint,
+                               before: EngineInstant?) -> Bool {
+        let after = endpoint.nextDeadline
+        // Moved, not copied: the transaction's copy is not used again.
         s.devices[d].endpoints[e] = endpoint
-        if let after = endpoint.nextDeadline, after != before {
+        if let after, after != before {
             s.timers.push(after, device: d, endpoint: e)
             return true
         }
@@ -527,6 +530,8 @@ public final class Home: Sendable {
             }
             return (e, i)
         }
+        // Most devices have one type: no list of candidates for them.
+        if device.endpoints.count == 1, let i = device.endpoints[0].traitIndex(id) { return (0, i) }
         var found: [(Int, Int)] = []
         for e in device.endpoints.indices {
             if let i = device.endpoints[e].traitIndex(id) { found.append((e, i)) }

@@ -6,7 +6,10 @@ public import HearthModel
 /// succeeded, so a trait may throw at any point and never leaves state half-applied. A trait never
 /// sees another trait directly: it posts `EndpointSignal`s (the couplings Matter defines, such as
 /// OnOff's On moving LevelControl to OnLevel) and reads the endpoint's rendered output.
-public protocol TraitServer: Sendable {
+///
+/// A trait is `Equatable` so that the engine can tell the traits a command left as they were from those it changed
+/// without reading every attribute of both (``isUnchanged(since:)``).
+public protocol TraitServer: Sendable, Equatable {
     static var descriptor: TraitDescriptor { get }
 
     /// Builds the trait with its features; attribute values from the configuration and from saved
@@ -73,12 +76,24 @@ public protocol TraitServer: Sendable {
     /// an error naming them (the engine logs it; restoring never fails a start).
     mutating func restore(table: Value) throws(HomeError)
 
+    /// Whether `earlier` is this trait in the same state, so that none of its attributes changed (a trait of
+    /// another type never is). Every trait takes the one implementation there is. It is generic over `earlier`'s
+    /// type so that a caller's `any TraitServer` is opened, not cast: `as? Self` copied the trait out and looked
+    /// up the metadata of `Self?` on every call, a third of what it saved.
+    func isUnchanged<Earlier: TraitServer>(since earlier: Earlier) -> Bool
+
     /// Whether the trait needs ``TraitContext/endpoint`` (what its sibling traits hold) to act: Scenes Management
     /// (to store a scene, and to know the groups), Groups (to know whether Identify runs).
     static var readsEndpoint: Bool { get }
 }
 
 extension TraitServer {
+    public func isUnchanged<Earlier: TraitServer>(since earlier: Earlier) -> Bool {
+        guard Earlier.self == Self.self else { return false }
+        // The same type: read in place, as what it is.
+        return withUnsafePointer(to: earlier) { $0.withMemoryRebound(to: Self.self, capacity: 1) { $0.pointee == self } }
+    }
+
     public func read(_ attribute: AttributeDescriptor) -> Value? { read(attribute.id) }
     public func read(_ ids: [UInt32], into values: inout [Value?], at start: Int) {
         precondition(start >= 0 && values.count - start >= ids.count)

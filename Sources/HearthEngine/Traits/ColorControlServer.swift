@@ -109,7 +109,7 @@ public struct ColorControlServer: TraitServer {
     /// Matter's default ColorTemperatureMireds (4000 K).
     static let defaultMireds = 250
 
-    struct Transition: Sendable {
+    struct Transition: Sendable, Equatable {
         var from: Int
         var to: Int
         var start: EngineInstant

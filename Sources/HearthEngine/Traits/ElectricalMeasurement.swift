@@ -263,9 +263,21 @@ public struct ElectricalEnergyMeasurementServer: TraitServer {
     /// The lifetime total in mWh, and what is below 1 mWh of it in doubled mW·ms (the trapezoid's halves, exact).
     public private(set) var total: Int?
     private var remainder = 0
-    private var lastPower: (milliwatts: Int, at: EngineInstant)?
+    private var lastPower: PowerReading?
     /// CumulativeEnergyImported: the total at a snapshot and when it was taken (ms on the engine's clock).
-    public private(set) var snapshot: (energy: Int, endSystime: Int64)?
+    public private(set) var snapshot: EnergySnapshot?
+
+    /// A power reading and when it came.
+    struct PowerReading: Sendable, Equatable {
+        var milliwatts: Int
+        var at: EngineInstant
+    }
+
+    /// The lifetime total at a snapshot, in mWh, and when it was taken (ms on the engine's clock).
+    public struct EnergySnapshot: Sendable, Equatable {
+        public var energy: Int
+        public var endSystime: Int64
+    }
     private var lastSnapshotAt: EngineInstant?
 
     public init(features: Set<String>) throws(HomeError) {
@@ -315,7 +327,7 @@ public struct ElectricalEnergyMeasurementServer: TraitServer {
     /// A total loaded from the configuration or the state file is what is known at start: shown from now on (the
     /// saved EndSystime belongs to the previous boot), until the first reading's snapshot.
     public mutating func startUp(context: inout TraitContext) {
-        if let total { snapshot = (total, context.now.milliseconds) }
+        if let total { snapshot = EnergySnapshot(energy: total, endSystime: context.now.milliseconds) }
     }
 
     public mutating func ingest(_ input: TraitInput, context: inout TraitContext) throws(HomeError) {
@@ -338,11 +350,11 @@ public struct ElectricalEnergyMeasurementServer: TraitServer {
                 remainder = sum % (2 * Self.unit)
             }
         }
-        lastPower = (power, now)
+        lastPower = PowerReading(milliwatts: power, at: now)
         total = min(energy, ElectricalMeasurement.int64Limit)
         if lastSnapshotAt.map({ now - $0 >= r.snapshotInterval }) ?? true {
             let value = total ?? 0
-            snapshot = (value, now.milliseconds)
+            snapshot = EnergySnapshot(energy: value, endSystime: now.milliseconds)
             lastSnapshotAt = now
             context.emit(Event.cumulativeEnergyMeasured.name, [
                 "energyImported": .structure(["energy": .int(value), "endSystime": .int(Int(now.milliseconds))]),

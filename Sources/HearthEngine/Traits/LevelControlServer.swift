@@ -92,14 +92,20 @@ public struct LevelControlServer: TraitServer {
         case fadeOut(restore: Int?)
     }
 
-    struct Transition: Sendable {
+    /// One further leg of a multi-part effect.
+    struct Leg: Sendable, Equatable {
+        var to: Int
+        var duration: Int64
+    }
+
+    struct Transition: Sendable, Equatable {
         var from: Int
         var to: Int
         var start: EngineInstant
         var duration: Int64
         var ending: Ending
         /// Further legs of a multi-part effect (DyingLight brightens, then fades).
-        var legs: [(to: Int, duration: Int64)] = []
+        var legs: [Leg] = []
         var nextStep: EngineInstant
         var end: EngineInstant { start + duration }
         /// Matter never reports RemainingTime for transitions under a second.
@@ -283,7 +289,7 @@ public struct LevelControlServer: TraitServer {
 
     /// Starts moving to `to`; a zero duration (or no change) applies at once and runs the ending.
     private mutating func begin(from: Int, to: Int, duration: Int64, ending: Ending,
-                                legs: [(to: Int, duration: Int64)] = [], context: inout TraitContext) {
+                                legs: [Leg] = [], context: inout TraitContext) {
         let previousRemaining = remainingTimeAtLastStep
         let wasNull = currentLevel == nil
         let jumps = currentLevel != from
@@ -407,10 +413,10 @@ public struct LevelControlServer: TraitServer {
                 begin(from: from, to: minLevel, duration: 0, ending: .fadeOut(restore: restore), context: &context)
             case (0, 2):  // DelayedAllOff, DelayedOffSlowFade: down 50 % in 0.8 s, then off in 12 s
                 begin(from: from, to: clamp(from / 2), duration: 800, ending: .fadeOut(restore: restore),
-                      legs: [(minLevel, 12_000)], context: &context)
+                      legs: [Leg(to: minLevel, duration: 12_000)], context: &context)
             case (1, _):  // DyingLight: up 20 % in 0.5 s, then off in 1 s
                 begin(from: from, to: clamp(from + from / 5), duration: 500, ending: .fadeOut(restore: restore),
-                      legs: [(minLevel, 1000)], context: &context)
+                      legs: [Leg(to: minLevel, duration: 1000)], context: &context)
             default:  // DelayedAllOff, DelayedOffFastFade: off in 0.8 s
                 begin(from: from, to: minLevel, duration: 800, ending: .fadeOut(restore: restore), context: &context)
             }
