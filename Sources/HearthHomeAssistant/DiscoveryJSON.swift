@@ -10,6 +10,8 @@ public indirect enum DiscoveryJSON: Sendable, Hashable {
     case string(String)
     case array([DiscoveryJSON])
     case object([(String, DiscoveryJSON)])
+    /// A string and its JSON, written once (`TemplateCache`) and copied as it is.
+    case encodedString(String, json: [UInt8])
 
     public static func == (a: DiscoveryJSON, b: DiscoveryJSON) -> Bool { a.bytes == b.bytes }
     public func hash(into hasher: inout Hasher) { hasher.combine(bytes) }
@@ -20,7 +22,12 @@ public indirect enum DiscoveryJSON: Sendable, Hashable {
         return nil
     }
 
-    public var stringValue: String? { if case .string(let s) = self { s } else { nil } }
+    public var stringValue: String? {
+        switch self {
+        case .string(let s), .encodedString(let s, _): s
+        default: nil
+        }
+    }
 
     public var bytes: [UInt8] {
         var out: [UInt8] = []
@@ -34,6 +41,7 @@ public indirect enum DiscoveryJSON: Sendable, Hashable {
         case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
         case .int(let i): out.append(contentsOf: String(i).utf8)
         case .string(let s): Self.writeString(s, to: &out)
+        case .encodedString(_, let json): out.append(contentsOf: json)
         case .array(let items):
             out.append(UInt8(ascii: "["))
             for (i, item) in items.enumerated() {

@@ -16,6 +16,12 @@ struct EntityMapping {
     /// callgrind, issue 21 §3).
     let type: DeviceTypeView
     let traits: [TraitID]
+    /// The device's document and `set` topics, its object id and the type's key, written once: every entity names
+    /// them, some twice.
+    let documentTopic: String
+    let setTopic: String
+    let deviceObjectID: String
+    let typeKey: String
 
     init(discovery: HomeAssistantDiscovery, device: DeviceView, typeIndex: Int) {
         self.discovery = discovery
@@ -24,13 +30,23 @@ struct EntityMapping {
         let type = device.type(typeIndex)
         self.type = type
         traits = (0..<type.traitCount).map { type.traitDescriptor($0).id }
+        documentTopic = discovery.documentTopic(device.id)
+        setTopic = discovery.setTopic(device.id)
+        deviceObjectID = ObjectID.device(hub: discovery.options.hub, device: device.id)
+        typeKey = Self.typeKey(type.descriptor.name)
+    }
+
+    /// A template of this type's (`TemplateCache`): the same for every device of the type at this place in its
+    /// document. `name` must say what else it depends on (which traits the type has).
+    func template(_ name: String, _ make: () -> String) -> DiscoveryJSON {
+        discovery.templates.string("\(typeIndex) \(typeName) \(name)", make)
     }
 
     var typeName: String { type.descriptor.name }
     var options: HomeAssistantOptions { discovery.options }
 
     /// `dimmable_light`: the type's part of entity keys.
-    var typeKey: String {
+    static func typeKey(_ typeName: String) -> String {
         var out: [UInt8] = []
         for (i, c) in typeName.utf8.enumerated() {
             // Device type names are ASCII UpperCamelCase (`DeviceTypeDescriptor`); anything else is kept as it is.
@@ -63,6 +79,16 @@ struct EntityMapping {
     }
 
     // MARK: Components
+
+    /// The traits that make an entity (``components()``), each alone: a type with none of them has no entity.
+    static let entityTraits: [TraitID] = [
+        .onOff, .relativeHumidityMeasurement, .temperatureMeasurement, .switchTrait, .booleanState, .occupancySensing,
+        .electricalPowerMeasurement, .electricalEnergyMeasurement, .identify,
+    ]
+
+    /// Whether ``components()`` has any entity, without writing them: knowing which devices have a config is asked
+    /// while retained configs are read, and writing every config for it was a whole announcement's work.
+    var hasEntities: Bool { traits.contains { Self.entityTraits.contains($0) } }
 
     func components() -> [(String, DiscoveryJSON)] {
         var out: [(String, DiscoveryJSON)] = []
@@ -110,7 +136,8 @@ struct EntityMapping {
     func base(platform: String, key: String, role: String) -> [(String, DiscoveryJSON)] {
         [
             ("platform", .string(platform)),
-            ("unique_id", .string(ObjectID.entity(hub: options.hub, device: device.id, entity: "\(typeKey)-\(key)"))),
+            // ObjectID.entity's id, from the parts already encoded.
+            ("unique_id", .string(deviceObjectID + "__" + typeKey + "-" + key)),
             ("name", name(role)),
         ]
     }
@@ -120,22 +147,24 @@ struct EntityMapping {
     /// Available while the hub is online and, for `trait`, that trait is (a plug's meter can fail while its relay
     /// works: the switch stays usable and only the meter's sensors show unavailable); without one, while the type is.
     func availability(of trait: TraitID?) -> [(String, DiscoveryJSON)] {
-        let where_ = trait.map { "\(path($0)).sourceConnectivity" } ?? "value_json.types[\(typeIndex)].sourceConnectivity"
-        return [
+        [
             ("availability", .array([
                 .object([("topic", .string(discovery.statusTopic))]),
                 .object([
-                    ("topic", .string(discovery.documentTopic(device.id))),
-                    ("value_template", .string(
-                        "{{ 'online' if \(where_).connectivityState == 'online' else 'offline' }}")),
+                    ("topic", .string(documentTopic)),
+                    ("value_template", template("availability \(trait?.qualifiedName ?? "")") {
+                        let where_ = trait.map { "\(path($0)).sourceConnectivity" }
+                            ?? "value_json.types[\(typeIndex)].sourceConnectivity"
+                        return "{{ 'online' if \(where_).connectivityState == 'online' else 'offline' }}"
+                    }),
                 ]),
             ])),
             ("availability_mode", .string("all")),
         ]
     }
 
-    var stateTopic: (String, DiscoveryJSON) { ("state_topic", .string(discovery.documentTopic(device.id))) }
-    var commandTopic: (String, DiscoveryJSON) { ("command_topic", .string(discovery.setTopic(device.id))) }
+    var stateTopic: (String, DiscoveryJSON) { ("state_topic", .string(documentTopic)) }
+    var commandTopic: (String, DiscoveryJSON) { ("command_topic", .string(setTopic)) }
 
     /// An attribute's value on this type, nil where no trait of it has the attribute.
     func value(_ trait: TraitID, _ attribute: AttributeDescriptor) -> Value? {
@@ -153,49 +182,62 @@ struct EntityMapping {
         let tunable = has(.colorControl)
         var c = base(platform: "light", key: "light", role: "Light")
         c += [("schema", .string("template")), stateTopic, commandTopic, ("qos", .int(1))]
-        c.append(("state_template", .string("{{ 'on' if \(attribute(.onOff, "onOff")) else 'off' }}")))
-        let on = request(.onOff, "on"), recall = request(.onOff, "onWithRecallGlobalScene")
-        // After an offWithEffect (globalSceneControl false) an On must recall the global scene, as Matter's
-        // controllers do; onWithRecallGlobalScene is discarded while globalSceneControl is true, so plain On then.
-        let plainOn = "{%- if this.attributes.global_scene_control == false -%}\(recall){%- else -%}\(on){%- endif -%}"
+        c.append(("state_template", template("light state") { "{{ 'on' if \(attribute(.onOff, "onOff")) else 'off' }}" }))
         if dimmable {
-            let level = attribute(.levelControl, "currentLevel")
-            c.append(("brightness_template",
-                      .string("{% set l = \(level) %}{{ ((l * 255 / 254) | round) | int if l is not none else '' }}")))
-            let move = request(.levelControl, "moveToLevelWithOnOff",
-                               args: #"{"level":{{ [[(brightness * 254 / 255) | round | int, 1] | max, 254] | min }},"#
-                                   + #""transitionTime":{{ ([[(transition * 10) | round | int, 0] | max, 65534] | min) "#
-                                   + #"if transition is defined else 'null' }}}"#)
+            c.append(("brightness_template", template("light brightness") {
+                let level = attribute(.levelControl, "currentLevel")
+                return "{% set l = \(level) %}{{ ((l * 255 / 254) | round) | int if l is not none else '' }}"
+            }))
+            c.append(("command_on_template", template("light on \(tunable ? "tunable" : "dimmable")") { onTemplate(tunable: tunable) }))
             if tunable {
-                // One message is one Hearth request, so one turn_on moves one thing. A temperature alone on a lit
-                // light moves the temperature (Home Assistant's colour slider); anything else turns on or dims, as on
-                // a DimmableLight. The temperature is mireds (color_temp_kelvin false), clipped by the light.
-                let temperature = request(.colorControl, "moveToColorTemperature",
-                                          args: #"{"colorTemperatureMireds":{{ [[color_temp | int, 0] | max, 65279] | min }},"#
-                                              + #""transitionTime":{{ [[(transition * 10) | round | int, 0] | max, 65534] | min "#
-                                              + #"if transition is defined else 0 }}}"#)
-                c.append(("command_on_template", .string(
-                    "{%- if color_temp is defined and brightness is not defined and this.state == 'on' -%}\(temperature)"
-                    + "{%- elif brightness is defined -%}\(move){%- else -%}\(plainOn){%- endif -%}")))
-                c.append(("color_temp_template", .string("{{ \(attribute(.colorControl, "colorTemperatureMireds")) }}")))
+                c.append(("color_temp_template", template("light temperature") {
+                    "{{ \(attribute(.colorControl, "colorTemperatureMireds")) }}"
+                }))
                 let range = ColorControlServer.defaultPhysicalRange
                 let lo = value(.colorControl, ColorControlServer.Attribute.colorTempPhysicalMinMireds)?.intValue
                 let hi = value(.colorControl, ColorControlServer.Attribute.colorTempPhysicalMaxMireds)?.intValue
                 c.append(("min_mireds", .int(lo ?? range.lowerBound)))
                 c.append(("max_mireds", .int(hi ?? range.upperBound)))
-            } else {
-                c.append(("command_on_template", .string("{%- if brightness is defined -%}\(move){%- else -%}\(plainOn)"
-                                                         + "{%- endif -%}")))
             }
         } else {
-            c.append(("command_on_template", .string(plainOn)))
+            c.append(("command_on_template", template("light on") { plainOn }))
         }
-        c.append(("command_off_template", .string(request(.onOff, "off"))))
-        c.append(("json_attributes_topic", .string(discovery.documentTopic(device.id))))
-        c.append(("json_attributes_template",
-                  .string("{{ {'global_scene_control': \(attribute(.onOff, "globalSceneControl"))} | to_json }}")))
+        c.append(("command_off_template", template("light off") { request(.onOff, "off") }))
+        c.append(("json_attributes_topic", .string(documentTopic)))
+        c.append(("json_attributes_template", template("light attributes") {
+            "{{ {'global_scene_control': \(attribute(.onOff, "globalSceneControl"))} | to_json }}"
+        }))
         c += availability
         return ("\(typeKey)-light", .object(c))
+    }
+
+    /// On, as a light's `command_on_template` sends it when nothing else is asked: after an offWithEffect
+    /// (globalSceneControl false) an On must recall the global scene, as Matter's controllers do;
+    /// onWithRecallGlobalScene is discarded while globalSceneControl is true, so plain On then.
+    var plainOn: String {
+        let on = request(.onOff, "on"), recall = request(.onOff, "onWithRecallGlobalScene")
+        return "{%- if this.attributes.global_scene_control == false -%}\(recall){%- else -%}\(on){%- endif -%}"
+    }
+
+    /// A dimmable light's `command_on_template`: a brightness dims (with its transition), and on a tunable light a
+    /// temperature alone on a lit light moves the temperature.
+    func onTemplate(tunable: Bool) -> String {
+        let move = request(.levelControl, "moveToLevelWithOnOff",
+                           args: #"{"level":{{ [[(brightness * 254 / 255) | round | int, 1] | max, 254] | min }},"#
+                               + #""transitionTime":{{ ([[(transition * 10) | round | int, 0] | max, 65534] | min) "#
+                               + #"if transition is defined else 'null' }}}"#)
+        guard tunable else {
+            return "{%- if brightness is defined -%}\(move){%- else -%}\(plainOn){%- endif -%}"
+        }
+        // One message is one Hearth request, so one turn_on moves one thing. A temperature alone on a lit light
+        // moves the temperature (Home Assistant's colour slider); anything else turns on or dims, as on a
+        // DimmableLight. The temperature is mireds (color_temp_kelvin false), clipped by the light.
+        let temperature = request(.colorControl, "moveToColorTemperature",
+                                  args: #"{"colorTemperatureMireds":{{ [[color_temp | int, 0] | max, 65279] | min }},"#
+                                      + #""transitionTime":{{ [[(transition * 10) | round | int, 0] | max, 65534] | min "#
+                                      + #"if transition is defined else 0 }}}"#)
+        return "{%- if color_temp is defined and brightness is not defined and this.state == 'on' -%}\(temperature)"
+            + "{%- elif brightness is defined -%}\(move){%- else -%}\(plainOn){%- endif -%}"
     }
 
     /// OnOffPlugInUnit (and an OnOff on any type that is not a light): a switch.
@@ -203,10 +245,11 @@ struct EntityMapping {
         var c = base(platform: "switch", key: "switch", role: "Switch")
         c += [
             ("device_class", .string("outlet")), stateTopic,
-            ("value_template", .string("{{ 'ON' if \(attribute(.onOff, "onOff")) else 'OFF' }}")),
+            ("value_template", template("switch state") { "{{ 'ON' if \(attribute(.onOff, "onOff")) else 'OFF' }}" }),
             ("state_on", .string("ON")), ("state_off", .string("OFF")),
             commandTopic, ("qos", .int(1)),
-            ("payload_on", .string(request(.onOff, "on"))), ("payload_off", .string(request(.onOff, "off"))),
+            ("payload_on", template("switch on") { request(.onOff, "on") }),
+            ("payload_off", template("switch off") { request(.onOff, "off") }),
         ]
         c += availability(of: .onOff)
         return ("\(typeKey)-switch", .object(c))
@@ -311,7 +354,9 @@ struct EntityMapping {
         c += [
             ("device_class", .string("identify")), ("entity_category", .string("diagnostic")), commandTopic,
             ("qos", .int(1)),
-            ("payload_press", .string(request(.identify, "identify", args: #"{"identifyTime":\#(options.identifySeconds)}"#))),
+            ("payload_press", template("identify") {
+                request(.identify, "identify", args: #"{"identifyTime":\#(options.identifySeconds)}"#)
+            }),
         ]
         c += availability
         return ("\(typeKey)-identify", .object(c))

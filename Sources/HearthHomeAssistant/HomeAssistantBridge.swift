@@ -291,7 +291,7 @@ public final class HomeAssistantBridge: Sendable {
     /// being mirrored changes it, and that is announced on the next connection.
     private func currentDevices() -> Set<String> {
         if let cached = current.withLock({ $0 }) { return cached }
-        let devices = Set(home.views().filter { discovery.configPayload($0) != nil }.map { ObjectID.encode($0.id) })
+        let devices = Set(home.views().filter { discovery.hasConfig($0) }.map { ObjectID.encode($0.id) })
         current.withLock { $0 = devices }
         return devices
     }

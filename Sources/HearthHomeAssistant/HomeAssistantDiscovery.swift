@@ -47,6 +47,8 @@ public struct HomeAssistantOptions: Sendable, Hashable {
 /// own (`<hearth prefix>/<hub>/devices/<device>/events`).
 public struct HomeAssistantDiscovery: Sendable {
     public let options: HomeAssistantOptions
+    /// What configs of devices of one type share, written once.
+    let templates = TemplateCache()
 
     public init(options: HomeAssistantOptions) {
         self.options = options
@@ -230,6 +232,13 @@ public struct HomeAssistantDiscovery: Sendable {
         return .object([("device", deviceBlock(device)), ("origin", origin), ("components", .object(components))])
     }
 
+    /// Whether the device has a config (``configPayload(_:)`` is not nil), without writing it.
+    public func hasConfig(_ device: DeviceView) -> Bool {
+        (0..<device.typeCount).contains { t in
+            isLocal(device, type: t) && EntityMapping(discovery: self, device: device, typeIndex: t).hasEntities
+        }
+    }
+
     /// A type is this hub's when every trait's data comes from its own hardware; a mirrored one is the owner's.
     func isLocal(_ device: DeviceView, type t: Int) -> Bool {
         let type = device.type(t)
@@ -242,13 +251,15 @@ public struct HomeAssistantDiscovery: Sendable {
             ("identifiers", .array([.string(ObjectID.device(hub: options.hub, device: device.id))])),
             ("name", .string(device.name)),
         ]
-        let info: [(String, String)] = [
-            ("manufacturer", "vendorName"), ("model", "productName"), ("serial_number", "serialNumber"),
-            ("sw_version", "softwareVersionString"), ("hw_version", "hardwareVersionString"),
-        ]
-        for (key, attribute) in info {
-            if let value = Self.read(device, trait: .basicInformation, attribute: attribute)?.stringValue, !value.isEmpty {
-                block.append((key, .string(value)))
+        // BasicInformation's five attributes, found and read at once: one look-up of each by name, in every type,
+        // was a sixth of writing a config (callgrind, issue 21 §3).
+        if let (t, k) = Self.trait(.basicInformation, of: device) {
+            let descriptor = device.type(t).traitDescriptor(k)
+            let attributes = Self.deviceInformation.map { descriptor.attribute(named: $0.attribute)?.id }
+            var values: [Value?] = []
+            device.readValues(type: t, trait: k, of: attributes.map { $0 ?? 0 }, into: &values)
+            for (i, (key, _)) in Self.deviceInformation.enumerated() where attributes[i] != nil {
+                if let value = values[i]?.stringValue, !value.isEmpty { block.append((key, .string(value))) }
             }
         }
         if let room = device.roomID { block.append(("suggested_area", .string(room))) }
@@ -256,16 +267,17 @@ public struct HomeAssistantDiscovery: Sendable {
         return .object(block)
     }
 
-    /// The value of an attribute of the first type that has the trait, nil when none has or it is not supported.
-    static func read(_ device: DeviceView, trait id: TraitID, attribute name: String) -> Value? {
+    /// Home Assistant's device block keys and the BasicInformation attributes they show.
+    static let deviceInformation: [(key: String, attribute: String)] = [
+        ("manufacturer", "vendorName"), ("model", "productName"), ("serial_number", "serialNumber"),
+        ("sw_version", "softwareVersionString"), ("hw_version", "hardwareVersionString"),
+    ]
+
+    /// Where the first type that has the trait has it.
+    static func trait(_ id: TraitID, of device: DeviceView) -> (type: Int, trait: Int)? {
         for t in 0..<device.typeCount {
             let type = device.type(t)
-            for k in 0..<type.traitCount where type.traitDescriptor(k).id == id {
-                guard let a = type.traitDescriptor(k).attribute(named: name) else { return nil }
-                var values: [Value?] = []
-                device.readValues(type: t, trait: k, of: [a.id], into: &values)
-                return values.first ?? nil
-            }
+            for k in 0..<type.traitCount where type.traitDescriptor(k).id == id { return (t, k) }
         }
         return nil
     }

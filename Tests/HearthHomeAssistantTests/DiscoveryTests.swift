@@ -156,6 +156,51 @@ extension Parsed.Node {
         return (message, try #require(Parsed.parse(message.payload), "\(message)"))
     }
 
+    /// `hasConfig` answers without writing the config: it must say what writing it would.
+    @Test func whetherADeviceHasAConfigIsKnownWithoutWritingIt() throws {
+        // A GenericSwitch needs its kind of switch, an OccupancySensor its way of sensing; every other type is as
+        // the catalogue makes it.
+        func configuration(_ type: DeviceTypeDescriptor, mirrored: Bool) -> DeviceTypeConfiguration {
+            let traits = type == .genericSwitch ? [TraitConfiguration(.switchTrait, features: ["latchingSwitch"])]
+                : type == .occupancySensor ? [TraitConfiguration(.occupancySensing, features: ["passiveInfrared"])] : []
+            return DeviceTypeConfiguration(type, traits: traits, isMirrored: mirrored)
+        }
+        let catalogue = try Home(devices: DeviceTypeDescriptor.catalogue.map { type in
+            DeviceConfiguration(id: type.name, name: type.name, types: [configuration(type, mirrored: false)])
+        } + DeviceTypeDescriptor.catalogue.map { type in
+            DeviceConfiguration(id: "mirrored-\(type.name)", name: type.name, types: [configuration(type, mirrored: true)])
+        })
+        for home in [catalogue, try makeHome()] {
+            for view in home.views() {
+                #expect(discovery.hasConfig(view) == (discovery.configPayload(view) != nil), "\(view.id)")
+            }
+        }
+        #expect(try discovery.hasConfig(catalogue.view("DimmableLight")))
+        #expect(try !discovery.hasConfig(catalogue.view("mirrored-DimmableLight")))
+    }
+
+    /// Templates are written once per type and reused (`TemplateCache`): a config written after many others of every
+    /// shape is byte for byte the one a discovery that has written nothing yet writes.
+    @Test func aConfigIsTheSameWhateverWasWrittenBefore() throws {
+        let lights: [DeviceTypeDescriptor] = [.onOffLight, .dimmableLight, .colorTemperatureLight, .onOffPlugInUnit]
+        var devices: [DeviceConfiguration] = []
+        for (i, type) in lights.enumerated() {
+            devices.append(DeviceConfiguration(id: "first-\(i)", name: "First \(i)", types: [DeviceTypeConfiguration(type)]))
+            // The same type second in its device, and beside another of the lights.
+            devices.append(DeviceConfiguration(id: "second-\(i)", name: "Second \(i)", types: [
+                DeviceTypeConfiguration(.humiditySensor), DeviceTypeConfiguration(type),
+                DeviceTypeConfiguration(lights[(i + 1) % lights.count]),
+            ]))
+        }
+        let home = try Home(devices: devices)
+        let warm = HomeAssistantDiscovery(options: options)
+        for view in home.views() { _ = warm.config(view) }
+        for view in home.views().reversed() {
+            let cold = HomeAssistantDiscovery(options: options)
+            #expect(warm.config(view)?.payload == cold.config(view)?.payload, "\(view.id)")
+        }
+    }
+
     @Test func aDeviceIsOneRetainedDeviceBasedConfig() throws {
         let (message, json) = try config(try makeHome(), "kitchen-lamp")
         #expect(message.topic == "homeassistant/device/hearth_pi/hearth_pi__kitchen-lamp/config")
