@@ -80,15 +80,13 @@ struct EntityMapping {
 
     // MARK: Components
 
-    /// The traits that make an entity (``components()``), each alone: a type with none of them has no entity.
+    /// The traits that make an entity (``components()``), each alone: a type with none of them has no entity. Which
+    /// devices have a config is asked while retained configs are read (`HomeAssistantDiscovery.hasConfig`), and
+    /// writing every config to know it was a whole announcement's work.
     static let entityTraits: [TraitID] = [
         .onOff, .relativeHumidityMeasurement, .temperatureMeasurement, .switchTrait, .booleanState, .occupancySensing,
         .electricalPowerMeasurement, .electricalEnergyMeasurement, .identify,
     ]
-
-    /// Whether ``components()`` has any entity, without writing them: knowing which devices have a config is asked
-    /// while retained configs are read, and writing every config for it was a whole announcement's work.
-    var hasEntities: Bool { traits.contains { Self.entityTraits.contains($0) } }
 
     func components() -> [(String, DiscoveryJSON)] {
         var out: [(String, DiscoveryJSON)] = []

@@ -235,7 +235,9 @@ public struct HomeAssistantDiscovery: Sendable {
     /// Whether the device has a config (``configPayload(_:)`` is not nil), without writing it.
     public func hasConfig(_ device: DeviceView) -> Bool {
         (0..<device.typeCount).contains { t in
-            isLocal(device, type: t) && EntityMapping(discovery: self, device: device, typeIndex: t).hasEntities
+            guard isLocal(device, type: t) else { return false }
+            let type = device.type(t)
+            return (0..<type.traitCount).contains { EntityMapping.entityTraits.contains(type.traitDescriptor($0).id) }
         }
     }
 
