@@ -236,8 +236,11 @@ struct Endpoint: Sendable {
     /// client's command, so it keeps the scene valid.
     mutating func invalidateScene(after index: Int, now: EngineInstant, stepInterval: Int64, deviceID: String,
                                   changes: inout [HomeEvent]) {
-        guard sceneCapable[index], let s = scenesIndex,
-              Self.read(traits[s], as: ScenesManagementServer.self, { $0.isSceneValid }) == true else { return }
+        guard sceneCapable[index], let s = scenesIndex else { return }
+        // A local, so that Swift opens it for `read` (Swift 6.2, as Debian's swiftlang has it, does not open an
+        // array's element).
+        let scenesTrait: any TraitServer = traits[s]
+        guard Self.read(scenesTrait, as: ScenesManagementServer.self, { $0.isSceneValid }) == true else { return }
         _ = try? perform(s, now: now, stepInterval: stepInterval, deviceID: deviceID, changes: &changes) { t, _ in
             guard var scenes = t as? ScenesManagementServer else { return }
             scenes.invalidateScene()
