@@ -32,6 +32,14 @@ import HearthSync
 /// found is cleared or moved first, so Home Assistant never holds a config of the earlier layout and one of the
 /// current layout for the same entity at once (it would refuse the second: "unique id already exists").
 ///
+/// **Announcing a part at a time.** Every device's config is about 2 KB, and the bridge is called on the hub's
+/// network thread. Writing all of a 1,000-device hub's configs at once held that thread for about 180 M instructions
+/// (tens of milliseconds on this machine, far more on a Pi Zero), in which it answered no request, and queued 2 MB in
+/// the client at once. So an announcement of everything writes `announcementsPerTurn` configs, then hands the rest
+/// to `afterWritten` (the hub's client runs it once the socket has taken what is queued: `MQTTClient.whenWritten`),
+/// and requests that arrived meanwhile are served between parts. A newer announcement of everything (a new
+/// connection, Home Assistant's birth message) ends the one under way.
+///
 /// **Moving the earlier layout's configs.** Earlier versions of Hearth published
 /// `<discovery prefix>/device/<object id>/config`, without the node, where no wildcard selects one hub's configs (with
 /// 30 hubs of 100 devices each hub received up to 2,900 configs of about 2 KB at every start: 40 % of the home's CPU to
@@ -56,6 +64,7 @@ public final class HomeAssistantBridge: Sendable {
     private let unsubscribe: @Sendable (String) -> Void
     private let log: @Sendable (String) -> Void
     private let clock: any EngineClock
+    private let afterWritten: @Sendable (@escaping @Sendable () -> Void) -> Void
     private let syncTimeout: Duration
     private let migrationSettle: Duration
     /// A digest of the config payload last published per device id, so an unchanged device is not announced twice.
@@ -63,6 +72,12 @@ public final class HomeAssistantBridge: Sendable {
     /// (2 MB of a 1,000-device hub's memory), and all it is used for is to tell whether a new one differs.
     private let announced = Locked<[String: UInt64]>([:])
     private let current = Locked<Set<String>?>(nil)
+    /// Counts announcements of everything: a part of an earlier one than the latest ends it.
+    private let announcements = Locked<UInt64>(0)
+
+    /// How many device configs one part of an announcement of everything writes (see the type's comment): about
+    /// 130 KB, a few milliseconds of a turn of the network thread.
+    public static let announcementsPerTurn = 64
 
     /// Where this bridge stands in reading the retained configs of the current connection.
     private struct Sync {
@@ -95,16 +110,20 @@ public final class HomeAssistantBridge: Sendable {
     ///   - subscribe, unsubscribe: subscribe the hub's client to a topic filter (for the config filters, on
     ///     each connection) and unsubscribe it; both must return without waiting for the broker.
     ///   - log: told when a reading ended by the time limit (its marker never came back), and of a move.
+    ///   - afterWritten: runs the next part of an announcement once what `publish` queued has been written (the
+    ///     hub's `MQTTClient.whenWritten`); by default at once, every part in one go.
     ///   - publish: sends one message.
     public init(home: Home, options: HomeAssistantOptions, clock: any EngineClock = MonotonicClock(),
                 syncTimeout: Duration = .seconds(30), migrationSettle: Duration = .seconds(2),
                 subscribe: @escaping @Sendable (String) -> Void = { _ in },
                 unsubscribe: @escaping @Sendable (String) -> Void = { _ in },
                 log: @escaping @Sendable (String) -> Void = { _ in },
+                afterWritten: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void = { $0() },
                 publish: @escaping @Sendable (HomeAssistantMessage) -> Void) {
         self.home = home
         self.discovery = HomeAssistantDiscovery(options: options)
         self.clock = clock
+        self.afterWritten = afterWritten
         self.syncTimeout = syncTimeout
         self.migrationSettle = migrationSettle
         self.subscribe = subscribe
@@ -126,6 +145,8 @@ public final class HomeAssistantBridge: Sendable {
     /// Reads the retained configs (subscribe, marker); their end announces the hub and every device this hub owns
     /// (on every connection: the broker may have lost them).
     public func connected() {
+        // An announcement of the previous connection's ends here: this one's reading ends in a new one.
+        announcements.withLock { $0 &+= 1 }
         let (generation, nonce, subscribeNow) = sync.withLock { s in
             s.generation &+= 1
             s.deadline?.cancel()
@@ -296,14 +317,30 @@ public final class HomeAssistantBridge: Sendable {
         return devices
     }
 
-    /// Announces everything, and notes which devices it announced: that is the set `currentDevices` needs, and
-    /// building it again meant writing every device's config a second time (an eighth of a 1,000-device hub's
-    /// start-up, callgrind, issue 21 §3).
+    /// Announces everything, a part at a time (see the type's comment), and notes which devices it announced: that
+    /// is the set `currentDevices` needs, and building it again meant writing every device's config a second time
+    /// (an eighth of a 1,000-device hub's start-up, callgrind, issue 21 §3).
     private func announceAll(force: Bool) {
+        let pass = announcements.withLock { n in n &+= 1; return n }
         publish(discovery.hubConfig())
-        var announcedNow = Set<String>()
-        for view in home.views() where announce(view, force: force) {
-            announcedNow.insert(ObjectID.encode(view.id))
+        announce(home.deviceIDs, from: 0, announced: [], force: force, pass: pass)
+    }
+
+    /// Announces the devices of `ids` from `start` on, one part, and hands the rest to `afterWritten`. Each device's
+    /// view is taken as its part is written, so a part shows the device as it is then; a device added or removed
+    /// meanwhile is announced or cleared by the next connection, as before.
+    private func announce(_ ids: [String], from start: Int, announced: Set<String>, force: Bool, pass: UInt64) {
+        guard announcements.withLock({ $0 == pass }) else { return }
+        var announcedNow = announced
+        let end = min(start + Self.announcementsPerTurn, ids.count)
+        for id in ids[start..<end] {
+            if let view = try? home.view(id), announce(view, force: force) { announcedNow.insert(ObjectID.encode(id)) }
+        }
+        guard end == ids.count else {
+            afterWritten { [weak self, announcedNow] in
+                self?.announce(ids, from: end, announced: announcedNow, force: force, pass: pass)
+            }
+            return
         }
         current.withLock { $0 = announcedNow }
     }

@@ -386,7 +386,9 @@ public enum HubDaemon {
                     log("unsubscribe from \(filter) failed: \(error)")
                 }
             },
-            log: log
+            log: log,
+            // A part of an announcement of everything per turn of the network thread, once the last is written.
+            afterWritten: { [weak client] work in client?.whenWritten(work) }
         ) { [weak client] m in
             do throws(MQTTError) {
                 try client?.publish(m.topic, payload: m.payload, qos: .atLeastOnce, retain: m.retain)

@@ -169,10 +169,12 @@ public final class PeerForwarder: Sendable {
 
     func reply(_ response: JSON, responseTopic: String?, correlationData: [UInt8]?) {
         let bytes = response.bytes
-        try? outbox.publish(PeerOutbox.Message(topic: topics.responses, payload: bytes))
+        // The client waiting for it first, as `MQTTHub.respond` does: the broker then delivers it before it serves
+        // `responses`' watchers.
         if let responseTopic {
             try? outbox.publish(PeerOutbox.Message(topic: responseTopic, payload: bytes, correlationData: correlationData))
         }
+        try? outbox.publish(PeerOutbox.Message(topic: topics.responses, payload: bytes))
     }
 
     /// Fails everything waiting on a hub that is no longer online, at once rather than at the deadline.
