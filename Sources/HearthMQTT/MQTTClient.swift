@@ -128,9 +128,10 @@ public final class MQTTClient: Sendable {
     /// - Throws: ``MQTTError``: ``MQTTError/Code/notConnected`` while disconnected (QoS 0), an invalid topic, a
     ///   payload that is too large.
     public func publish(_ topic: String, payload: [UInt8], qos: MQTTQoS = .atMostOnce, retain: Bool = false,
-                        responseTopic: String? = nil, correlationData: [UInt8]? = nil) throws(MQTTError) {
+                        responseTopic: String? = nil, correlationData: [UInt8]? = nil,
+                        userProperties: [MQTTUserProperty] = []) throws(MQTTError) {
         try core.publish(topic, payload: payload, qos: qos, retain: retain,
-                         responseTopic: responseTopic, correlationData: correlationData)
+                         responseTopic: responseTopic, correlationData: correlationData, userProperties: userProperties)
     }
 
     /// Subscribes to a topic filter, now if connected and again after every reconnection. Subscribing again to the
@@ -651,6 +652,18 @@ final class Core: @unchecked Sendable {
                     ?? []
                 free(bytes)
             }
+            var name: UnsafeMutablePointer<CChar>?, value: UnsafeMutablePointer<CChar>?
+            var property = mosquitto_property_read_string_pair(properties, Int32(MQTT_PROP_USER_PROPERTY.rawValue),
+                                                               &name, &value, false)
+            while property != nil {
+                if let name, let value {
+                    received.userProperties.append(MQTTUserProperty(String(cString: name), String(cString: value)))
+                }
+                free(name); free(value)
+                name = nil; value = nil
+                property = mosquitto_property_read_string_pair(property, Int32(MQTT_PROP_USER_PROPERTY.rawValue),
+                                                               &name, &value, true)
+            }
         }
         if message.qos > 0 { queuedPackets.add(1, ordering: .relaxed) }  // its PUBACK or PUBREC
         handler?(received)
@@ -722,11 +735,20 @@ final class Core: @unchecked Sendable {
     // MARK: Operations
 
     func publish(_ topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool,
-                 responseTopic: String?, correlationData: [UInt8]?) throws(MQTTError) {
+                 responseTopic: String?, correlationData: [UInt8]?, userProperties: [MQTTUserProperty]) throws(MQTTError) {
         try checkCString(topic, "publish to '\(topic)'")
         var properties: OpaquePointer?
         defer { if properties != nil { mosquitto_property_free_all(&properties) } }
-        if (responseTopic != nil || correlationData != nil) && usesV5.load(ordering: .acquiring) {
+        if (responseTopic != nil || correlationData != nil || !userProperties.isEmpty) && usesV5.load(ordering: .acquiring) {
+            for property in userProperties {
+                let what = "publish to '\(topic)' with user property '\(property.name)'"
+                try checkCString(property.name, what)
+                try checkCString(property.value, what)
+                let rc = property.name.withCString { name in
+                    property.value.withCString { mosquitto_property_add_string_pair(&properties, Int32(MQTT_PROP_USER_PROPERTY.rawValue), name, $0) }
+                }
+                try check(rc, what)
+            }
             if let responseTopic {
                 try checkCString(responseTopic, "publish to '\(topic)' with response topic '\(responseTopic)'")
                 let rc = responseTopic.withCString {

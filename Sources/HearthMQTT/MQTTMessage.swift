@@ -48,15 +48,32 @@ public struct MQTTMessage: Sendable, Hashable {
     public var responseTopic: String?
     /// MQTT 5 correlation data, if the publisher set it.
     public var correlationData: [UInt8]?
+    /// MQTT 5 user properties, in the order the publisher set them.
+    public var userProperties: [MQTTUserProperty]
 
     public init(topic: String, payload: [UInt8], qos: MQTTQoS = .atMostOnce, retain: Bool = false,
-                responseTopic: String? = nil, correlationData: [UInt8]? = nil) {
+                responseTopic: String? = nil, correlationData: [UInt8]? = nil, userProperties: [MQTTUserProperty] = []) {
         self.topic = topic
         self.payload = payload
         self.qos = qos
         self.retain = retain
         self.responseTopic = responseTopic
         self.correlationData = correlationData
+        self.userProperties = userProperties
+    }
+
+    /// The value of the first user property called `name`.
+    public func userProperty(_ name: String) -> String? { userProperties.first { $0.name == name }?.value }
+}
+
+/// An MQTT 5 user property: a name and a value the protocol leaves to the applications, which a receiver that does
+/// not know the name ignores (so two versions of a program can add to what they say without breaking each other).
+public struct MQTTUserProperty: Sendable, Hashable {
+    public var name: String
+    public var value: String
+    public init(_ name: String, _ value: String) {
+        self.name = name
+        self.value = value
     }
 }
 

@@ -60,6 +60,11 @@ struct PeerRig {
         #expect(try rig.forward(#""trait":"onOff","command":"on""#, device: "porch") == nil)
         let out = rig.messages(on: "hearth/b/devices/porch/set")
         #expect(out.map(\.text) == [#"{"transaction":"a-1","trait":"onOff","command":"on","forwardedBy":"a"}"#])
+        // With where the owner may answer the client itself (the client gave a response topic).
+        let set = try #require(rig.sent.all.first { $0.topic == "hearth/b/devices/porch/set" })
+        #expect(set.responseTopic == "hearth/a/answers")
+        #expect(set.userProperties == [MQTTUserProperty("hearth-reply-to",
+                                                        #"{"topic":"client/inbox","transaction":"t1","device":"porch","correlationData":"07"}"#)])
 
         // Only the hub it was sent to may answer it.
         _ = rig.router.handle(MQTTMessage(topic: "hearth/c/responses", payload: Array(#"{"transaction":"a-1","ok":false}"#.utf8)))
@@ -67,9 +72,58 @@ struct PeerRig {
         _ = rig.router.handle(MQTTMessage(topic: "hearth/b/responses",
                                           payload: Array(#"{"transaction":"a-1","device":"porch","ok":true}"#.utf8)))
         #expect(rig.responses.map(\.text) == [#"{"transaction":"t1","device":"porch","ok":true}"#])
-        #expect(rig.sent.all.last?.topic == "client/inbox")
-        #expect(rig.sent.all.last?.correlationData == [7])
+        // Relayed (the owner did not say it answered the client): to the client first, then on `responses`.
+        #expect(rig.sent.all.suffix(2).map(\.topic) == ["client/inbox", "hearth/a/responses"])
+        #expect(rig.sent.all.suffix(2).first?.correlationData == [7])
         #expect(rig.router.forwarder.waitingCount == 0)
+    }
+
+    /// An owner that answered the client itself says so on this hub's `answers`: the answer is published on
+    /// `responses` (for whoever watches this hub) and not relayed; without the property, it is relayed.
+    @Test func anAnswerTheOwnerGaveTheClientIsNotRelayed() throws {
+        let rig = try PeerRig()
+        rig.peer("b", "online", devices: ["porch"])
+        #expect(try rig.forward(#""trait":"onOff","command":"on""#, device: "porch", transaction: "t1") == nil)
+        #expect(try rig.forward(#""trait":"onOff","command":"off""#, device: "porch", transaction: "t2") == nil)
+        let answer = { (id: String) in Array(#"{"transaction":"\#(id)","device":"porch","ok":true}"#.utf8) }
+        _ = rig.router.handle(MQTTMessage(topic: "hearth/a/answers", payload: answer("a-1"),
+                                          userProperties: [MQTTUserProperty("hearth-replied", "client")]))
+        #expect(rig.responses.map { $0["transaction"] } == [.string("t1")])
+        #expect(!rig.sent.all.contains { $0.topic == "client/inbox" })
+        // Any other value of the property, or none (an owner of an earlier version): relayed.
+        _ = rig.router.handle(MQTTMessage(topic: "hearth/a/answers", payload: answer("a-2"),
+                                          userProperties: [MQTTUserProperty("hearth-replied", "nobody")]))
+        #expect(rig.responses.map { $0["transaction"] } == [.string("t1"), .string("t2")])
+        #expect(rig.sent.all.filter { $0.topic == "client/inbox" }.count == 1)
+        #expect(rig.router.forwarder.waitingCount == 0)
+    }
+
+    /// A client without a response topic (MQTT 3.1.1, or one that watches `responses`): no instruction is sent.
+    @Test func withoutAResponseTopicTheOwnerIsNotAskedToAnswerTheClient() throws {
+        let rig = try PeerRig()
+        rig.peer("b", "online", devices: ["porch"])
+        let (json, parsed) = HubRequest.parse(Array(#"{"transaction":"t1","trait":"onOff","command":"on"}"#.utf8))
+        let target = try #require(rig.router.target(of: try parsed.get(), device: "porch"))
+        #expect(rig.router.forward(target.request, transaction: json, device: "porch", to: target.owner,
+                                   ownerDevice: target.device, responseTopic: nil, correlationData: nil) == nil)
+        let set = try #require(rig.sent.all.first { $0.topic == "hearth/b/devices/porch/set" })
+        #expect(set.userProperties.isEmpty)
+    }
+
+    @Test func theInstructionSurvivesItsEncodingAndAMalformedOneIsIgnored() throws {
+        let reply = DirectReply(topic: "x/y", correlationData: [0, 0xab, 0xff], transaction: .object([("n", .string("1"))]),
+                                device: "porch")
+        #expect(DirectReply(MQTTMessage(topic: "t", payload: [], userProperties: [reply.encoded])) == reply)
+        let noCorrelation = DirectReply(topic: "x/y", correlationData: nil, transaction: .null, device: "d")
+        #expect(DirectReply(MQTTMessage(topic: "t", payload: [], userProperties: [noCorrelation.encoded])) == noCorrelation)
+        for bad in [#"{"topic":"x","device":"d"}"#, #"{"topic":"","transaction":1,"device":"d"}"#,
+                    #"{"topic":"x","transaction":1,"device":2}"#, #"{"topic":"x","transaction":1,"device":"d","correlationData":"0g"}"#,
+                    #"{"topic":"x","transaction":1,"device":"d","correlationData":"abc"}"#,
+                    #"{"topic":"x","transaction":1,"device":"d","correlationData":7}"#, "not json", "[]"] {
+            #expect(DirectReply(MQTTMessage(topic: "t", payload: [], userProperties: [MQTTUserProperty("hearth-reply-to", bad)])) == nil,
+                    "\(bad)")
+        }
+        #expect(DirectReply(MQTTMessage(topic: "t", payload: [])) == nil)
     }
 
     /// Found by the `peer` fuzz target: an owner whose answer left out `device` had it relayed without one.

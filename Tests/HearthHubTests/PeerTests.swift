@@ -136,6 +136,8 @@ func press(_ w: Watcher) async throws {
           - id: climate
             type: HumiditySensor
             binding: {kind: humiditySensor, sensor: humidity-1, interval: 1s}
+          - id: fan
+            type: OnOffPlugInUnit
         """)
         try rig.configure("c", """
         devices:
@@ -180,6 +182,33 @@ func press(_ w: Watcher) async throws {
         #expect(forwarded?["ok"] == .bool(true))
         #expect(forwarded?["device"] == .string("lamp"))
         #expect(await w.latest("hearth/b/devices/lamp") { onOff($0) == .bool(false) }.flatMap(onOff) == .bool(false))
+        // A client with a response topic (MQTT 5) is answered by the owner itself, once: b tells a so on a's
+        // `answers` (DirectReply), and a publishes the answer on its `responses` without relaying it.
+        try w.client.subscribe("clients/w/inbox")
+        try w.client.publish("hearth/a/devices/lamp/set", payload: Array(#"{"transaction":"direct-1","trait":"onOff","command":"on"}"#.utf8),
+                             qos: .atLeastOnce, responseTopic: "clients/w/inbox", correlationData: [1, 2])
+        let direct = await w.first("clients/w/inbox") { $0?["transaction"] == .string("direct-1") }
+        #expect(direct?.correlationData == [1, 2])
+        let directAnswer = direct.flatMap { try? JSON.parse($0.payload) }
+        #expect(directAnswer?["ok"] == .bool(true) && directAnswer?["device"] == .string("lamp"))
+        #expect(await w.first("hearth/a/responses") { $0?["transaction"] == .string("direct-1") } != nil)
+        // b's answer to a came before a's `responses` (the earlier ones on `answers` were relayed: no response topic).
+        let told = w.all.last { $0.topic == "hearth/a/answers" }
+        #expect(told?.userProperty("hearth-replied") == "client")
+        // a's `responses` comes after anything a relays to the client (one publisher, delivered in order): nothing was.
+        #expect(w.all.filter { $0.topic == "clients/w/inbox" }.count == 1)
+        // The same for a device without hardware (its request runs on the owner's network thread, not in a lane).
+        try w.client.publish("hearth/a/devices/fan/set", payload: Array(#"{"transaction":"direct-2","trait":"onOff","command":"on"}"#.utf8),
+                             qos: .atLeastOnce, responseTopic: "clients/w/inbox")
+        #expect(await w.first("hearth/a/responses") { $0?["transaction"] == .string("direct-2") } != nil)
+        #expect(w.all.last { $0.topic == "hearth/a/answers" }?.userProperty("hearth-replied") == "client")
+        // A remote peer (behind a bridge, which would not carry the client's topic) is never asked: a relays.
+        try w.client.publish("hearth/a/devices/porch/set", payload: Array(#"{"transaction":"relayed-1","trait":"onOff","command":"on"}"#.utf8),
+                             qos: .atLeastOnce, responseTopic: "clients/w/inbox")
+        #expect(await w.first("hearth/a/responses") { $0?["transaction"] == .string("relayed-1") } != nil)
+        #expect(w.all.last { $0.topic == "hearth/a/answers" }?.userProperties.isEmpty == true)
+        #expect(w.all.filter { $0.topic == "clients/w/inbox" }.map { try? JSON.parse($0.payload)["transaction"] }
+                == [.string("direct-1"), .string("direct-2"), .string("relayed-1")])
         let unknown = try await w.request("garage-door", #""trait":"onOff","command":"on""#, hub: "a")
         #expect(unknown?["error"]?["code"] == .string("notFound"))
 

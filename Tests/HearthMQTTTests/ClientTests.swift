@@ -134,6 +134,27 @@ import Glibc
         #expect(reply.responseTopic == nil)
     }
 
+    @Test func userPropertiesArriveInOrderAndWithoutThemThereAreNone() async throws {
+        let broker = try TestBroker()
+        let receiver = try await subscribedProbe(broker, "props/#", barrier: "props/barrier")
+        let sender = try await broker.connectedProbe()
+        let properties = [MQTTUserProperty("hearth-reply-to", #"{"topic":"a/b"}"#), MQTTUserProperty("empty", ""),
+                          MQTTUserProperty("hearth-reply-to", "second, same name"), MQTTUserProperty("ünïcode", "✓")]
+        try sender.client.publish("props/with", payload: [1], qos: .atLeastOnce, responseTopic: "props/reply",
+                                  userProperties: properties)
+        try sender.client.publish("props/without", payload: [2])
+        let with = try #require(await receiver.message(on: "props/with"))
+        #expect(with.userProperties == properties)
+        #expect(with.userProperty("hearth-reply-to") == #"{"topic":"a/b"}"#)
+        #expect(with.responseTopic == "props/reply")
+        let without = try #require(await receiver.message(on: "props/without"))
+        #expect(without.userProperties.isEmpty && without.userProperty("hearth-reply-to") == nil)
+        // A name or value that C cannot carry is refused, and nothing is sent.
+        #expect(throws: MQTTError.self) {
+            try sender.client.publish("props/bad", payload: [3], userProperties: [MQTTUserProperty("a\0b", "x")])
+        }
+    }
+
     /// Work deferred from a handler runs on the network thread after the handler's turn, once what the handler
     /// published is on the socket: here the work waits until a subscriber has received the handler's message, which
     /// could never happen if the message were still queued behind it.

@@ -111,7 +111,7 @@ public final class PeerBindings: Sendable {
 
     private func finished(_ binding: PeerBinding, attempt: Int, _ outcome: PeerForwarder.Outcome) {
         switch outcome {
-        case .answered(let response):
+        case .answered(let response, _):
             if response["ok"] != .bool(true) {
                 log("binding \(binding.label) failed: \(response["error"]?["message"]?.text ?? response.text)")
             }

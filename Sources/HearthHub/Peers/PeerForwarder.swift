@@ -16,8 +16,9 @@ import HearthSync
 public final class PeerForwarder: Sendable {
     /// How a request sent to a peer ended.
     enum Outcome: Sendable {
-        /// The owner's response, as it sent it.
-        case answered(JSON)
+        /// The owner's response, as it sent it; `repliedToClient` when the owner has also answered the client itself
+        /// (`DirectReply`).
+        case answered(JSON, repliedToClient: Bool)
         /// No answer: the owner went offline (`unavailable`) or the deadline passed (`timeout`).
         case failed(HomeError)
     }
@@ -93,29 +94,38 @@ public final class PeerForwarder: Sendable {
 
     /// Sends a client's request to the hub that owns the device and relays its answer. Returns the error
     /// to answer with at once, or nil when the request is on its way.
+    ///
+    /// A client that gave a response topic (MQTT 5) is answered by an owner on this broker itself (`DirectReply`);
+    /// this hub then publishes the answer on its `responses` topic only, and relays it when the owner did not answer
+    /// the client.
     func forward(_ request: JSON, transaction: JSON, device: String, to owner: String, ownerDevice: String,
                  responseTopic: String?, correlationData: [UInt8]?) -> HomeError? {
-        send(request, to: owner, device: ownerDevice) { [weak self] outcome in
+        // Only an owner on this broker: a bridge (`route: remote`) carries the hubs' topics, not the client's.
+        let direct = directory.route(owner) == .local ? responseTopic.map {
+            DirectReply(topic: $0, correlationData: correlationData, transaction: transaction, device: device)
+        } : nil
+        return send(request, to: owner, device: ownerDevice, directReply: direct) { [weak self] outcome in
             guard let self else { return }
-            let response: JSON
+            let response: JSON, repliedToClient: Bool
             switch outcome {
-            case .answered(let answer):
-                guard case .object(let members) = answer else { return }
-                // The client's transaction and device name, whatever the owner calls them — and even when a broken
-                // owner leaves the device out: a client matches the answer by them.
-                response = .object([("transaction", transaction), ("device", .string(device))]
-                                    + members.filter { $0.key != "transaction" && $0.key != "device" })
+            case .answered(let answer, let replied):
+                guard case .object = answer else { return }
+                // The client's transaction and device name, whatever the owner calls them: a client matches the
+                // answer by them.
+                response = DirectReply.clientResponse(answer, transaction: transaction, device: device)
+                repliedToClient = replied
             case .failed(let error):
                 response = HubResponse.failure(transaction: transaction, device: device, error)
+                repliedToClient = false
             }
-            reply(response, responseTopic: responseTopic, correlationData: correlationData)
+            reply(response, responseTopic: repliedToClient ? nil : responseTopic, correlationData: correlationData)
         }
     }
 
     /// Sends `request` to `owner`'s `set` topic with a transaction of ours and `forwardedBy`, and calls
     /// `completion` once: with the answer, when the owner goes offline, or at the deadline. Returns the
     /// error instead (and never calls `completion`) when the request cannot be sent at all.
-    func send(_ request: JSON, to owner: String, device: String,
+    func send(_ request: JSON, to owner: String, device: String, directReply: DirectReply? = nil,
               completion: @escaping @Sendable (Outcome) -> Void) -> HomeError? {
         guard outbox.isConnected else {
             return .unavailable("this hub is not connected to its broker, so hub '\(owner)' cannot be reached")
@@ -144,7 +154,8 @@ public final class PeerForwarder: Sendable {
             // over MQTT 3.1.1 the response topic is dropped, and the router listens to every hub's `responses`.
             try outbox.publish(PeerOutbox.Message(topic: "\(topics.prefix)/\(owner)/devices/\(device)/set",
                                                   payload: JSON.object(members).bytes, qos: .atLeastOnce,
-                                                  responseTopic: topics.answers))
+                                                  responseTopic: topics.answers,
+                                                  userProperties: directReply.map { [$0.encoded] } ?? []))
         } catch {
             _ = state.withLock { $0.pending.removeValue(forKey: id) }
             return .unavailable("could not send to hub '\(owner)': \(error)")
@@ -155,8 +166,9 @@ public final class PeerForwarder: Sendable {
     // MARK: Answers
 
     /// An answer: a message on a peer's `responses` topic (`hub` is that peer), or on this hub's `answers` topic
-    /// (`hub` nil: MQTT does not say who published it). Ends the request it answers, if it is one of ours.
-    func answered(by hub: String?, _ payload: [UInt8]) {
+    /// (`hub` nil: MQTT does not say who published it; `repliedToClient` when it says the owner answered the client
+    /// too). Ends the request it answers, if it is one of ours.
+    func answered(by hub: String?, _ payload: [UInt8], repliedToClient: Bool = false) {
         guard payload.count <= Self.maximumAnswerBytes, let response = try? JSON.parse(payload),
               case .string(let id)? = response["transaction"] else { return }
         let pending = state.withLock { s -> Pending? in
@@ -164,7 +176,7 @@ public final class PeerForwarder: Sendable {
             guard let waiting = s.pending[id], hub == nil || waiting.owner == hub else { return nil }
             return s.pending.removeValue(forKey: id)
         }
-        pending?.completion(.answered(response))
+        pending?.completion(.answered(response, repliedToClient: repliedToClient))
     }
 
     func reply(_ response: JSON, responseTopic: String?, correlationData: [UInt8]?) {

@@ -16,15 +16,19 @@ public final class PeerOutbox: Sendable {
         /// MQTT 5's response topic: where the receiver should answer (dropped on an MQTT 3.1.1 connection).
         public var responseTopic: String?
         public var correlationData: [UInt8]?
+        /// MQTT 5's user properties (dropped on an MQTT 3.1.1 connection): `DirectReply`'s.
+        public var userProperties: [MQTTUserProperty]
 
         public init(topic: String, payload: [UInt8], qos: MQTTQoS = .atMostOnce, retain: Bool = false,
-                    responseTopic: String? = nil, correlationData: [UInt8]? = nil) {
+                    responseTopic: String? = nil, correlationData: [UInt8]? = nil,
+                    userProperties: [MQTTUserProperty] = []) {
             self.topic = topic
             self.payload = payload
             self.qos = qos
             self.retain = retain
             self.responseTopic = responseTopic
             self.correlationData = correlationData
+            self.userProperties = userProperties
         }
     }
 
@@ -50,7 +54,7 @@ public final class PeerOutbox: Sendable {
         target.withLock {
             $0 = Target(isConnected: { client.isConnected }, publish: { m in
                 try client.publish(m.topic, payload: m.payload, qos: m.qos, retain: m.retain, responseTopic: m.responseTopic,
-                                   correlationData: m.correlationData)
+                                   correlationData: m.correlationData, userProperties: m.userProperties)
             })
         }
     }

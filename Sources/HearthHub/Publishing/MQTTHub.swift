@@ -187,12 +187,19 @@ public final class MQTTHub: Sendable {
         Self.send(client, topic, payload, qos: qos, retain: retain, correlationData: correlationData, log: log)
     }
 
+    /// Publishes; a failure is logged (but for `notConnected`: everything is republished on the next connection).
+    /// Returns whether the message was queued.
+    @discardableResult
     static func send(_ client: MQTTClient, _ topic: String, _ payload: [UInt8], qos: MQTTQoS = .atMostOnce,
-                     retain: Bool = false, correlationData: [UInt8]? = nil, log: @Sendable (String) -> Void) {
+                     retain: Bool = false, correlationData: [UInt8]? = nil, userProperties: [MQTTUserProperty] = [],
+                     log: @Sendable (String) -> Void) -> Bool {
         do {
-            try client.publish(topic, payload: payload, qos: qos, retain: retain, correlationData: correlationData)
+            try client.publish(topic, payload: payload, qos: qos, retain: retain, correlationData: correlationData,
+                               userProperties: userProperties)
+            return true
         } catch {
             if error.code != .notConnected { log("publish to \(topic) failed: \(error)") }
+            return false
         }
     }
 
@@ -221,6 +228,7 @@ public final class MQTTHub: Sendable {
         }
         let (transaction, parsed) = HubRequest.parse(message.payload)
         let response: JSON
+        var direct: DirectReply?
         switch parsed {
         case .failure(let error):
             log("refused a request for \(deviceID): \(error)")
@@ -234,8 +242,11 @@ public final class MQTTHub: Sendable {
                 response = HubResponse.failure(transaction: transaction, device: deviceID, error)
                 break
             }
+            // Forwarded by a hub for a client with a response topic: answered to that client too (`DirectReply`).
+            direct = request.forwardedBy != nil ? DirectReply(message) : nil
             // A copy of a request run in the last minute (QoS 1 delivers at least once) is answered, not run again.
-            guard case .run(let key) = admit(message, transaction: transaction, what: "for \(deviceID)") else { return }
+            guard case .run(let key) = admit(message, transaction: transaction, what: "for \(deviceID)", direct: direct)
+            else { return }
             let runOnce: @Sendable () -> JSON = { [self] in
                 let response = run(request.action, transaction: transaction, on: deviceID)
                 remember(key, response, ran: response["ok"] == .bool(true))
@@ -247,8 +258,8 @@ public final class MQTTHub: Sendable {
                 response = runOnce()
                 break
             }
-            switch home.enqueue(on: deviceID, limit: requestsWaitingPerDevice, { [self] in
-                respond(message, runOnce())
+            switch home.enqueue(on: deviceID, limit: requestsWaitingPerDevice, { [self, direct] in
+                respond(message, runOnce(), direct: direct)
             }) {
             case .queued:
                 return
@@ -262,7 +273,7 @@ public final class MQTTHub: Sendable {
                 response = runOnce()  // notFound
             }
         }
-        respond(message, response)
+        respond(message, response, direct: direct)
     }
 
     enum Admission {
@@ -274,7 +285,7 @@ public final class MQTTHub: Sendable {
 
     /// Whether to run a request, or it is a copy (`RecentRequests`): then it is answered with the first one's
     /// response, or dropped while the first still runs, and logged.
-    func admit(_ message: MQTTMessage, transaction: JSON, what: String) -> Admission {
+    func admit(_ message: MQTTMessage, transaction: JSON, what: String, direct: DirectReply? = nil) -> Admission {
         guard transaction != .null else { return .run(key: nil) }
         let key = RecentRequests.Key(topic: message.topic, payload: message.payload, responseTopic: message.responseTopic,
                                      correlationData: message.correlationData)
@@ -285,7 +296,7 @@ public final class MQTTHub: Sendable {
             log("a copy of request \(transaction.text) \(what) arrived while it runs; it runs once")
         case .answered(let earlier):
             log("a copy of request \(transaction.text) \(what) arrived; answered again, not run again")
-            respond(message, earlier)
+            respond(message, earlier, direct: direct)
         }
         return .handled
     }
@@ -308,12 +319,20 @@ public final class MQTTHub: Sendable {
         }
     }
 
-    func respond(_ request: MQTTMessage, _ response: JSON) {
+    /// Answers a request: on its response topic, then on `responses`. With `direct` (a request another hub forwarded
+    /// for a client), the client is answered first, and the forwarding hub is told so (`DirectReply`).
+    func respond(_ request: MQTTMessage, _ response: JSON, direct: DirectReply? = nil) {
         let payload = response.bytes
+        var repliedToClient = false
+        if let direct {
+            let clientPayload = DirectReply.clientResponse(response, transaction: direct.transaction, device: direct.device).bytes
+            repliedToClient = Self.send(client, direct.topic, clientPayload, correlationData: direct.correlationData, log: log)
+        }
         // The one waiting for this answer first (a client, or a hub that forwarded the request and relays it): the
         // broker then delivers it before it handles `responses` for every watcher.
         if let responseTopic = request.responseTopic {
-            send(responseTopic, payload, correlationData: request.correlationData)
+            Self.send(client, responseTopic, payload, correlationData: request.correlationData,
+                      userProperties: repliedToClient ? [DirectReply.answered] : [], log: log)
         }
         send(topics.responses, payload)
     }
