@@ -251,6 +251,7 @@ func fadesUnderLoad(dimmers: Int = 50, loadDevices: Int = 100, loadPerSecond: In
     let load = LoadCounters()
     let loadDone = DispatchSemaphore(value: 0)
     DispatchQueue(label: "hearth.bench.load").async {
+        guard loadPerSecond > 0 else { loadDone.signal(); return }
         var next = timespec()
         clock_gettime(CLOCK_MONOTONIC, &next)
         let interval = 1_000_000_000 / loadPerSecond

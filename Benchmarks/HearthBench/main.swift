@@ -8,7 +8,9 @@ import Glibc
 
 // `--fades`: only the fades under load (Fades.swift), a whole hub on a private broker for about 15 s.
 if CommandLine.arguments.contains("--fades") {
-    try await fadesUnderLoad()
+    // HEARTH_BENCH_FADE_LOAD: the unrelated requests a second (1,000 unless set; 0 shows the fades' lateness alone).
+    let load = Int(getenv("HEARTH_BENCH_FADE_LOAD").map { String(cString: $0) } ?? "") ?? 1000
+    try await fadesUnderLoad(loadPerSecond: load)
     exit(0)
 }
 
