@@ -127,6 +127,32 @@ import Testing
         #expect(await w.latest("hearth/b/devices/lamp") { onOff($0) == .bool(true) }.flatMap(onOff) == .bool(true))
     }
 
+    /// The other way round: a hub on MQTT 5 forwards to an owner on MQTT 3.1.1, which never sees the response topic
+    /// (the broker drops it) and so answers on the forwarding hub's `answers` topic, which the request names in
+    /// `forwardedBy`. Without that the forwarding hub, which listens to its `answers` only, timed out.
+    @Test(.timeLimit(.minutes(1))) func anOwnerOnMQTT311AnswersAForwarderOnMQTT5() async throws {
+        let rig = try HomeRig()
+        try rig.configure("a", "devices: []\n")
+        try rig.configure("b", """
+        devices:
+          - id: lamp
+            type: OnOffLight
+        """, mqtt: [#"protocol: "3.1.1""#])
+        let w = try await Watcher(port: rig.broker.port)
+        try rig.start("a")
+        try rig.start("b")
+        #expect(await w.waitFor(status: "online", hub: "a"))
+        #expect(await w.waitFor(status: "online", hub: "b"))
+        _ = await w.latest("hearth/a/home") { entry($0, "b", "lamp") != nil }
+        let forwarded = try await w.request("lamp", #""trait":"onOff","command":"on""#, hub: "a")
+        #expect(forwarded?["ok"] == .bool(true), "\(rig.log("a"))")
+        #expect(await w.first("hearth/a/answers") { $0?["ok"] == .bool(true) } != nil)
+        // A forwardedBy that is not a hub id names no topic: the request is answered on `responses` only.
+        let odd = try await w.request("lamp", #""trait":"onOff","command":"off","forwardedBy":"x/y""#, hub: "b")
+        #expect(odd?["ok"] == .bool(true))
+        #expect(!w.all.contains { $0.topic.hasPrefix("hearth/x/") })
+    }
+
     /// A hub hears every peer's status and summary, but of the documents only those it mirrors, and of the
     /// answers only its own: a state change on another hub costs it nothing unless it mirrors that device.
     @Test func aHubListensOnlyToWhatItUses() throws {

@@ -228,7 +228,7 @@ public final class MQTTHub: Sendable {
         }
         let (transaction, parsed) = HubRequest.parse(message.payload)
         let response: JSON
-        var direct: DirectReply?
+        var direct: DirectReply?, forwarder: String?
         switch parsed {
         case .failure(let error):
             log("refused a request for \(deviceID): \(error)")
@@ -244,9 +244,10 @@ public final class MQTTHub: Sendable {
             }
             // Forwarded by a hub for a client with a response topic: answered to that client too (`DirectReply`).
             direct = request.forwardedBy != nil ? DirectReply(message) : nil
+            forwarder = answersTopic(forwardedBy: request.forwardedBy, message)
             // A copy of a request run in the last minute (QoS 1 delivers at least once) is answered, not run again.
-            guard case .run(let key) = admit(message, transaction: transaction, what: "for \(deviceID)", direct: direct)
-            else { return }
+            guard case .run(let key) = admit(message, transaction: transaction, what: "for \(deviceID)", direct: direct,
+                                             forwarder: forwarder) else { return }
             let runOnce: @Sendable () -> JSON = { [self] in
                 let response = run(request.action, transaction: transaction, on: deviceID)
                 remember(key, response, ran: response["ok"] == .bool(true))
@@ -258,8 +259,8 @@ public final class MQTTHub: Sendable {
                 response = runOnce()
                 break
             }
-            switch home.enqueue(on: deviceID, limit: requestsWaitingPerDevice, { [self, direct] in
-                respond(message, runOnce(), direct: direct)
+            switch home.enqueue(on: deviceID, limit: requestsWaitingPerDevice, { [self, direct, forwarder] in
+                respond(message, runOnce(), direct: direct, forwarder: forwarder)
             }) {
             case .queued:
                 return
@@ -273,7 +274,16 @@ public final class MQTTHub: Sendable {
                 response = runOnce()  // notFound
             }
         }
-        respond(message, response, direct: direct)
+        respond(message, response, direct: direct, forwarder: forwarder)
+    }
+
+    /// Where to answer a request another hub forwarded when this hub cannot see its response topic: over MQTT 3.1.1
+    /// the broker drops it, and a forwarding hub on MQTT 5 listens to its own `answers` topic only. Its hub id is in
+    /// the request (`forwardedBy`); nil when that is not a hub id, or when the response topic is there to be used.
+    func answersTopic(forwardedBy hub: String?, _ message: MQTTMessage) -> String? {
+        guard let hub, message.responseTopic == nil, hub != topics.hub, client.connectedProtocolVersion != .v5,
+              TopicScheme.problem(withLevel: hub) == nil else { return nil }
+        return TopicScheme(prefix: topics.prefix, hub: hub).answers
     }
 
     enum Admission {
@@ -285,7 +295,8 @@ public final class MQTTHub: Sendable {
 
     /// Whether to run a request, or it is a copy (`RecentRequests`): then it is answered with the first one's
     /// response, or dropped while the first still runs, and logged.
-    func admit(_ message: MQTTMessage, transaction: JSON, what: String, direct: DirectReply? = nil) -> Admission {
+    func admit(_ message: MQTTMessage, transaction: JSON, what: String, direct: DirectReply? = nil,
+               forwarder: String? = nil) -> Admission {
         guard transaction != .null else { return .run(key: nil) }
         let key = RecentRequests.Key(topic: message.topic, payload: message.payload, responseTopic: message.responseTopic,
                                      correlationData: message.correlationData)
@@ -296,7 +307,7 @@ public final class MQTTHub: Sendable {
             log("a copy of request \(transaction.text) \(what) arrived while it runs; it runs once")
         case .answered(let earlier):
             log("a copy of request \(transaction.text) \(what) arrived; answered again, not run again")
-            respond(message, earlier, direct: direct)
+            respond(message, earlier, direct: direct, forwarder: forwarder)
         }
         return .handled
     }
@@ -320,8 +331,9 @@ public final class MQTTHub: Sendable {
     }
 
     /// Answers a request: on its response topic, then on `responses`. With `direct` (a request another hub forwarded
-    /// for a client), the client is answered first, and the forwarding hub is told so (`DirectReply`).
-    func respond(_ request: MQTTMessage, _ response: JSON, direct: DirectReply? = nil) {
+    /// for a client), the client is answered first, and the forwarding hub is told so (`DirectReply`); with
+    /// `forwarder`, the forwarding hub's `answers` topic (`answersTopic(forwardedBy:_:)`) gets the answer too.
+    func respond(_ request: MQTTMessage, _ response: JSON, direct: DirectReply? = nil, forwarder: String? = nil) {
         let payload = response.bytes
         var repliedToClient = false
         if let direct {
@@ -334,6 +346,7 @@ public final class MQTTHub: Sendable {
             Self.send(client, responseTopic, payload, correlationData: request.correlationData,
                       userProperties: repliedToClient ? [DirectReply.answered] : [], log: log)
         }
+        if let forwarder { send(forwarder, payload) }
         send(topics.responses, payload)
     }
 
