@@ -284,6 +284,8 @@ func fadesUnderLoad(dimmers: Int = 50, loadDevices: Int = 100, loadPerSecond: In
 
     // Against the reference.
     var late: [UInt64] = []
+    // Each write's step deadline on the monotonic clock: the writes of one engine tick share it, whatever channel.
+    var ticks: [UInt64: [UInt64]] = [:]
     var skipped = 0, twice = 0, unexpected = 0, wrongFinal = 0, expected = 0
     for c in 0..<dimmers {
         let mine = writes.filter { $0.channel == c }
@@ -303,8 +305,19 @@ func fadesUnderLoad(dimmers: Int = 50, loadDevices: Int = 100, loadPerSecond: In
         guard let start = known.map({ $0.0 - $0.1 }).min() else { continue }
         let startMs = start / 1_000_000 * 1_000_000
         late += known.map { $0.0 - ($0.1 + startMs) }
+        for (at, step) in known { ticks[step + startMs, default: []].append(at) }
     }
     late.sort()
+    // Per tick of the engine (a deadline several channels share): how late its first write is (the engine's wake and
+    // its own step) and how far its last write trails its first (the writes queued behind one another).
+    var firsts: [UInt64] = [], spreads: [UInt64] = []
+    for (deadline, times) in ticks where times.count > 1 {
+        let first = times.min()!, last = times.max()!
+        firsts.append(first >= deadline ? first - deadline : 0)
+        spreads.append(last - first)
+    }
+    firsts.sort(); spreads.sort()
+    func pctOf(_ xs: [UInt64], _ p: Double) -> UInt64 { xs.isEmpty ? 0 : xs[min(xs.count - 1, Int(Double(xs.count) * p))] }
     func ms(_ ns: UInt64) -> String { String(Double(ns / 10_000) / 100) + " ms" }
     func pct(_ p: Double) -> UInt64 { late.isEmpty ? 0 : late[min(late.count - 1, Int(Double(late.count) * p))] }
     var average = [Double](repeating: 0, count: 3)
@@ -314,6 +327,8 @@ func fadesUnderLoad(dimmers: Int = 50, loadDevices: Int = 100, loadPerSecond: In
     print("  duty writes: \(writes.count) of \(expected) the reference steps write (written twice: \(twice), skipped: \(skipped), "
           + "not a reference step's: \(unexpected))")
     print("  lateness behind the 20 ms grid: p50 \(ms(pct(0.5)))  p99 \(ms(pct(0.99)))  max \(ms(late.last ?? 0)) (goal p99 ≤ 2 ms)")
+    print("  per tick shared by several channels (\(firsts.count)): first write late p50 \(ms(pctOf(firsts, 0.5)))  p99 \(ms(pctOf(firsts, 0.99))); "
+          + "last write after the first p50 \(ms(pctOf(spreads, 0.5)))  p99 \(ms(pctOf(spreads, 0.99)))")
     print("  final duty exact on \(dimmers - wrongFinal) of \(dimmers) channels")
     // A dimmer request that failed says why (it would otherwise show only as steps skipped).
     for m in inbox.messages.withLock({ $0 }) where m.topic == "hearth/fades/responses" && contains(m.payload, "dim-") && !contains(m.payload, #""ok":true"#) {
