@@ -105,17 +105,13 @@ import Testing
         try evil.publish("hearth/evil2/devices", payload: [], qos: .atLeastOnce, retain: true)
     }
 
-    /// Over MQTT 3.1.1 there is no response topic: the forwarding hub listens to every hub's `responses` and the
-    /// owner's answer is relayed all the same.
-    @Test(.timeLimit(.minutes(1))) func aForwardedRequestIsAnsweredOverMQTT311Too() async throws {
+    /// Hub a (no devices) and hub b (a lamp, on a relay when `relay`), each on the MQTT version given, both online
+    /// and a's home listing b's lamp; then a request for the lamp sent to a, forwarded to b, and its answer.
+    func forwardToAnotherVersion(a: [String], b: [String], relay: Bool) async throws -> (HomeRig, Watcher, JSON?) {
         let rig = try HomeRig()
-        try rig.configure("a", "devices: []\n", mqtt: [#"protocol: "3.1.1""#])
-        try rig.configure("b", """
-        devices:
-          - id: lamp
-            type: OnOffLight
-            binding: {kind: relay, pin: relay-2}
-        """)
+        try rig.configure("a", "devices: []\n", mqtt: a)
+        try rig.configure("b", "devices:\n  - {id: lamp, type: OnOffLight\(relay ? ", binding: {kind: relay, pin: relay-2}" : "")}\n",
+                          mqtt: b)
         let w = try await Watcher(port: rig.broker.port)
         try rig.start("a")
         try rig.start("b")
@@ -124,6 +120,14 @@ import Testing
         _ = await w.latest("hearth/a/home") { entry($0, "b", "lamp") != nil }
         let forwarded = try await w.request("lamp", #""trait":"onOff","command":"on""#, hub: "a")
         #expect(forwarded?["ok"] == .bool(true), "\(rig.log("a"))")
+        return (rig, w, forwarded)
+    }
+
+    /// Over MQTT 3.1.1 there is no response topic: the forwarding hub listens to every hub's `responses` and the
+    /// owner's answer is relayed all the same.
+    @Test(.timeLimit(.minutes(1))) func aForwardedRequestIsAnsweredOverMQTT311Too() async throws {
+        let (rig, w, _) = try await forwardToAnotherVersion(a: [#"protocol: "3.1.1""#], b: [], relay: true)
+        defer { withExtendedLifetime(rig) {} }
         #expect(await w.latest("hearth/b/devices/lamp") { onOff($0) == .bool(true) }.flatMap(onOff) == .bool(true))
     }
 
@@ -131,21 +135,8 @@ import Testing
     /// (the broker drops it) and so answers on the forwarding hub's `answers` topic, which the request names in
     /// `forwardedBy`. Without that the forwarding hub, which listens to its `answers` only, timed out.
     @Test(.timeLimit(.minutes(1))) func anOwnerOnMQTT311AnswersAForwarderOnMQTT5() async throws {
-        let rig = try HomeRig()
-        try rig.configure("a", "devices: []\n")
-        try rig.configure("b", """
-        devices:
-          - id: lamp
-            type: OnOffLight
-        """, mqtt: [#"protocol: "3.1.1""#])
-        let w = try await Watcher(port: rig.broker.port)
-        try rig.start("a")
-        try rig.start("b")
-        #expect(await w.waitFor(status: "online", hub: "a"))
-        #expect(await w.waitFor(status: "online", hub: "b"))
-        _ = await w.latest("hearth/a/home") { entry($0, "b", "lamp") != nil }
-        let forwarded = try await w.request("lamp", #""trait":"onOff","command":"on""#, hub: "a")
-        #expect(forwarded?["ok"] == .bool(true), "\(rig.log("a"))")
+        let (rig, w, _) = try await forwardToAnotherVersion(a: [], b: [#"protocol: "3.1.1""#], relay: false)
+        defer { withExtendedLifetime(rig) {} }
         #expect(await w.first("hearth/a/answers") { $0?["ok"] == .bool(true) } != nil)
         // A forwardedBy that is not a hub id names no topic: the request is answered on `responses` only.
         let odd = try await w.request("lamp", #""trait":"onOff","command":"off","forwardedBy":"x/y""#, hub: "b")
