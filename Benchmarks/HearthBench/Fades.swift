@@ -319,7 +319,7 @@ func fadesUnderLoad(dimmers: Int = 50, loadDevices: Int = 100, loadPerSecond: In
     firsts.sort(); spreads.sort()
     func pctOf(_ xs: [UInt64], _ p: Double) -> UInt64 { xs.isEmpty ? 0 : xs[min(xs.count - 1, Int(Double(xs.count) * p))] }
     func ms(_ ns: UInt64) -> String { String(Double(ns / 10_000) / 100) + " ms" }
-    func pct(_ p: Double) -> UInt64 { late.isEmpty ? 0 : late[min(late.count - 1, Int(Double(late.count) * p))] }
+    func pct(_ p: Double) -> UInt64 { pctOf(late, p) }
     var average = [Double](repeating: 0, count: 3)
     getloadavg(&average, 3)
     print("fades under load: \(dimmers) PWM dimmers each fading 10 s (sysfs tree), \(loadDevices) other lights getting "

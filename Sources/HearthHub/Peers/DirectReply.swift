@@ -1,3 +1,4 @@
+import HearthContract
 import HearthJSON
 import HearthMQTT
 
@@ -55,6 +56,9 @@ struct DirectReply: Sendable, Equatable {
         self.init(topic: topic, correlationData: correlationData, transaction: transaction, device: device)
     }
 
+    /// Whether an answer on this hub's `answers` topic says its owner has answered the client itself.
+    static func saysAnswered(_ message: MQTTMessage) -> Bool { message.userProperty(answered.name) == answered.value }
+
     /// The owner's response as the client expects it: with the client's transaction and device name, whatever the
     /// owner calls them (and even when a broken owner leaves the device out), the rest as the owner wrote it.
     static func clientResponse(_ owners: JSON, transaction: JSON, device: String) -> JSON {
@@ -91,5 +95,26 @@ struct DirectReply: Sendable, Equatable {
             i += 2
         }
         return out
+    }
+}
+
+/// Where an owner answers a request another hub forwarded, besides the request's response topic and its own
+/// `responses`: the client itself (`DirectReply`), and the forwarding hub's `answers` topic when this hub cannot see
+/// the response topic (over MQTT 3.1.1 the broker drops it, and a forwarding hub on MQTT 5 listens to its `answers`
+/// only; the request names that hub in `forwardedBy`). Made once per forwarded request and kept with it, through a
+/// device's lane and the answer to a copy of it.
+struct ForwardedAnswer: Sendable {
+    var client: DirectReply?
+    /// `<prefix>/<forwardedBy>/answers`.
+    var forwarderAnswers: String?
+
+    /// Nil for a request no hub forwarded, or when there is nowhere more to answer.
+    init?(_ request: HubRequest, _ message: MQTTMessage, topics: TopicScheme, seesResponseTopics: @autoclosure () -> Bool) {
+        guard let hub = request.forwardedBy else { return nil }
+        client = DirectReply(message)
+        if message.responseTopic == nil, hub != topics.hub, !seesResponseTopics(), TopicScheme.problem(withLevel: hub) == nil {
+            forwarderAnswers = TopicScheme(prefix: topics.prefix, hub: hub).answers
+        }
+        if client == nil && forwarderAnswers == nil { return nil }
     }
 }

@@ -85,8 +85,7 @@ public final class PeerRouter: Sendable {
         // This hub's own topics (its requests, above all) are not a peer's: told apart without allocating.
         if let own = topics.ownRemainder(message.topic) {
             guard own.elementsEqual("answers".utf8) else { return false }
-            forwarder.answered(by: nil, message.payload,
-                               repliedToClient: message.userProperty(DirectReply.answered.name) == DirectReply.answered.value)
+            forwarder.answered(by: nil, message.payload, repliedToClient: DirectReply.saysAnswered(message))
             return true
         }
         guard let parts = topics.levels(of: message.topic, maxSplits: 3), parts.count >= 2,

@@ -182,9 +182,11 @@ public final class MQTTHub: Sendable {
         }
     }
 
+    @discardableResult
     func send(_ topic: String, _ payload: [UInt8], qos: MQTTQoS = .atMostOnce, retain: Bool = false,
-                      correlationData: [UInt8]? = nil) {
-        Self.send(client, topic, payload, qos: qos, retain: retain, correlationData: correlationData, log: log)
+              correlationData: [UInt8]? = nil, userProperties: [MQTTUserProperty] = []) -> Bool {
+        Self.send(client, topic, payload, qos: qos, retain: retain, correlationData: correlationData,
+                  userProperties: userProperties, log: log)
     }
 
     /// Publishes; a failure is logged (but for `notConnected`: everything is republished on the next connection).
@@ -228,7 +230,7 @@ public final class MQTTHub: Sendable {
         }
         let (transaction, parsed) = HubRequest.parse(message.payload)
         let response: JSON
-        var direct: DirectReply?, forwarder: String?
+        var forwarded: ForwardedAnswer?
         switch parsed {
         case .failure(let error):
             log("refused a request for \(deviceID): \(error)")
@@ -242,12 +244,12 @@ public final class MQTTHub: Sendable {
                 response = HubResponse.failure(transaction: transaction, device: deviceID, error)
                 break
             }
-            // Forwarded by a hub for a client with a response topic: answered to that client too (`DirectReply`).
-            direct = request.forwardedBy != nil ? DirectReply(message) : nil
-            forwarder = answersTopic(forwardedBy: request.forwardedBy, message)
+            // Forwarded by another hub: answered to its client, or to it, too.
+            forwarded = ForwardedAnswer(request, message, topics: topics,
+                                        seesResponseTopics: client.connectedProtocolVersion == .v5)
             // A copy of a request run in the last minute (QoS 1 delivers at least once) is answered, not run again.
-            guard case .run(let key) = admit(message, transaction: transaction, what: "for \(deviceID)", direct: direct,
-                                             forwarder: forwarder) else { return }
+            guard case .run(let key) = admit(message, transaction: transaction, what: "for \(deviceID)",
+                                             forwarded: forwarded) else { return }
             let runOnce: @Sendable () -> JSON = { [self] in
                 let response = run(request.action, transaction: transaction, on: deviceID)
                 remember(key, response, ran: response["ok"] == .bool(true))
@@ -259,8 +261,8 @@ public final class MQTTHub: Sendable {
                 response = runOnce()
                 break
             }
-            switch home.enqueue(on: deviceID, limit: requestsWaitingPerDevice, { [self, direct, forwarder] in
-                respond(message, runOnce(), direct: direct, forwarder: forwarder)
+            switch home.enqueue(on: deviceID, limit: requestsWaitingPerDevice, { [self, forwarded] in
+                respond(message, runOnce(), forwarded: forwarded)
             }) {
             case .queued:
                 return
@@ -274,16 +276,7 @@ public final class MQTTHub: Sendable {
                 response = runOnce()  // notFound
             }
         }
-        respond(message, response, direct: direct, forwarder: forwarder)
-    }
-
-    /// Where to answer a request another hub forwarded when this hub cannot see its response topic: over MQTT 3.1.1
-    /// the broker drops it, and a forwarding hub on MQTT 5 listens to its own `answers` topic only. Its hub id is in
-    /// the request (`forwardedBy`); nil when that is not a hub id, or when the response topic is there to be used.
-    func answersTopic(forwardedBy hub: String?, _ message: MQTTMessage) -> String? {
-        guard let hub, message.responseTopic == nil, hub != topics.hub, client.connectedProtocolVersion != .v5,
-              TopicScheme.problem(withLevel: hub) == nil else { return nil }
-        return TopicScheme(prefix: topics.prefix, hub: hub).answers
+        respond(message, response, forwarded: forwarded)
     }
 
     enum Admission {
@@ -295,8 +288,7 @@ public final class MQTTHub: Sendable {
 
     /// Whether to run a request, or it is a copy (`RecentRequests`): then it is answered with the first one's
     /// response, or dropped while the first still runs, and logged.
-    func admit(_ message: MQTTMessage, transaction: JSON, what: String, direct: DirectReply? = nil,
-               forwarder: String? = nil) -> Admission {
+    func admit(_ message: MQTTMessage, transaction: JSON, what: String, forwarded: ForwardedAnswer? = nil) -> Admission {
         guard transaction != .null else { return .run(key: nil) }
         let key = RecentRequests.Key(topic: message.topic, payload: message.payload, responseTopic: message.responseTopic,
                                      correlationData: message.correlationData)
@@ -307,7 +299,7 @@ public final class MQTTHub: Sendable {
             log("a copy of request \(transaction.text) \(what) arrived while it runs; it runs once")
         case .answered(let earlier):
             log("a copy of request \(transaction.text) \(what) arrived; answered again, not run again")
-            respond(message, earlier, direct: direct, forwarder: forwarder)
+            respond(message, earlier, forwarded: forwarded)
         }
         return .handled
     }
@@ -330,23 +322,23 @@ public final class MQTTHub: Sendable {
         }
     }
 
-    /// Answers a request: on its response topic, then on `responses`. With `direct` (a request another hub forwarded
-    /// for a client), the client is answered first, and the forwarding hub is told so (`DirectReply`); with
-    /// `forwarder`, the forwarding hub's `answers` topic (`answersTopic(forwardedBy:_:)`) gets the answer too.
-    func respond(_ request: MQTTMessage, _ response: JSON, direct: DirectReply? = nil, forwarder: String? = nil) {
+    /// Answers a request: on its response topic, then on `responses`. A request another hub forwarded
+    /// (`ForwardedAnswer`) may also be answered to its client first, and the forwarding hub told so (`DirectReply`),
+    /// or on the forwarding hub's `answers` topic.
+    func respond(_ request: MQTTMessage, _ response: JSON, forwarded: ForwardedAnswer? = nil) {
         let payload = response.bytes
         var repliedToClient = false
-        if let direct {
+        if let direct = forwarded?.client {
             let clientPayload = DirectReply.clientResponse(response, transaction: direct.transaction, device: direct.device).bytes
-            repliedToClient = Self.send(client, direct.topic, clientPayload, correlationData: direct.correlationData, log: log)
+            repliedToClient = send(direct.topic, clientPayload, correlationData: direct.correlationData)
         }
         // The one waiting for this answer first (a client, or a hub that forwarded the request and relays it): the
         // broker then delivers it before it handles `responses` for every watcher.
         if let responseTopic = request.responseTopic {
-            Self.send(client, responseTopic, payload, correlationData: request.correlationData,
-                      userProperties: repliedToClient ? [DirectReply.answered] : [], log: log)
+            send(responseTopic, payload, correlationData: request.correlationData,
+                 userProperties: repliedToClient ? [DirectReply.answered] : [])
         }
-        if let forwarder { send(forwarder, payload) }
+        if let answers = forwarded?.forwarderAnswers { send(answers, payload) }
         send(topics.responses, payload)
     }
 
