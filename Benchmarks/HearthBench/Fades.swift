@@ -1,5 +1,5 @@
 // Fades on time under load (issue 21 §5): a whole hub (HubDaemon, as hearthd runs it, in this process) with 50
-// PWM dimmers on a sysfs-shaped PWM tree in a temporary directory and 100 lights without hardware, on a private
+// PWM dimmers on a sysfs-shaped PWM tree in memory (/dev/shm) and 100 lights without hardware, on a private
 // loopback mosquitto. Every dimmer runs a 10 s fade while a client sends 1,000 unrelated requests a second; each
 // duty write is recorded as it is made (the backend wraps the real sysfs PWM channel and notes the monotonic time
 // just before the write). The reference is the same configuration assembled the same way on the engine's injected
@@ -202,6 +202,12 @@ final class Inbox: Sendable {
 
 func fadesUnderLoad(dimmers: Int = 50, loadDevices: Int = 100, loadPerSecond: Int = 1000) async throws {
     let work = String(cString: mkdtemp(strdup("/tmp/hearth-fades-XXXXXX")))
+    // The sysfs-shaped tree in memory (/dev/shm, a tmpfs on Debian) when there is one, as sysfs is: a write to a file
+    // on ext4 (/tmp here) also costs journalling and writeback that a PWM write never does. The hub's state
+    // directory stays on the disk, as on a board.
+    let memory = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp"
+    let root = String(cString: mkdtemp(strdup(memory + "/hearth-fades-sysfs-XXXXXX")))
+    defer { removeTree(work); removeTree(root) }
     writeFile(work + "/board.yaml", "name: fade-bench\n")
     let steps = try reference(dimmers: dimmers, work: work)
 
@@ -218,8 +224,6 @@ func fadesUnderLoad(dimmers: Int = 50, loadDevices: Int = 100, loadPerSecond: In
     usleep(300_000)
 
     // The hub, in this process.
-    let root = work + "/root"
-    mkdir(root, 0o755)
     makePWMTree(root, channels: dimmers)
     writeFile(work + "/hearth.yaml", configuration(dimmers: dimmers, loadDevices: loadDevices, port: port, state: work + "/state"))
     let log = DutyLog()
@@ -322,7 +326,7 @@ func fadesUnderLoad(dimmers: Int = 50, loadDevices: Int = 100, loadPerSecond: In
     func pct(_ p: Double) -> UInt64 { pctOf(late, p) }
     var average = [Double](repeating: 0, count: 3)
     getloadavg(&average, 3)
-    print("fades under load: \(dimmers) PWM dimmers each fading 10 s (sysfs tree), \(loadDevices) other lights getting "
+    print("fades under load: \(dimmers) PWM dimmers each fading 10 s (sysfs tree in \(memory)), \(loadDevices) other lights getting "
           + "\(Int(Double(loadSent) / loadSeconds)) requests/s (\(responses) answered of \(loadSent)); load average \(Double(Int(average[0] * 100)) / 100)")
     print("  duty writes: \(writes.count) of \(expected) the reference steps write (written twice: \(twice), skipped: \(skipped), "
           + "not a reference step's: \(unexpected))")
@@ -336,6 +340,24 @@ func fadesUnderLoad(dimmers: Int = 50, loadDevices: Int = 100, loadPerSecond: In
         break
     }
     client.disconnect()
+}
+
+private func removeTree(_ path: String) {
+    var info = stat()
+    guard lstat(path, &info) == 0 else { return }
+    guard (info.st_mode & S_IFMT) == S_IFDIR else { unlink(path); return }
+    if let directory = opendir(path) {
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            // In place: copying the whole `dirent` reads past readdir's buffer.
+            let name = String(cString: UnsafeRawPointer(entry).advanced(by: MemoryLayout<dirent>.offset(of: \dirent.d_name)!)
+                .assumingMemoryBound(to: CChar.self))
+            if name != "." && name != ".." { names.append(name) }
+        }
+        closedir(directory)
+        for name in names { removeTree(path + "/" + name) }
+    }
+    rmdir(path)
 }
 
 private func contains(_ bytes: [UInt8], _ text: String) -> Bool {
