@@ -1,7 +1,5 @@
 public import HearthModel
 import HearthSync
-import Dispatch
-import Synchronization
 
 /// The hub's devices and their running traits: the one place commands, writes and hardware
 /// readings change state.
@@ -691,34 +689,10 @@ public final class Home: Sendable {
     }
 
     /// Runs timers on the clock until the task is cancelled. Idle, it sleeps without waking.
-    ///
-    /// On the real clock the loop runs on a thread of its own (a libdispatch serial queue it never leaves) that
-    /// sleeps in the kernel until the next step is due. As a task, each step of a fade waited for a thread of Swift's
-    /// cooperative pool twice, once for its sleeping task and once for the loop, and under load its latest steps were
-    /// later (issue 21 §5; docs/benchmarks.md, session 14). On any other clock (a test's `ManualClock`) it stays a
-    /// task, so that a test steps it without threads.
     public func run() async {
-        guard clock is MonotonicClock else {
-            while !Task.isCancelled {
-                advance(to: clock.now)
-                await waker.wait(until: nextDeadline, clock: clock)
-            }
-            return
-        }
-        let stopped = Atomic<Bool>(false)
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (finished: CheckedContinuation<Void, Never>) in
-                DispatchQueue(label: "hearth.engine.timers").async { [self] in
-                    while !stopped.load(ordering: .acquiring) {
-                        advance(to: clock.now)
-                        waker.block(until: nextDeadline)
-                    }
-                    finished.resume()
-                }
-            }
-        } onCancel: {
-            stopped.store(true, ordering: .releasing)
-            waker.wake()
+        while !Task.isCancelled {
+            advance(to: clock.now)
+            await waker.wait(until: nextDeadline, clock: clock)
         }
     }
 }
