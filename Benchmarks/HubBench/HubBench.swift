@@ -80,6 +80,10 @@ enum HubBench {
             return
         }
         let deviceCount = 100
+        // Every case that reads a hub's Private_Dirty (smaps counts a binary's pages still dirty in the page cache as
+        // the hub's own: 7.5 MB more for a lone hub started moments after its binary was copied) needs the binary
+        // written back first; the thousand-device case syncs again before its own figures.
+        sync()
 
         let work = String(cString: mkdtemp(strdup("/tmp/hearth-bench-XXXXXX")))
         let port = freePort()
