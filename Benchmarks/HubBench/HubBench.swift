@@ -73,6 +73,11 @@ enum HubBench {
                   + " [--fanout-hubs N] [--fanout-changes N] [--home-convergence-hubs N,N] [--forward-hubs N] [--forward-requests N] [--runs N] [--quick] [--no-discovery] [--only CASE,CASE] [--many-devices N] [--throughput-requests N] [--only-throughput]")
             exit(2)
         }
+        // A binary written moments ago (scripts/bench builds just before) is dirty in the page cache until the kernel
+        // writes it back, and smaps counts its mapped text as Private_Dirty: about 7.5 MB of a static hearthd's text
+        // that the hub never wrote. Written back first, every case's Private_Dirty (the soak's too) is what the hubs
+        // themselves dirtied.
+        sync()
         if soakMinutes > 0 {
             guard let soakBoard else { fail("--soak-minutes needs --soak-board <path of boards/sim.yaml>") }
             try await soak(binDir: binDir, minutes: soakMinutes, rate: soakRate, brokerRestartMinutes: soakBrokerRestart, board: soakBoard,
@@ -80,10 +85,6 @@ enum HubBench {
             return
         }
         let deviceCount = 100
-        // Every case that reads a hub's Private_Dirty (smaps counts a binary's pages still dirty in the page cache as
-        // the hub's own: 7.5 MB more for a lone hub started moments after its binary was copied) needs the binary
-        // written back first; the thousand-device case syncs again before its own figures.
-        sync()
 
         let work = String(cString: mkdtemp(strdup("/tmp/hearth-bench-XXXXXX")))
         let port = freePort()

@@ -14,10 +14,6 @@ extension HubBench {
     /// lane path a device with hardware takes; the others are lights without hardware, half dimmable.
     static func thousandDevices(binDir: String, port: Int, work: String, sizes: [Int], commands: Int) async throws {
         guard commands > 0, !sizes.isEmpty else { return }
-        // A binary written moments ago (scripts/bench builds just before) is dirty in the page cache until the kernel
-        // writes it back, and smaps counts its mapped text as Private_Dirty: 10 MB of a static hearthd's text that
-        // the hub never wrote. Written back first, Private_Dirty is what the hub itself dirtied.
-        sync()
         let probe = try Endpoint("bench-thousand-probe", port: port)
         try probe.client.subscribe("many/+/devices/+")
         try probe.client.subscribe("many/+/status")
