@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 
 /// Which level the "on" part of a PWM period is.
 public enum PWMPolarity: String, Sendable, Hashable, CaseIterable {
@@ -29,7 +30,10 @@ public struct PWMSettings: Sendable, Hashable {
 ///
 /// The kernel re-validates the whole state on every attribute write and rejects a duty cycle longer than the
 /// period, so writes are ordered to keep `duty_cycle ≤ period` true after each one; polarity can only change while
-/// the channel is disabled. Holds no state of its own: the kernel's attributes are the truth, read back each time.
+/// the channel is disabled. The kernel's attributes are the truth. The one thing the channel remembers is the period
+/// it last read or wrote, so that a fade's duty writes (50 a second per dimmer) do not read `period` back before each
+/// one: that read was four of a duty write's seven system calls. It is a hint, never trusted against the kernel: a
+/// duty that does not fit it, or that the kernel refuses, reads the period again before anything is said.
 public final class PWMChannel: Sendable {
     public let chip: Int
     public let channel: Int
@@ -37,6 +41,9 @@ public final class PWMChannel: Sendable {
     public let chipPath: String
     /// `…/pwmchipN/pwmM`
     public let path: String
+    /// The period last read from or written to the kernel, ``unknownPeriod`` before the first or after a failure.
+    private let knownPeriod = Atomic<UInt64>(PWMChannel.unknownPeriod)
+    private static let unknownPeriod = UInt64.max
 
     /// Opens channel `channel` of `pwmchip<chip>`, exporting it if it is not yet exported.
     ///
@@ -92,7 +99,16 @@ public final class PWMChannel: Sendable {
 
     // MARK: Reading
 
-    public func period() throws(LinuxIOError) -> UInt64 { try readNumber("period") }
+    public func period() throws(LinuxIOError) -> UInt64 {
+        do throws(LinuxIOError) {
+            let period = try readNumber("period")
+            knownPeriod.store(period, ordering: .relaxed)
+            return period
+        } catch {
+            knownPeriod.store(Self.unknownPeriod, ordering: .relaxed)
+            throw error
+        }
+    }
 
     public func dutyCycle() throws(LinuxIOError) -> UInt64 { try readNumber("duty_cycle") }
 
@@ -124,7 +140,10 @@ public final class PWMChannel: Sendable {
         let current = try self.period()
         for attribute in Self.writeOrder(currentPeriod: current, newDutyCycle: dutyCycle) {
             switch attribute {
-            case .period: try write(String(period), to: "period")
+            case .period:
+                knownPeriod.store(Self.unknownPeriod, ordering: .relaxed)
+                try write(String(period), to: "period")
+                knownPeriod.store(period, ordering: .relaxed)
             case .dutyCycle: try write(String(dutyCycle), to: "duty_cycle")
             }
         }
@@ -132,15 +151,29 @@ public final class PWMChannel: Sendable {
 
     /// Sets the duty cycle under the current period.
     ///
+    /// Reads the period only when it does not know it, or when `dutyCycle` does not fit the one it knows or the
+    /// kernel refuses the write (someone else may have changed it): one open, write and close otherwise.
+    ///
     /// - Throws: `EINVAL` without writing if `dutyCycle` exceeds the period the kernel currently has.
     public func setDutyCycle(_ dutyCycle: UInt64) throws(LinuxIOError) {
-        let period = try self.period()
-        guard dutyCycle <= period else {
-            throw LinuxIOError(operation: "write", context: .path(path + "/duty_cycle"), errno: .invalidArgument,
-                               message: "duty cycle \(dutyCycle) ns exceeds the period \(period) ns of pwmchip\(chip)/"
-                                   + "pwm\(channel): use setPeriod(_:dutyCycle:) to change both")
+        let known = knownPeriod.load(ordering: .relaxed)
+        if known == Self.unknownPeriod || dutyCycle > known {
+            let period = try self.period()
+            guard dutyCycle <= period else { throw dutyCycleExceeds(period, dutyCycle) }
         }
-        try write(String(dutyCycle), to: "duty_cycle")
+        do throws(LinuxIOError) {
+            try write(String(dutyCycle), to: "duty_cycle")
+        } catch where error.errno == .invalidArgument {
+            // The period may have shrunk behind this channel's back: say so if it did.
+            guard let period = try? self.period(), dutyCycle > period else { throw error }
+            throw dutyCycleExceeds(period, dutyCycle)
+        }
+    }
+
+    private func dutyCycleExceeds(_ period: UInt64, _ dutyCycle: UInt64) -> LinuxIOError {
+        LinuxIOError(operation: "write", context: .path(path + "/duty_cycle"), errno: .invalidArgument,
+                     message: "duty cycle \(dutyCycle) ns exceeds the period \(period) ns of pwmchip\(chip)/"
+                         + "pwm\(channel): use setPeriod(_:dutyCycle:) to change both")
     }
 
     /// - Throws: `EBUSY` without writing while the channel is enabled: the kernel refuses polarity changes then.
@@ -174,6 +207,7 @@ public final class PWMChannel: Sendable {
 
     /// Gives the channel back (`unexport`); the kernel disables it. Using this object afterwards fails with `ENOENT`.
     public func unexport() throws(LinuxIOError) {
+        knownPeriod.store(Self.unknownPeriod, ordering: .relaxed)
         try FileIO.write(String(channel), to: chipPath + "/unexport")
     }
 

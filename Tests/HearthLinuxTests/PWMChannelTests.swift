@@ -112,6 +112,39 @@ struct PWMChannelTests {
         #expect(try channel.dutyCycle() == 1_000)
     }
 
+    @Test func dutyWritesDoNotReadBackThePeriodTheChannelKnows() throws {
+        try tree.addPWMChannel(chip: 0, channel: 0, period: 1_000, dutyCycle: 100)
+        let channel = try PWMChannel(chip: 0, channel: 0, root: root)
+        try channel.setDutyCycle(200)  // learns the period
+        // Without `period` a read would fail with ENOENT: the next writes do not read it.
+        tree.remove(chipDir + "/pwm0/period")
+        try channel.setDutyCycle(300)
+        try channel.setDutyCycle(1_000)
+        #expect(tree.contents(of: chipDir + "/pwm0/duty_cycle") == "1000")
+        // A period the channel wrote itself is known as well.
+        try tree.file(chipDir + "/pwm0/period", "1000\n")
+        try channel.setPeriod(5_000, dutyCycle: 0)
+        tree.remove(chipDir + "/pwm0/period")
+        try channel.setDutyCycle(5_000)
+        #expect(tree.contents(of: chipDir + "/pwm0/duty_cycle") == "5000")
+    }
+
+    @Test func aDutyAboveTheKnownPeriodReadsItAgainBeforeRefusing() throws {
+        try tree.addPWMChannel(chip: 0, channel: 0, period: 1_000, dutyCycle: 100)
+        let channel = try PWMChannel(chip: 0, channel: 0, root: root)
+        try channel.setDutyCycle(200)
+        // Someone else raises the period: a duty that fits the new one is written.
+        try tree.file(chipDir + "/pwm0/period", "2000\n")
+        try channel.setDutyCycle(1_500)
+        #expect(tree.contents(of: chipDir + "/pwm0/duty_cycle") == "1500")
+        // And lowers it again: a duty above it is refused without writing, naming the period the kernel has.
+        try tree.file(chipDir + "/pwm0/period", "1200\n")
+        let error = #expect(throws: LinuxIOError.self) { try channel.setDutyCycle(2_500) }
+        #expect(error?.errno == .invalidArgument)
+        #expect(error?.message.contains("exceeds the period 1200 ns") == true)
+        #expect(tree.contents(of: chipDir + "/pwm0/duty_cycle") == "1500")
+    }
+
     @Test func polarityChangesOnlyWhileDisabled() throws {
         try tree.addPWMChannel(chip: 0, channel: 0, period: 1_000, dutyCycle: 100, enabled: true)
         let channel = try PWMChannel(chip: 0, channel: 0, root: root)
