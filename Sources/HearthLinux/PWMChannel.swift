@@ -154,7 +154,8 @@ public final class PWMChannel: Sendable {
     /// Reads the period only when it does not know it, or when `dutyCycle` does not fit the one it knows or the
     /// kernel refuses the write (someone else may have changed it): one open, write and close otherwise.
     ///
-    /// - Throws: `EINVAL` without writing if `dutyCycle` exceeds the period the kernel currently has.
+    /// - Throws: `EINVAL` naming both if `dutyCycle` exceeds the period the kernel currently has; the duty cycle is
+    ///   then unchanged.
     public func setDutyCycle(_ dutyCycle: UInt64) throws(LinuxIOError) {
         let known = knownPeriod.load(ordering: .relaxed)
         if known == Self.unknownPeriod || dutyCycle > known {
