@@ -107,7 +107,7 @@ let package = Package(
                           swiftSettings: strict),
 
         // Fixtures shared by the test suites: a private mosquitto on a free loopback port, temporary sysfs trees.
-        .target(name: "HearthTestKit", dependencies: ["HearthSync", "HearthEngine", "HearthMQTT"], path: "Tests/HearthTestKit", swiftSettings: strict),
+        .target(name: "HearthTestKit", dependencies: ["HearthSync", "HearthEngine", "HearthMQTT", "HearthLinux"], path: "Tests/HearthTestKit", swiftSettings: strict),
 
         // Fuzz targets: one function per reader of outside input (JSON, requests, topics, configuration, boards, peers,
         // the state file) that checks the reader's promises on any bytes (scripts/fuzz, docs/reliability.md).

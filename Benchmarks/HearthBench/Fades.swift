@@ -207,7 +207,7 @@ func fadesUnderLoad(dimmers: Int = 50, loadDevices: Int = 100, loadPerSecond: In
     // directory stays on the disk, as on a board.
     let memory = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp"
     let root = String(cString: mkdtemp(strdup(memory + "/hearth-fades-sysfs-XXXXXX")))
-    defer { removeTree(work); removeTree(root) }
+    defer { removeFileTree(work); removeFileTree(root) }
     writeFile(work + "/board.yaml", "name: fade-bench\n")
     let steps = try reference(dimmers: dimmers, work: work)
 
@@ -340,24 +340,6 @@ func fadesUnderLoad(dimmers: Int = 50, loadDevices: Int = 100, loadPerSecond: In
         break
     }
     client.disconnect()
-}
-
-private func removeTree(_ path: String) {
-    var info = stat()
-    guard lstat(path, &info) == 0 else { return }
-    guard (info.st_mode & S_IFMT) == S_IFDIR else { unlink(path); return }
-    if let directory = opendir(path) {
-        var names: [String] = []
-        while let entry = readdir(directory) {
-            // In place: copying the whole `dirent` reads past readdir's buffer.
-            let name = String(cString: UnsafeRawPointer(entry).advanced(by: MemoryLayout<dirent>.offset(of: \dirent.d_name)!)
-                .assumingMemoryBound(to: CChar.self))
-            if name != "." && name != ".." { names.append(name) }
-        }
-        closedir(directory)
-        for name in names { removeTree(path + "/" + name) }
-    }
-    rmdir(path)
 }
 
 private func contains(_ bytes: [UInt8], _ text: String) -> Bool {

@@ -25,6 +25,20 @@ public struct SysfsRoot: Sendable, Hashable, CustomStringConvertible {
     public var description: String { prefix }
 }
 
+/// Removes `path` and, when it is a directory, everything beneath it, without following symbolic links; what cannot be
+/// removed is left. For the temporary trees shaped like `/sys` that tests and benchmarks make and throw away: a board
+/// never removes one.
+public func removeFileTree(_ path: String) {
+    var info = stat()
+    guard lstat(path, &info) == 0 else { return }
+    guard (info.st_mode & S_IFMT) == S_IFDIR else {
+        unlink(path)
+        return
+    }
+    for name in (try? FileIO.directoryEntries(path)) ?? [] { removeFileTree(path + "/" + name) }
+    rmdir(path)
+}
+
 /// The one place sysfs and device files are opened, read, written and closed.
 ///
 /// Sysfs attributes are tiny and must be read and written whole (a store callback sees exactly one `write`), so this

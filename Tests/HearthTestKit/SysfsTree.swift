@@ -1,4 +1,5 @@
 import Glibc
+import HearthLinux
 
 /// A failure building a fixture tree: the test environment is broken, not the code under test.
 public struct SysfsTreeError: Error, CustomStringConvertible {
@@ -32,7 +33,7 @@ public final class SysfsTree: Sendable {
     }
 
     deinit {
-        Self.removeRecursively(root)
+        removeFileTree(root)
     }
 
     /// `absolutePath` (e.g. `/sys/class/pwm`) inside the tree.
@@ -95,7 +96,7 @@ public final class SysfsTree: Sendable {
 
     /// Removes a file, link or directory tree.
     public func remove(_ absolutePath: String) {
-        Self.removeRecursively(path(absolutePath))
+        removeFileTree(path(absolutePath))
     }
 
     // MARK: Kernel-shaped devices
@@ -148,25 +149,5 @@ public final class SysfsTree: Sendable {
     private static func parent(_ absolutePath: String) -> String {
         guard let slash = absolutePath.lastIndex(of: "/") else { return "/" }
         return String(absolutePath[..<slash])
-    }
-
-    private static func removeRecursively(_ path: String) {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return }
-        if (info.st_mode & S_IFMT) == S_IFDIR {
-            if let directory = opendir(path) {
-                var names: [String] = []
-                while let entry = readdir(directory) {
-                    // In place: copying the whole `dirent` reads past readdir's buffer (see FileIO.entryName).
-                    let name = String(cString: UnsafeRawPointer(entry).advanced(by: MemoryLayout<dirent>.offset(of: \dirent.d_name)!).assumingMemoryBound(to: CChar.self))
-                    if name != "." && name != ".." { names.append(name) }
-                }
-                closedir(directory)
-                for name in names { removeRecursively(path + "/" + name) }
-            }
-            rmdir(path)
-        } else {
-            unlink(path)
-        }
     }
 }
