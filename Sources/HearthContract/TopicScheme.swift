@@ -24,6 +24,8 @@ public struct TopicScheme: Sendable, Hashable {
 
     /// `online` / `offline`, retained; the will says `offline`.
     public var status: String { "\(base)/status" }
+    /// `{"interval":N}` every N seconds, retained, for hubs across a bridge (`Heartbeat`); empty when none is sent.
+    public var heartbeat: String { "\(base)/heartbeat" }
     /// The summary of every device, retained.
     public var devices: String { "\(base)/devices" }
     /// One device's document, retained.
@@ -66,6 +68,12 @@ public struct TopicScheme: Sendable, Hashable {
               let id = Self.dropping("/set".utf8, from: rest), !id.isEmpty, !id.contains(UInt8(ascii: "/"))
         else { return nil }
         return String(Substring(id))
+    }
+
+    /// Whether `topic` is this hub's `…/devices//set`: a request for a device with no id, which the hub's `set`
+    /// subscription receives (its `+` matches an empty level) and answers as a request it cannot run.
+    public func isSetTopicWithoutDeviceID(_ topic: String) -> Bool {
+        ownRemainder(topic).map { $0.elementsEqual("devices//set".utf8) } ?? false
     }
 
     /// What follows `<prefix>/<hub>/` in `topic`, or nil when it is not a topic of this hub.

@@ -99,20 +99,21 @@ struct DirectReply: Sendable, Equatable {
 }
 
 /// Where an owner answers a request another hub forwarded, besides the request's response topic and its own
-/// `responses`: the client itself (`DirectReply`), and the forwarding hub's `answers` topic when this hub cannot see
-/// the response topic (over MQTT 3.1.1 the broker drops it, and a forwarding hub on MQTT 5 listens to its `answers`
-/// only; the request names that hub in `forwardedBy`). Made once per forwarded request and kept with it, through a
-/// device's lane and the answer to a copy of it.
+/// `responses`: the client itself (`DirectReply`), and the forwarding hub's `answers` topic whenever the request came
+/// without a response topic. The request names that hub in `forwardedBy`; the response topic is lost when this hub or
+/// the forwarding one speaks MQTT 3.1.1, and when a mosquitto bridge between them does (its default): a forwarding hub
+/// on MQTT 5 listens to its `answers` only, and a bridge that carries `hearth/#` carries `answers` too. Made once per
+/// forwarded request and kept with it, through a device's lane and the answer to a copy of it.
 struct ForwardedAnswer: Sendable {
     var client: DirectReply?
     /// `<prefix>/<forwardedBy>/answers`.
     var forwarderAnswers: String?
 
     /// Nil for a request no hub forwarded, or when there is nowhere more to answer.
-    init?(_ request: HubRequest, _ message: MQTTMessage, topics: TopicScheme, seesResponseTopics: @autoclosure () -> Bool) {
+    init?(_ request: HubRequest, _ message: MQTTMessage, topics: TopicScheme) {
         guard let hub = request.forwardedBy else { return nil }
         client = DirectReply(message)
-        if message.responseTopic == nil, hub != topics.hub, !seesResponseTopics(), TopicScheme.problem(withLevel: hub) == nil {
+        if message.responseTopic == nil, hub != topics.hub, TopicScheme.problem(withLevel: hub) == nil {
             forwarderAnswers = TopicScheme(prefix: topics.prefix, hub: hub).answers
         }
         if client == nil && forwarderAnswers == nil { return nil }

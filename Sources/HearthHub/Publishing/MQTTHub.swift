@@ -214,6 +214,14 @@ public final class MQTTHub: Sendable {
             return
         }
         guard let deviceID = topics.deviceID(fromSetTopic: message.topic) else {
+            if topics.isSetTopicWithoutDeviceID(message.topic) {
+                // A client waits for this answer as for any other: it names the device as the topic did (empty).
+                guard !message.payload.isEmpty || !message.retain else { return }
+                let transaction = HubRequest.parse(message.payload).transaction
+                respond(message, HubResponse.failure(transaction: transaction, device: "", .invalidCommand(
+                    "the topic \(message.topic) names no device: a request goes to <prefix>/<hub>/devices/<device id>/set")))
+                return
+            }
             other(message)
             return
         }
@@ -245,8 +253,7 @@ public final class MQTTHub: Sendable {
                 break
             }
             // Forwarded by another hub: answered to its client, or to it, too.
-            forwarded = ForwardedAnswer(request, message, topics: topics,
-                                        seesResponseTopics: client.connectedProtocolVersion == .v5)
+            forwarded = ForwardedAnswer(request, message, topics: topics)
             // A copy of a request run in the last minute (QoS 1 delivers at least once) is answered, not run again.
             guard case .run(let key) = admit(message, transaction: transaction, what: "for \(deviceID)",
                                              forwarded: forwarded) else { return }
