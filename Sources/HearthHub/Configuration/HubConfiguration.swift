@@ -1,4 +1,4 @@
-import HearthContract
+public import HearthContract
 import HearthJSON
 public import HearthConfig
 public import HearthEngine
@@ -29,6 +29,8 @@ public struct HubConfiguration {
     public var mqtt: MQTTConnectOptions
     public var devices: [Device]
     public var peers: [PeerConfiguration] = []
+    /// `hub.heartbeat` as written, in seconds; nil when not written (`heartbeat` then decides).
+    public var heartbeatInterval: Int?
     public var mirrors: [MirrorRoute] = []
     /// Cross-hub bindings, each with its `to:` section for the checks that need the trait registry.
     public var peerBindings: [(binding: PeerBinding, target: ConfigMap)] = []
@@ -38,6 +40,15 @@ public struct HubConfiguration {
     public var homeAssistantPrefix = "homeassistant"
 
     public static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
+
+    /// The heartbeat this hub sends: `hub.heartbeat`, or `defaultHeartbeat` once any peer is across a bridge (it
+    /// watches this hub by it); none for a hub whose peers all share its broker, where the will says enough.
+    public var heartbeat: Heartbeat? {
+        if let heartbeatInterval { return Heartbeat(interval: heartbeatInterval) }
+        return peers.contains { $0.route == .remote } ? Self.defaultHeartbeat : nil
+    }
+
+    public static let defaultHeartbeat = Heartbeat(interval: 5)
 
     /// Reads `file`; returns nil after recording problems in `diagnostics`.
     public static func load(file: String, diagnostics: ConfigDiagnostics) -> HubConfiguration? {
@@ -110,6 +121,13 @@ public struct HubConfiguration {
             if let dir = hub.text("stateDirectory") { config.stateDirectory = absolute(dir, near: directory) }
             if let level = hub.text("logLevel") { config.logLevel = level }
             if let steps = hub.int("stepsPerSecond") { config.stepsPerSecond = steps }
+            if let beat = hub.duration("heartbeat") {
+                if beat.components.attoseconds == 0 {
+                    config.heartbeatInterval = Int(beat.components.seconds)
+                } else {
+                    hub["heartbeat"]?.problem("a heartbeat is a whole number of seconds, e.g. 5s")
+                }
+            }
         }
         if let mqtt = top["mqtt"] { readMQTT(mqtt, directory: directory, into: &config) }
         config.mqtt.clientID = config.mqtt.clientID ?? "hearth-\(config.hubID)"
@@ -117,7 +135,7 @@ public struct HubConfiguration {
         for peer in top["peers"]?.list ?? [] {
             guard let m = peer.mapping(Keys.peer), let hub = topicLevel(m, "hub", required: true) else { continue }
             let route = m.text("route").flatMap(PeerRoute.init(rawValue:)) ?? .local
-            config.peers.append(PeerConfiguration(hub: hub, route: route))
+            config.peers.append(PeerConfiguration(hub: hub, route: route, timeout: m.duration("timeout")))
         }
         var seen: [String: Int] = [:]
         for device in top.required("devices")?.list ?? [] {

@@ -47,6 +47,10 @@ extension HubConfiguration {
             ConfigKey("logLevel", .choice(HubConfiguration.logLevels), "how much hearthd logs; default info"),
             ConfigKey("stepsPerSecond", .int(1...200, unit: " steps per second"),
                       "how often a dimmer's output moves during a transition; default 50"),
+            ConfigKey("heartbeat", .duration(.seconds(Heartbeat.intervals.lowerBound) ... .seconds(Heartbeat.intervals.upperBound),
+                                             defaultUnit: "s"),
+                      "how often this hub tells hubs across a bridge it is alive, in whole seconds (1s…1h); they show it "
+                      + "offline after 3 silent intervals; default 5s when a peer is route: remote, otherwise none"),
         ])
 
         static let mqtt = ConfigSection([
@@ -75,7 +79,10 @@ extension HubConfiguration {
 
         static let peer = ConfigSection([
             ConfigKey("hub", id, required: true, "the peer hub's id"),
-            ConfigKey("route", .choice(["local", "remote"]), "local (default) or remote"),
+            ConfigKey("route", .choice(["local", "remote"]),
+                      "local (default: on this broker) or remote (across a bridge: also watched by its heartbeat)"),
+            ConfigKey("timeout", .duration(.milliseconds(100) ... .seconds(60), defaultUnit: "s"),
+                      "how long a request forwarded to it waits for its answer (100ms…60s); default 3s, 5s when remote"),
         ])
 
         static let group = ConfigSection([

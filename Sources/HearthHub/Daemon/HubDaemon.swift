@@ -185,8 +185,9 @@ public enum HubDaemon {
             let padded = device.id + String(repeating: " ", count: width - device.id.count)
             lines.append("  \(padded)  " + typeTexts.joined(separator: "; "))
         }
-        lines.append("peers: " + (c.peers.isEmpty ? "none named" : c.peers.map { "\($0.hub) (\($0.route.rawValue))" }
-            .joined(separator: ", ")))
+        lines.append("peers: " + (c.peers.isEmpty ? "none named" : c.peers.map { p in
+            "\(p.hub) (\(p.route.rawValue)" + (p.timeout.map { ", answers within \($0)" } ?? "") + ")"
+        }.joined(separator: ", ")) + (c.heartbeat.map { "; heartbeat every \($0.interval) s" } ?? ""))
         let across = c.bindings.filter { $0.hub != c.hubID }
         let local = c.bindings.count - across.count
         if c.bindings.isEmpty { lines.append("bindings: none") } else {
@@ -304,7 +305,7 @@ public enum HubDaemon {
         let announced = Atomic<Bool>(false)
         let bindingsByDevice = plan.bindings
         let router = PeerRouter(home: home, topics: topics, peers: config.peers, mirrors: config.mirrors,
-                                bindings: config.bindings, log: { logger.notice("\($0)") })
+                                bindings: config.bindings, heartbeat: config.heartbeat, log: { logger.notice("\($0)") })
         let hardwareDevices = Set(plan.bindings.map(\.device))
         // Home Assistant's discovery (docs/home-assistant.md): announced on every connection and on its birth.
         let homeAssistant = config.homeAssistantDiscovery ? homeAssistantBridge(

@@ -83,8 +83,9 @@ public final class PeerBindings: Sendable {
         }
     }
 
-    /// Runs `binding`'s command; `attempt` 1 is the retry after a silent owner.
-    func fire(_ binding: PeerBinding, attempt: Int) {
+    /// Runs `binding`'s command; `attempt` 1 is the retry after a silent owner, sent with the first attempt's
+    /// transaction: an owner that ran the first and whose answer was lost answers the copy without running it again.
+    func fire(_ binding: PeerBinding, attempt: Int, transaction: String? = nil) {
         if binding.hub == hub {
             // On the target's lane, as any request: its hardware may be slow, and the switch must not wait.
             let queued = home.enqueue(on: binding.device) { [home, log] in
@@ -103,21 +104,23 @@ public final class PeerBindings: Sendable {
         var request: [(key: String, value: JSON)] = []
         if let type = binding.type { request.append(("type", .string(type))) }
         request += [("trait", .string(binding.trait)), ("command", .string(binding.command)), ("args", binding.arguments)]
-        let error = forwarder.send(.object(request), to: binding.hub, device: binding.device) { [weak self] outcome in
-            self?.finished(binding, attempt: attempt, outcome)
+        let error = forwarder.send(.object(request), to: binding.hub, device: binding.device,
+                                   transaction: transaction) { [weak self] outcome, sentAs in
+            self?.finished(binding, attempt: attempt, transaction: sentAs, outcome)
         }
         if let error { log("binding \(binding.label) failed: \(error)") }
     }
 
-    private func finished(_ binding: PeerBinding, attempt: Int, _ outcome: PeerForwarder.Outcome) {
+    private func finished(_ binding: PeerBinding, attempt: Int, transaction: String, _ outcome: PeerForwarder.Outcome) {
         switch outcome {
         case .answered(let response, _):
             if response["ok"] != .bool(true) {
                 log("binding \(binding.label) failed: \(response["error"]?["message"]?.text ?? response.text)")
             }
         case .failed(let error) where error.status == .timeout && attempt == 0:
-            log("binding \(binding.label): no answer from hub '\(binding.hub)' in \(forwarder.timeout); retrying once")
-            fire(binding, attempt: 1)
+            log("binding \(binding.label): no answer from hub '\(binding.hub)' in \(forwarder.timeout(for: binding.hub)); "
+                + "sending it again once (run at most once)")
+            fire(binding, attempt: 1, transaction: transaction)
         case .failed(let error):
             log("binding \(binding.label) failed: \(error)")
         }

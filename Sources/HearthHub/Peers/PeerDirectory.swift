@@ -14,10 +14,18 @@ public enum PeerRoute: String, Sendable, Hashable {
 public struct PeerConfiguration: Sendable, Hashable {
     public var hub: String
     public var route: PeerRoute
-    public init(hub: String, route: PeerRoute = .local) {
+    /// How long a request forwarded to it waits for its answer; nil: the default for its route.
+    public var timeout: Duration?
+    public init(hub: String, route: PeerRoute = .local, timeout: Duration? = nil) {
         self.hub = hub
         self.route = route
+        self.timeout = timeout
     }
+
+    /// A request forwarded to a hub on this broker waits this long for its answer.
+    public static let defaultTimeout = Duration.seconds(3)
+    /// Through a bridge, longer: two more hops, and a link between buildings that may be slow or lossy.
+    public static let defaultRemoteTimeout = Duration.seconds(5)
 }
 
 /// A device type of a local device whose traits are another hub's (a composite device).
@@ -51,6 +59,7 @@ public final class PeerDirectory: Sendable {
     let routes: [String: PeerRoute]
     let mirrors: [MirrorRoute]
     let outbox: PeerOutbox
+    let clock: any EngineClock
     let log: @Sendable (String) -> Void
 
     /// The largest summary read: one entry is about 200 bytes, so this is some 20,000 devices.
@@ -59,7 +68,16 @@ public final class PeerDirectory: Sendable {
     static let maximumDocumentBytes = 1024 * 1024
 
     struct Peer {
-        var status: ConnectivityState = .unknown
+        /// What its status topic says: `online`, `offline` (its will, or a clean stop), `unknown` until heard.
+        var announced: ConnectivityState = .unknown
+        /// Its heartbeat, once it has published one (retained or live); nil: its will alone says when it is gone.
+        var heartbeat: Heartbeat?
+        /// When it goes silent unless heard from again (a live heartbeat or status), while it has a heartbeat.
+        var silentAfter: EngineInstant?
+        /// Not heard from within its heartbeat's bound: offline whatever its retained status says.
+        var silent = false
+        /// How this hub sees it: online only while its status says so and it is not silent.
+        var status: ConnectivityState { silent && announced == .online ? .offline : announced }
         /// The devices of its latest summary, nil until one is read (or after it was cleared).
         var devices: [PeerDevice]?
         /// The documents of the devices this hub mirrors, by device id.
@@ -99,6 +117,8 @@ public final class PeerDirectory: Sendable {
     struct State {
         var peers: [String: Peer] = [:]
         var linkUp = false
+        /// The silence deadline `PeerRouter`'s liveness loop sleeps until; nil while it sleeps without one.
+        var livenessSleepsUntil: EngineInstant?
         /// What was logged about a peer's topic (`hub/devices`, `hub/devices/id`, `claims/hub/id`) and not yet put
         /// right, each kind of problem once, so a broken or hostile peer is logged once, not at every message.
         var complaints: [String: Set<Complaint>] = [:]
@@ -125,6 +145,7 @@ public final class PeerDirectory: Sendable {
         self.routes = Dictionary(peers.map { ($0.hub, $0.route) }, uniquingKeysWith: { a, _ in a })
         self.mirrors = mirrors
         self.outbox = outbox
+        self.clock = clock ?? home.clock
         self.log = log
         // The throttle outlives nothing it publishes for: it reaches the directory through a weak reference.
         let directory = WeakDirectory()
@@ -146,7 +167,7 @@ public final class PeerDirectory: Sendable {
         }
     }
 
-    enum Complaint: Hashable { case tooLarge, notJSON, wrongShape, ownDevice, claimedTwice }
+    enum Complaint: Hashable { case tooLarge, notJSON, wrongShape, ownDevice, claimedTwice, badHeartbeat }
 
     /// Logs `problem` unless this kind of problem with `key` is logged already.
     private func complain(_ key: String, _ kind: Complaint, _ problem: String) {
@@ -182,25 +203,130 @@ public final class PeerDirectory: Sendable {
         state.withLock { $0.peers[hub]?.status }
     }
 
-    /// Our own broker link went up or down: every mirror follows.
+    /// Our own broker link went up or down: every mirror follows. While it was down nothing could be heard, so each
+    /// peer with a heartbeat gets a full bound from now to be heard again.
     func linkChanged(up: Bool) {
-        state.withLock { $0.linkUp = up }
+        let now = clock.now
+        state.withLock { s in
+            s.linkUp = up
+            guard up else { return }
+            for (hub, peer) in s.peers {
+                if let h = peer.heartbeat, !peer.silent { s.peers[hub]!.silentAfter = now + h.silenceMilliseconds }
+            }
+        }
         refreshMirrors()
         if up { homeThrottle.publishNow() }
     }
 
-    /// A peer's retained status (`online`, `offline`, or empty when it was cleared); returns the new status.
+    /// A peer's status (`online`, `offline`, or empty when it was cleared); returns how this hub now sees it. A live
+    /// `online` (not a retained copy) is proof of life, as a heartbeat is.
     @discardableResult
-    func statusChanged(hub: String, payload: [UInt8]) -> ConnectivityState {
-        let status: ConnectivityState = payload.isEmpty ? .unknown : payload == Array("online".utf8) ? .online : .offline
-        state.withLock { s in
-            s.peers[hub, default: Peer()].status = status
+    func statusChanged(hub: String, payload: [UInt8], retained: Bool = true) -> ConnectivityState {
+        let announced: ConnectivityState = payload.isEmpty ? .unknown : payload == Array("online".utf8) ? .online : .offline
+        let now = clock.now
+        let (status, heardAgain) = state.withLock { s -> (ConnectivityState, Bool) in
+            s.peers[hub, default: Peer()].announced = announced
             s.peers[hub]!.version += 1
+            let heardAgain = announced == .online && !retained && Self.heard(&s.peers[hub]!, at: now)
+            return (s.peers[hub]!.status, heardAgain)
         }
+        if heardAgain { log("hub '\(hub)' is heard from again: its devices follow its status") }
         refreshMirrors(hub: hub)
         publishHome()
         return status
     }
+
+    // MARK: Liveness (peers across a bridge)
+
+    /// A peer's heartbeat (`<prefix>/<hub>/heartbeat`). A live one is proof of life; a retained copy (read on
+    /// subscribing) only says the peer sends them and how often, and gives it one bound from now to be heard; an empty
+    /// one says it sends none, so that only its will says when it is gone.
+    func heartbeatChanged(hub: String, payload: [UInt8], retained: Bool) {
+        let key = "\(hub)/heartbeat"
+        var heartbeat: Heartbeat?
+        if !payload.isEmpty {
+            switch Heartbeat.parse(payload) {
+            case .success(let h): heartbeat = h
+            case .failure(let error):
+                complain(key, .badHeartbeat, "ignored hub '\(hub)''s heartbeat: \(error); the last good one is kept")
+                return
+            }
+        }
+        settled(key)
+        let now = clock.now
+        let (changed, heardAgain, wake) = state.withLock { s -> (Bool, Bool, Bool) in
+            var peer = s.peers[hub, default: Peer()]
+            let wasSilent = peer.silent
+            peer.heartbeat = heartbeat
+            var heardAgain = false
+            if let heartbeat {
+                if !retained {
+                    heardAgain = Self.heard(&peer, at: now)
+                } else if peer.silentAfter == nil {
+                    peer.silentAfter = now + heartbeat.silenceMilliseconds
+                }
+            } else {
+                peer.silentAfter = nil
+                peer.silent = false
+            }
+            if peer.silent != wasSilent { peer.version += 1 }
+            s.peers[hub] = peer
+            // The liveness loop sleeps without a deadline, or until a later one: it must wake for this one.
+            let wake = peer.silentAfter.map { d in s.livenessSleepsUntil.map { $0 > d } ?? true } ?? false
+            if wake { s.livenessSleepsUntil = peer.silentAfter }
+            return (peer.silent != wasSilent, heardAgain, wake)
+        }
+        if wake { livenessWaker.wake() }
+        if heardAgain { log("hub '\(hub)' is heard from again: its devices follow its status") }
+        if changed {
+            refreshMirrors(hub: hub)
+            publishHome()
+        }
+    }
+
+    /// `peer` was heard from at `now`: its silence deadline moves a bound on. Returns whether it was silent.
+    private static func heard(_ peer: inout Peer, at now: EngineInstant) -> Bool {
+        guard let h = peer.heartbeat else { return false }
+        peer.silentAfter = now + h.silenceMilliseconds
+        guard peer.silent else { return false }
+        peer.silent = false
+        peer.version += 1
+        return true
+    }
+
+    /// Marks every peer whose silence deadline has passed as silent (offline); returns those that went silent now, for
+    /// their mirrors, the home document and the requests waiting on them to follow.
+    func silenceDue() -> [String] {
+        let now = clock.now
+        let gone = state.withLock { s -> [(String, Heartbeat)] in
+            var gone: [(String, Heartbeat)] = []
+            for (hub, peer) in s.peers where !peer.silent {
+                guard let deadline = peer.silentAfter, deadline <= now, let h = peer.heartbeat else { continue }
+                s.peers[hub]!.silent = true
+                s.peers[hub]!.version += 1
+                gone.append((hub, h))
+            }
+            return gone.sorted { $0.0 < $1.0 }
+        }
+        for (hub, h) in gone {
+            log("hub '\(hub)' has not been heard from for \(h.interval * Heartbeat.silenceFactor) s (it sends a heartbeat every "
+                + "\(h.interval) s): its devices are offline until it is heard again")
+            refreshMirrors(hub: hub)
+        }
+        if !gone.isEmpty { publishHome() }
+        return gone.map(\.0)
+    }
+
+    /// The earliest silence deadline of a peer not silent yet; records it as what the liveness loop sleeps until.
+    func nextSilenceDeadline() -> EngineInstant? {
+        state.withLock { s in
+            s.livenessSleepsUntil = s.peers.values.compactMap { $0.silent ? nil : $0.silentAfter }.min()
+            return s.livenessSleepsUntil
+        }
+    }
+
+    /// Wakes the liveness loop when a peer's first silence deadline comes before the one it sleeps until.
+    let livenessWaker = DeadlineWaker(coarse: true)
 
     /// A peer's device summary (`<prefix>/<hub>/devices`): a list of devices, each with a string `id`; an empty
     /// payload clears it (the peer removed its retained summary).

@@ -12,7 +12,8 @@ import HearthSync
 /// Nothing here blocks: `forward` and `send` publish and return (the answer arrives later through
 /// `answered`, on the thread that delivers MQTT messages), and deadlines are kept by `run`, a task of its
 /// own that sleeps on the clock. A request for an owner that goes offline fails at once (`unavailable`);
-/// one that is not answered in time fails with `timeout` (`deadlineExceeded`).
+/// one that is not answered in time fails with `timeout` (`deadlineExceeded`), whose message says that it may have run:
+/// the owner may have run it and its answer been lost on the way back.
 public final class PeerForwarder: Sendable {
     /// How a request sent to a peer ended.
     enum Outcome: Sendable {
@@ -26,7 +27,9 @@ public final class PeerForwarder: Sendable {
     struct Pending {
         var owner: String
         var deadline: EngineInstant
-        var completion: @Sendable (Outcome) -> Void
+        var timeout: Duration
+        var transaction: String
+        var completion: @Sendable (Outcome, _ transaction: String) -> Void
     }
 
     struct State {
@@ -41,7 +44,10 @@ public final class PeerForwarder: Sendable {
     let directory: PeerDirectory
     let outbox: PeerOutbox
     let clock: any EngineClock
+    /// How long a request waits for a hub on this broker's answer, unless its peer's configuration says otherwise.
     let timeout: Duration
+    /// The peers' own deadlines: configured, or the remote default for a hub across a bridge.
+    let timeouts: [String: Duration]
     private let state = Locked(State())
     /// Wakes `run` when a request starts waiting and `run` does not already sleep until an earlier deadline
     /// (with one timeout for every request, a request sent while others wait never needs it: one wake per
@@ -49,20 +55,29 @@ public final class PeerForwarder: Sendable {
     private let waker = DeadlineWaker()
 
     public init(home: Home, topics: TopicScheme, directory: PeerDirectory, outbox: PeerOutbox,
-                clock: any EngineClock, timeout: Duration = .seconds(3)) {
+                clock: any EngineClock, timeout: Duration = PeerConfiguration.defaultTimeout,
+                peers: [PeerConfiguration] = []) {
         self.home = home
         self.topics = topics
         self.directory = directory
         self.outbox = outbox
         self.clock = clock
         self.timeout = timeout
+        var timeouts: [String: Duration] = [:]
+        for p in peers where timeouts[p.hub] == nil {
+            if let t = p.timeout ?? (p.route == .remote ? PeerConfiguration.defaultRemoteTimeout : nil) { timeouts[p.hub] = t }
+        }
+        self.timeouts = timeouts
     }
+
+    /// How long a request sent to `owner` waits for its answer.
+    func timeout(for owner: String) -> Duration { timeouts[owner] ?? timeout }
 
     /// The longest answer read: a response is a few hundred bytes, and a request may be at most 64 KiB.
     static let maximumAnswerBytes = 64 * 1024
 
-    private var timeoutMilliseconds: Int64 {
-        timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
+    private static func milliseconds(_ d: Duration) -> Int64 {
+        d.components.seconds * 1000 + d.components.attoseconds / 1_000_000_000_000_000
     }
 
     // MARK: Owner lookup
@@ -104,7 +119,7 @@ public final class PeerForwarder: Sendable {
         let direct = directory.route(owner) == .local ? responseTopic.map {
             DirectReply(topic: $0, correlationData: correlationData, transaction: transaction, device: device)
         } : nil
-        return send(request, to: owner, device: ownerDevice, directReply: direct) { [weak self] outcome in
+        return send(request, to: owner, device: ownerDevice, directReply: direct) { [weak self] outcome, _ in
             guard let self else { return }
             let response: JSON, repliedToClient: Bool
             switch outcome {
@@ -123,10 +138,15 @@ public final class PeerForwarder: Sendable {
     }
 
     /// Sends `request` to `owner`'s `set` topic with a transaction of ours and `forwardedBy`, and calls
-    /// `completion` once: with the answer, when the owner goes offline, or at the deadline. Returns the
-    /// error instead (and never calls `completion`) when the request cannot be sent at all.
+    /// `completion` once, with the transaction it was sent with: with the answer, when the owner goes offline, or at
+    /// the deadline. Returns the error instead (and never calls `completion`) when the request cannot be sent at all.
+    ///
+    /// - Parameter transaction: the transaction to send it with; a new one (`<hub>-<n>`) when nil. A request sent again
+    ///   with the transaction of the first is the same message, which the owner answers without running it again if it
+    ///   ran the first (`RecentRequests`).
     func send(_ request: JSON, to owner: String, device: String, directReply: DirectReply? = nil,
-              completion: @escaping @Sendable (Outcome) -> Void) -> HomeError? {
+              transaction: String? = nil,
+              completion: @escaping @Sendable (Outcome, _ transaction: String) -> Void) -> HomeError? {
         guard outbox.isConnected else {
             return .unavailable("this hub is not connected to its broker, so hub '\(owner)' cannot be reached")
         }
@@ -135,12 +155,16 @@ public final class PeerForwarder: Sendable {
             return .unavailable("hub '\(owner)' is \(status == .offline ? "offline" : "not heard from yet"); try again when it is online")
         }
         guard case .object(var members) = request else { return .invalidCommand("a request must be an object") }
-        let deadline = clock.now + timeoutMilliseconds
+        let timeout = timeout(for: owner)
+        let deadline = clock.now + Self.milliseconds(timeout)
         let (id, wake) = state.withLock { s -> (String, Bool) in
-            s.counter += 1
-            let id = "\(topics.hub)-\(s.counter)"
+            let id = transaction ?? {
+                s.counter += 1
+                return "\(topics.hub)-\(s.counter)"
+            }()
             // Waiting before it is sent: a quick answer must find it.
-            s.pending[id] = Pending(owner: owner, deadline: deadline, completion: completion)
+            s.pending[id] = Pending(owner: owner, deadline: deadline, timeout: timeout, transaction: id,
+                                    completion: completion)
             if let until = s.sleepingUntil, until <= deadline { return (id, false) }
             s.sleepingUntil = deadline
             return (id, true)
@@ -176,7 +200,7 @@ public final class PeerForwarder: Sendable {
             guard let waiting = s.pending[id], hub == nil || waiting.owner == hub else { return nil }
             return s.pending.removeValue(forKey: id)
         }
-        pending?.completion(.answered(response, repliedToClient: repliedToClient))
+        pending?.completion(.answered(response, repliedToClient: repliedToClient), id)
     }
 
     func reply(_ response: JSON, responseTopic: String?, correlationData: [UInt8]?) {
@@ -196,7 +220,7 @@ public final class PeerForwarder: Sendable {
             for k in gone.keys { s.pending.removeValue(forKey: k) }
             return Array(gone.values)
         }
-        for p in failed { p.completion(.failed(.unavailable("hub '\(owner)' went offline before it answered"))) }
+        for p in failed { p.completion(.failed(.unavailable("hub '\(owner)' went offline before it answered")), p.transaction) }
     }
 
     // MARK: Deadlines
@@ -215,7 +239,11 @@ public final class PeerForwarder: Sendable {
             for k in due.keys { s.pending.removeValue(forKey: k) }
             return due.values.sorted { $0.deadline < $1.deadline }
         }
-        for p in expired { p.completion(.failed(HomeError(.timeout, "hub '\(p.owner)' did not answer within \(timeout)"))) }
+        for p in expired {
+            p.completion(.failed(HomeError(.timeout, "hub '\(p.owner)' did not answer within \(p.timeout): the request may "
+                                           + "have run there (its answer may have been lost on the way back); read the "
+                                           + "device's state before sending it again")), p.transaction)
+        }
     }
 
     /// Keeps the deadlines until cancelled; sleeps without waking while nothing is waiting for an answer.

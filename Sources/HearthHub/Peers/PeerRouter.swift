@@ -12,7 +12,8 @@ package import HearthModel
 /// - `PeerBindings`: a local switch's events as commands on any hub.
 ///
 /// Everything crosses the broker as the public topic contract, so peers may sit behind bridges or a
-/// clustered broker; nothing here assumes one broker or one hub.
+/// clustered broker; nothing here assumes one broker or one hub. A peer across a bridge (`route: remote`) is also
+/// watched by its heartbeat (`Heartbeat`): a cut between two brokers delivers no last will to the other side.
 public final class PeerRouter: Sendable {
     public let home: Home
     public let topics: TopicScheme
@@ -20,24 +21,35 @@ public final class PeerRouter: Sendable {
     let directory: PeerDirectory
     let forwarder: PeerForwarder
     let bindings: PeerBindings
+    /// What this hub says on its heartbeat topic, every `interval` seconds; nil: it sends none (and clears any it sent).
+    let heartbeat: Heartbeat?
+    /// The peers across a bridge, whose heartbeats this hub listens to.
+    let remotePeers: [String]
 
     /// - Parameters:
-    ///   - timeout: how long a forwarded request or a binding's command waits for the owner's answer.
+    ///   - timeout: how long a forwarded request or a binding's command waits for the answer of an owner on this broker
+    ///     (a peer's own `timeout`, or `PeerConfiguration.defaultRemoteTimeout` across a bridge, wins).
+    ///   - heartbeat: this hub's heartbeat, for the hubs that see it across a bridge; nil for none.
     ///   - clock: keeps those deadlines and the whole-home document's publication window; the home's clock unless given.
     ///   - outbox: where messages go; `attach` connects the hub's client to it.
     ///   - publicationWindow: milliseconds on `clock`: the whole-home document goes out once no change came for
     ///     this long (at the latest a second after the first), always the newest (`PublicationThrottle`).
     public init(home: Home, topics: TopicScheme, peers: [PeerConfiguration] = [], mirrors: [MirrorRoute] = [],
-                bindings: [PeerBinding] = [], timeout: Duration = .seconds(3), clock: (any EngineClock)? = nil,
+                bindings: [PeerBinding] = [], timeout: Duration = PeerConfiguration.defaultTimeout,
+                heartbeat: Heartbeat? = nil, clock: (any EngineClock)? = nil,
                 publicationWindow: Int64 = PublicationThrottle.defaultSettleWindow,
                 outbox: PeerOutbox = PeerOutbox(), log: @escaping @Sendable (String) -> Void = { _ in }) {
         self.home = home
         self.topics = topics
         self.outbox = outbox
+        self.heartbeat = heartbeat
+        var remote: [String] = []
+        for p in peers where p.route == .remote && !remote.contains(p.hub) && p.hub != topics.hub { remote.append(p.hub) }
+        remotePeers = remote
         directory = PeerDirectory(home: home, topics: topics, peers: peers, mirrors: mirrors, outbox: outbox,
                                   clock: clock, publicationWindow: publicationWindow, log: log)
         forwarder = PeerForwarder(home: home, topics: topics, directory: directory, outbox: outbox,
-                                  clock: clock ?? home.clock, timeout: timeout)
+                                  clock: clock ?? home.clock, timeout: timeout, peers: peers)
         self.bindings = PeerBindings(home: home, hub: topics.hub, bindings: bindings, forwarder: forwarder, log: log)
     }
 
@@ -59,7 +71,8 @@ public final class PeerRouter: Sendable {
     /// What this hub listens to of its peers: only what it uses, so that a state change on one hub costs the
     /// others nothing unless they mirror that device (docs/peer-routing.md, "What a hub listens to"). Every
     /// peer's status and summary (presence, owners, the whole-home document); the documents of the devices this
-    /// hub mirrors; the answers to the requests it forwards, on its own `answers` topic.
+    /// hub mirrors; the answers to the requests it forwards, on its own `answers` topic; the heartbeats of the peers
+    /// across a bridge.
     var subscriptions: [String] {
         let p = topics.prefix
         var mirrored: [String] = []
@@ -68,6 +81,7 @@ public final class PeerRouter: Sendable {
             if !mirrored.contains(topic) { mirrored.append(topic) }
         }
         return ["\(p)/+/status", "\(p)/+/devices"] + mirrored + [topics.answers]
+            + remotePeers.map { TopicScheme(prefix: p, hub: $0).heartbeat }
     }
 
     /// The broker accepted our connection with `version`. Over MQTT 3.1.1 there is no response topic, so the
@@ -77,8 +91,19 @@ public final class PeerRouter: Sendable {
         try? client.subscribe("\(topics.prefix)/+/responses", options: MQTTSubscriptionOptions(qos: .atLeastOnce))
     }
 
-    /// Our own broker link went up or down: every mirror follows.
-    package func linkChanged(up: Bool) { directory.linkChanged(up: up) }
+    /// Our own broker link went up or down: every mirror follows. Up, this hub's heartbeat goes out at once (after
+    /// `online`), or an empty one clears what an earlier configuration of this hub left retained, so that no peer waits
+    /// for heartbeats that will not come.
+    package func linkChanged(up: Bool) {
+        directory.linkChanged(up: up)
+        if up { sendHeartbeat(clearing: true) }
+    }
+
+    /// Publishes this hub's heartbeat, retained (or, when `clearing` and it sends none, the empty one that clears it).
+    func sendHeartbeat(clearing: Bool = false) {
+        guard heartbeat != nil || clearing else { return }
+        try? outbox.publish(PeerOutbox.Message(topic: topics.heartbeat, payload: heartbeat?.bytes ?? [], retain: true))
+    }
 
     /// Takes a peer's message; returns false when it is not one.
     package func handle(_ message: MQTTMessage) -> Bool {
@@ -93,7 +118,11 @@ public final class PeerRouter: Sendable {
         let hub = String(Substring(parts[0]))
         switch (parts.count, Substring(parts[1])) {
         case (2, "status"):
-            if directory.statusChanged(hub: hub, payload: message.payload) != .online { forwarder.ownerWentOffline(hub) }
+            if directory.statusChanged(hub: hub, payload: message.payload, retained: message.retain) != .online {
+                forwarder.ownerWentOffline(hub)
+            }
+        case (2, "heartbeat"):
+            directory.heartbeatChanged(hub: hub, payload: message.payload, retained: message.retain)
         case (2, "devices"):
             directory.summaryChanged(hub: hub, payload: message.payload)
         case (3, "devices"):
@@ -131,6 +160,35 @@ public final class PeerRouter: Sendable {
 
     package func fireBindings(_ events: [HomeEvent]) { bindings.fireBindings(events) }
 
-    /// Keeps the deadlines of requests sent to peers until cancelled.
-    public func run() async { await forwarder.run() }
+    /// Keeps the deadlines of requests sent to peers until cancelled; with peers across a bridge, their liveness too;
+    /// with a heartbeat, sends it.
+    public func run() async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.forwarder.run() }
+            if !remotePeers.isEmpty { group.addTask { await self.watchLiveness() } }
+            if let heartbeat { group.addTask { await self.beat(every: heartbeat) } }
+        }
+    }
+
+    /// Marks a peer across a bridge offline once it is silent past its bound (`PeerDirectory.silenceDue`), failing the
+    /// requests that wait on it; sleeps until the next peer's deadline, or until a first one is set.
+    private func watchLiveness() async {
+        let clock = directory.clock
+        while !Task.isCancelled {
+            for hub in directory.silenceDue() { forwarder.ownerWentOffline(hub) }
+            await directory.livenessWaker.wait(until: directory.nextSilenceDeadline(), clock: clock)
+        }
+    }
+
+    /// Publishes the heartbeat every interval while connected (a coarse timer: a heartbeat a little late is harmless,
+    /// its bound is three intervals).
+    private func beat(every heartbeat: Heartbeat) async {
+        let clock = directory.clock
+        let waker = DeadlineWaker(coarse: true)
+        while !Task.isCancelled {
+            await waker.wait(until: clock.now + Int64(heartbeat.interval) * 1000, clock: clock)
+            if Task.isCancelled { break }
+            if outbox.isConnected { sendHeartbeat() }
+        }
+    }
 }
