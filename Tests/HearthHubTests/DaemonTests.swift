@@ -11,8 +11,10 @@ final class Watcher: Sendable {
     let client: MQTTClient
     private let messages = Locked<[MQTTMessage]>([])
 
-    init(port: Int) async throws {
-        client = try MQTTClient(options: MQTTConnectOptions(host: "127.0.0.1", port: port, clientID: "watcher-\(UUID().uuidString.prefix(8))"))
+    init(port: Int, host: String = "127.0.0.1", protocolVersion: MQTTProtocolVersion? = nil) async throws {
+        var options = MQTTConnectOptions(host: host, port: port, clientID: "watcher-\(UUID().uuidString.prefix(8))")
+        if let protocolVersion { options.protocolVersion = protocolVersion }
+        client = try MQTTClient(options: options)
         client.onMessage = { [weak self] m in self?.messages.withLock { $0.append(m) } }
         try client.subscribe("hearth/#")
         try await client.connect()

@@ -16,7 +16,8 @@ struct PeerRig {
     let sent = Recorder<PeerOutbox.Message>()
     let logs = Recorder<String>()
 
-    init(bindings: [PeerBinding] = []) throws {
+    init(bindings: [PeerBinding] = [], peers: [PeerConfiguration] = [PeerConfiguration(hub: "b")],
+         heartbeat: Heartbeat? = nil) throws {
         home = try Home(devices: [
             DeviceConfiguration(id: "lamp", name: "Lamp", types: [DeviceTypeConfiguration(.dimmableLight)]),
             DeviceConfiguration(id: "hall-switch", name: "Hall switch", types: [
@@ -24,8 +25,8 @@ struct PeerRig {
             ]),
         ], clock: clock)
         let sent = sent, logs = logs
-        router = PeerRouter(home: home, topics: TopicScheme(hub: "a"), peers: [PeerConfiguration(hub: "b")],
-                            bindings: bindings, timeout: .seconds(3), clock: clock,
+        router = PeerRouter(home: home, topics: TopicScheme(hub: "a"), peers: peers,
+                            bindings: bindings, timeout: .seconds(3), heartbeat: heartbeat, clock: clock,
                             outbox: PeerOutbox(publish: { sent.append($0) }), log: { logs.append($0) })
     }
 

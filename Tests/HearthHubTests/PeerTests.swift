@@ -76,12 +76,12 @@ func typeConnectivity(_ doc: JSON?, _ type: String) -> String {
 
 /// Presses and releases a simulated wall switch, held until hub a has seen the press (past the switch's
 /// debounce) and then until it has seen the release, so each press counts once.
-func press(_ w: Watcher) async throws {
-    let topic = "hearth/a/devices/hall-switch"
-    _ = try await w.request("hall-switch", #""trait":"dev.hearth.simulatedSwitch","command":"press""#, hub: "a")
+func press(_ w: Watcher, hub: String = "a") async throws {
+    let topic = "hearth/\(hub)/devices/hall-switch"
+    _ = try await w.request("hall-switch", #""trait":"dev.hearth.simulatedSwitch","command":"press""#, hub: hub)
     let seen1 = await w.latest(topic) { attribute($0, "switch", "currentPosition") == .int(1) }
     #expect(attribute(seen1, "switch", "currentPosition") == .int(1))
-    _ = try await w.request("hall-switch", #""trait":"dev.hearth.simulatedSwitch","command":"release""#, hub: "a")
+    _ = try await w.request("hall-switch", #""trait":"dev.hearth.simulatedSwitch","command":"release""#, hub: hub)
     let seen0 = await w.latest(topic) { attribute($0, "switch", "currentPosition") == .int(0) }
     #expect(attribute(seen0, "switch", "currentPosition") == .int(0))
 }

@@ -161,18 +161,22 @@ enum LoopbackSocket {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    /// Whether something accepts TCP connections on 127.0.0.1:`port`.
-    static func accepts(port: Int) -> Bool {
-        guard let fd = try? connect(port: port) else { return false }
+    /// Whether something accepts TCP connections on `host`:`port` (an IPv4 address, 127.0.0.1 unless given).
+    static func accepts(port: Int, host: String = "127.0.0.1") -> Bool {
+        guard let fd = try? connect(port: port, host: host) else { return false }
         close(fd)
         return true
     }
 
-    /// A blocking TCP socket connected to 127.0.0.1:`port`.
-    static func connect(port: Int) throws -> Int32 {
+    /// A blocking TCP socket connected to `host`:`port` (an IPv4 address, 127.0.0.1 unless given).
+    static func connect(port: Int, host: String = "127.0.0.1") throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestFixtureError("socket: \(String(cString: strerror(errno)))") }
         var address = loopback(port: port)
+        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
+            close(fd)
+            throw TestFixtureError("'\(host)' is not an IPv4 address")
+        }
         let rc = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
@@ -181,7 +185,7 @@ enum LoopbackSocket {
         guard rc == 0 else {
             let error = errno
             close(fd)
-            throw TestFixtureError("connect to 127.0.0.1:\(port): \(String(cString: strerror(error)))")
+            throw TestFixtureError("connect to \(host):\(port): \(String(cString: strerror(error)))")
         }
         return fd
     }

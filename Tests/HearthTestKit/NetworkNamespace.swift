@@ -66,18 +66,29 @@ public final class NetworkNamespace: Sendable {
     }
 
     /// From now on every packet over the link is dropped, both ways; connections stay open and silent.
-    public func cut() throws {
-        try run(Self.ip, "netns", "exec", name, iptables, "-I", "INPUT", "-i", interface, "-j", "DROP")
-        try run(Self.ip, "netns", "exec", name, iptables, "-I", "OUTPUT", "-o", interface, "-j", "DROP")
+    ///
+    /// - Parameter hostPort: only the TCP connections from the namespace to this port of the host (a bridge between two
+    ///   brokers, say), leaving every other connection over the link alone.
+    public func cut(hostPort: Int? = nil) throws {
+        for rule in rules(hostPort: hostPort) { try run(Self.ip, ["netns", "exec", name, iptables, "-I"] + rule) }
     }
 
-    /// Packets flow again.
-    public func heal() throws {
-        try run(Self.ip, "netns", "exec", name, iptables, "-D", "INPUT", "-i", interface, "-j", "DROP")
-        try run(Self.ip, "netns", "exec", name, iptables, "-D", "OUTPUT", "-o", interface, "-j", "DROP")
+    /// Packets flow again (`hostPort` as given to ``cut(hostPort:)``).
+    public func heal(hostPort: Int? = nil) throws {
+        for rule in rules(hostPort: hostPort) { try run(Self.ip, ["netns", "exec", name, iptables, "-D"] + rule) }
     }
 
-    private func run(_ executable: String, _ arguments: String...) throws {
+    private func rules(hostPort: Int?) -> [[String]] {
+        guard let hostPort else {
+            return [["INPUT", "-i", interface, "-j", "DROP"], ["OUTPUT", "-o", interface, "-j", "DROP"]]
+        }
+        return [["INPUT", "-i", interface, "-p", "tcp", "-s", hostAddress, "--sport", "\(hostPort)", "-j", "DROP"],
+                ["OUTPUT", "-o", interface, "-p", "tcp", "-d", hostAddress, "--dport", "\(hostPort)", "-j", "DROP"]]
+    }
+
+    private func run(_ executable: String, _ arguments: String...) throws { try run(executable, arguments) }
+
+    private func run(_ executable: String, _ arguments: [String]) throws {
         try ChildProcess.run(executable, arguments, outputFile: "\(directory)/commands.log")
     }
 }

@@ -22,7 +22,8 @@ public final class TestBroker: Sendable {
         case mutualTLS
     }
 
-    public let host = "127.0.0.1"
+    /// Where clients reach it: 127.0.0.1, or the namespace's address for a broker in a network namespace.
+    public let host: String
     /// The listener's port; the same across ``restart()``.
     public let port: Int
     /// The broker's private temporary directory (config, log, password file, certificates); removed on release.
@@ -33,6 +34,7 @@ public final class TestBroker: Sendable {
 
     private let configFile: String
     private let pid: Locked<pid_t?>
+    private let launcher: [String]
 
     /// Starts a broker and waits until it accepts connections.
     ///
@@ -40,13 +42,18 @@ public final class TestBroker: Sendable {
     ///   - users: if not empty, anonymous clients are refused and these username/password pairs are accepted.
     ///   - security: plain TCP, TLS or TLS with client certificates (certificates are made with `openssl`).
     ///   - extraConfiguration: more `mosquitto.conf` lines.
-    public init(users: [String: String] = [:], security: Security = .none, extraConfiguration: [String] = []) throws {
+    ///   - namespace: run it in this network namespace, listening on the namespace's address (a site of its own, whose
+    ///     link to the host the test can cut); on 127.0.0.1 otherwise.
+    public init(users: [String: String] = [:], security: Security = .none, extraConfiguration: [String] = [],
+                namespace: NetworkNamespace? = nil) throws {
         let environment = ProcessInfo.processInfo.environment
         guard let executable = ChildProcess.locate([environment["HEARTH_MOSQUITTO"] ?? "", "/usr/sbin/mosquitto",
                                                     "mosquitto"]) else {
             throw TestFixtureError("mosquitto not found: set HEARTH_MOSQUITTO or apt-get install mosquitto")
         }
         self.executable = executable
+        host = namespace?.address ?? "127.0.0.1"
+        launcher = namespace?.launcher ?? []
         let directory = try ChildProcess.makeTemporaryDirectory(prefix: "hearth-broker")
         self.directory = directory
         configFile = "\(directory)/mosquitto.conf"
@@ -94,13 +101,13 @@ public final class TestBroker: Sendable {
         var lastError: (any Error)?
         for _ in 0..<5 {
             let port = try LoopbackSocket.freePort()
-            let configuration = (["listener \(port) 127.0.0.1"] + tlsLines + lines + extraConfiguration)
+            let configuration = (["listener \(port) \(host)"] + tlsLines + lines + extraConfiguration)
                 .joined(separator: "\n") + "\n"
             try configuration.write(toFile: configFile, atomically: true, encoding: .utf8)
             do {
                 pid.withLock { $0 = nil }
                 let started = try Self.launch(executable: executable, configFile: configFile, port: port,
-                                              directory: directory)
+                                              directory: directory, host: host, launcher: launcher)
                 pid.withLock { $0 = started }
                 self.port = port
                 return
@@ -149,7 +156,7 @@ public final class TestBroker: Sendable {
         for _ in 0..<20 {
             do {
                 let started = try Self.launch(executable: executable, configFile: configFile, port: port,
-                                              directory: directory)
+                                              directory: directory, host: host, launcher: launcher)
                 pid.withLock { $0 = started }
                 return
             } catch {
@@ -165,9 +172,12 @@ public final class TestBroker: Sendable {
         (try? String(contentsOfFile: "\(directory)/mosquitto.log", encoding: .utf8)) ?? ""
     }
 
-    private static func launch(executable: String, configFile: String, port: Int, directory: String) throws -> pid_t {
+    private static func launch(executable: String, configFile: String, port: Int, directory: String, host: String,
+                               launcher: [String]) throws -> pid_t {
         let output = "\(directory)/mosquitto.out"
-        let pid = try ChildProcess.spawn(executable, ["-c", configFile], outputFile: output)
+        // The launcher `exec`s mosquitto, so the pid is the broker's.
+        let command = launcher + [executable, "-c", configFile]
+        let pid = try ChildProcess.spawn(command[0], Array(command.dropFirst()), outputFile: output)
         // Up to 10 s for the listener: generous for a loaded Pi; usually a few milliseconds.
         for _ in 0..<1000 {
             if let status = ChildProcess.exitStatusIfExited(pid) {
@@ -175,7 +185,7 @@ public final class TestBroker: Sendable {
                 let log = (try? String(contentsOfFile: "\(directory)/mosquitto.log", encoding: .utf8)) ?? ""
                 throw TestFixtureError("mosquitto exited with \(status) before listening on \(port):\n\(text)\n\(log)")
             }
-            if LoopbackSocket.accepts(port: port) { return pid }
+            if LoopbackSocket.accepts(port: port, host: host) { return pid }
             usleep(10_000)
         }
         kill(pid, SIGKILL)
