@@ -21,10 +21,34 @@ final class SitesRig: @unchecked Sendable {
     var starts = 0
     static let bridgePort = 1883
 
-    /// - Parameter bridgeProtocol: `mqttv311` (mosquitto's default: no response topics, no user properties) or `mqttv50`.
-    init(bridgeProtocol: String) throws {
+    /// - Parameters:
+    ///   - bridgeProtocol: `mqttv311` (mosquitto's default: no response topics, no user properties) or `mqttv50`.
+    ///   - secure: the bridge as docs/peer-routing.md configures one between buildings: over TLS (B checks A's
+    ///     certificate), logging in as a user of its own whom A's ACL lets use `hearth/#` only; anonymous and plain
+    ///     otherwise.
+    init(bridgeProtocol: String, secure: Bool = false) throws {
         namespace = try NetworkNamespace()
-        brokerA = try TestBroker(extraConfiguration: ["listener \(Self.bridgePort) \(namespace.hostAddress)"])
+        directory = NSTemporaryDirectory() + "hearth-sites-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        var bridgeListener = ["listener \(Self.bridgePort) \(namespace.hostAddress)"]
+        var bridgeLogin: [String] = []
+        if secure {
+            let pki = try TestCertificates.make(in: "\(directory)/pki", serverAddresses: [namespace.hostAddress])
+            let password = "bridge-\(UUID().uuidString.prefix(8))"
+            guard let passwd = ChildProcess.locate(["mosquitto_passwd", "/usr/bin/mosquitto_passwd"]) else {
+                throw TestFixtureError("mosquitto_passwd not found")
+            }
+            try ChildProcess.run(passwd, ["-c", "-b", "\(directory)/bridge-passwd", "shed-bridge", password],
+                                 outputFile: "\(directory)/passwd.log")
+            try "user shed-bridge\ntopic readwrite hearth/#\n".write(toFile: "\(directory)/bridge-acl", atomically: true,
+                                                                    encoding: .utf8)
+            bridgeListener += ["allow_anonymous false", "password_file \(directory)/bridge-passwd",
+                               "acl_file \(directory)/bridge-acl", "cafile \(pki.caFile)",
+                               "certfile \(pki.serverCertificateFile)", "keyfile \(pki.serverKeyFile)"]
+            bridgeLogin = ["bridge_cafile \(pki.caFile)", "remote_clientid shed-bridge", "remote_username shed-bridge",
+                           "remote_password \(password)"]
+        }
+        brokerA = try TestBroker(extraConfiguration: bridgeListener, preamble: secure ? ["per_listener_settings true"] : [])
         brokerB = try TestBroker(extraConfiguration: [
             "connection site-a",
             "address \(namespace.hostAddress):\(Self.bridgePort)",
@@ -33,9 +57,7 @@ final class SitesRig: @unchecked Sendable {
             "cleansession true",
             "keepalive_interval 5",
             "restart_timeout 1",
-        ], namespace: namespace)
-        directory = NSTemporaryDirectory() + "hearth-sites-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        ] + bridgeLogin, namespace: namespace)
         let boards = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("boards/sim.yaml").path
         try FileManager.default.copyItem(atPath: boards, toPath: "\(directory)/sim.yaml")
@@ -190,9 +212,10 @@ struct SitesTests {
     }
 
     @Test func aCutBetweenTheSitesShowsOnBothSidesAndHealsWithoutReplayingCommands() async throws {
-        let rig = try SitesRig(bridgeProtocol: "mqttv311")
+        let rig = try SitesRig(bridgeProtocol: "mqttv311", secure: true)
         let w = try await rig.watchers()
         try await rig.startBoth(w)
+        #expect(rig.brokerA.log.contains("u'shed-bridge'"), "the bridge logged in as its own user\n\(rig.logs)")
         #expect(try await w.a.request("lamp", #""trait":"onOff","command":"on""#, hub: "attic")?["ok"] == .bool(true))
         #expect(onOff(await w.b.latest("hearth/shed/devices/lamp") { onOff($0) == .bool(true) }) == .bool(true))
 

@@ -18,7 +18,7 @@ public struct TestFixtureError: Error, CustomStringConvertible, Sendable {
 
 public enum ChildProcess {
     /// The first executable among `candidates` (absolute paths or names looked up in `PATH`).
-    static func locate(_ candidates: [String]) -> String? {
+    public static func locate(_ candidates: [String]) -> String? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
         for candidate in candidates where !candidate.isEmpty {
             if candidate.contains("/") {
@@ -80,7 +80,7 @@ public enum ChildProcess {
     }
 
     /// Runs a tool to completion; throws with its output if it exits non-zero.
-    static func run(_ executable: String, _ arguments: [String], outputFile: String) throws {
+    public static func run(_ executable: String, _ arguments: [String], outputFile: String) throws {
         let pid = try spawn(executable, arguments, outputFile: outputFile)
         let status = waitForExit(pid)
         guard status == 0 else {

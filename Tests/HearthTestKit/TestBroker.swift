@@ -44,8 +44,9 @@ public final class TestBroker: Sendable {
     ///   - extraConfiguration: more `mosquitto.conf` lines.
     ///   - namespace: run it in this network namespace, listening on the namespace's address (a site of its own, whose
     ///     link to the host the test can cut); on 127.0.0.1 otherwise.
+    ///   - preamble: `mosquitto.conf` lines before the first listener (`per_listener_settings true`).
     public init(users: [String: String] = [:], security: Security = .none, extraConfiguration: [String] = [],
-                namespace: NetworkNamespace? = nil) throws {
+                namespace: NetworkNamespace? = nil, preamble: [String] = []) throws {
         let environment = ProcessInfo.processInfo.environment
         guard let executable = ChildProcess.locate([environment["HEARTH_MOSQUITTO"] ?? "", "/usr/sbin/mosquitto",
                                                     "mosquitto"]) else {
@@ -101,7 +102,7 @@ public final class TestBroker: Sendable {
         var lastError: (any Error)?
         for _ in 0..<5 {
             let port = try LoopbackSocket.freePort()
-            let configuration = (["listener \(port) \(host)"] + tlsLines + lines + extraConfiguration)
+            let configuration = (preamble + ["listener \(port) \(host)"] + tlsLines + lines + extraConfiguration)
                 .joined(separator: "\n") + "\n"
             try configuration.write(toFile: configFile, atomically: true, encoding: .utf8)
             do {

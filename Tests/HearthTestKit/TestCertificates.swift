@@ -15,7 +15,9 @@ public struct TestCertificates: Sendable {
     public let clientKeyFile: String
 
     /// Makes a CA and its server and client certificates in `directory` (created if needed).
-    public static func make(in directory: String, caName: String = "Hearth Test CA") throws -> TestCertificates {
+    /// - Parameter serverAddresses: more IP addresses the server certificate is for (a namespace link's host end).
+    public static func make(in directory: String, caName: String = "Hearth Test CA",
+                            serverAddresses: [String] = []) throws -> TestCertificates {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         guard let openssl = ChildProcess.locate(["openssl", "/usr/bin/openssl"]) else {
             throw TestFixtureError("openssl not found (Debian: apt-get install openssl)")
@@ -33,7 +35,8 @@ public struct TestCertificates: Sendable {
         ])
         for (name, commonName, extensions) in [
             ("server", "localhost",
-             "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n"),
+             "subjectAltName=IP:127.0.0.1,\(serverAddresses.map { "IP:\($0)," }.joined())DNS:localhost\n"
+                + "basicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n"),
             ("client", "hearth-test-client", "basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n"),
         ] {
             let request = "\(directory)/\(name).csr"
