@@ -8,11 +8,13 @@ import HearthSync
 
 /// What other hubs on the broker publish, as hub `a` takes it (`PeerRouter.handle`, `docs/peer-routing.md`):
 /// status, device summaries, device documents (mirrored into `combo`'s HumiditySensor and `desk`'s DimmableLight,
-/// from hub `b`), and answers to requests `a` forwarded.
+/// from hub `b`), answers to requests `a` forwarded, and the heartbeats of hub `c`, across a bridge.
 ///
-/// Input: one message per line, `TOPIC PAYLOAD` (`hearth/b/status online`); `>DEVICE JSON` is a client's request
-/// to hub `a`, forwarded as the hub forwards it when a peer owns the device; `*` presses the hall switch, whose
-/// binding sends a command to hub `b`; `~` drops hub a's own broker link, or brings it back. The promises, after every line: a peer, however hostile or broken, changes
+/// Input: one message per line, `TOPIC PAYLOAD` (`hearth/b/status online`), retained as read on subscribing, or live
+/// with a leading `!` (`!hearth/c/heartbeat {"interval":1}`); `>DEVICE JSON` is a client's request to hub `a`,
+/// forwarded as the hub forwards it when a peer owns the device; `*` presses the hall switch, whose binding sends a
+/// command to hub `b`; `~` drops hub a's own broker link, or brings it back; `+` lets a second pass (a silent remote
+/// peer goes offline). The promises, after every line: a peer, however hostile or broken, changes
 /// nothing of `a`'s own devices (only the mirrored types follow it); every value in `a` is one its descriptor
 /// allows and documents are exact (`HomeFixture.Checker`); everything `a` publishes — the whole-home document,
 /// forwarded requests, relayed answers — is JSON that HearthJSON (and so every Hearth client) reads back; a
@@ -59,6 +61,9 @@ enum PeerTarget {
             if line.first == UInt8(ascii: "~") {
                 linkUp.toggle()
                 router.linkChanged(up: linkUp)
+            } else if line.first == UInt8(ascii: "+") {
+                clock.advance(by: 1_000)
+                router.expireSilentPeers()
             } else if line.first == UInt8(ascii: "*") {
                 changesOwnState = true
                 _ = try? home.ingest("hall", trait: "switch", .switchPosition(1))
@@ -72,8 +77,9 @@ enum PeerTarget {
                                        ownerDevice: target.device, responseTopic: nil, correlationData: nil)
                 }
             } else {
-                let (topic, payload) = word(line)
-                _ = router.handle(MQTTMessage(topic: topic, payload: payload, retain: true))
+                let live = line.first == UInt8(ascii: "!")
+                let (topic, payload) = word(live ? line.dropFirst() : line)
+                _ = router.handle(MQTTMessage(topic: topic, payload: payload, retain: !live))
             }
             home.drainLanes()
 
@@ -86,7 +92,9 @@ enum PeerTarget {
                 try HomeFixture.requireJSON(whole, "the whole-home document")
                 lastWhole = whole
             }
-            for message in sent.since(firstSent) where !message.topic.hasSuffix("/status") {
+            // Status and heartbeat are not JSON documents (`online`, and the empty heartbeat that clears one).
+            for message in sent.since(firstSent) where !message.topic.hasSuffix("/status")
+                && !(message.topic == "hearth/a/heartbeat" && message.payload.isEmpty) {
                 let json = try HomeFixture.requireJSON(message.payload, "what hub a published on \(message.topic)")
                 if message.topic == "hearth/a/responses" {
                     try require(clientRequests.contains { json["transaction"] == $0.transaction && json["device"] == .string($0.device) },

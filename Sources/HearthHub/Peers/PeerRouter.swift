@@ -175,9 +175,15 @@ public final class PeerRouter: Sendable {
     private func watchLiveness() async {
         let clock = directory.clock
         while !Task.isCancelled {
-            for hub in directory.silenceDue() { forwarder.ownerWentOffline(hub) }
+            expireSilentPeers()
             await directory.livenessWaker.wait(until: directory.nextSilenceDeadline(), clock: clock)
         }
+    }
+
+    /// Marks every peer silent past its bound offline now, and fails the requests waiting on it (what the liveness
+    /// loop does at each deadline).
+    package func expireSilentPeers() {
+        for hub in directory.silenceDue() { forwarder.ownerWentOffline(hub) }
     }
 
     /// Publishes the heartbeat every interval while connected (a coarse timer: a heartbeat a little late is harmless,
