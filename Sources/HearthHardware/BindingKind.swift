@@ -15,7 +15,7 @@ public struct BindingKind: Sendable {
     /// `kind` first, then the kind's own keys.
     public let section: ConfigSection
     /// Reads the section and builds the binding. Returns nil only after recording, at the right key, each problem
-    /// that stops it.
+    /// that stops it: the registry treats a nil without a problem as a fault of the kind, not of the file.
     let factory: @Sendable (BindingReader) -> (any HardwareBinding)?
 
     init(_ name: String, fits deviceTypes: [DeviceTypeDescriptor], help: String, keys: [ConfigKey],

@@ -18,7 +18,8 @@ public struct BindingKindRegistry: Sendable {
     public func kinds(fitting typeName: String) -> [BindingKind] { kinds.filter { $0.fits(typeName) } }
 
     /// Reads `config` (a `binding:` mapping) for the device type `context.typeName`. Records every problem in
-    /// `config.diagnostics` with file, line and key path, and returns `nil` if there was any.
+    /// `config.diagnostics` with file, line and key path, and returns `nil` if there was any. A kind's factory that
+    /// makes nothing without saying why is recorded as a problem too, so no device runs without its hardware unsaid.
     public func make(_ config: ConfigValue, context: BindingContext) -> (any HardwareBinding)? {
         let before = config.diagnostics.problems.count
         let names = kinds.map(\.name).joined(separator: ", ")
@@ -43,7 +44,13 @@ public struct BindingKindRegistry: Sendable {
             return nil
         }
         let binding = kind.factory(BindingReader(config: config, context: context, section: kind.section))
-        return config.diagnostics.problems.count == before ? binding : nil
+        guard config.diagnostics.problems.count == before else { return nil }
+        guard let binding else {
+            config.problem("the \(name) binding kind made no binding and named no problem in this section; "
+                           + "this is a fault in hearthd, not in the file (the \(context.typeName) would run without hardware)")
+            return nil
+        }
+        return binding
     }
 
     private func advice(for typeName: String) -> String {
