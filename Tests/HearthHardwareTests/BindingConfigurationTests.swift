@@ -33,7 +33,7 @@ struct BindingConfigurationTests {
         for (i, device) in list.enumerated() {
             let context = BindingContext(deviceID: "light-\(i)", typeName: "OnOffLight", board: rig.board,
                                          hardware: rig.hardware, pins: rig.pins, log: rig.logs.log)
-            _ = BindingKinds.make(try #require(device.anyMapping?["binding"]), context: context)
+            _ = BindingKindRegistry.standard.make(try #require(device.anyMapping?["binding"]), context: context)
         }
         #expect(problems(rig) == ["hub.yaml:8:13: devices[1].binding.line: GPIO line 0 of hearth-sim is already used by "
             + "light-0 OnOffLight at hub.yaml:4:12 (devices[0].binding.pin); each pin can drive only one binding"])

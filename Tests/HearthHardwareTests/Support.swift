@@ -129,14 +129,14 @@ final class Rig {
         return (hardware as! MixedHardware).gpio
     }
 
-    /// Reads one binding (`{kind: relay, pin: relay-1}`) for a device type, as `BindingKinds.make` does.
+    /// Reads one binding (`{kind: relay, pin: relay-1}`) for a device type, as `BindingKindRegistry.standard.make` does.
     func makeBinding(_ yaml: String, device: String, type: String, file: String = "hub.yaml")
         -> (any HardwareBinding)?
     {
         guard let value = ConfigValue.parse(yaml, file: file, diagnostics: diagnostics) else { return nil }
         let context = BindingContext(deviceID: device, typeName: type, board: board, hardware: hardware, pins: pins,
                                      log: logs.log)
-        return BindingKinds.make(value, context: context)
+        return BindingKindRegistry.standard.make(value, context: context)
     }
 
     /// Adds a device with one bound type (and optional extra trait configurations).

@@ -1,6 +1,8 @@
 import Foundation
 import HearthConfig
+import HearthHardware
 @testable import HearthHub
+import HearthModel
 import HearthTestKit
 import Testing
 
@@ -109,6 +111,41 @@ import Testing
                 "docs/schema/hearth.schema.json is out of date: run .build/debug/hearthd schema config > docs/schema/hearth.schema.json")
         #expect(try String(contentsOfFile: Self.boardSchema, encoding: .utf8) == ConfigurationSchema.board,
                 "docs/schema/board.schema.json is out of date: run .build/debug/hearthd schema board > docs/schema/board.schema.json")
+    }
+
+    /// The schema takes the binding kinds from their registry: each device type's `binding:` offers exactly the
+    /// registered kinds that fit it, each with its own definition, so an editor and the hub agree.
+    @Test func eachDeviceTypesBindingListsExactlyTheRegisteredKindsThatFitIt() throws {
+        let schema = try #require(try JSONSerialization.jsonObject(with: Data(ConfigurationSchema.config.utf8)) as? [String: Any])
+        let definitions = try #require(schema["definitions"] as? [String: Any])
+        var checked: [String: Int] = [:]
+        func check(_ binding: [String: Any], type: String) {
+            let expected = BindingKindRegistry.standard.kinds(fitting: type).map(\.name)
+            let offered = ((binding["properties"] as? [String: Any])?["kind"] as? [String: Any])?["enum"] as? [String] ?? []
+            let references = (binding["allOf"] as? [[String: Any]] ?? []).compactMap {
+                ($0["then"] as? [String: Any])?["$ref"] as? String
+            }
+            #expect(offered == expected, "\(type)")
+            #expect(references == expected.map { "#/definitions/binding.\($0)" }, "\(type)")
+            for kind in expected { #expect(definitions["binding.\(kind)"] != nil, "binding.\(kind)") }
+            checked[type, default: 0] += 1
+        }
+        // Every `if type is T then {binding: …}` in the schema, wherever the device's shape puts it.
+        func visit(_ node: Any) {
+            if let object = node as? [String: Any] {
+                let condition = ((object["if"] as? [String: Any])?["properties"] as? [String: Any])?["type"] as? [String: Any]
+                if let type = condition?["const"] as? String,
+                   let binding = ((object["then"] as? [String: Any])?["properties"] as? [String: Any])?["binding"]
+                       as? [String: Any] {
+                    check(binding, type: type)
+                }
+                object.values.forEach(visit)
+            } else if let array = node as? [Any] {
+                array.forEach(visit)
+            }
+        }
+        visit(schema)
+        #expect(Set(checked.keys) == Set(DeviceTypeDescriptor.catalogue.map(\.name)))
     }
 
     @Test(.timeLimit(.minutes(1))) func everyExampleAndBoardFileIsValidAndNamesItsSchema() throws {

@@ -19,7 +19,8 @@ struct BinarySensorConfiguration: Sendable, Hashable {
 
         /// The trait the sensor reports to.
         var trait: TraitID { self == .contact ? .booleanState : .occupancySensing }
-        var typeName: String { self == .contact ? "ContactSensor" : "OccupancySensor" }
+        /// The device type it drives.
+        var deviceType: DeviceTypeDescriptor { self == .contact ? .contactSensor : .occupancySensor }
         /// A contact switches the line to ground against the pull-up; a PIR module drives it high on motion, and the
         /// pull-down keeps an unplugged module from reading as motion.
         var defaultBias: InputBias { self == .contact ? .pullUp : .pullDown }
@@ -34,14 +35,10 @@ struct BinarySensorConfiguration: Sendable, Hashable {
     var activeLow: Bool
     var debounce: Int64 = 20
 
-    /// The keys the reader takes and the JSON Schema lists.
-    static func section(_ kind: Kind) -> ConfigSection {
+    /// The keys the reader takes and the JSON Schema lists, after `kind`.
+    static func keys(_ kind: Kind) -> [ConfigKey] {
         let biasName = WallSwitchConfiguration.biases.first { $0.1 == kind.defaultBias }?.0 ?? ""
-        let help = kind == .contact
-            ? "A door or window contact (reed switch) on a GPIO input (ContactSensor): stateValue true while closed."
-            : "A PIR motion sensor's output on a GPIO input (OccupancySensor): occupied while it detects, then holdTime."
-        return BindingKinds.section(kind.rawValue, help: help,
-            BindingKinds.pinKeys(what: kind.what, example: kind.examplePin) + [
+        return BindingReader.pinKeys(what: kind.what, example: kind.examplePin) + [
             ConfigKey("bias", .choice(WallSwitchConfiguration.biases.map(\.0)),
                       "pull-up, pull-down, disabled, or as-is (keep the firmware's); default \(biasName)"),
             ConfigKey("activeLow", .bool, kind == .contact
@@ -49,11 +46,11 @@ struct BinarySensorConfiguration: Sendable, Hashable {
                       : "motion = wire low (a module with an inverted output); default false"),
             ConfigKey("debounce", .duration(.zero ... .seconds(1), defaultUnit: "ms"),
                       "a change counts once the line has been stable this long; default 20ms"),
-        ], rules: BindingKinds.pinRules)
+        ]
     }
 
     static func read(_ reader: BindingReader, kind: Kind) -> BinarySensorConfiguration? {
-        guard let map = reader.mapping(section(kind)) else { return nil }
+        guard let map = reader.mapping() else { return nil }
         let pin = reader.pin(map, key: "pin", direction: .input, what: kind.what)
         let bias = map.text("bias").flatMap { b in WallSwitchConfiguration.biases.first { $0.0 == b }?.1 } ?? kind.defaultBias
         let activeLow = map.bool("activeLow") ?? kind.defaultActiveLow
@@ -68,4 +65,18 @@ struct BinarySensorConfiguration: Sendable, Hashable {
 
     /// The trait features the sensor needs: a PIR module senses by passive infrared.
     var features: [TraitID: Set<String>] { kind == .pir ? [.occupancySensing: ["passiveInfrared"]] : [:] }
+}
+
+extension BindingKind {
+    static let contact = binarySensor(
+        .contact, help: "A door or window contact (reed switch) on a GPIO input (ContactSensor): stateValue true while closed.")
+    static let pir = binarySensor(
+        .pir, help: "A PIR motion sensor's output on a GPIO input (OccupancySensor): occupied while it detects, then holdTime.")
+
+    private static func binarySensor(_ kind: BinarySensorConfiguration.Kind, help: String) -> BindingKind {
+        BindingKind(kind.rawValue, fits: [kind.deviceType], help: help, keys: BinarySensorConfiguration.keys(kind),
+                    rules: BindingReader.pinRules) { reader in
+            BinarySensorConfiguration.read(reader, kind: kind).map { BinarySensorBinding($0, context: reader.context) }
+        }
+    }
 }

@@ -1,4 +1,5 @@
 import HearthConfig
+import HearthModel
 
 /// `binding: {kind: cctDimmer, warm: cct-warm, cold: cct-cold, warmMireds: 370, coldMireds: 153, relay: cct-relay,
 /// frequency: 1000, gamma: 2.2, minimumDuty: 0, polarity: normal}`
@@ -29,10 +30,8 @@ struct CCTDimmerConfiguration: Sendable, Hashable {
 
     static let miredsRange = 1...0xFEFF
 
-    /// The keys the reader takes and the JSON Schema lists.
-    static let section = BindingKinds.section(
-        "cctDimmer",
-        help: "A tunable-white (CCT) LED strip on two PWM channels, warm and cold white (ColorTemperatureLight).", [
+    /// The keys the reader takes and the JSON Schema lists, after `kind`.
+    static let keys = [
         ConfigKey("warm", .text, required: true,
                   "the board's PWM channel driving the warm-white LEDs (a name from the board file, e.g. cct-warm)"),
         ConfigKey("cold", .text, required: true,
@@ -49,10 +48,10 @@ struct CCTDimmerConfiguration: Sendable, Hashable {
         ConfigKey("minimumDuty", .number(0...0.5, unit: ""),
                   "the total duty below which the strip stays dark; level 1 starts there; default 0"),
         ConfigKey("polarity", .choice(["normal", "inversed"]), "inversed when the driver stage inverts; default normal"),
-    ], rules: [])
+    ]
 
     static func read(_ reader: BindingReader) -> CCTDimmerConfiguration? {
-        guard let map = reader.mapping(section) else { return nil }
+        guard let map = reader.mapping() else { return nil }
         let warm = reader.pwm(map, key: "warm", allowRaw: false)
         let cold = reader.pwm(map, key: "cold", allowRaw: false)
         let relay: PinAddress?? = map["relay"] == nil ? .some(nil)
@@ -79,4 +78,14 @@ struct CCTDimmerConfiguration: Sendable, Hashable {
     }
 
     var periodNanoseconds: UInt64 { UInt64(1_000_000_000 / frequency) }
+}
+
+extension BindingKind {
+    static let cctDimmer = BindingKind(
+        "cctDimmer", fits: [.colorTemperatureLight],
+        help: "A tunable-white (CCT) LED strip on two PWM channels, warm and cold white (ColorTemperatureLight).",
+        keys: CCTDimmerConfiguration.keys, rules: []
+    ) { reader in
+        CCTDimmerConfiguration.read(reader).map { CCTDimmerBinding($0, context: reader.context) }
+    }
 }

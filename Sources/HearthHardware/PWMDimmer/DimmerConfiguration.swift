@@ -1,4 +1,5 @@
 import HearthConfig
+import HearthModel
 
 /// `binding: {kind: pwmDimmer, pwm: dimmer-1, relay: dimmer-relay, frequency: 1000, gamma: 2.2, minimumDuty: 0.02,
 /// polarity: normal}`
@@ -21,19 +22,18 @@ struct DimmerConfiguration: Sendable, Hashable {
     var minimumDuty = 0.0
     var polarity: PWMOutputPolarity = .normal
 
-    /// The keys the reader takes and the JSON Schema lists.
-    static let section = BindingKinds.section("pwmDimmer", help: "A PWM dimmer, optionally with a relay that powers its driver (DimmableLight).",
-        BindingKinds.pwmKeys + [
+    /// The keys the reader takes and the JSON Schema lists, after `kind`.
+    static let keys = BindingReader.pwmKeys + [
         ConfigKey("relay", .text, "a board pin (output) that powers the lamp's driver; off whenever the light is not lit"),
         ConfigKey("relayActiveLow", .bool, "that relay is energised by a low wire; default false"),
         ConfigKey("frequency", .int(10...100_000, unit: " Hz"), "PWM frequency in Hz; default 1000"),
         ConfigKey("gamma", .number(0.1...5, unit: ""), "duty = minimumDuty + (1 − minimumDuty)·(level/254)^gamma; default 2.2"),
         ConfigKey("minimumDuty", .number(0...0.5, unit: ""), "the duty below which the lamp stays dark; level 1 starts there; default 0"),
         ConfigKey("polarity", .choice(["normal", "inversed"]), "inversed when the driver stage inverts; default normal"),
-    ], rules: BindingKinds.pwmRules)
+    ]
 
     static func read(_ reader: BindingReader) -> DimmerConfiguration? {
-        guard let map = reader.mapping(section) else { return nil }
+        guard let map = reader.mapping() else { return nil }
         let pwm = reader.pwm(map, key: "pwm")
         let relay: PinAddress?? = map["relay"] == nil ? .some(nil)
             : reader.pin(map, key: "relay", direction: .output, what: "dimmer's relay", allowRaw: false).map { .some($0) }
@@ -52,4 +52,14 @@ struct DimmerConfiguration: Sendable, Hashable {
     }
 
     var periodNanoseconds: UInt64 { UInt64(1_000_000_000 / frequency) }
+}
+
+extension BindingKind {
+    static let pwmDimmer = BindingKind(
+        "pwmDimmer", fits: [.dimmableLight],
+        help: "A PWM dimmer, optionally with a relay that powers its driver (DimmableLight).",
+        keys: DimmerConfiguration.keys, rules: BindingReader.pwmRules
+    ) { reader in
+        DimmerConfiguration.read(reader).map { DimmerBinding($0, context: reader.context) }
+    }
 }

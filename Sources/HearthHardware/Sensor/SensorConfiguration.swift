@@ -1,4 +1,5 @@
 import HearthConfig
+import HearthModel
 
 /// `binding: {kind: humiditySensor, sensor: humidity-1, interval: 30s, median: 3, deltaThreshold: 0.5, throttle: 5m,
 /// maxRate: 20, staleAfter: 3}` (and `kind: temperatureSensor` with the same keys).
@@ -26,12 +27,10 @@ struct SensorConfiguration: Sendable, Hashable {
     /// Readings outside are implausible (milli-units).
     var plausible: ClosedRange<Double>
 
-    /// The keys the reader takes and the JSON Schema lists (`kind: humiditySensor` or `temperatureSensor`).
-    static func section(_ quantity: SensorQuantity) -> ConfigSection {
+    /// The keys the reader takes and the JSON Schema lists after `kind` (`humiditySensor` or `temperatureSensor`).
+    static func keys(_ quantity: SensorQuantity) -> [ConfigKey] {
         let unit = quantity == .humidity ? " %RH" : " °C"
-        let kind = quantity == .humidity ? "humiditySensor" : "temperatureSensor"
-        return BindingKinds.section(kind, help: quantity == .humidity
-            ? "A relative-humidity sensor (HumiditySensor)." : "A temperature sensor (TemperatureSensor).", [
+        return [
             ConfigKey("sensor", .text, "the board's I2C sensor (a name from the board file, e.g. humidity-1)"),
             ConfigKey("iio", .text, "instead of sensor: an IIO device's name"),
             ConfigKey("hwmon", .text, "instead of sensor: a hwmon device's name"),
@@ -48,9 +47,14 @@ struct SensorConfiguration: Sendable, Hashable {
                       "a reading that moved faster than this (\(unit.dropFirst()) per minute) is dropped; default none"),
             ConfigKey("staleAfter", .int(1...1000, unit: " intervals"),
                       "after this many intervals without a plausible reading: offline and null; default 3"),
-        ], rules: quantity == .temperature
+        ]
+    }
+
+    /// Exactly one place to read from: a DS18B20 (`w1`) is a thermometer, so only a temperature sensor has it.
+    static func rules(_ quantity: SensorQuantity) -> [ConfigRule] {
+        quantity == .temperature
             ? [.atLeastOne("sensor", "iio", "hwmon", "w1"), .atMostOne("sensor", "iio", "hwmon", "w1")]
-            : [.atLeastOne("sensor", "iio", "hwmon"), .atMostOne("sensor", "iio", "hwmon")])
+            : [.atLeastOne("sensor", "iio", "hwmon"), .atMostOne("sensor", "iio", "hwmon")]
     }
 
     /// Whether a read blocks for long (a DS18B20's 750 ms conversion), so even the first one belongs on the lane.
@@ -62,7 +66,7 @@ struct SensorConfiguration: Sendable, Hashable {
     }
 
     static func read(_ reader: BindingReader, quantity: SensorQuantity) -> SensorConfiguration? {
-        guard let map = reader.mapping(section(quantity)) else { return nil }
+        guard let map = reader.mapping() else { return nil }
         let sensor = reader.sensor(map)
         let interval = map.duration("interval").map(BindingReader.milliseconds) ?? 30_000
         let median = map.int("median") ?? 1
@@ -84,5 +88,18 @@ struct SensorConfiguration: Sendable, Hashable {
         return SensorConfiguration(quantity: quantity, sensor: sensor, interval: interval, median: median,
                                    deltaThreshold: delta * 1000, throttle: throttle, maxRate: maxRate.map { $0 * 1000 },
                                    staleAfter: staleAfter, plausible: plausible)
+    }
+}
+
+extension BindingKind {
+    static let humiditySensor = sensor(.humidity, fits: .humiditySensor, help: "A relative-humidity sensor (HumiditySensor).")
+    static let temperatureSensor = sensor(.temperature, fits: .temperatureSensor,
+                                          help: "A temperature sensor (TemperatureSensor).")
+
+    private static func sensor(_ quantity: SensorQuantity, fits type: DeviceTypeDescriptor, help: String) -> BindingKind {
+        BindingKind(quantity == .humidity ? "humiditySensor" : "temperatureSensor", fits: [type], help: help,
+                    keys: SensorConfiguration.keys(quantity), rules: SensorConfiguration.rules(quantity)) { reader in
+            SensorConfiguration.read(reader, quantity: quantity).map { SensorBinding($0, context: reader.context) }
+        }
     }
 }

@@ -1,4 +1,5 @@
 import HearthConfig
+import HearthModel
 
 /// `binding: {kind: wallSwitch, pin: wall-switch-1, bias: pull-up, activeLow: true, debounce: 20ms, mode: momentary,
 /// controls: porch-light}`
@@ -24,9 +25,8 @@ struct WallSwitchConfiguration: Sendable, Hashable {
     static let biases: [(String, InputBias)] = [("pull-up", .pullUp), ("pull-down", .pullDown), ("disabled", .disabled),
                                                ("as-is", .asIs)]
 
-    /// The keys the reader takes and the JSON Schema lists.
-    static let section = BindingKinds.section("wallSwitch", help: "A wall switch or button on a GPIO input (GenericSwitch).",
-        BindingKinds.pinKeys(what: "wall switch", example: "wall-switch-1") + [
+    /// The keys the reader takes and the JSON Schema lists, after `kind`.
+    static let keys = BindingReader.pinKeys(what: "wall switch", example: "wall-switch-1") + [
         ConfigKey("bias", .choice(biases.map(\.0)), "pull-up (default), pull-down, disabled, or as-is (keep the firmware's)"),
         ConfigKey("activeLow", .bool, "closed = wire low (a switch to ground with a pull-up); default true"),
         ConfigKey("debounce", .duration(.zero ... .seconds(1), defaultUnit: "ms"),
@@ -35,10 +35,10 @@ struct WallSwitchConfiguration: Sendable, Hashable {
                   "momentary (a push button: each press toggles; default), latching (a rocker: each flip toggles), "
                   + "follow (the light is on while the switch is on)"),
         ConfigKey("controls", .listOrOne(.text), "a device id (or a list) whose onOff the switch works, locally"),
-    ], rules: BindingKinds.pinRules)
+    ]
 
     static func read(_ reader: BindingReader) -> WallSwitchConfiguration? {
-        guard let map = reader.mapping(section) else { return nil }
+        guard let map = reader.mapping() else { return nil }
         let pin = reader.pin(map, key: "pin", direction: .input, what: "wall switch")
         let bias = map.text("bias").flatMap { b in biases.first { $0.0 == b }?.1 } ?? .pullUp
         let activeLow = map.bool("activeLow") ?? true
@@ -65,5 +65,14 @@ struct WallSwitchConfiguration: Sendable, Hashable {
     /// The Switch trait features this mode needs.
     var switchFeatures: Set<String> {
         mode == .momentary ? ["momentarySwitch", "momentarySwitchRelease"] : ["latchingSwitch"]
+    }
+}
+
+extension BindingKind {
+    static let wallSwitch = BindingKind(
+        "wallSwitch", fits: [.genericSwitch], help: "A wall switch or button on a GPIO input (GenericSwitch).",
+        keys: WallSwitchConfiguration.keys, rules: BindingReader.pinRules
+    ) { reader in
+        WallSwitchConfiguration.read(reader).map { WallSwitchBinding($0, context: reader.context) }
     }
 }

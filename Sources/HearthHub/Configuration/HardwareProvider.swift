@@ -20,7 +20,8 @@ public protocol HardwareProvider: Sendable {
 }
 
 /// The real thing: board files, the kernel's hardware (`LinuxHardware`) or a simulated board's memory
-/// (`SimulatedHardware`) by the board's `simulated:`, and the binding kinds of `HearthHardware`.
+/// (`SimulatedHardware`) by the board's `simulated:`, and the binding kinds of `HearthHardware`
+/// (`BindingKindRegistry.standard`, which the configuration's schema lists too).
 public struct BoardHardware: HardwareProvider {
     public init() {}
 
@@ -33,7 +34,7 @@ public struct BoardHardware: HardwareProvider {
     }
 
     public func makeBinding(_ config: ConfigValue, context: BindingContext) -> (any HardwareBinding)? {
-        BindingKinds.make(config, context: context)
+        BindingKindRegistry.standard.make(config, context: context)
     }
 
     /// Registered whatever the board, as before the split: a configuration is checked the same on any board.

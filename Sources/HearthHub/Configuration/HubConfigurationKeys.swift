@@ -245,12 +245,12 @@ extension HubConfiguration {
 
         /// The binding kinds that fit a device type, each with its keys.
         static func bindingShape(for typeName: String) -> ConfigShape {
-            let kinds = BindingKinds.fits.filter { $0.types.contains(typeName) }.map(\.kind)
+            let kinds = BindingKindRegistry.standard.kinds(fitting: typeName)
             guard !kinds.isEmpty else { return .nullable(.section(ConfigSection([]))) }
             return .section(ConfigSection(
-                [ConfigKey("kind", .choice(kinds), required: true, "the kind of hardware binding")], closed: false,
-                cases: BindingKinds.sections.filter { kinds.contains($0.kind) }.map {
-                    ConfigCase(when: "kind", is: $0.kind, then: .named("binding.\($0.kind)", .section($0.section)))
+                [ConfigKey("kind", .choice(kinds.map(\.name)), required: true, "the kind of hardware binding")], closed: false,
+                cases: kinds.map {
+                    ConfigCase(when: "kind", is: $0.name, then: .named("binding.\($0.name)", .section($0.section)))
                 }))
         }
     }

@@ -84,7 +84,15 @@ public enum HubDaemon {
                 let deviceLogger = logger.with(device: d.id, type: type)
                 let context = BindingContext(deviceID: d.id, typeName: type, board: board, hardware: backend, pins: pins,
                                              log: { deviceLogger.notice("\($0)") })
-                guard let binding = hardware.makeBinding(section, context: context) else { continue }
+                let problemsBefore = diagnostics.problems.count
+                guard let binding = hardware.makeBinding(section, context: context) else {
+                    // Without a problem the plan would start the device with no hardware and no word of why.
+                    if diagnostics.problems.count == problemsBefore {
+                        section.problem("no binding was made from this section and no problem was named; the \(type) "
+                                        + "would run without hardware, so the hub does not start")
+                    }
+                    continue
+                }
                 d.types[index].actuator = binding.actuator
                 d.types[index].traits += binding.extraTraits
                 for (trait, features) in binding.requiredFeatures {

@@ -1,95 +1,20 @@
-public import HearthConfig
+import HearthConfig
 
-/// Builds bindings from a device type's `binding:` mapping; its `kind:` picks the binding.
-public enum BindingKinds {
-    /// Every kind, with the device types it fits.
-    public static let fits: [(kind: String, types: [String])] = [
-        ("relay", ["OnOffLight", "OnOffPlugInUnit"]),
-        ("pwmDimmer", ["DimmableLight"]),
-        ("cctDimmer", ["ColorTemperatureLight"]),
-        ("humiditySensor", ["HumiditySensor"]),
-        ("temperatureSensor", ["TemperatureSensor"]),
-        ("wallSwitch", ["GenericSwitch"]),
-        ("contact", ["ContactSensor"]),
-        ("pir", ["OccupancySensor"]),
-    ]
+/// Reads one binding's section for its kind's factory, and the keys bindings share: pins by board name or by chip
+/// and line, PWM channels, sensors.
+struct BindingReader {
+    let config: ConfigValue
+    let context: BindingContext
+    /// The kind's keys (`BindingKind.section`), which `mapping()` admits.
+    let section: ConfigSection
 
-    /// Reads `config` (a `binding:` mapping) for the device type `context.typeName`. Records every problem in
-    /// `config.diagnostics` with file, line and key path, and returns `nil` if there was any.
-    public static func make(_ config: ConfigValue, context: BindingContext) -> (any HardwareBinding)? {
-        let before = config.diagnostics.problems.count
-        guard case .mapping(let entries) = config.node.value else {
-            config.problem("expected a mapping with a 'kind' (one of \(fits.map(\.kind).joined(separator: ", ")))")
-            return nil
-        }
-        guard let kindEntry = entries.first(where: { $0.key == "kind" }) else {
-            config.problem("missing 'kind'; for \(context.typeName) use \(kinds(for: context.typeName))")
-            return nil
-        }
-        let kindValue = config.child(kindEntry.value, "kind")
-        guard let kind = kindValue.string else { return nil }
-        guard let fit = fits.first(where: { $0.kind == kind }) else {
-            kindValue.problem("unknown binding kind '\(kind)'; kinds: \(fits.map(\.kind).joined(separator: ", "))")
-            return nil
-        }
-        guard fit.types.contains(context.typeName) else {
-            kindValue.problem("a \(kind) binding does not fit a \(context.typeName) (it fits \(fit.types.joined(separator: ", "))); "
-                              + "for \(context.typeName) use \(kinds(for: context.typeName))")
-            return nil
-        }
-        let reader = BindingReader(config: config, context: context)
-        let binding: (any HardwareBinding)?
-        switch kind {
-        case "relay": binding = relay(reader, config: config, context: context)
-        case "pwmDimmer": binding = DimmerConfiguration.read(reader).map { DimmerBinding($0, context: context) }
-        case "cctDimmer": binding = CCTDimmerConfiguration.read(reader).map { CCTDimmerBinding($0, context: context) }
-        case "humiditySensor": binding = SensorConfiguration.read(reader, quantity: .humidity)
-            .map { SensorBinding($0, context: context) }
-        case "temperatureSensor": binding = SensorConfiguration.read(reader, quantity: .temperature)
-            .map { SensorBinding($0, context: context) }
-        case "wallSwitch": binding = WallSwitchConfiguration.read(reader).map { WallSwitchBinding($0, context: context) }
-        case "contact": binding = BinarySensorConfiguration.read(reader, kind: .contact)
-            .map { BinarySensorBinding($0, context: context) }
-        case "pir": binding = BinarySensorConfiguration.read(reader, kind: .pir)
-            .map { BinarySensorBinding($0, context: context) }
-        default: binding = nil
-        }
-        return config.diagnostics.problems.count == before ? binding : nil
-    }
-
-    /// A relay, with its power meter when it has a `meter:` (a plug's): both in one binding.
-    static func relay(_ reader: BindingReader, config: ConfigValue, context: BindingContext) -> (any HardwareBinding)? {
-        let relay = RelayConfiguration.read(reader).map { RelayBinding($0, context: context) }
-        guard case .mapping(let entries) = config.node.value, let meterEntry = entries.first(where: { $0.key == "meter" })
-        else { return relay }
-        let meterValue = config.child(meterEntry.value, "meter")
-        guard context.typeName == "OnOffPlugInUnit" else {
-            meterValue.problem("a meter measures a plug's load: it fits an OnOffPlugInUnit, not a \(context.typeName)")
-            return nil
-        }
-        guard let meter = PowerMeterConfiguration.read(meterValue, context: context), let relay else { return nil }
-        return CompositeBinding([relay, PowerMeterBinding(meter, context: context)])
-    }
-
-    /// Every kind's table of keys, from which its reader reads and the JSON Schema is written.
-    public static var sections: [(kind: String, section: ConfigSection)] {
-        [("relay", RelayConfiguration.section), ("pwmDimmer", DimmerConfiguration.section),
-         ("cctDimmer", CCTDimmerConfiguration.section),
-         ("humiditySensor", SensorConfiguration.section(.humidity)),
-         ("temperatureSensor", SensorConfiguration.section(.temperature)), ("wallSwitch", WallSwitchConfiguration.section),
-         ("contact", BinarySensorConfiguration.section(.contact)), ("pir", BinarySensorConfiguration.section(.pir))]
-    }
-
-    /// A kind's section: `kind` first, then its own keys.
-    static func section(_ kind: String, help: String, _ keys: [ConfigKey], rules: [ConfigRule]) -> ConfigSection {
-        ConfigSection([ConfigKey("kind", .choice([kind]), required: true, "the kind of hardware binding")] + keys,
-                      help: help, rules: rules)
-    }
+    /// The binding's section as a mapping of its kind's keys.
+    func mapping() -> ConfigMap? { config.mapping(section) }
 
     /// The line offsets a raw `chip:` + `line:` may name.
     static let lineOffsets = 0...1023
 
-    /// `pin: <board pin>`, or `chip:` + `line:`.
+    /// `pin: <board pin>`, or `chip:` + `line:`: what `pin(_:key:direction:what:)` reads.
     static func pinKeys(what: String, example: String) -> [ConfigKey] {
         [ConfigKey("pin", .text, "the board pin of the \(what) (a name from the board file, e.g. \(example))"),
          ConfigKey("chip", .text, "instead of pin: the GPIO chip's label, gpiochipN or /dev/gpiochipN"),
@@ -99,7 +24,7 @@ public enum BindingKinds {
 
     static let pinRules: [ConfigRule] = [.atLeastOne("pin", "chip"), .atMostOne("pin", "chip"), .allOrNone("chip", "line")]
 
-    /// `pwm: <board PWM channel>`, or `pwmChip:` + `pwmChannel:`.
+    /// `pwm: <board PWM channel>`, or `pwmChip:` + `pwmChannel:`: what `pwm(_:key:)` reads.
     static let pwmKeys: [ConfigKey] = [
         ConfigKey("pwm", .text, "the board's PWM channel (a name from the board file, e.g. dimmer-1)"),
         ConfigKey("pwmChip", .int(0...255, unit: ""), "instead of pwm: the sysfs PWM chip number (pwmchipN)"),
@@ -108,20 +33,6 @@ public enum BindingKinds {
 
     static let pwmRules: [ConfigRule] = [.atLeastOne("pwm", "pwmChip"), .atMostOne("pwm", "pwmChip"),
                                          .allOrNone("pwmChip", "pwmChannel")]
-
-    static func kinds(for typeName: String) -> String {
-        let fitting = fits.filter { $0.types.contains(typeName) }.map(\.kind)
-        return fitting.isEmpty ? "no binding (no hardware binding drives a \(typeName))"
-            : "kind: " + fitting.joined(separator: " or ")
-    }
-}
-
-/// Reads the keys bindings share: pins by board name or by chip and line, PWM channels, sensors.
-struct BindingReader {
-    let config: ConfigValue
-    let context: BindingContext
-
-    func mapping(_ section: ConfigSection) -> ConfigMap? { config.mapping(section) }
 
     /// A GPIO line: `<key>: <board pin name>`, or (when `allowRaw`) `chip:` + `line:` (an offset or a line name).
     func pin(_ map: ConfigMap, key: String, direction: BoardPin.Direction, what: String, required: Bool = true,
@@ -151,9 +62,9 @@ struct BindingReader {
             guard let chip = chipValue.string, let lineValue = map["line"] else { return nil }
             let line: PinAddress.Line
             if case .int(let offset)? = lineValue.node.typed {
-                guard BindingKinds.lineOffsets.contains(offset) else {
+                guard Self.lineOffsets.contains(offset) else {
                     lineValue.problem("\(offset) is out of range; allowed: "
-                                      + "\(BindingKinds.lineOffsets.lowerBound)…\(BindingKinds.lineOffsets.upperBound)")
+                                      + "\(Self.lineOffsets.lowerBound)…\(Self.lineOffsets.upperBound)")
                     return nil
                 }
                 line = .offset(offset)
