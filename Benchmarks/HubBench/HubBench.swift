@@ -59,7 +59,7 @@ enum HubBench {
             return arguments[i + 1].split(separator: ",").map(String.init)
         }
         let convergenceHubs = list("--home-convergence-hubs", quick ? ["5"] : ["10", "30"]).compactMap { Int($0) }
-        let cases = Set(list("--only", ["hub", "home", "wildcard", "fanout", "convergence", "forward", "many", "throughput"]))
+        let cases = Set(list("--only", ["hub", "home", "wildcard", "sites", "fanout", "convergence", "forward", "many", "throughput"]))
         let manyDevices = option("--many-devices", 1000)
         // 20,250 over 500 devices: half of them end toggled an odd number of times, so a lost toggle shows.
         let throughputRequests = option("--throughput-requests", 20_250)
@@ -204,6 +204,9 @@ enum HubBench {
         if cases.contains("hub") { try await loneHub() }
         if cases.contains("home") { try await homeOfHubs(binDir: binDir, port: port, work: work, hubCount: hubCount, toggles: homeToggles) }
         if cases.contains("wildcard") { try await wildcardClient(binDir: binDir, work: work, commands: wildcardCommands) }
+        if cases.contains("sites") {
+            try await sitesIdle(binDir: binDir, port: port, work: work, seconds: idleSeconds, settle: settleSeconds)
+        }
         for run in 1...max(1, runs) {
             if runs > 1 { print("== home of many hubs, run \(run) of \(runs)") }
             if cases.contains("convergence") { try await homeConvergence(binDir: binDir, port: port, work: work, hubCounts: convergenceHubs, run: run, discovery: discovery) }

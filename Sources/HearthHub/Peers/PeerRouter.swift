@@ -95,8 +95,8 @@ public final class PeerRouter: Sendable {
     /// `online`), or an empty one clears what an earlier configuration of this hub left retained, so that no peer waits
     /// for heartbeats that will not come.
     package func linkChanged(up: Bool) {
-        directory.linkChanged(up: up)
         if up { sendHeartbeat(clearing: true) }
+        directory.linkChanged(up: up)
     }
 
     /// Publishes this hub's heartbeat, retained (or, when `clearing` and it sends none, the empty one that clears it).
