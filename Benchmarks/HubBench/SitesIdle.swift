@@ -6,7 +6,7 @@ import Glibc
 
 extension HubBench {
     /// What the heartbeat of hubs across a bridge costs an idle hub: two hubs with 100 devices each that name each other
-    /// `route: remote` (each sends its heartbeat every 5 s and watches the other's) against the same two naming no
+    /// `route: remote` (each sends its heartbeat every 10 s, the default, and watches the other's) against the same two naming no
     /// peers (the baseline), on one broker, each pair idle for `seconds` after `settle` seconds.
     static func sitesIdle(binDir: String, port: Int, work: String, seconds: Int, settle: Int) async throws {
         let probe = try Endpoint("bench-sites-probe", port: port)
@@ -37,7 +37,7 @@ extension HubBench {
         let baseline = idle(remote: false)
         let beating = idle(remote: true)
         let whole = UInt64(seconds) * 1_000_000_000
-        print("two hubs × 100 devices idle for \(seconds) s, naming each other route: remote (a heartbeat every 5 s, watched)")
+        print("two hubs × 100 devices idle for \(seconds) s, naming each other route: remote (a heartbeat every 10 s, watched)")
         print("  idle CPU without peers (baseline): \(baseline.map { percent($0, of: whole) }.joined(separator: ", ")) of a core")
         print("  idle CPU with the heartbeat:       \(beating.map { percent($0, of: whole) }.joined(separator: ", ")) of a core (target ≤ 0.01%)")
         print("  the heartbeat's cost per hub:       \(us((beating.reduce(0, +) - min(beating.reduce(0, +), baseline.reduce(0, +))) / 2 / UInt64(seconds))) of CPU a second")

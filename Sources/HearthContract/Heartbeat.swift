@@ -3,6 +3,7 @@ import HearthJSON
 /// What a hub publishes on `<prefix>/<hub>/heartbeat` (`docs/mqtt-api.md`): that it is alive, and how often it says
 /// so. A hub reached through a bridge (`route: remote`) is offline once it has not been heard from for
 /// ``silenceFactor`` intervals, since a link cut between two brokers delivers no last will to the other side.
+/// `{"interval":10}` is 15 bytes.
 ///
 /// Published retained, so that a hub that subscribes learns at once that the peer sends heartbeats and how often
 /// (a retained copy is not proof of life: only a live one is); an empty retained payload says it sends none.
@@ -12,9 +13,10 @@ public struct Heartbeat: Sendable, Hashable {
 
     /// The intervals a hub sends and accepts, in seconds.
     public static let intervals = 1...3600
-    /// A peer is silent after this many intervals without a heartbeat: two may be lost or late before it counts.
-    public static let silenceFactor = 3
-    /// The largest heartbeat read: `{"interval":3600}` is 17 bytes.
+    /// A peer is silent after this many intervals without a heartbeat: one may be lost, or late by up to an interval,
+    /// before it counts.
+    public static let silenceFactor = 2
+    /// The largest heartbeat read; a later version may say more than the interval.
     public static let maximumSize = 256
 
     public init(interval: Int) { self.interval = interval }

@@ -38,16 +38,16 @@ import Testing
         let runner = Task { await rig.router.run() }
         defer { runner.cancel() }
 
-        // A millisecond before three intervals nothing is silent, whenever the loop looks.
-        rig.clock.advance(by: 2_999)
+        // A millisecond before two intervals nothing is silent, whenever the loop looks.
+        rig.clock.advance(by: 1_999)
         #expect(rig.router.directory.silenceDue().isEmpty)
         #expect(rig.router.directory.status(of: "b") == .online)
 
-        // At three intervals the loop, asleep on the manual clock, marks b offline: its devices, and requests for them.
+        // At two intervals the loop, asleep on the manual clock, marks b offline: its devices, and requests for them.
         rig.clock.advance(by: 1)
         #expect(await eventually { rig.router.directory.status(of: "b") == .offline })
         #expect(porch(rig) == "offline/remote")
-        #expect(rig.logs.all.contains("hub 'b' has not been heard from for 3 s (it sends a heartbeat every 1 s): its devices are offline until it is heard again"))
+        #expect(rig.logs.all.contains("hub 'b' has not been heard from for 2 s (it sends a heartbeat every 1 s): its devices are offline until it is heard again"))
         let refused = try rig.forward(#""trait":"onOff","command":"on""#, device: "porch")
         #expect(refused?.code == .unavailable, "\(String(describing: refused))")
 
@@ -73,7 +73,7 @@ import Testing
         let runner = Task { await rig.router.run() }
         defer { runner.cancel() }
         #expect(try rig.forward(#""trait":"onOff","command":"on""#, device: "porch") == nil)
-        rig.clock.advance(by: 6_000)
+        rig.clock.advance(by: 4_000)
         #expect(await eventually { !rig.responses.isEmpty })
         #expect(rig.responses.first?["error"]?["code"] == .string("unavailable"))
         #expect(rig.router.forwarder.waitingCount == 0)
@@ -83,7 +83,7 @@ import Testing
         let rig = try PeerRig(peers: Self.remoteB)
         b(rig, "online")
         heartbeat(rig, #"{"interval":1}"#)
-        rig.clock.advance(by: 3_000)
+        rig.clock.advance(by: 2_000)
         #expect(rig.router.directory.silenceDue() == ["b"])
         // The bridge came back and replays b's retained status to this hub's live subscription: b was online at its
         // last word, and had it died meanwhile its will would say `offline`.
@@ -101,7 +101,7 @@ import Testing
         #expect(porch(rig) == "online/remote")
         // One that stops sending (its heartbeat cleared) goes back to its will alone, even while silent.
         heartbeat(rig, #"{"interval":1}"#)
-        rig.clock.advance(by: 3_000)
+        rig.clock.advance(by: 2_000)
         #expect(rig.router.directory.silenceDue() == ["b"])
         heartbeat(rig, "", retained: true)
         #expect(porch(rig) == "online/remote")
@@ -116,7 +116,7 @@ import Testing
         rig.router.linkChanged(up: false)
         rig.clock.advance(by: 10_000)  // nothing could be heard meanwhile
         rig.router.linkChanged(up: true)
-        rig.clock.advance(by: 2_999)
+        rig.clock.advance(by: 1_999)
         #expect(rig.router.directory.silenceDue().isEmpty)
         rig.clock.advance(by: 1)
         #expect(rig.router.directory.silenceDue() == ["b"])

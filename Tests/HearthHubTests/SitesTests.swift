@@ -99,7 +99,7 @@ final class SitesRig: @unchecked Sendable {
         """)
     }
 
-    /// A heartbeat every second: each side shows the other offline 3 s after the last one it heard.
+    /// A heartbeat every second: each side shows the other offline 2 s after the last one it heard.
     func configure(_ hub: String, broker: TestBroker, _ body: String) throws {
         try """
         hub:
@@ -276,7 +276,7 @@ struct SitesTests {
         #expect(onOff(w.a.document("porch", hub: "attic")) == .bool(false), "the porch's on sent during the cut never ran")
         #expect(rig.log("shed").components(separatedBy: "during-a").count == 1)
         print("sites: a cut showed shed offline on attic's side after \(atticSawIn) and attic offline on shed's after "
-              + "\(shedSawIn) (heartbeat 1 s: 3 s bound); healed, online again after \(atticBackIn) and \(shedBackIn)")
+              + "\(shedSawIn) (heartbeat 1 s: 2 s bound); healed, online again after \(atticBackIn) and \(shedBackIn)")
     }
 
     /// A minute of steady traffic across the bridge, commands and a dimmer's fades, never shows a peer offline.

@@ -48,7 +48,9 @@ public struct HubConfiguration {
         return peers.contains { $0.route == .remote } ? Self.defaultHeartbeat : nil
     }
 
-    public static let defaultHeartbeat = Heartbeat(interval: 5)
+    /// Every 10 s: a cut shows within 20 s, and an idle hub pays for one message out and one in per peer per period
+    /// (`docs/benchmarks.md`, "Sites").
+    public static let defaultHeartbeat = Heartbeat(interval: 10)
 
     /// Reads `file`; returns nil after recording problems in `diagnostics`.
     public static func load(file: String, diagnostics: ConfigDiagnostics) -> HubConfiguration? {

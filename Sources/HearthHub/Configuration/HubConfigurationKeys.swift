@@ -50,7 +50,7 @@ extension HubConfiguration {
             ConfigKey("heartbeat", .duration(.seconds(Heartbeat.intervals.lowerBound) ... .seconds(Heartbeat.intervals.upperBound),
                                              defaultUnit: "s"),
                       "how often this hub tells hubs across a bridge it is alive, in whole seconds (1s…1h); they show it "
-                      + "offline after 3 silent intervals; default 5s when a peer is route: remote, otherwise none"),
+                      + "offline after 2 silent intervals; default 10s when a peer is route: remote, otherwise none"),
         ])
 
         static let mqtt = ConfigSection([

@@ -317,7 +317,8 @@ public final class PeerDirectory: Sendable {
         return gone.map(\.0)
     }
 
-    /// The earliest silence deadline of a peer not silent yet; records it as what the liveness loop sleeps until.
+    /// The earliest silence deadline of a peer not silent yet; records it as what the liveness loop sleeps until at the
+    /// latest (it may wake sooner, for this hub's heartbeat).
     func nextSilenceDeadline() -> EngineInstant? {
         state.withLock { s in
             s.livenessSleepsUntil = s.peers.values.compactMap { $0.silent ? nil : $0.silentAfter }.min()
@@ -325,7 +326,7 @@ public final class PeerDirectory: Sendable {
         }
     }
 
-    /// Wakes the liveness loop when a peer's first silence deadline comes before the one it sleeps until.
+    /// Wakes the liveness loop when a peer's first silence deadline comes before the one it sleeps until at the latest.
     let livenessWaker = DeadlineWaker(coarse: true)
 
     /// A peer's device summary (`<prefix>/<hub>/devices`): a list of devices, each with a string `id`; an empty

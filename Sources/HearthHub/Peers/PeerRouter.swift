@@ -160,23 +160,32 @@ public final class PeerRouter: Sendable {
 
     package func fireBindings(_ events: [HomeEvent]) { bindings.fireBindings(events) }
 
-    /// Keeps the deadlines of requests sent to peers until cancelled; with peers across a bridge, their liveness too;
-    /// with a heartbeat, sends it.
+    /// Keeps the deadlines of requests sent to peers until cancelled; with peers across a bridge or a heartbeat, their
+    /// liveness and this hub's heartbeat too.
     public func run() async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.forwarder.run() }
-            if !remotePeers.isEmpty { group.addTask { await self.watchLiveness() } }
-            if let heartbeat { group.addTask { await self.beat(every: heartbeat) } }
+            if heartbeat != nil || !remotePeers.isEmpty { group.addTask { await self.keepLiveness() } }
         }
     }
 
-    /// Marks a peer across a bridge offline once it is silent past its bound (`PeerDirectory.silenceDue`), failing the
-    /// requests that wait on it; sleeps until the next peer's deadline, or until a first one is set.
-    private func watchLiveness() async {
+    /// One loop, one timer: sends this hub's heartbeat every interval while connected, and marks a peer across a bridge
+    /// offline once it is silent past its bound (`PeerDirectory.silenceDue`), failing the requests that wait on it.
+    /// Why one: an idle hub's cost is its wake-ups (each a few thread switches), and a peer that is heard from keeps its
+    /// silence deadline past this hub's next beat, so the beats are the only wakes. A coarse timer: a beat a little late
+    /// is harmless, a peer's bound being two of its intervals.
+    private func keepLiveness() async {
         let clock = directory.clock
+        let beat = heartbeat.map { Int64($0.interval) * 1000 }
+        var nextBeat = beat.map { clock.now + $0 }
         while !Task.isCancelled {
             expireSilentPeers()
-            await directory.livenessWaker.wait(until: directory.nextSilenceDeadline(), clock: clock)
+            if let beat, let due = nextBeat, clock.now >= due {
+                if outbox.isConnected { sendHeartbeat() }
+                nextBeat = clock.now + beat
+            }
+            let until = [nextBeat, directory.nextSilenceDeadline()].compactMap { $0 }.min()
+            await directory.livenessWaker.wait(until: until, clock: clock)
         }
     }
 
@@ -186,15 +195,4 @@ public final class PeerRouter: Sendable {
         for hub in directory.silenceDue() { forwarder.ownerWentOffline(hub) }
     }
 
-    /// Publishes the heartbeat every interval while connected (a coarse timer: a heartbeat a little late is harmless,
-    /// its bound is three intervals).
-    private func beat(every heartbeat: Heartbeat) async {
-        let clock = directory.clock
-        let waker = DeadlineWaker(coarse: true)
-        while !Task.isCancelled {
-            await waker.wait(until: clock.now + Int64(heartbeat.interval) * 1000, clock: clock)
-            if Task.isCancelled { break }
-            if outbox.isConnected { sendHeartbeat() }
-        }
-    }
 }
