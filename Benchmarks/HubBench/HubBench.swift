@@ -1,8 +1,9 @@
 // Hub benchmarks against a private loopback mosquitto, each figure next to a baseline from the same run:
 // command→state round trip over the bare broker echo, memory with 100 devices, exec→online, CPU per
 // command and idle CPU; then a home of several hubs (what a toggle on one costs the others), and a client
-// subscribed to hearth/# with and without the broker's set_tcp_nodelay; throughput and CPU per request under load
-// (500 devices, 4 connections × 64 requests in flight) against an echo responder driven the same way; and a home of many hubs (issue 21 §4): the
+// subscribed to hearth/# with and without the broker's set_tcp_nodelay; the idle CPU of two hubs with heartbeats
+// (route: remote) against the same two without (`sites`); throughput and CPU per request under load
+// (500 devices, 4 connections × 64 requests in flight) against an echo responder driven the same way; and a home of many hubs: the
 // metadata fan-out, convergence, and a forwarded request against the echo; and one hub with 1,000 devices beside 100.
 // Usage: HubBench <bin-dir> [--idle-seconds N] [--settle-seconds N] [--commands N] [--sequential] [--hubs N] [--home-toggles N]
 //                 [--wildcard-commands N] [--fanout-hubs N] [--fanout-changes N] [--home-convergence-hubs N,N]
