@@ -142,12 +142,20 @@ import Testing
         for _ in 0..<3 { await waker.wait(until: clock.now, clock: clock) }
     }
 
+    /// A wait an hour long ends at a wake (here one given before the wait, which is kept for it) and at a
+    /// cancellation. Each end is awaited as a condition, so a wait that runs on fails its expectation here rather
+    /// than the suite's time limit.
     @Test func aWakeEndsTheWaitEarly() async {
         let clock = MonotonicClock(), waker = DeadlineWaker(coarse: true)
+        let inAnHour = clock.now + 3_600_000
+        let ended = Recorder<String>()
         waker.wake()
-        await waker.wait(until: clock.now + 3_600_000, clock: clock)  // returns because of the wake, not in an hour
-        let task = Task { await waker.wait(until: clock.now + 3_600_000, clock: clock) }
-        task.cancel()
-        await task.value  // a cancelled wait returns too
+        let woken = Task { await waker.wait(until: inAnHour, clock: clock); ended.append("woken") }
+        #expect(await eventually { ended.all.contains("woken") }, "the wake ended the wait")
+        let cancelled = Task { await waker.wait(until: inAnHour, clock: clock); ended.append("cancelled") }
+        cancelled.cancel()
+        #expect(await eventually { ended.all.contains("cancelled") }, "a cancelled wait returns")
+        #expect(ended.all == ["woken", "cancelled"])
+        woken.cancel()  // ends the first wait if the wake did not, so no task outlives the test
     }
 }

@@ -213,13 +213,22 @@ import HearthSync
 
     /// With no bindings, the hardware service still waits for shutdown and then ends.
     @Test func theBindingsServiceEndsAtShutdown() async throws {
+        let events = Recorder<String>()
         try await testGracefulShutdown { trigger in
             try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await BindingsService(bindings: []).run() }
+                group.addTask {
+                    events.append("started")
+                    try await BindingsService(bindings: []).run()
+                    events.append("ended")
+                }
+                // A service that did not wait would have ended by the time its start is seen here.
+                #expect(await eventually { events.all.contains("started") })
+                events.append("shutdown")
                 trigger.triggerGracefulShutdown()
                 try await group.next()
             }
         }
+        #expect(events.all == ["started", "shutdown", "ended"])
     }
 }
 
