@@ -1,4 +1,5 @@
 import HearthMQTT
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
