@@ -79,7 +79,7 @@ let package = Package(
         ], swiftSettings: strict),
         // The `hearth` command-line client: talks to any hub over MQTT only, through HearthKit's untyped layer.
         .executableTarget(name: "hearth", dependencies: [
-            "HearthKit", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "HearthKit", "HearthContract", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: strict),
 
         // The Swift client library: the Google Home APIs' shape over the MQTT contract; typed layer in Generated/.
