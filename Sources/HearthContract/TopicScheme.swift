@@ -281,54 +281,6 @@ public struct TopicScheme: Sendable, Hashable {
         return group
     }
 
-    /// Whether `topic` is this hub's `…/devices//set`: a request for a device with no id, which the hub's `set`
-    /// subscription receives (its `+` matches an empty level) and answers as a request it cannot run.
-    public func isSetTopicWithoutDeviceID(_ topic: String) -> Bool {
-        ownRemainder(topic).map { $0.elementsEqual("devices//set".utf8) } ?? false
-    }
-
-    /// What follows `<prefix>/<hub>/` in `topic`, or nil when it is not a topic of this hub.
-    public func ownRemainder(_ topic: String) -> Substring.UTF8View? {
-        Self.after(own.utf8, in: Substring(topic).utf8)
-    }
-
-    /// `text` after `part`, or nil when it does not start with it.
-    ///
-    /// Compares the bytes in place (a native string's UTF-8 is contiguous): `Sequence.starts(with:)` stepped through
-    /// both views index by index, and the topic of every message the hub receives passes here (8 % of a request's
-    /// instructions, callgrind).
-    private static func after(_ part: String.UTF8View, in text: Substring.UTF8View) -> Substring.UTF8View? {
-        starts(text, with: part) ? text.dropFirst(part.count) : nil
-    }
-
-    /// Whether `text` starts with `part`: in place when both are contiguous (a native string's are), else by views.
-    private static func starts(_ text: Substring.UTF8View, with part: String.UTF8View) -> Bool {
-        let inPlace = text.withContiguousStorageIfAvailable { t in
-            part.withContiguousStorageIfAvailable { p in Self.bytes(t, startWith: p) }
-        }
-        return (inPlace ?? nil) ?? text.starts(with: part)
-    }
-
-    /// Whether `text` starts with `part`.
-    private static func bytes(_ text: UnsafeBufferPointer<UInt8>, startWith part: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard text.count >= part.count else { return false }
-        var i = 0
-        while i < part.count {
-            if text[i] != part[i] { return false }
-            i += 1
-        }
-        return true
-    }
-
-    /// The levels of a topic below the prefix (which may itself have several levels), or nil when the
-    /// topic is not under it. Bytes, not characters: this runs for every message the hub receives.
-    public func levels(of topic: String, maxSplits: Int) -> [Substring.UTF8View]? {
-        guard let rest = Self.after(prefix.utf8, in: Substring(topic).utf8), rest.first == UInt8(ascii: "/") else {
-            return nil
-        }
-        return rest.dropFirst().split(separator: UInt8(ascii: "/"), maxSplits: maxSplits, omittingEmptySubsequences: false)
-    }
-
     /// The rule for a topic prefix, in words: what ``problem(withPrefix:)`` checks.
     public static let prefixRule =
         "the prefix starts every topic: levels split by '/', none empty, no '+' or '#', not starting with '$'"
