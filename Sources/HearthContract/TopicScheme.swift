@@ -91,15 +91,15 @@ public struct TopicScheme: Sendable, Hashable {
         case .status(let hub): return hubTopic(hub, Level.status)
         case .heartbeat(let hub): return hubTopic(hub, Level.heartbeat)
         case .summary(let hub): return hubTopic(hub, Level.devices)
-        case .responses(let hub): return hub == self.hub ? responses : hubTopic(hub, Level.responses)
+        case .responses(let hub): return isThisHub(hub) ? responses : hubTopic(hub, Level.responses)
         case .answers(let hub): return hubTopic(hub, Level.answers)
         case .home(let hub): return hubTopic(hub, Level.home)
         case .groups(let hub): return hubTopic(hub, Level.groups)
         case .discoverySync(let hub): return hubTopic(hub, Level.discoverySync)
         case .document(let hub, let device):
-            return hub == self.hub ? devicePrefix + device : "\(prefix)/\(hub)/\(Level.devices)/\(device)"
+            return isThisHub(hub) ? devicePrefix + device : "\(prefix)/\(hub)/\(Level.devices)/\(device)"
         case .set(let hub, let device):
-            return hub == self.hub ? "\(devicePrefix)\(device)/\(Level.set)"
+            return isThisHub(hub) ? "\(devicePrefix)\(device)/\(Level.set)"
                 : "\(prefix)/\(hub)/\(Level.devices)/\(device)/\(Level.set)"
         case .setWithoutDevice(let hub): return "\(prefix)/\(hub)/\(Level.devices)//\(Level.set)"
         case .events(let hub, let device): return "\(prefix)/\(hub)/\(Level.devices)/\(device)/\(Level.events)"
@@ -108,7 +108,7 @@ public struct TopicScheme: Sendable, Hashable {
     }
 
     private func hubTopic(_ hub: String, _ level: StaticString) -> String {
-        hub == self.hub ? "\(own)\(level)" : "\(prefix)/\(hub)/\(level)"
+        isThisHub(hub) ? "\(own)\(level)" : "\(prefix)/\(hub)/\(level)"
     }
 
     /// `online` / `offline`, retained; the will says `offline`.

@@ -30,7 +30,7 @@ enum TopicTarget {
         // the one made from what was read.
         let read = scheme.classify(topic)
         let expected = expectedTopic(topic, prefix: prefix)
-        try require(read == expected, "'\(shown(topic))' read as \(read.map(described) ?? "nil"), expected \(expected.map(described) ?? "nil")")
+        try require(read == expected && (read.map { r in expected.map { identical(r, $0) } ?? false } ?? true), "'\(shown(topic))' read as \(read.map(described) ?? "nil"), expected \(expected.map(described) ?? "nil")")
         if let read {
             try require(Array(scheme.topic(read).utf8) == Array(topic.utf8),
                         "'\(shown(topic))' read as \(described(read)), whose topic is '\(shown(scheme.topic(read)))'")
@@ -60,8 +60,9 @@ enum TopicTarget {
         for group in [1, 0xFFFF, 1 + seed % 0xFFFF] { made.append(.groupSet(group: group)) }
         for value in made {
             let made = scheme.topic(value)
-            try require(scheme.classify(made) == value, "\(described(value)) made '\(shown(made))', read back as "
-                        + "\(scheme.classify(made).map(described) ?? "nil")")
+            let back = scheme.classify(made)
+            try require(back.map { identical($0, value) } == true, "\(described(value)) made '\(shown(made))', read back as "
+                        + "\(back.map(described) ?? "nil")")
         }
         // The named topics are the ones the values make.
         let named: [(String, HubTopic)] = [
@@ -123,6 +124,20 @@ enum TopicTarget {
     }
 
     static func described(_ value: HubTopic) -> String { shown("\(value)") }
+
+    /// Whether `a` and `b` are one value with ids of the same bytes (`==` on strings takes canonically equivalent
+    /// spellings for one, and the broker does not).
+    static func identical(_ a: HubTopic, _ b: HubTopic) -> Bool {
+        func ids(_ v: HubTopic) -> [[UInt8]] {
+            switch v {
+            case .document(let hub, let device), .set(let hub, let device), .events(let hub, let device):
+                return [Array(hub.utf8), Array(device.utf8)]
+            default:
+                return [Array((v.hub ?? "").utf8)]
+            }
+        }
+        return a == b && ids(a) == ids(b)
+    }
 
     /// The prefix rule on bytes.
     static func isValidPrefix(_ prefix: String) -> Bool {

@@ -240,6 +240,7 @@ import Testing
         #expect(!cafe.isThisHub("cafe\u{301}"))
         #expect(cafe.deviceID(fromSetTopic: "hearth/cafe\u{301}/devices/lamp/set") == nil)
         #expect(cafe.deviceID(fromSetTopic: "hearth/caf\u{E9}/devices/lamp/set") == "lamp")
+        #expect(Array(cafe.topic(.status(hub: "cafe\u{301}")).utf8) == Array("hearth/cafe\u{301}/status".utf8))
         #expect(scheme.classify("hearth/attic/devices/lamp/set")?.hub == "attic")
         #expect(scheme.classify("hearth/groups/1/set")?.hub == nil)
     }
