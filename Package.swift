@@ -55,7 +55,7 @@ let package = Package(
         // A safe MQTT client over libmosquitto: its own network thread, reconnection, v5 properties, TLS. Transport only.
         .target(name: "HearthMQTT", dependencies: ["HearthSync", "CMosquitto"], swiftSettings: strict),
         // Home Assistant MQTT discovery: the messages that make every device appear in Home Assistant (no MQTT client).
-        .target(name: "HearthHomeAssistant", dependencies: ["HearthSync", "HearthModel", "HearthEngine"], swiftSettings: strict),
+        .target(name: "HearthHomeAssistant", dependencies: ["HearthSync", "HearthModel", "HearthEngine", "HearthContract"], swiftSettings: strict),
         // libgpiod, v1 or v2, found with pkg-config (Debian: libgpiod-dev): its header and library, for CGPIODShim.
         .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
         // One small C API over whichever libgpiod <gpiod.h> declares (v1 or v2), so HearthLinux has one binding.
@@ -79,7 +79,7 @@ let package = Package(
         ], swiftSettings: strict),
         // The `hearth` command-line client: talks to any hub over MQTT only, through HearthKit's untyped layer.
         .executableTarget(name: "hearth", dependencies: [
-            "HearthKit", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "HearthKit", "HearthContract", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: strict),
 
         // The Swift client library: the Google Home APIs' shape over the MQTT contract; typed layer in Generated/.

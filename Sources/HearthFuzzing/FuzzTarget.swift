@@ -10,7 +10,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case json
     /// Requests on a device's `set` topic (`HubRequest`, value coding) run by the hub against a real `Home`.
     case request
-    /// The topic scheme: prefixes, topic levels and the device id of a `set` topic.
+    /// The topic scheme: prefixes, ids, and every topic read (`classify`) and made (`topic(_:)`), both ways.
     case topic
     /// A hub configuration (`hearth.yaml`) through `hearthd check-config`'s path, libyaml underneath.
     case config

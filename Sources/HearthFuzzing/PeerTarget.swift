@@ -93,14 +93,16 @@ enum PeerTarget {
                 lastWhole = whole
             }
             // Status and heartbeat are not JSON documents (`online`, and the empty heartbeat that clears one).
-            for message in sent.since(firstSent) where !message.topic.hasSuffix("/status")
-                && !(message.topic == "hearth/a/heartbeat" && message.payload.isEmpty) {
+            for message in sent.since(firstSent) {
+                let topic = router.topics.classify(message.topic)
+                if case .status? = topic { continue }
+                if topic == .heartbeat(hub: "a") && message.payload.isEmpty { continue }
                 let json = try HomeFixture.requireJSON(message.payload, "what hub a published on \(message.topic)")
-                if message.topic == "hearth/a/responses" {
+                if topic == .responses(hub: "a") {
                     try require(clientRequests.contains { json["transaction"] == $0.transaction && json["device"] == .string($0.device) },
                                 "a relayed answer is not for any client request: \(json.text)")
                 }
-                if message.topic.hasSuffix("/set") {
+                if case .set? = topic {
                     try require(json["forwardedBy"] == .string("a"), "a forwarded request without forwardedBy: \(json.text)")
                     guard case .success = HubRequest.parse(message.payload).result else {
                         throw FuzzFailure("hub a forwarded a request its owner would refuse as malformed: \(json.text)")

@@ -1,3 +1,4 @@
+import HearthContract
 public import HearthEngine
 import HearthModel
 
@@ -47,11 +48,14 @@ public struct HomeAssistantOptions: Sendable, Hashable {
 /// own (`<hearth prefix>/<hub>/devices/<device>/events`).
 public struct HomeAssistantDiscovery: Sendable {
     public let options: HomeAssistantOptions
+    /// This hub's Hearth topics, which the configs name.
+    let topics: TopicScheme
     /// What configs of devices of one type share, written once.
     let templates = TemplateCache()
 
     public init(options: HomeAssistantOptions) {
         self.options = options
+        topics = TopicScheme(prefix: options.hearthPrefix, hub: options.hub)
     }
 
     // MARK: Topics
@@ -67,7 +71,7 @@ public struct HomeAssistantDiscovery: Sendable {
     public var configFilter: String { "\(options.discoveryPrefix)/device/\(node)/+/config" }
     /// Where this hub sends itself the marker that ends its reading of the retained configs: a topic of its own,
     /// not retained, that nothing else reads.
-    public var syncTopic: String { "\(hubBase)/discovery-sync" }
+    public var syncTopic: String { topics.discoverySync }
     /// `<discovery prefix>/device/hearth_<hub>/<object id>/config`; object ids are `ObjectID`'s.
     public func configTopic(objectID: String) -> String { "\(options.discoveryPrefix)/device/\(node)/\(objectID)/config" }
 
@@ -81,12 +85,11 @@ public struct HomeAssistantDiscovery: Sendable {
     public var legacyHubConfigTopic: String { legacyConfigTopic(objectID: node) }
     public var legacyConfigFilter: String { "\(options.discoveryPrefix)/device/+/config" }
 
-    var hubBase: String { "\(options.hearthPrefix)/\(options.hub)" }
-    var statusTopic: String { "\(hubBase)/status" }
-    func documentTopic(_ device: String) -> String { "\(hubBase)/devices/\(device)" }
-    func setTopic(_ device: String) -> String { "\(hubBase)/devices/\(device)/set" }
+    var statusTopic: String { topics.status }
+    func documentTopic(_ device: String) -> String { topics.device(device) }
+    func setTopic(_ device: String) -> String { topics.set(device) }
     /// Where a device's trait events go, one JSON object each, not retained.
-    public func eventsTopic(_ device: String) -> String { "\(hubBase)/devices/\(device)/events" }
+    public func eventsTopic(_ device: String) -> String { topics.events(device) }
 
     // MARK: Messages
 

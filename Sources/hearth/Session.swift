@@ -1,16 +1,21 @@
 // One connection for one command, through HearthKit (the CLI's only client path): connect and read what the hubs
 // published, find the hub, send a request and wait for its answer. HearthKit's messages name no flag; here they are
 // put in the CLI's words (--broker, --username, …) with the CLI's exit statuses.
+import HearthContract
 import HearthKit
 
 /// The topics of the hub a command talks to, for messages.
 struct HubTopics {
-    var prefix: String
-    var hub: String
-    var base: String { "\(prefix)/\(hub)" }
-    var status: String { "\(base)/status" }
-    var devices: String { "\(base)/devices" }
-    var home: String { "\(base)/home" }
+    let scheme: TopicScheme
+
+    init(prefix: String, hub: String) {
+        scheme = TopicScheme(prefix: prefix, hub: hub)
+    }
+
+    var hub: String { scheme.hub }
+    var status: String { scheme.status }
+    var devices: String { scheme.devices }
+    var home: String { scheme.home }
 }
 
 /// A connected client and what one command needs around it.

@@ -161,6 +161,91 @@ import Testing
     }
 }
 
+/// `TopicScheme.classify` and `TopicScheme.topic`: one reading and one writing of every topic of the contract.
+@Suite struct TopicClassifierTests {
+    let scheme = TopicScheme(hub: "attic")
+
+    @Test func everyTopicOfTheContractIsReadAsWhatItIs() {
+        let table: [(String, HubTopic)] = [
+            ("hearth/attic/status", .status(hub: "attic")),
+            ("hearth/attic/heartbeat", .heartbeat(hub: "attic")),
+            ("hearth/attic/devices", .summary(hub: "attic")),
+            ("hearth/attic/devices/lamp", .document(hub: "attic", device: "lamp")),
+            ("hearth/attic/devices/lamp/set", .set(hub: "attic", device: "lamp")),
+            ("hearth/attic/devices//set", .setWithoutDevice(hub: "attic")),
+            ("hearth/attic/devices/lamp/events", .events(hub: "attic", device: "lamp")),
+            ("hearth/attic/responses", .responses(hub: "attic")),
+            ("hearth/attic/answers", .answers(hub: "attic")),
+            ("hearth/attic/home", .home(hub: "attic")),
+            ("hearth/attic/groups", .groups(hub: "attic")),
+            ("hearth/attic/discovery-sync", .discoverySync(hub: "attic")),
+            ("hearth/groups/7/set", .groupSet(group: 7)),
+            // Another hub's topics are read with its id.
+            ("hearth/cellar/status", .status(hub: "cellar")),
+            ("hearth/cellar/devices/pump/set", .set(hub: "cellar", device: "pump")),
+            // A hub named `groups` keeps its topics: only `groups/<number>/set` is a group's.
+            ("hearth/groups/devices/x", .document(hub: "groups", device: "x")),
+            ("hearth/groups/groups", .groups(hub: "groups")),
+        ]
+        for (topic, value) in table {
+            #expect(scheme.classify(topic) == value, "\(topic)")
+            #expect(scheme.topic(value) == topic, "\(value)")
+        }
+    }
+
+    @Test func whatIsNoTopicOfTheContractIsReadAsNothing() {
+        for topic in ["", "hearth", "hearth/", "hearth/attic", "hearth/attic/", "hearth/attic/statuses",
+                      "hearth/attic/status/x", "hearth//status", "hearth//devices/lamp/set", "hearth/attic/devices/",
+                      "hearth/attic/devices//events", "hearth/attic/devices/lamp/get", "hearth/attic/devices/lamp/set/x",
+                      "hearthx/attic/status", "home/hearth/attic/status", "hearth/attic/Status",
+                      "hearth/groups/0/set", "hearth/groups/65536/set", "hearth/groups/007/set", "hearth/groups//set",
+                      "hearth/groups/1/get"] {
+            #expect(scheme.classify(topic) == nil, "\(topic)")
+        }
+    }
+
+    @Test func aPrefixOfSeveralLevelsIsOnePrefix() {
+        let nested = TopicScheme(prefix: "home/hearth", hub: "attic")
+        #expect(nested.classify("home/hearth/attic/devices/lamp/set") == .set(hub: "attic", device: "lamp"))
+        #expect(nested.classify("home/hearth/groups/65535/set") == .groupSet(group: 65535))
+        #expect(nested.classify("hearth/attic/status") == nil)
+        #expect(nested.topic(.events(hub: "b", device: "d")) == "home/hearth/b/devices/d/events")
+    }
+
+    /// The named topics and filters are the ones the values make.
+    @Test func theNamedTopicsAreTheValues() {
+        #expect(scheme.status == scheme.topic(.status(hub: "attic")))
+        #expect(scheme.heartbeat == "hearth/attic/heartbeat")
+        #expect(scheme.devices == scheme.topic(.summary(hub: "attic")))
+        #expect(scheme.device("lamp") == scheme.topic(.document(hub: "attic", device: "lamp")))
+        #expect(scheme.set("lamp") == scheme.topic(.set(hub: "attic", device: "lamp")))
+        #expect(scheme.events("lamp") == "hearth/attic/devices/lamp/events")
+        #expect(scheme.responses == scheme.topic(.responses(hub: "attic")))
+        #expect(scheme.answers == "hearth/attic/answers")
+        #expect(scheme.home == "hearth/attic/home")
+        #expect(scheme.groups == "hearth/attic/groups")
+        #expect(scheme.discoverySync == "hearth/attic/discovery-sync")
+        #expect(scheme.groupSet(12) == scheme.topic(.groupSet(group: 12)))
+        #expect([scheme.setFilter, scheme.statusFilter, scheme.summaryFilter, scheme.documentFilter, scheme.homeFilter,
+                 scheme.responsesFilter, scheme.groupsFilter]
+                == ["hearth/attic/devices/+/set", "hearth/+/status", "hearth/+/devices", "hearth/+/devices/+", "hearth/+/home",
+                    "hearth/+/responses", "hearth/+/groups"])
+    }
+
+    /// This hub's id is compared byte for byte, as the broker matches topics: a canonically equivalent spelling
+    /// (`é` as `e` and a combining accent) is another hub.
+    @Test func thisHubIsItsIdByteForByte() {
+        let cafe = TopicScheme(hub: "caf\u{E9}")
+        #expect(cafe.isThisHub("caf\u{E9}"))
+        #expect(!cafe.isThisHub("cafe\u{301}"))
+        #expect(cafe.deviceID(fromSetTopic: "hearth/cafe\u{301}/devices/lamp/set") == nil)
+        #expect(cafe.deviceID(fromSetTopic: "hearth/caf\u{E9}/devices/lamp/set") == "lamp")
+        #expect(Array(cafe.topic(.status(hub: "cafe\u{301}")).utf8) == Array("hearth/cafe\u{301}/status".utf8))
+        #expect(scheme.classify("hearth/attic/devices/lamp/set")?.hub == "attic")
+        #expect(scheme.classify("hearth/groups/1/set")?.hub == nil)
+    }
+}
+
 @Suite struct GroupTopicTests {
     @Test func aGroupTopicIsReadOnlyInItsOneSpelling() {
         let scheme = TopicScheme(prefix: "home/hearth", hub: "a")

@@ -114,7 +114,7 @@ struct ForwardedAnswer: Sendable {
         guard let hub = request.forwardedBy else { return nil }
         client = DirectReply(message)
         if message.responseTopic == nil, hub != topics.hub, TopicScheme.problem(withLevel: hub) == nil {
-            forwarderAnswers = TopicScheme(prefix: topics.prefix, hub: hub).answers
+            forwarderAnswers = topics.topic(.answers(hub: hub))
         }
         if client == nil && forwarderAnswers == nil { return nil }
     }

@@ -194,7 +194,7 @@ public final class PeerDirectory: Sendable {
     }
 
     /// Where the whole home (local devices and every peer's) is published, retained.
-    public var homeTopic: String { "\(topics.base)/home" }
+    public var homeTopic: String { topics.home }
 
     // MARK: Presence
 

@@ -176,7 +176,7 @@ public final class PeerForwarder: Sendable {
         do {
             // The owner answers on our `answers` topic (MQTT 5's response topic) as well as on its `responses`;
             // over MQTT 3.1.1 the response topic is dropped, and the router listens to every hub's `responses`.
-            try outbox.publish(PeerOutbox.Message(topic: "\(topics.prefix)/\(owner)/devices/\(device)/set",
+            try outbox.publish(PeerOutbox.Message(topic: topics.topic(.set(hub: owner, device: device)),
                                                   payload: JSON.object(members).bytes, qos: .atLeastOnce,
                                                   responseTopic: topics.answers,
                                                   userProperties: directReply.map { [$0.encoded] } ?? []))

@@ -74,21 +74,20 @@ public final class PeerRouter: Sendable {
     /// hub mirrors; the answers to the requests it forwards, on its own `answers` topic; the heartbeats of the peers
     /// across a bridge.
     var subscriptions: [String] {
-        let p = topics.prefix
         var mirrored: [String] = []
         for m in directory.mirrors {
-            let topic = "\(p)/\(m.peerHub)/devices/\(m.peerDevice)"
+            let topic = topics.topic(.document(hub: m.peerHub, device: m.peerDevice))
             if !mirrored.contains(topic) { mirrored.append(topic) }
         }
-        return ["\(p)/+/status", "\(p)/+/devices"] + mirrored + [topics.answers]
-            + remotePeers.map { TopicScheme(prefix: p, hub: $0).heartbeat }
+        return [topics.statusFilter, topics.summaryFilter] + mirrored + [topics.answers]
+            + remotePeers.map { topics.topic(.heartbeat(hub: $0)) }
     }
 
     /// The broker accepted our connection with `version`. Over MQTT 3.1.1 there is no response topic, so the
     /// owners' answers come only on their `responses` topics: listen to every hub's.
     package func connected(_ version: MQTTProtocolVersion, client: MQTTClient) {
         guard version != .v5 else { return }
-        try? client.subscribe("\(topics.prefix)/+/responses", options: MQTTSubscriptionOptions(qos: .atLeastOnce))
+        try? client.subscribe(topics.responsesFilter, options: MQTTSubscriptionOptions(qos: .atLeastOnce))
     }
 
     /// Our own broker link went up or down: every mirror follows. Up, this hub's heartbeat goes out at once (after
@@ -107,29 +106,32 @@ public final class PeerRouter: Sendable {
 
     /// Takes a peer's message; returns false when it is not one.
     package func handle(_ message: MQTTMessage) -> Bool {
-        // This hub's own topics (its requests, above all) are not a peer's: told apart without allocating.
-        if let own = topics.ownRemainder(message.topic) {
-            guard own.elementsEqual("answers".utf8) else { return false }
+        handle(message, as: topics.classify(message.topic))
+    }
+
+    /// Takes a peer's message whose topic `MQTTHub` has read as `topic`; returns false when it is not one.
+    package func handle(_ message: MQTTMessage, as topic: HubTopic?) -> Bool {
+        guard let topic, let hub = topic.hub else { return false }
+        // This hub's own topics (its requests, above all) are not a peer's: only the answers to what it forwarded.
+        guard !topics.isThisHub(hub) else {
+            guard case .answers = topic else { return false }
             forwarder.answered(by: nil, message.payload, repliedToClient: DirectReply.saysAnswered(message))
             return true
         }
-        guard let parts = topics.levels(of: message.topic, maxSplits: 3), parts.count >= 2,
-              !parts[0].elementsEqual(topics.hub.utf8) else { return false }
-        let hub = String(Substring(parts[0]))
-        switch (parts.count, Substring(parts[1])) {
-        case (2, "status"):
+        switch topic {
+        case .status:
             if directory.statusChanged(hub: hub, payload: message.payload, retained: message.retain) != .online {
                 forwarder.ownerWentOffline(hub)
             }
-        case (2, "heartbeat"):
+        case .heartbeat:
             directory.heartbeatChanged(hub: hub, payload: message.payload, retained: message.retain)
-        case (2, "devices"):
+        case .summary:
             directory.summaryChanged(hub: hub, payload: message.payload)
-        case (3, "devices"):
-            directory.documentChanged(hub: hub, device: String(Substring(parts[2])), payload: message.payload)
-        case (2, "responses"):
+        case .document(_, let device):
+            directory.documentChanged(hub: hub, device: device, payload: message.payload)
+        case .responses:
             forwarder.answered(by: hub, message.payload)
-        default:
+        case .set, .setWithoutDevice, .events, .answers, .home, .groups, .discoverySync, .groupSet:
             return false  // e.g. another hub's requests
         }
         return true

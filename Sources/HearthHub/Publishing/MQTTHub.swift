@@ -208,20 +208,23 @@ public final class MQTTHub: Sendable {
     // MARK: Requests
 
     func handle(_ message: MQTTMessage) {
-        if router?.handle(message) == true { return }
-        if let group = topics.groupID(fromSetTopic: message.topic) {
+        let topic = topics.classify(message.topic)
+        if let router, router.handle(message, as: topic) { return }
+        let deviceID: String
+        switch topic {
+        case .groupSet(let group)?:
             handleGroup(message, group: group)
             return
-        }
-        guard let deviceID = topics.deviceID(fromSetTopic: message.topic) else {
-            if topics.isSetTopicWithoutDeviceID(message.topic) {
-                // A client waits for this answer as for any other: it names the device as the topic did (empty).
-                guard !message.payload.isEmpty || !message.retain else { return }
-                let transaction = HubRequest.parse(message.payload).transaction
-                respond(message, HubResponse.failure(transaction: transaction, device: "", .invalidCommand(
-                    "the topic \(message.topic) names no device: a request goes to <prefix>/<hub>/devices/<device id>/set")))
-                return
-            }
+        case .set(let hub, let device)? where topics.isThisHub(hub):
+            deviceID = device
+        case .setWithoutDevice(let hub)? where topics.isThisHub(hub):
+            // A client waits for this answer as for any other: it names the device as the topic did (empty).
+            guard !message.payload.isEmpty || !message.retain else { return }
+            let transaction = HubRequest.parse(message.payload).transaction
+            respond(message, HubResponse.failure(transaction: transaction, device: "", .invalidCommand(
+                "the topic \(message.topic) names no device: a request goes to <prefix>/<hub>/devices/<device id>/set")))
+            return
+        default:
             other(message)
             return
         }

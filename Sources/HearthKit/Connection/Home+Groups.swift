@@ -66,7 +66,7 @@ extension Home {
         let deadline = deadline ?? ContinuousClock.now + options.timeout
         let transaction = "hk-\(randomHex(8))"
         let payload = JSON.object([("transaction", .string(transaction))] + members).bytes
-        let topic = TopicScheme(prefix: options.prefix, hub: "-").groupSet(group)
+        let topic = scheme.groupSet(group)
         let client = self.client
         let expected = Set(groupMembers().filter { $0.group == group }.map(\.hub)).filter { hub in
             state.withLock { $0.hubs[hub]?.status == "online" }

@@ -37,7 +37,7 @@ extension Home {
         let deadline = deadline ?? start + options.timeout
         let transaction = "hk-\(randomHex(8))"
         let payload = JSON.object([("transaction", .string(transaction))] + members).bytes
-        let topic = TopicScheme(prefix: options.prefix, hub: hub).set(device)
+        let topic = scheme.topic(.set(hub: hub, device: device))
         let client = self.client
         let v5 = client.connectedProtocolVersion == .v5
         let responseTopic = self.responseTopic

@@ -172,12 +172,12 @@ public final class Home: Sendable {
     private func start(deadline: ContinuousClock.Instant) async throws(HomeError) {
         client.onMessage = { [weak self] message in self?.receive(message) }
         client.onConnectionEvent = { [weak self] event in self?.connectionEvent(event) }
-        let prefix = options.prefix
+        let scheme = self.scheme
         do throws(MQTTError) {
             // Sent right after CONNACK, before anything else: this client's own topics, then the hubs'.
             try client.subscribe("\(options.clientTopicRoot)/\(nonce)/+", options: MQTTSubscriptionOptions(qos: .atLeastOnce))
-            for filter in ["\(prefix)/+/status", "\(prefix)/+/devices", "\(prefix)/+/devices/+", "\(prefix)/+/home",
-                           "\(prefix)/+/responses", "\(prefix)/+/groups"] {
+            for filter in [scheme.statusFilter, scheme.summaryFilter, scheme.documentFilter, scheme.homeFilter,
+                           scheme.responsesFilter, scheme.groupsFilter] {
                 try client.subscribe(filter, options: MQTTSubscriptionOptions(qos: .atLeastOnce))
             }
         } catch {
@@ -416,11 +416,8 @@ extension Home {
             }
             return
         }
-        guard let levels = scheme.levels(of: message.topic, maxSplits: 3), levels.count >= 2, !levels[0].isEmpty
-        else { return }
-        let hub = String(Substring(levels[0]))
-        switch (levels.count, Substring(levels[1])) {
-        case (2, "status"):
+        switch scheme.classify(message.topic) {
+        case .status(let hub)?:
             let status = message.payload.isEmpty ? nil : String(decoding: message.payload, as: UTF8.self)
             update { s in
                 s.hubs[hub, default: HubRecord()].status = status
@@ -428,27 +425,25 @@ extension Home {
                 if status != nil { s.statusOrder.append(hub) }
                 return PublishedUpdate.status(hub: hub, status: status)
             }
-        case (2, "devices"):
+        case .summary(let hub)?:
             let summary = message.payload.isEmpty ? nil : PublishedMessage(message.payload)
             update { s in
                 s.hubs[hub, default: HubRecord()].summary = summary?.json == nil ? nil : summary
                 return PublishedUpdate.summary(hub: hub, summary?.json == nil ? nil : summary)
             }
-        case (2, "groups"):
+        case .groups(let hub)?:
             let groups = message.payload.isEmpty ? nil : PublishedMessage(message.payload)
             update { s in
                 s.hubs[hub, default: HubRecord()].groups = groups?.json == nil ? nil : groups
                 return nil
             }
-        case (2, "home"):
+        case .home(let hub)?:
             let view = message.payload.isEmpty ? nil : PublishedMessage(message.payload)
             update { s in
                 s.hubs[hub, default: HubRecord()].homeView = view?.json == nil ? nil : view
                 return nil
             }
-        case (3, "devices"):
-            let id = String(Substring(levels[2]))
-            guard !id.isEmpty else { return }
+        case .document(let hub, let id)?:
             if message.payload.isEmpty {
                 update { s in
                     s.hubs[hub, default: HubRecord()].documents[id] = nil
@@ -465,7 +460,7 @@ extension Home {
                 }
                 return PublishedUpdate.document(hub: hub, device: id, document)
             }
-        case (2, "responses"):
+        case .responses?:
             answer(message.payload)
         default:
             break
