@@ -1,7 +1,7 @@
 # Two sites over a lossy link: broker A (hub "attic") in this namespace and broker B (hub "shed") in the namespace
 # "shed", joined by a mosquitto bridge (MQTT 3.1.1, clean session, as docs/peer-routing.md configures it) over a veth
 # pair whose two ends delay every packet by 100 ms and drop 10 % of them (tc netem). Each hub names the other
-# route: remote. A client on attic's site sends N toggles of shed's lamp to attic, a tenth of a second apart, each
+# route: remote. A client on attic's site sends N toggles of shed's lamp to attic, ten at a time, each
 # with its transaction at QoS 1: every request gets exactly one final answer; `ok` means it ran once (the relay's
 # published changes count it), `deadlineExceeded` that it ran at most once, `unavailable` that it did not run.
 . "$HIL_TESTS/lib.sh"
@@ -90,13 +90,13 @@ else
 fi
 start_value=$(hil_sim_value relay-1)
 
+# One client sends them all, ten at a time (a process per request costs a third of a second under emulation).
 i=1
 while [ "$i" -le "$N" ]; do
-    mosquitto_pub -h 127.0.0.1 -q 1 -t hearth/attic/devices/lamp/set \
-        -m "{\"transaction\":\"s-$i\",\"trait\":\"onOff\",\"command\":\"toggle\"}"
-    sleep 0.1
+    echo "{\"transaction\":\"s-$i\",\"trait\":\"onOff\",\"command\":\"toggle\"}"
+    [ $((i % 10)) -ne 0 ] || sleep 0.5
     i=$((i + 1))
-done
+done | mosquitto_pub -h 127.0.0.1 -q 1 -t hearth/attic/devices/lamp/set -l
 finals() { grep -c '^hearth/attic/responses {"transaction":"s-' /tmp/site-a.out; }
 all_final() { [ "$(finals)" -ge "$N" ]; }
 wait_for 120 all_final
@@ -108,8 +108,8 @@ okays=$(grep -c '^hearth/attic/responses {"transaction":"s-[0-9]*","device":"lam
 late=$(grep -c '^hearth/attic/responses {"transaction":"s-[0-9]*".*"code":"deadlineExceeded"' /tmp/site-a.out)
 gone=$(grep -c '^hearth/attic/responses {"transaction":"s-[0-9]*".*"code":"unavailable"' /tmp/site-a.out)
 assert_eq "$N" "$((okays + late + gone))" "every answer is ok, deadlineExceeded or unavailable ($okays, $late, $gone)"
-# What ran: the lamp's published changes on shed's site, once its late requests have had time to arrive.
-sleep 10
+# What ran: the lamp's published changes on shed's site, once any late request has had time to arrive.
+[ "$late" -eq 0 ] || sleep 10
 changes=$(awk '
     index($0, "hearth/shed/devices/lamp {") == 1 {
         s = index($0, "\"onOff\":true") ? "on" : (index($0, "\"onOff\":false") ? "off" : "")
