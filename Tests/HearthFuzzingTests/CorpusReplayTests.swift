@@ -1,5 +1,6 @@
 import Dispatch
 import HearthFuzzing
+import HearthTestKit
 import Testing
 
 /// Every input in `Tests/Fuzz/corpus/<target>/` — seeds written from the docs' examples, inputs libFuzzer kept for
@@ -11,11 +12,7 @@ import Testing
 /// here) it held both of its threads for most of a minute, and every test that waits for an asynchronous event ran
 /// out of time meanwhile.
 @Suite(.serialized) struct CorpusReplayTests {
-    static let corpus: String = {
-        var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
-        parts.removeLast(2)  // HearthFuzzingTests/CorpusReplayTests.swift
-        return parts.joined(separator: "/") + "/Fuzz/corpus"
-    }()
+    static let corpus = Repository.path("Tests/Fuzz/corpus")
 
     @Test(.timeLimit(.minutes(5)), arguments: FuzzTarget.allCases)
     func theCorpusKeepsEveryPromise(_ target: FuzzTarget) async {

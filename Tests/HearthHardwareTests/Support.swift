@@ -9,14 +9,7 @@ import HearthTestKit
 import Testing
 import HearthSync
 
-/// The repository's root, from this file's path.
-let repositoryRoot: String = {
-    var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(3)
-    return parts.joined(separator: "/")
-}()
-
-func boardFile(_ name: String) -> String { "\(repositoryRoot)/boards/\(name).yaml" }
+func boardFile(_ name: String) -> String { Repository.path("boards/\(name).yaml") }
 
 /// Loads a shipped board, failing the test with its problems if it does not load.
 func shippedBoard(_ name: String) throws -> Board {

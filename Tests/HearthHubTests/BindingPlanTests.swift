@@ -4,6 +4,7 @@ import HearthEngine
 @testable import HearthHardware
 import HearthHub
 import HearthModel
+import HearthTestKit
 import Testing
 
 /// The daemon's plan never starts a device whose binding was not made: when nothing said why, the plan says so at
@@ -15,8 +16,7 @@ import Testing
     init() throws {
         directory = NSTemporaryDirectory() + "hearth-binding-plan-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let board = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().path + "/boards/sim.yaml"
+        let board = Repository.path("boards/sim.yaml")
         config = "\(directory)/hearth.yaml"
         try """
             hub: {board: \(board)}

@@ -6,6 +6,7 @@ import HearthEngine
 import HearthJSON
 import HearthMQTT
 import HearthModel
+import HearthTestKit
 import Logging
 import Testing
 
@@ -365,8 +366,7 @@ extension String {
     /// hearthd parses its configuration once: the log level comes from the parsed tree, even when something else in
     /// the file is wrong, and the plan made from the same tree lists each problem once.
     @Test func theLogLevelAndThePlanComeFromOneParse() throws {
-        let board = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().path + "/boards/sim.yaml"
+        let board = Repository.path("boards/sim.yaml")
         let file = try write("hearth.yaml", """
             hub: {board: \(board), logLevel: debug, colour: red}
             devices:
@@ -388,8 +388,7 @@ extension String {
     /// also written under traits that disagrees, a bad pair of mireds and a coupling bound outside the range are each
     /// refused where they were written.
     @Test func aColorTemperatureLightTakesItsRangeFromTheBindingAndRefusesContradictions() throws {
-        let board = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().path + "/boards/sim.yaml"
+        let board = Repository.path("boards/sim.yaml")
         func check(_ device: String) throws -> [String] {
             let file = try write("hearth.yaml", "hub: {board: \(board)}\ndevices:\n" + device, mode: 0o644)
             return HubDaemon.check(configFile: file, hardware: BoardHardware())

@@ -86,9 +86,7 @@ final class DaemonRig: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try "name: e2e-board\nsimulated: true\n".write(toFile: "\(directory)/board.yaml", atomically: true, encoding: .utf8)
         if board != nil {
-            let sim = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .deletingLastPathComponent().appendingPathComponent("boards/sim.yaml").path
-            try FileManager.default.copyItem(atPath: sim, toPath: "\(directory)/sim.yaml")
+            try FileManager.default.copyItem(atPath: Repository.path("boards/sim.yaml"), toPath: "\(directory)/sim.yaml")
         }
         try ("""
         hub:

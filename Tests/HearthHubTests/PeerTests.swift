@@ -18,9 +18,7 @@ final class HomeRig: @unchecked Sendable {
         directory = NSTemporaryDirectory() + "hearth-peers-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         // The repository's simulated board, found from this source file.
-        let boards = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("boards/sim.yaml").path
-        try FileManager.default.copyItem(atPath: boards, toPath: "\(directory)/sim.yaml")
+        try FileManager.default.copyItem(atPath: Repository.path("boards/sim.yaml"), toPath: "\(directory)/sim.yaml")
     }
 
     /// - Parameter mqtt: more keys of the `mqtt:` section, one `key: value` a line.

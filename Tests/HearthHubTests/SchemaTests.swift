@@ -11,8 +11,7 @@ import Testing
 /// Python's jsonschema (Debian's python3-jsonschema, installed by scripts/setup) on what Hearth's YAML 1.2
 /// reader makes of each file, which is what an editor's YAML language server sees.
 @Suite(.serialized) struct SchemaTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().path
+    static let root = Repository.root
     static let configSchema = "\(root)/docs/schema/hearth.schema.json"
     static let boardSchema = "\(root)/docs/schema/board.schema.json"
 

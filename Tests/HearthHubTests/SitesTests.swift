@@ -58,9 +58,7 @@ final class SitesRig: @unchecked Sendable {
             "keepalive_interval 5",
             "restart_timeout 1",
         ] + bridgeLogin, namespace: namespace)
-        let boards = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("boards/sim.yaml").path
-        try FileManager.default.copyItem(atPath: boards, toPath: "\(directory)/sim.yaml")
+        try FileManager.default.copyItem(atPath: Repository.path("boards/sim.yaml"), toPath: "\(directory)/sim.yaml")
         try configure("attic", broker: brokerA, """
         peers:
           - {hub: shed, route: remote}

@@ -1,14 +1,14 @@
 import Foundation
 import HearthKitGenerator
 import HearthModel
+import HearthTestKit
 import Testing
 
 /// HearthKit's typed layer is generated from the hub's tables; these tests run the generator and hold the committed
 /// output to it, so a trait added to the hub cannot be missing from HearthKit.
 @Suite struct GeneratedTests {
     /// Sources/HearthKit/Generated of this checkout.
-    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Sources/HearthKit/Generated").path
+    static let directory = Repository.path("Sources/HearthKit/Generated")
 
     @Test func theCommittedFilesAreWhatTheGeneratorWrites() throws {
         let files = try HearthKitGenerator.files()

@@ -15,11 +15,10 @@ final class HubRig: @unchecked Sendable {
     private(set) var hubs: [String: RunningProduct] = [:]
 
     /// The repository's simulated board.
-    static let board = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("boards/sim.yaml").path
+    static let board = Repository.path("boards/sim.yaml")
 
     init() async throws {
-        broker = try await Self.privateBroker()
+        broker = try TestBroker()
         directory = NSTemporaryDirectory() + "hearthkit-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     }
@@ -27,20 +26,6 @@ final class HubRig: @unchecked Sendable {
     deinit {
         for hub in hubs.values { hub.signal(SIGKILL) }
         try? FileManager.default.removeItem(atPath: directory)
-    }
-
-    /// A TestBroker whose own mosquitto is the one listening on its port: TestBroker probes a free port, releases it
-    /// and starts mosquitto there, and another test's broker may have been given the same port meanwhile.
-    static func privateBroker() async throws -> TestBroker {
-        for _ in 0..<5 {
-            let broker = try TestBroker()
-            func running() -> Bool {
-                broker.log.contains("Opening ipv4 listen socket on port \(broker.port).") && broker.log.contains(" running")
-            }
-            _ = await poll(within: .seconds(10)) { running() || broker.log.contains("Error") }
-            if running() { return broker }
-        }
-        throw TestFixtureError("no private mosquitto could be started")
     }
 
     /// Starts `hearthd` as hub `id` with these devices (YAML, indented as list items under `devices:`).
