@@ -22,7 +22,7 @@ final class CLIRig: Sendable {
     ///   - users: user names and passwords the broker accepts; the hub and the rig's own client log in as `hub`.
     ///   - extraConfiguration: more mosquitto.conf lines (an ACL file).
     init(users: [String: String] = [:], extraConfiguration: [String] = []) async throws {
-        broker = try await Self.privateBroker(users: users, extraConfiguration: extraConfiguration)
+        broker = try TestBroker(users: users, extraConfiguration: extraConfiguration)
         home = try Self.home()
         let login = users["hub"].map { (user: "hub", password: $0) }
         hub = try Self.hub("test", home, broker, login: login)
@@ -34,27 +34,6 @@ final class CLIRig: Sendable {
         try await watcher.connect()
         try hub.start()
         #expect(await waitForMessage { $0.topic == "hearth/test/status" && $0.payload == Array("online".utf8) })
-    }
-
-    /// A TestBroker whose own mosquitto is the one listening on its port. TestBroker probes a free port, releases it
-    /// and starts mosquitto there; a broker of another test (or test process) may be given the same port meanwhile,
-    /// and the loser's start-up then sees the winner accepting connections. Its log tells them apart.
-    static func privateBroker(users: [String: String], extraConfiguration: [String]) async throws -> TestBroker {
-        for _ in 0..<5 {
-            let broker = try TestBroker(users: users, extraConfiguration: extraConfiguration)
-            _ = await poll(within: .seconds(10)) {
-                let log = broker.log
-                return log.contains("Error") || (log.contains("Opening ipv4 listen socket on port \(broker.port).")
-                                                 && log.contains(" running"))
-            }
-            let log = broker.log
-            if !log.contains("Error") && log.contains("Opening ipv4 listen socket on port \(broker.port).")
-                && log.contains(" running") {
-                return broker
-            }
-            try Task.checkCancellation()
-        }
-        throw CLIError("no private mosquitto could be started")
     }
 
     static func home() throws -> Home {

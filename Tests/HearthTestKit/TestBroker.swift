@@ -176,17 +176,30 @@ public final class TestBroker: Sendable {
     private static func launch(executable: String, configFile: String, port: Int, directory: String, host: String,
                                launcher: [String]) throws -> pid_t {
         let output = "\(directory)/mosquitto.out"
+        let logFile = "\(directory)/mosquitto.log"
+        // What this start logs comes after what earlier starts (a restart) left in the log.
+        let logged = ((try? FileManager.default.attributesOfItem(atPath: logFile))?[.size] as? Int) ?? 0
+        func thisStartsLog() -> String {
+            guard let data = FileManager.default.contents(atPath: logFile), data.count > logged else { return "" }
+            return String(decoding: data.dropFirst(logged), as: UTF8.self)
+        }
         // The launcher `exec`s mosquitto, so the pid is the broker's.
         let command = launcher + [executable, "-c", configFile]
         let pid = try ChildProcess.spawn(command[0], Array(command.dropFirst()), outputFile: output)
-        // Up to 10 s for the listener: generous for a loaded Pi; usually a few milliseconds.
+        // Up to 10 s for the listener: generous for a loaded Pi; usually a few milliseconds. Listening is read from this
+        // broker's own log, not from a connection to the port: the port was free when probed, but another test's broker
+        // may have been given it since, and a connection would then reach that one. The loser fails to bind and exits,
+        // and the caller tries another port.
         for _ in 0..<1000 {
             if let status = ChildProcess.exitStatusIfExited(pid) {
                 let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
-                let log = (try? String(contentsOfFile: "\(directory)/mosquitto.log", encoding: .utf8)) ?? ""
-                throw TestFixtureError("mosquitto exited with \(status) before listening on \(port):\n\(text)\n\(log)")
+                throw TestFixtureError("mosquitto exited with \(status) before listening on \(port):\n\(text)\n\(thisStartsLog())")
             }
-            if LoopbackSocket.accepts(port: port, host: host) { return pid }
+            let log = thisStartsLog()
+            if log.contains("Opening ipv4 listen socket on port \(port).") && log.contains(" running"),
+               LoopbackSocket.accepts(port: port, host: host) {
+                return pid
+            }
             usleep(10_000)
         }
         kill(pid, SIGKILL)
