@@ -8,16 +8,13 @@ import HearthLinux
 import HearthModel
 public import HearthMQTT
 public import Logging
-import ServiceLifecycle
-import UnixSignals
-import Synchronization
 import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Assembles and runs a hub: configuration → saved state → hardware in its start-up state → MQTT →
-/// everything published → `online`.
+/// What `hearthd` does with a configuration: plans and checks it (`check-config`, the summary of what would run), and
+/// runs it as a `Hub`.
 public enum HubDaemon {
     /// The exit status for a configuration that cannot be used (`EX_CONFIG`).
     public static let configurationError: Int32 = 78
@@ -241,138 +238,10 @@ public enum HubDaemon {
     /// Runs the hub from a configuration already parsed (hearthd has read its log level) until SIGTERM or SIGINT.
     public static func run(_ source: HubConfiguration.Source, overrides: Overrides = Overrides(),
                            hardware: any HardwareProvider, logger: Logger) async -> Int32 {
-        var plan: Plan
-        switch Self.plan(source, hardware: hardware, logger: logger, checkingWithEngine: false) {
-        case .failure(let error):
-            for p in error.problems { logger.critical("\(p)") }
-            logger.critical("the configuration has \(error.problems.count) problem(s); nothing was started")
-            return configurationError
-        case .success(let p): plan = p
+        switch Hub.assemble(source, overrides: overrides, hardware: hardware, logger: logger) {
+        case .failure(let failure): return failure.exitStatus
+        case .success(let hub): return await hub.run()
         }
-        for w in plan.warnings { logger.warning("\(w)") }
-        StartupPages.release()  // the arguments and the configuration have been read: keep the peak low
-        var config = plan.config
-        if let dir = overrides.stateDirectory { config.stateDirectory = dir }
-        if let broker = overrides.broker {
-            if broker.usesTLS && config.mqtt.tls == nil { config.mqtt.tls = MQTTConnectOptions.TLS() }
-            config.mqtt.host = broker.host
-            config.mqtt.port = broker.port(usingTLS: config.mqtt.tls != nil)
-            if let username = broker.username { config.mqtt.username = username }
-            if let password = broker.password { config.mqtt.password = password }
-        }
-
-        let store = StateStore(directory: config.stateDirectory)
-        let saved: [String: SavedDevice]
-        do throws(StateStoreError) {
-            let (devices, warnings) = try store.load()
-            for w in warnings { logger.warning("\(w)") }
-            saved = devices
-        } catch {
-            // Starting from the configuration would overwrite the saved state at the first save.
-            logger.critical("""
-                the saved state is unusable: \(error). The file was left as it is: repair it or move it away \
-                (the hub then starts from the configuration); nothing was started
-                """)
-            return stateError
-        }
-
-        let home: Home
-        do throws(HomeError) {
-            home = try Home(devices: plan.devices, saved: saved,
-                            options: EngineOptions(stepsPerSecond: config.stepsPerSecond), registry: registry(hardware))
-        } catch {
-            // Named as `plan` names them when it checks with the engine itself (`hearthd check-config`).
-            let problems = problemsBuilding(plan, hardware: hardware)
-            if problems.isEmpty {
-                logger.critical("the configuration cannot be used: \(error.message)")
-            } else {
-                for p in problems { logger.critical("\(p)") }
-                logger.critical("the configuration has \(problems.count) problem(s); nothing was started")
-            }
-            return configurationError
-        }
-        for w in home.restoreWarnings { logger.warning("\(w)") }
-        // The devices' configurations (with the YAML of their bindings) are in the home and the bindings now; kept
-        // here they were about 600 kB of a 1,000-device hub's heap for its whole life.
-        plan.devices = []
-        plan.config.devices = []
-        config.devices = []
-        for (_, binding) in plan.bindings { binding.start(home: home) }
-
-        let topics = TopicScheme(prefix: config.prefix, hub: config.hubID)
-        let client: MQTTClient
-        do throws(MQTTError) {
-            client = try MQTTClient(options: MQTTHub.clientOptions(config.mqtt, topics: topics))
-        } catch {
-            logger.critical("the MQTT settings cannot be used: \(error)")
-            for (_, binding) in plan.bindings { binding.stop() }
-            return configurationError
-        }
-        let notifier = SystemdNotifier()
-        let brokerName = "\(config.mqtt.host):\(config.mqtt.port)", hubID = config.hubID
-        let announced = Atomic<Bool>(false)
-        let bindingsByDevice = plan.bindings
-        let router = PeerRouter(home: home, topics: topics, peers: config.peers, mirrors: config.mirrors,
-                                bindings: config.bindings, heartbeat: config.heartbeat, log: { logger.notice("\($0)") })
-        let hardwareDevices = Set(plan.bindings.map(\.device))
-        // Home Assistant's discovery (docs/home-assistant.md): announced on every connection and on its birth.
-        let homeAssistant = config.homeAssistantDiscovery ? homeAssistantBridge(
-            home: home, client: client,
-            options: HomeAssistantOptions(hub: config.hubID, hearthPrefix: config.prefix,
-                                          discoveryPrefix: config.homeAssistantPrefix),
-            log: { logger.notice("\($0)") }) : nil
-        // Home Assistant's configs are built after the connection's documents and `online` are written: `online` runs
-        // on the network thread, in the connection's callback, and libmosquitto writes what a callback queued only
-        // once it returns, so building 1,000 configs there (40 % of a 1,000-device hub's instructions to `online`,
-        // callgrind) held them back. Still on the network thread, not a queue of their own: another thread's malloc
-        // arena cost a hub with 9 peers about 10 % more Private_Dirty (docs/benchmarks.md, session 8).
-        let hub = MQTTHub(
-            home: home, client: client, topics: topics,
-            refresh: { id in for (device, b) in bindingsByDevice where device == id { b.refresh() } },
-            hasHardware: { hardwareDevices.contains($0) },
-            log: { logger.notice("\($0)") },
-            online: {
-                if let homeAssistant { client.afterWriting { homeAssistant.connected() } }
-                HeapTrim.afterBurst()
-                guard !announced.exchange(true, ordering: .relaxed) else {
-                    logger.info("online again: reconnected and republished", metadata: ["broker": "\(brokerName)"])
-                    return
-                }
-                let since = millisecondsSinceExec().map { "\($0) ms after exec, \(cpuMillisecondsSoFar()) ms of CPU" } ?? "now"
-                logger.info("online \(since): \(home.deviceIDs.count) devices published",
-                            metadata: ["hub": "\(hubID)", "broker": "\(brokerName)"])
-                notifier.notify("READY=1\nSTATUS=online")
-                // What start-up alone touched (see StartupPages) need not stay in the hub's resident set.
-                let released = StartupPages.release()
-                logger.debug("released \(released) kB of start-up code and read-only data pages")
-            }, router: router,
-            other: { message in homeAssistant?.received(topic: message.topic, payload: message.payload) })
-
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
-            .init(service: PersistenceService(home: home, store: store, interval: .seconds(1), clock: home.clock,
-                                              logger: logger),
-                  serviceName: "persistence"),
-            .init(service: EngineService(home: home), serviceName: "engine"),
-            .init(service: BindingsService(bindings: plan.bindings.map(\.binding)), serviceName: "hardware"),
-            .init(service: MQTTService(hub: hub), serviceName: "mqtt"),
-        ]
-        if let interval = SystemdNotifier.watchdogInterval, notifier.isActive {
-            services.append(.init(service: WatchdogService(notifier: notifier, interval: interval), serviceName: "watchdog"))
-        }
-        var groupConfig = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint],
-                                                    logger: logger)
-        groupConfig.maximumGracefulShutdownDuration = .seconds(2)
-        logger.info("starting", metadata: ["hub": "\(config.hubID)", "board": "\(plan.board.name)",
-                                           "devices": "\(home.deviceIDs.count)", "state": "\(store.file)"])
-        do {
-            try await ServiceGroup(configuration: groupConfig).run()
-        } catch {
-            logger.error("stopped with an error: \(error)")
-            return 1
-        }
-        notifier.notify("STOPPING=1")
-        logger.info("stopped")
-        return 0
     }
 
     /// Home Assistant's discovery wired to the hub's client: the bridge publishes at QoS 1 and subscribes and
