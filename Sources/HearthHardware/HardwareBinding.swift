@@ -34,8 +34,16 @@ public protocol HardwareBinding: AnyObject, Sendable {
     /// Requests the hardware and begins reporting to `home`.
     func start(home: Home)
 
-    /// Long-running work (polling, edge events, retries) until the task is cancelled.
+    /// Long-running work (polling, edge events, retries) until the task is cancelled: `tick(at:)` whenever
+    /// `nextDeadline` passes or the hardware wakes it.
     func run() async
+
+    /// When `tick(at:)` is next due (a sensor's next read, a debounce's end, a retry, a probe); nil when nothing is.
+    var nextDeadline: EngineInstant? { get }
+
+    /// Does what is due at `now`. `run()` calls it on the clock; a test steps a manual clock and calls it, whatever the
+    /// binding's kind.
+    func tick(at now: EngineInstant)
 
     /// Re-reads the hardware now (a client's `get`).
     func refresh()

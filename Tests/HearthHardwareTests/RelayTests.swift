@@ -83,11 +83,11 @@ struct RelayTests {
 
         // Retries back off 1 s, 2 s, 4 s … while the line stays busy.
         rig.advance(by: 999)
-        #expect((rig.bindings[0] as? RelayBinding)?.nextDeadline == EngineInstant(milliseconds: 1000))
+        #expect(rig.bindings[0].nextDeadline == EngineInstant(milliseconds: 1000))
         rig.advance(by: 1)
-        #expect((rig.bindings[0] as? RelayBinding)?.nextDeadline == EngineInstant(milliseconds: 3000))
+        #expect(rig.bindings[0].nextDeadline == EngineInstant(milliseconds: 3000))
         rig.advance(by: 2000)
-        #expect((rig.bindings[0] as? RelayBinding)?.nextDeadline == EngineInstant(milliseconds: 7000))
+        #expect(rig.bindings[0].nextDeadline == EngineInstant(milliseconds: 7000))
 
         rig.simulation.hold(key: line, by: nil)
         rig.advance(by: 4000)

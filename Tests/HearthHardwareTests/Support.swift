@@ -192,20 +192,7 @@ final class Rig {
 
     /// Runs every binding's due work now.
     func tick() {
-        func tick(_ binding: any HardwareBinding) {
-            switch binding {
-            case let b as CompositeBinding: for part in b.parts { tick(part) }
-            case let b as RelayBinding: b.tick(at: clock.now)
-            case let b as DimmerBinding: b.tick(at: clock.now)
-            case let b as CCTDimmerBinding: b.tick(at: clock.now)
-            case let b as SensorBinding: b.tick(at: clock.now)
-            case let b as WallSwitchBinding: b.tick(at: clock.now)
-            case let b as BinarySensorBinding: b.tick(at: clock.now)
-            case let b as PowerMeterBinding: b.tick(at: clock.now)
-            default: Issue.record("unknown binding \(binding)")
-            }
-        }
-        for binding in bindings { tick(binding) }
+        for binding in bindings { binding.tick(at: clock.now) }
         // What the bindings queued on devices' lanes (a wall switch's command to its light) has run.
         home.drainLanes()
     }

@@ -114,8 +114,6 @@ final class BindingRuntime: Sendable {
 /// A binding driven by `BindingRuntime.run`: `tick(at:)` whenever `nextDeadline` passes or something wakes it.
 protocol TickingBinding: HardwareBinding {
     var runtime: BindingRuntime { get }
-    var nextDeadline: EngineInstant? { get }
-    func tick(at now: EngineInstant)
 }
 
 extension TickingBinding {

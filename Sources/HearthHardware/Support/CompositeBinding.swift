@@ -24,6 +24,10 @@ final class CompositeBinding: HardwareBinding {
 
     var wiring: String { parts.map(\.wiring).filter { !$0.isEmpty }.joined(separator: "; ") }
 
+    /// The earliest of its parts'.
+    var nextDeadline: EngineInstant? { parts.compactMap(\.nextDeadline).min() }
+    func tick(at now: EngineInstant) { for part in parts { part.tick(at: now) } }
+
     func start(home: Home) { for part in parts { part.start(home: home) } }
     func refresh() { for part in parts { part.refresh() } }
     func stop() { for part in parts { part.stop() } }
