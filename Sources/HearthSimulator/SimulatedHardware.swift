@@ -12,7 +12,7 @@ import HearthSync
 ///
 /// Each wall switch's device type gets `dev.hearth.simulatedSwitch` (`traits(forInput:)`), whose command events come
 /// back through `traitEvent(_:of:forInput:)` and move the contact, so a press over MQTT runs the real debounce.
-public final class SimulatedHardware: HardwareBackend {
+public final class SimulatedHardware: InputTraitsBackend {
     /// The manufacturer traits this backend serves; registered next to `TraitRegistry.standard`.
     public static let traitServers: [any TraitServer.Type] = [SimulatedSwitchServer.self]
 

@@ -38,7 +38,7 @@ final class LogSink: Sendable {
 
 /// GPIO from the simulated board, PWM and sensors from a sysfs-shaped tree: for bindings whose sysfs half is
 /// tested for real and whose GPIO half runs against the simulation (the real GPIO is tested in the HIL VM).
-struct MixedHardware: HardwareBackend {
+struct MixedHardware: InputTraitsBackend {
     let gpio: SimulatedHardware
     let sysfs: LinuxHardware
     /// Every duty cycle written to a PWM channel, in order, when given (the real channel is written as well).

@@ -185,10 +185,13 @@ public protocol HardwareBackend: Sendable {
     func openSensor(_ sensor: SensorAddress, quantity: SensorQuantity) throws(HardwareError) -> any SensorSource
     /// A power monitor; `shuntMicroohms`, when given, is written to the driver before the first reading.
     func openPowerMeter(_ meter: SensorAddress, shuntMicroohms: Int?) throws(HardwareError) -> any PowerMeterSource
+}
 
-    /// Traits the backend itself serves on a device type that watches the input `pin`, beyond those its binding
-    /// reports: the simulator's `dev.hearth.simulatedSwitch`, through which a person presses a switch that exists
-    /// only in memory. Real hardware adds none.
+/// A backend whose inputs exist only in memory serves traits of its own on the device types that watch them: the
+/// simulator's `dev.hearth.simulatedSwitch`, through which a person presses a switch, closes a door or walks past a
+/// PIR. Real hardware is not one: its inputs are pressed by hand.
+public protocol InputTraitsBackend: HardwareBackend {
+    /// Traits the backend serves on a device type that watches the input `pin`, beyond those its binding reports.
     func traits(forInput pin: PinAddress) -> [TraitConfiguration]
 
     /// One of `traits(forInput: pin)` emitted `event` in the home (their commands do): act on the input.
@@ -201,9 +204,6 @@ extension HardwareBackend {
         throw HardwareError(.notFound, message: "this backend has no power monitors (\(meter))", operation: "open",
                             context: "\(meter)")
     }
-
-    public func traits(forInput pin: PinAddress) -> [TraitConfiguration] { [] }
-    public func traitEvent(_ event: String, of trait: TraitID, forInput pin: PinAddress) {}
 }
 
 /// The sensor drivers Hearth knows, and which kernel subsystem reports their readings.

@@ -44,7 +44,7 @@ final class DebouncedInput: Sendable {
         self.bias = bias
         self.activeLow = activeLow
         hardware = context.hardware
-        backendTraits = context.hardware.traits(forInput: pin)
+        backendTraits = (context.hardware as? any InputTraitsBackend)?.traits(forInput: pin) ?? []
         runtime = BindingRuntime(context: context, kind: kind, traits: [trait] + backendTraits.map(\.id))
         state = Locked(State(debouncer: Debouncer(window: debounce, level: false)))
     }
@@ -55,12 +55,12 @@ final class DebouncedInput: Sendable {
         runtime.attach(home)
         if !backendTraits.isEmpty {
             let deviceID = runtime.deviceID, typeName = runtime.typeName
-            let hardware = self.hardware, pin = self.pin, served = Set(backendTraits.map(\.id))
+            let hardware = self.hardware as? any InputTraitsBackend, pin = self.pin, served = Set(backendTraits.map(\.id))
             let id = home.observe { events in
                 for event in events where event.deviceID == deviceID {
                     guard case .event(let type, let trait, let name, _) = event.change, type == typeName,
                           served.contains(trait) else { continue }
-                    hardware.traitEvent(name, of: trait, forInput: pin)
+                    hardware?.traitEvent(name, of: trait, forInput: pin)
                 }
             }
             state.withLock { $0.observer = id }
