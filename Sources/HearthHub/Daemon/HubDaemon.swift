@@ -190,9 +190,14 @@ public enum HubDaemon {
             let padded = device.id + String(repeating: " ", count: width - device.id.count)
             lines.append("  \(padded)  " + typeTexts.joined(separator: "; "))
         }
-        lines.append("peers: " + (c.peers.isEmpty ? "none named" : c.peers.map { p in
-            "\(p.hub) (\(p.route.rawValue)" + (p.timeout.map { ", answers within \($0)" } ?? "") + ")"
-        }.joined(separator: ", ")) + (c.heartbeat.map { "; heartbeat every \($0.interval) s" } ?? ""))
+        // In steps: as one expression, Swift 6.2 gave up type-checking it.
+        var peers: [String] = []
+        for p in c.peers {
+            let deadline = p.timeout.map { ", answers within \($0)" } ?? ""
+            peers.append("\(p.hub) (\(p.route.rawValue)\(deadline))")
+        }
+        let heartbeat = c.heartbeat.map { "; heartbeat every \($0.interval) s" } ?? ""
+        lines.append("peers: " + (peers.isEmpty ? "none named" : peers.joined(separator: ", ")) + heartbeat)
         let across = c.bindings.filter { $0.hub != c.hubID }
         let local = c.bindings.count - across.count
         if c.bindings.isEmpty { lines.append("bindings: none") } else {
