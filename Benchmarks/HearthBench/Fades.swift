@@ -1,4 +1,4 @@
-// Fades on time under load (issue 21 §5): a whole hub (HubDaemon, as hearthd runs it, in this process) with 50
+// Fades on time under load: a whole hub (HubDaemon, as hearthd runs it, in this process) with 50
 // PWM dimmers on a sysfs-shaped PWM tree in memory (/dev/shm) and 100 lights without hardware, on a private
 // loopback mosquitto. Every dimmer runs a 10 s fade while a client sends 1,000 unrelated requests a second; each
 // duty write is recorded as it is made (the backend wraps the real sysfs PWM channel and notes the monotonic time

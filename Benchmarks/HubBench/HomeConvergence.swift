@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 extension HubBench {
-    /// Issue 21 §4: how long a home of `hubCount` hubs × 100 devices takes from the first exec until every hub's
+    /// How long a home of `hubCount` hubs × 100 devices takes from the first exec until every hub's
     /// whole-home document lists every device of the home online (goal: ≤ 300 ms for 10 hubs, ≤ 1 s for 30), and
     /// how many home documents the start-up published. All hubs are started at once, none lists `peers:`.
     static func homeConvergence(binDir: String, port: Int, work: String, hubCounts: [Int], run: Int, discovery: Bool = true) async throws {
@@ -32,7 +32,7 @@ extension HubBench {
             let summaries = watch.published(endingIn: "/devices")
             print("home convergence: \(hubCount) hub(s) × 100 devices started at once (load average \(load)\(discovery ? "" : ", Home Assistant discovery off"))")
             print("  first exec → every home lists \(expected) devices online: \(milliseconds(converged - start)) "
-                  + "(goal: ≤ 300 ms for 10 hubs, ≤ 1 s for 30; issue 21 on main: 531 ms for 10)")
+                  + "(goal: ≤ 300 ms for 10 hubs, ≤ 1 s for 30)")
             print("  CPU of all hubs until then: \(milliseconds(cpu)); home documents published: \(homes.messages.values.reduce(0, +)) "
                   + "(max \(homes.messages.values.max() ?? 0) per hub), \(megabytes(homes.bytes)); summaries: "
                   + "\(summaries.messages.values.reduce(0, +))")
@@ -40,7 +40,7 @@ extension HubBench {
                   + "\(occurrences(Array(readFile(brokerLog).utf8), dropping) - droppingBefore)")
             print("  hub0 with \(hubCount - 1) peers × 100 devices: Private_Dirty \(smapsRollup(hubs[0], "Private_Dirty")), "
                   + "Pss \(smapsRollup(hubs[0], "Pss")), VmRSS \(status(hubs[0], "VmRSS"))"
-                  + (hubCount > 1 ? " (goal with 9 peers: ≤ 1.3× a lone hub's Private_Dirty, the 1-hub case; issue 21 on main: 15.2 vs 2.9 MB)" : ""))
+                  + (hubCount > 1 ? " (goal with 9 peers: ≤ 1.3× a lone hub's Private_Dirty, the 1-hub case)" : ""))
             watch.client.disconnect()
         }
     }

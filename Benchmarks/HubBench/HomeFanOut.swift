@@ -6,11 +6,11 @@ import Glibc
 #endif
 
 extension HubBench {
-    /// Issue 21 §4: 100 `setRoom` on hub0 of a home of `hubCount` hubs × 100 devices (every hub mirroring the whole
+    /// 100 `setRoom` on hub0 of a home of `hubCount` hubs × 100 devices (every hub mirroring the whole
     /// home): the home documents each hub publishes, the bytes published under the prefix (each message once, as a
     /// subscriber to `<prefix>/#` receives it), and the time until every hub's home shows the last change.
     /// The requests are sent one after the other, each after the previous one's response, as a script would.
-    /// Goal: ≤ 5 home publications per hub and ≤ 5 MB in all (issue 21 on main: 10 per hub, 259 MB, 1.35 s).
+    /// Goal: ≤ 5 home publications per hub and ≤ 5 MB in all.
     static func homeFanOut(binDir: String, port: Int, work: String, hubCount: Int, changes: Int, run: Int, discovery: Bool = true) async throws {
         guard hubCount >= 2 else { return }
         let prefix = "fan\(hubCount)r\(run)\(discovery ? "" : "n")"

@@ -6,10 +6,10 @@ import Glibc
 #endif
 
 extension HubBench {
-    /// Issue 21 §4: in a home of `hubCount` hubs × 100 devices, a request sent to hub1 for a device of hub0's
+    /// In a home of `hubCount` hubs × 100 devices, a request sent to hub1 for a device of hub0's
     /// (forwarded: it crosses the broker four times) against the same request sent to hub0 (direct) and the bare
     /// broker echo (a client that answers `bench/fwd-in` on `bench/fwd-out` with a response-sized payload),
-    /// timed alternately. Goal: forwarded p50 ≤ 2.5× the echo's (issue 21 on main: 6.3×, direct 4.4×). Each request
+    /// timed alternately. Goal: forwarded p50 ≤ 2.5× the echo's. Each request
     /// is sent twice: answered on the client's MQTT 5 response topic (HearthKit's way; a forwarded one is answered by
     /// the owner itself, three crossings: `DirectReply`), and watched on the hub's `responses` topic (a client without
     /// a response topic; a forwarded one is relayed by hub1, four crossings).

@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 extension HubBench {
-    /// A home of several hubs on one broker, each with 100 devices and none mirroring another's (issue 21: each
+    /// A home of several hubs on one broker, each with 100 devices and none mirroring another's (each
     /// hub pays only for what it uses). The baseline is the CPU the hub that runs the toggles spends on each;
     /// the figure, what each of the other hubs spends on it meanwhile, and their memory beside a lone hub's.
     static func homeOfHubs(binDir: String, port: Int, work: String, hubCount: Int, toggles: Int) async throws {
@@ -42,7 +42,7 @@ extension HubBench {
         let others = spent.dropFirst().reduce(0, +) / UInt64(hubCount - 1)
         print("home of \(hubCount) hubs × 100 devices on one broker, none mirroring another's, \(toggles) toggles on hub0")
         print("  CPU per toggle, hub0 (baseline): \(us(spent[0] / UInt64(toggles)))")
-        print("  CPU per toggle, each other hub:  \(us(others / UInt64(toggles))) (\(ratio(others, spent[0])) hub0's; goal ≤ 5 µs, issue 21 on main: 70 µs)")
+        print("  CPU per toggle, each other hub:  \(us(others / UInt64(toggles))) (\(ratio(others, spent[0])) hub0's; goal ≤ 5 µs)")
         print("  Private_Dirty: hub0 \(smapsRollup(hubs[0], "Private_Dirty")), hub1 \(smapsRollup(hubs[1], "Private_Dirty"))")
     }
 }

@@ -101,7 +101,7 @@ enum HubBench {
             // Both run for the whole measurement and are timed alternately, one round trip each in turn, so
             // that both see the same machine: a busy neighbour or a slower CPU moment weighs on both alike.
             // The echo's reply is as long as the hub's average document, set once the hub has published them all
-            // (1,600 bytes until then, the documents' size when this case was written; since session 5's Groups
+            // (1,600 bytes until then, the documents' size when this case was written; since Groups
             // and Scenes Management a light's document is about 4 KB, and an echo of 1.6 KB made the hub's ratio
             // look worse by the bytes alone).
             let requestPayload = Array(#"{"trait":"onOff","command":"toggle"}"#.utf8)
@@ -190,7 +190,7 @@ enum HubBench {
                              : "  (the echo and the hub timed alternately, \(commandCount) round trips each)")
             print("  broker echo (baseline):   p50 \(us(percentile(echoTimes, 0.5)))  p99 \(us(percentile(echoTimes, 0.99)))  (a \(docSize)-byte reply: the hub's average document)")
             print("  command → state:          p50 \(us(percentile(hubTimes, 0.5)))  p99 \(us(percentile(hubTimes, 0.99)))")
-            print("  ratio:                    p50 \(ratio(percentile(hubTimes, 0.5), percentile(echoTimes, 0.5))) the echo's p50 (target ≤ 1.5×), p99 \(ratio(percentile(hubTimes, 0.99), percentile(echoTimes, 0.5))) the echo's p50 (target ≤ 3×; issue 21: 1.27×, 1.98×)")
+            print("  ratio:                    p50 \(ratio(percentile(hubTimes, 0.5), percentile(echoTimes, 0.5))) the echo's p50 (target ≤ 1.5×), p99 \(ratio(percentile(hubTimes, 0.99), percentile(echoTimes, 0.5))) the echo's p50 (target ≤ 3×)")
             print("  CPU per command:          \(us(hubCPU / UInt64(commandCount)))")
             print("  memory after the load:    VmRSS \(rss), VmHWM \(hwm)")
             print("  exec → online:            \(online / 1_000_000) ms (\(published) of \(deviceCount) documents before online, \(documents) just after)")

@@ -1,4 +1,4 @@
-// The soak (issue 17 §4, `scripts/soak`): a hub on the simulated board under a steady mixed load for N minutes, with
+// The soak (`scripts/soak`): a hub on the simulated board under a steady mixed load for N minutes, with
 // a peer hub coming and going and the broker restarted every few minutes, sampled once a minute. What it shows is a
 // trend, not a speed: memory, open descriptors and threads that stay flat, and a latency p99 that does not creep up.
 // Pacing here sleeps on purpose: this is a load generator, not a test.

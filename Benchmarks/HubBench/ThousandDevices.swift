@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 extension HubBench {
-    /// One hub with many devices (issue 21 §3), beside the same hub with 100: exec → `online` with every document
+    /// One hub with many devices, beside the same hub with 100: exec → `online` with every document
     /// published, then `commands` toggles (each waiting for the device's new document), then the hub's memory as
     /// the kernel counts it: VmRSS and VmHWM (/proc/PID/status), and Pss and Private_Dirty (smaps_rollup), which
     /// count what the hub alone costs the machine (shared library pages split among their users, and the pages
@@ -78,7 +78,7 @@ extension HubBench {
             times.sort()
             print("  \(count) devices:")
             print("    exec → online:          \(online / 1_000_000) ms, \(startupCPU / 1_000_000) ms of CPU (\(before) of \(count) documents before online, \(documents) just after)"
-                  + (count >= 1000 ? "; goal ≤ 60 ms, issue 21 on main: 105 ms" : ""))
+                  + (count >= 1000 ? "; goal ≤ 60 ms" : ""))
             // The hub's own account (its `online` line): exec → its last document and `online` written, and its CPU to
             // then, without the broker's delivery to the probe or the work the hub does after `online` (Home Assistant's
             // configs, one round trip later), which the figures above, read from outside once `online` arrives, include.
@@ -91,7 +91,7 @@ extension HubBench {
             print("    after start-up:         VmRSS \(startup.rss), Pss \(startup.pss), Private_Dirty \(startup.dirty)")
             print("    command → state:        p50 \(us(percentile(times, 0.5)))  p99 \(us(percentile(times, 0.99))); first 100: p50 \(us(percentile(first, 0.5)))  max \(us(first.last ?? 0))")
             print("    after \(commands) commands and 3 s: VmRSS \(status(hub, "VmRSS")), Pss \(smapsRollup(hub, "Pss")), Private_Dirty \(smapsRollup(hub, "Private_Dirty")), VmHWM \(status(hub, "VmHWM"))"
-                  + (count >= 1000 ? " (goal Private_Dirty ≤ 6 MB, issue 21 on main: 13.8 MB)" : ""))
+                  + (count >= 1000 ? " (goal Private_Dirty ≤ 6 MB)" : ""))
         }
     }
 }

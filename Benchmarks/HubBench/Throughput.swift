@@ -9,7 +9,7 @@ extension HubBench {
     /// The name of the option that turns this binary into the echo responder (`runEchoResponder`).
     static let echoResponderOption = "--echo-responder"
 
-    /// Throughput and CPU per request under load (issue 21 §2): 500 devices, 4 connections with 64 requests in
+    /// Throughput and CPU per request under load: 500 devices, 4 connections with 64 requests in
     /// flight each, at QoS 0 and at QoS 1. The baseline is an echo responder driven exactly the same way: a
     /// libmosquitto client in a process of its own (this binary, `--echo-responder`) that answers each request with
     /// one document-sized reply, so that its CPU time can be read like the hub's. The hub answers each request with

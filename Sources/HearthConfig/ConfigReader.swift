@@ -92,7 +92,7 @@ public struct ConfigValue {
 
     /// A value's place as a link to its parent's, made into text only for a message. Why: most values are read
     /// without a problem, and writing out each one's path as it was read was about a third of reading a
-    /// 1,000-device configuration (callgrind, issue 21 §3).
+    /// 1,000-device configuration (callgrind).
     private final class Place: Sendable {
         let parent: Place?
         /// The whole path when there is no parent; else the key, or "" for an item of a list.
@@ -570,7 +570,7 @@ public struct ConfigMap {
 
 /// Each `textMatching` pattern compiled once per process. Why: compiling a `Regex` from its text is about a
 /// quarter of a million instructions, and every device's id and name are matched: compiled per value, it was a
-/// tenth of a 1,000-device hub's start-up (callgrind, issue 21 §3). An id's pattern (`^[^/+#]+$`: one or more of
+/// tenth of a 1,000-device hub's start-up (callgrind). An id's pattern (`^[^/+#]+$`: one or more of
 /// anything but a few ASCII characters) is matched by a scan of the bytes instead, which says the same for every
 /// text (a byte of a multi-byte character is never ASCII) at a fiftieth of a compiled `Regex`'s cost.
 enum CompiledPatterns {

@@ -62,7 +62,7 @@ public indirect enum DiscoveryJSON: Sendable, Hashable {
     }
 
     /// Copies the runs that need no escape whole: most strings (topics, templates, names) have none, and a
-    /// byte at a time was the biggest single cost of announcing 1,000 devices (callgrind, issue 21 §3).
+    /// byte at a time was the biggest single cost of announcing 1,000 devices (callgrind).
     static func writeString(_ s: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         var s = s

@@ -13,7 +13,7 @@ struct EntityMapping {
     let typeIndex: Int
     /// The device type, and its traits, read once: a config asks `has` and `type` a dozen times each, and each
     /// answer read the type and every trait's descriptor again (most of a 1,000-device hub's discovery start-up,
-    /// callgrind, issue 21 §3).
+    /// callgrind).
     let type: DeviceTypeView
     let traits: [TraitID]
     /// The device's document and `set` topics, its object id and the type's key, written once: every entity names

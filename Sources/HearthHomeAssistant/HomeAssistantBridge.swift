@@ -319,7 +319,7 @@ public final class HomeAssistantBridge: Sendable {
 
     /// Announces everything, a part at a time (see the type's comment), and notes which devices it announced: that
     /// is the set `currentDevices` needs, and building it again meant writing every device's config a second time
-    /// (an eighth of a 1,000-device hub's start-up, callgrind, issue 21 §3).
+    /// (an eighth of a 1,000-device hub's start-up, callgrind).
     private func announceAll(force: Bool) {
         let pass = announcements.withLock { n in n &+= 1; return n }
         publish(discovery.hubConfig())

@@ -257,7 +257,7 @@ public struct HomeAssistantDiscovery: Sendable {
             ("name", .string(device.name)),
         ]
         // BasicInformation's five attributes, found and read at once: one look-up of each by name, in every type,
-        // was a sixth of writing a config (callgrind, issue 21 §3).
+        // was a sixth of writing a config (callgrind).
         if let (t, k) = Self.trait(.basicInformation, of: device) {
             let descriptor = device.type(t).traitDescriptor(k)
             let attributes = Self.deviceInformation.map { descriptor.attribute(named: $0.attribute)?.id }

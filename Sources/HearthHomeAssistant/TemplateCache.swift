@@ -3,7 +3,7 @@ import HearthSync
 /// The parts of Home Assistant configs that depend on a device's type alone (its name, its place in the device
 /// document, its traits), not on the device: the value and command templates. Every device of a type has the same
 /// ones, so each is written and encoded as JSON once per hub and copied into every config after that; writing them
-/// for each device was most of announcing 1,000 devices (issue 21 §3, callgrind).
+/// for each device was most of announcing 1,000 devices (callgrind).
 final class TemplateCache: Sendable {
     private let templates = Locked<[String: DiscoveryJSON]>([:])
 

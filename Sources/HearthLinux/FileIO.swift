@@ -117,7 +117,7 @@ enum FileIO {
 
     /// A directory entry's name, read in place up to its NUL. An entry in `readdir`'s buffer is only as long as its
     /// name needs (`d_reclen`), so copying the whole `dirent` (`entry.pointee`, with its 256-byte `d_name`) reads
-    /// past the end of the buffer at its last entry (AddressSanitizer found it, session 7).
+    /// past the end of the buffer at its last entry (AddressSanitizer found it).
     static func entryName(_ entry: UnsafeMutablePointer<dirent>) -> String {
         String(cString: UnsafeRawPointer(entry).advanced(by: MemoryLayout<dirent>.offset(of: \dirent.d_name)!).assumingMemoryBound(to: CChar.self))
     }

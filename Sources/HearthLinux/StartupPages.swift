@@ -35,7 +35,7 @@ public enum StartupPages {
     ///
     /// Scanned as bytes, not split into strings: the file has a dozen lines per mapping and a hub has about 500
     /// mappings (thread stacks, arenas, libraries), and splitting it into `String`s per line and field cost a 1,000-
-    /// device hub more start-up CPU than the configuration's devices did (callgrind, issue 21 §3).
+    /// device hub more start-up CPU than the configuration's devices did (callgrind).
     static func candidates(inSmaps smaps: [UInt8]) -> [Candidate] {
         var found: [Candidate] = []
         var candidate: Candidate?

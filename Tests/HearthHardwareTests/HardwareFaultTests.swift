@@ -7,7 +7,7 @@ import HearthModel
 import HearthTestKit
 import Testing
 
-/// Hardware that fails while the hub runs (issue 17 §3): a sensor that answers EIO for 10 s, a PWM chip that
+/// Hardware that fails while the hub runs: a sensor that answers EIO for 10 s, a PWM chip that
 /// disappears and comes back, a GPIO line another program takes while the hub has let go of it. Each promise: the
 /// device goes offline with a reason, the other devices are unaffected (a command on another device completes
 /// meanwhile), and it comes back by itself. Time runs on the rig's `ManualClock` in steps, so the detection and

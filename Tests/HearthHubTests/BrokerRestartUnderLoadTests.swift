@@ -4,7 +4,7 @@ import HearthMQTT
 import HearthTestKit
 import Testing
 
-/// Issue 17: the broker restarts while commands stream in — killed, so it keeps no retained message and no
+/// The broker restarts while commands stream in — killed, so it keeps no retained message and no
 /// session. Whatever the hub acknowledged before is not lost: when the broker is back, the hub republishes its
 /// newest state, which is the last acknowledged one or a later one the loader sent, never an older one.
 @Suite(.serialized) struct BrokerRestartUnderLoadTests {

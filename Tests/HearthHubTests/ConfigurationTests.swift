@@ -147,7 +147,7 @@ import Testing
     }
 
 
-    /// Issue 18: a door contact and a PIR, with HoldTimeLimits (a Matter struct) as a mapping of its fields.
+    /// A door contact and a PIR, with HoldTimeLimits (a Matter struct) as a mapping of its fields.
     @Test func contactAndOccupancySensorsReadWithTheirStructSettings() throws {
         let (c, problems) = read("""
         hub: {board: /dev/null}
@@ -259,7 +259,7 @@ import Testing
             + "electricalPowerMeasurement: accuracy needs an entry for activePower (the spec requires one)"])
     }
 
-    /// Item 5 of issue 12: a binding whose command the trait registry would refuse is refused with the
+    /// A binding whose command the trait registry would refuse is refused with the
     /// configuration, where it was written, instead of running something else at the first press.
     @Test func aBindingWhoseCommandOrArgumentsAreWrongIsRefused() throws {
         let (c, problems) = read("""
@@ -384,7 +384,7 @@ extension String {
         #expect(HubConfiguration.Source(file: directory + "/missing.yaml").logLevel == nil)
     }
 
-    /// Issue 18: a tunable-white strip on the simulated board. The binding gives the trait its physical range; a range
+    /// A tunable-white strip on the simulated board. The binding gives the trait its physical range; a range
     /// also written under traits that disagrees, a bad pair of mireds and a coupling bound outside the range are each
     /// refused where they were written.
     @Test func aColorTemperatureLightTakesItsRangeFromTheBindingAndRefusesContradictions() throws {

@@ -6,7 +6,7 @@ import HearthMQTT
 import HearthTestKit
 import Testing
 
-/// Issue 21 §4: a burst of metadata changes on one hub makes few summary and whole-home publications on every
+/// A burst of metadata changes on one hub makes few summary and whole-home publications on every
 /// hub (`PublicationThrottle`), and the last of them is right. Real `hearthd` processes on a real broker.
 @Suite(.serialized) struct HomeFanOutTests {
     @Test(.timeLimit(.minutes(2))) func aBurstOfRoomChangesMakesFewHomeDocumentsAndTheLastIsRight() async throws {

@@ -8,9 +8,9 @@ import HearthModel
 import HearthTestKit
 import Testing
 
-/// Issue 17: anything on the broker may publish under a peer's topics. A broken or hostile "peer" sending
+/// Anything on the broker may publish under a peer's topics. A broken or hostile "peer" sending
 /// malformed, huge or contradictory documents is ignored with a reason logged once, and this hub's own devices
-/// go on as before. Also what a hub listens to of its peers (issue 21: each hub pays only for what it uses).
+/// go on as before. Also what a hub listens to of its peers (each hub pays only for what it uses).
 @Suite(.serialized) struct MisbehavingPeerTests {
     /// Real `hearthd` on a real broker; the "peer" is a plain client publishing whatever it likes.
     @Test(.timeLimit(.minutes(1))) func aHostilePeerIsIgnoredWithAReasonAndTheHubGoesOn() async throws {

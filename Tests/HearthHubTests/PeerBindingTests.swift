@@ -76,7 +76,7 @@ let hallPress = HomeEvent(deviceID: "hall-switch", change: .event(type: "Generic
         #expect(try rig.home.device("lamp").trait(.onOff)?["onOff"]?.value == .bool(true))
     }
 
-    /// Item 5 of issue 12: an argument that cannot be converted used to be dropped (`try?`), and the command ran
+    /// An argument that cannot be converted used to be dropped (`try?`), and the command ran
     /// with the field's default instead (here: at once instead of over 2.5 s). Now nothing runs and it is logged.
     @Test func aLocalBindingWithAnArgumentItCannotConvertRunsNothing() throws {
         let rig = try PeerRig(bindings: [PeerBinding(from: "hall-switch", hub: "a", device: "lamp", trait: "levelControl",

@@ -85,7 +85,7 @@ func press(_ w: Watcher, hub: String = "a") async throws {
 }
 
 @Suite(.serialized) struct PeerTests {
-    /// Item 5 of issue 12: `hearthd check-config` refuses a binding whose arguments the target command would
+    /// `hearthd check-config` refuses a binding whose arguments the target command would
     /// refuse (it used to accept it, and the hub dropped the argument at the first press).
     @Test(.timeLimit(.minutes(1))) func checkConfigRefusesABindingWithBadArguments() throws {
         let rig = try HomeRig()

@@ -81,7 +81,7 @@ import Glibc
         try await fan.off()
     }
 
-    /// Issue 18: the tunable-white strip's typed ColorControl, against a real hearthd on the simulated board.
+    /// The tunable-white strip's typed ColorControl, against a real hearthd on the simulated board.
     @Test(.timeLimit(.minutes(1)))
     func aColorTemperatureLightsTypedColorControl() async throws {
         let rig = try await HubRig()

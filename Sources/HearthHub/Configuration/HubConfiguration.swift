@@ -72,7 +72,7 @@ public struct HubConfiguration {
 
     /// A configuration file read and parsed once, its problems so far in `diagnostics`. hearthd takes the log level
     /// from it before anything logs, and the daemon plans from the same tree: parsing and reading a 1,000-device file
-    /// twice was a quarter of the hub's start-up (callgrind, issue 21 §3).
+    /// twice was a quarter of the hub's start-up (callgrind).
     public struct Source {
         public let file: String
         let root: ConfigValue?

@@ -79,7 +79,7 @@ struct PersistenceService: Service {
         defer { home.removeObserver(observer) }
         let order = home.deviceIDs.sorted()
         // Every device's entry, encoded at the first save, not at start-up: at 1,000 devices that is about 60 million
-        // instructions, which competed with the documents the hub publishes on its way to `online` (issue 21 §3).
+        // instructions, which competed with the documents the hub publishes on its way to `online`.
         var entries: [String: [UInt8]] = [:]
         var encoded = false
         var unsaved = false

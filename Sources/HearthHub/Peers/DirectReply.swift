@@ -5,7 +5,7 @@ import HearthMQTT
 /// Where the owner of a device answers a forwarded request straight to the client that asked another hub.
 ///
 /// Why: relayed, a forwarded request crossed the broker four times (client → hub A → owner → hub A → client) and
-/// took hub A twice; answered directly, three times and once (issue 21 §4, docs/peer-routing.md). Hub A still
+/// took hub A twice; answered directly, three times and once (docs/peer-routing.md). Hub A still
 /// hears the answer on its `answers` topic, so it ends the request's deadline and publishes the answer on its
 /// `responses` topic as before; it relays the answer to the client only when the owner did not say it answered.
 ///

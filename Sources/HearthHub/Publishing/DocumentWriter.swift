@@ -13,7 +13,7 @@ import HearthModel
 /// one segment per value (`TraitPlan`); the connectivity objects come from a table of their 20 values.
 /// What is left to write per document is the device's id, name, structure and room, and the values:
 /// 716 of a bench document's 4,008 bytes change, of which 450 are connectivity objects from the table
-/// (docs/benchmarks.md, session 7). The output is byte for byte `DeviceDocument.document(device).bytes`
+/// (docs/benchmarks.md). The output is byte for byte `DeviceDocument.document(device).bytes`
 /// (tests hold it to that).
 public struct DocumentWriter: Sendable {
     /// What every trait with one descriptor shares; a class, so that using it copies nothing.

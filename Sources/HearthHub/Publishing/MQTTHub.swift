@@ -128,7 +128,7 @@ public final class MQTTHub: Sendable {
     /// How many device documents one turn of the network thread publishes on a connection. Why: a 1,000-device hub
     /// queued all its 4 MB of documents at once, which was the peak of its memory, and the broker took the first only
     /// once the last was built. A part at a time, each part once the socket has taken the last, the broker stores
-    /// one part while the next is built, and libmosquitto's queue never holds more than a part (issue 21 §3).
+    /// one part while the next is built, and libmosquitto's queue never holds more than a part.
     static let documentsPerTurn = 64
 
     /// Publishes every document (a part per turn of the network thread), then the summary, the groups and `online`.

@@ -6,7 +6,7 @@ import HearthSync
 ///
 /// Why: every metadata or connectivity change rewrote the summary at once, and every peer summary or status
 /// rewrote the whole home (about 260 bytes a device): 100 `setRoom` on one hub of a 10-hub home of 1,000 devices
-/// made 1,000 home documents, 259 MB through the broker (issue 21). A retained document only needs its last
+/// made 1,000 home documents, 259 MB through the broker. A retained document only needs its last
 /// value to arrive; the ones in between are read by nobody.
 ///
 /// Two rules (`Rule`):
