@@ -6,56 +6,20 @@ import HearthSync
 /// gets back to publish through `publish`. It holds no MQTT client, so the hub decides how messages go out.
 ///
 /// The hub subscribes to `subscriptions` for its whole life and wires:
-/// - every connection to the broker → `connected()` (reads the retained configs, see below, then announces every
-///   device);
+/// - every connection to the broker → `connected()`: reads this hub's retained configs (subscribe to its own config
+///   filter, then a marker on `syncTopic`; when the marker comes back every retained config came before it, as
+///   mosquitto queues a SUBSCRIBE's retained messages before it reads the next packet; `syncTimeout` ends the reading
+///   if it never does), clears the stale ones, moves the earlier layout's configs by Home Assistant's discovery
+///   migration, and only then announces every device, `announcementsPerTurn` at a time (`afterWritten`), so the
+///   network thread answers requests between parts;
 /// - every message on those subscriptions, and on the filters the bridge subscribes itself →
-///   `received(topic:payload:)`: Home Assistant's birth message announces everything again; a retained config
-///   of one of this hub's devices that is no longer announced (it left the configuration, or is now another
-///   hub's) is cleared with an empty retained config;
-/// - `Home.observe` batches → `handle(_:)`: a rename or a room change re-announces the device (Home Assistant
-///   renames it; unique ids stay), a trait event goes to the device's events topic.
+///   `received(topic:payload:)`: Home Assistant's birth message announces everything again;
+/// - `Home.observe` batches → `handle(_:)`: a rename or a room change re-announces the device, a trait event goes to
+///   the device's events topic.
 ///
-/// **Reading the retained configs once per connection.** A stale config of this hub can only be retained from
-/// an earlier run: while the hub runs, nobody else publishes under its node. So the config filter
-/// (`<discovery prefix>/device/hearth_<hub>/+/config`: this hub's configs alone) is needed only until the broker
-/// has delivered the retained ones; kept, it would bring back every config the hub publishes. On each connection
-/// the bridge subscribes to the filter, then publishes a marker to `syncTopic`, a topic of this hub's own that it is
-/// subscribed to for good. The broker queues the retained messages of a SUBSCRIBE into the client's outgoing
-/// queue while it handles that packet (mosquitto: `retain__queue` in `handle__subscribe`), before it reads the
-/// client's next packet, the marker; so when the marker comes back, every retained config came before it, and
-/// the bridge unsubscribes and announces. The marker's payload names the connection (a random per-bridge nonce
-/// and a count), so a marker of an earlier connection, or anyone else's message on the topic, ends nothing. If the
-/// marker never comes back (a broker that dropped it from a full queue), `syncTimeout` on the injected clock ends
-/// the reading all the same; the next connection reads again.
-///
-/// **Announcing after the reading.** Configs go out once the reading has ended, not at the connection: what was
-/// found is cleared or moved first, so Home Assistant never holds a config of the earlier layout and one of the
-/// current layout for the same entity at once (it would refuse the second: "unique id already exists").
-///
-/// **Announcing a part at a time.** Every device's config is about 2 KB, and the bridge is called on the hub's
-/// network thread. Writing all of a 1,000-device hub's configs at once held that thread for about 180 M instructions
-/// (tens of milliseconds on this machine, far more on a Pi Zero), in which it answered no request, and queued 2 MB in
-/// the client at once. So an announcement of everything writes `announcementsPerTurn` configs, then hands the rest
-/// to `afterWritten` (the hub's client runs it once the socket has taken what is queued: `MQTTClient.whenWritten`),
-/// and requests that arrived meanwhile are served between parts. A newer announcement of everything (a new
-/// connection, Home Assistant's birth message) ends the one under way.
-///
-/// **Moving the earlier layout's configs.** Earlier versions of Hearth published
-/// `<discovery prefix>/device/<object id>/config`, without the node, where no wildcard selects one hub's configs (with
-/// 30 hubs of 100 devices each hub received up to 2,900 configs of about 2 KB at every start: 40 % of the home's CPU to
-/// converge, docs/benchmarks.md). The reading
-/// also subscribes to that layout's topic of the hub's own config: only when a config is retained there does the
-/// bridge read the earlier layout's filter (every hub's configs, once), in a second step ended by a second marker.
-/// Then, by Home Assistant's discovery migration: each of this hub's configs there whose device is still this
-/// hub's gets `{"migrate_discovery": true}` (Home Assistant unloads its entities and keeps their registry entries:
-/// the entity ids, names and areas a user gave them), after `migrationSettle` every config is announced on its new
-/// topic (the same unique ids take the registry entries back), and the old topics are cleared. A config of a device
-/// no longer here is cleared at once, as a stale one.
-///
-/// The client re-sends its recorded subscriptions after every reconnection (`MQTTClient.subscribe`): a
-/// reconnection while the filters are still subscribed does not subscribe again (that would deliver the retained
-/// configs twice), it only sends a new marker. A config that arrives after the unsubscribe (already in flight)
-/// is handled as any other: clearing a stale config twice is harmless.
+/// Why it is done this way (one reading per connection, announcing after it, a part at a time, the migration):
+/// docs/home-assistant.md, "Lifecycle". A reconnection while the filters are still subscribed only sends a new
+/// marker (the client re-sends its subscriptions itself); clearing a stale config twice is harmless.
 public final class HomeAssistantBridge: Sendable {
     public let home: Home
     public let discovery: HomeAssistantDiscovery
