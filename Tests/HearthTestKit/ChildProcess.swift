@@ -235,8 +235,21 @@ public final class TestProcess: Sendable {
 }
 
 extension TestBroker {
-    /// A loopback port nothing listens on (for "connection refused" tests).
+    /// A loopback port nothing listens on, for "connection refused" tests: bound, never listening, by this process for
+    /// its whole life. A port only probed and released could be given to another test's broker or stalled listener
+    /// meanwhile, and the "refused" connection would then be accepted, or hang until its deadline.
     public static func unusedLoopbackPort() throws -> Int {
-        try LoopbackSocket.freePort()
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw TestFixtureError("socket: \(String(cString: strerror(errno)))") }
+        do {
+            let port = try LoopbackSocket.bindToFreePort(fd)
+            reservedPorts.withLock { $0.append(fd) }  // never closed: the port stays this process's
+            return port
+        } catch {
+            close(fd)
+            throw error
+        }
     }
+
+    private static let reservedPorts = Locked<[Int32]>([])
 }
