@@ -75,7 +75,8 @@ import Testing
         #expect(try rig.forward(#""trait":"onOff","command":"on""#, device: "porch") == nil)
         rig.clock.advance(by: 4_000)
         #expect(await eventually { !rig.responses.isEmpty })
-        #expect(rig.responses.first?["error"]?["code"] == .string("unavailable"))
+        // It was sent before b fell silent, and may have run: its outcome is unknown.
+        #expect(rig.responses.first?["error"]?["code"] == .string("deadlineExceeded"))
         #expect(rig.router.forwarder.waitingCount == 0)
     }
 

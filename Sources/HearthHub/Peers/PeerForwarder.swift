@@ -11,7 +11,8 @@ import HearthSync
 ///
 /// Nothing here blocks: `forward` and `send` publish and return (the answer arrives later through
 /// `answered`, on the thread that delivers MQTT messages), and deadlines are kept by `run`, a task of its
-/// own that sleeps on the clock. A request for an owner that goes offline fails at once (`unavailable`);
+/// own that sleeps on the clock. A request for an owner that is offline is not sent (`unavailable`); one waiting on an
+/// owner that goes offline ends at once (`deadlineExceeded`: it was sent, and may have run);
 /// one that is not answered in time fails with `timeout` (`deadlineExceeded`), whose message says that it may have run:
 /// the owner may have run it and its answer been lost on the way back.
 public final class PeerForwarder: Sendable {
@@ -213,14 +214,20 @@ public final class PeerForwarder: Sendable {
         try? outbox.publish(PeerOutbox.Message(topic: topics.responses, payload: bytes))
     }
 
-    /// Fails everything waiting on a hub that is no longer online, at once rather than at the deadline.
+    /// Fails everything waiting on a hub that is no longer online, at once rather than at the deadline. Each was sent:
+    /// it may have run before the owner went (or before this hub stopped hearing it), so its outcome is unknown
+    /// (`deadlineExceeded`, saying so), never `unavailable`, which tells a client that nothing ran.
     func ownerWentOffline(_ owner: String) {
         let failed = state.withLock { s -> [Pending] in
             let gone = s.pending.filter { $0.value.owner == owner }
             for k in gone.keys { s.pending.removeValue(forKey: k) }
             return Array(gone.values)
         }
-        for p in failed { p.completion(.failed(.unavailable("hub '\(owner)' went offline before it answered")), p.transaction) }
+        for p in failed {
+            p.completion(.failed(HomeError(.timeout, "hub '\(owner)' went offline before it answered: the request may have "
+                                           + "run there; read the device's state once the hub is back before sending it "
+                                           + "again")), p.transaction)
+        }
     }
 
     // MARK: Deadlines
