@@ -9,27 +9,11 @@
 
 [ -x /hil/bin/hearthd ] || bail "no /hil/bin/hearthd (scripts/test-hil carries the built one in)"
 [ -f /hil/board.yaml ] || bail "no /hil/board.yaml (scripts/test-hil carries the board file in)"
-# iproute2's ip and tc (busybox's know neither namespaces nor netem); scripts/test-hil installs iproute2.
-real() { for p in /usr/sbin/$1 /sbin/$1 /usr/bin/$1 /bin/$1; do [ -x "$p" ] && [ ! -L "$p" ] && { echo "$p"; return 0; }; done; return 1; }
-[ -e /var/run ] || ln -s /run /var/run  # where ip netns keeps its names
-# A VM whose programs come from a Debian root without iproute2 (scripts/test-gpiod2's) skips, saying so.
-if ! IP=$(real ip) || ! TC=$(real tc); then
-    echo "ok - # SKIP no iproute2 ip and tc in this VM (scripts/test-hil carries the machine's)"
-    done_testing
-fi
+hil_need_iproute
 N=${HIL_LOSSY_REQUESTS:-20}
 
 # The link: veth-broker (10.77.0.1, this namespace) <-> veth-hub (10.77.0.2, namespace "hub").
-$IP netns add hub || bail "ip netns add failed (CONFIG_NET_NS?)"
-$IP link add veth-broker type veth peer name veth-hub || bail "no veth pair (CONFIG_VETH?)"
-$IP link set veth-hub netns hub
-$IP addr add 10.77.0.1/24 dev veth-broker
-$IP link set veth-broker up
-$IP netns exec hub $IP addr add 10.77.0.2/24 dev veth-hub
-$IP netns exec hub $IP link set veth-hub up
-$IP netns exec hub $IP link set lo up
-$TC qdisc add dev veth-broker root netem delay 200ms loss 20% || bail "tc netem failed (CONFIG_NET_SCH_NETEM?)"
-$IP netns exec hub $TC qdisc add dev veth-hub root netem delay 200ms loss 20% || bail "tc netem in the namespace failed"
+hil_netem_link hub veth-broker 10.77.0.1 veth-hub 10.77.0.2 200ms 20%
 assert_contains "$($TC qdisc show dev veth-broker)" "loss 20%" "netem drops 20 % on the broker's end"
 assert_contains "$($IP netns exec hub $TC qdisc show dev veth-hub)" "delay 200ms" "netem delays 200 ms on the hub's end"
 

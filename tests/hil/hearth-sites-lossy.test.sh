@@ -8,25 +8,11 @@
 
 [ -x /hil/bin/hearthd ] || bail "no /hil/bin/hearthd (scripts/test-hil carries the built one in)"
 [ -f /hil/board.yaml ] || bail "no /hil/board.yaml (scripts/test-hil carries the board file in)"
-real() { for p in /usr/sbin/$1 /sbin/$1 /usr/bin/$1 /bin/$1; do [ -x "$p" ] && [ ! -L "$p" ] && { echo "$p"; return 0; }; done; return 1; }
-[ -e /var/run ] || ln -s /run /var/run
-if ! IP=$(real ip) || ! TC=$(real tc); then
-    echo "ok - # SKIP no iproute2 ip and tc in this VM (scripts/test-hil carries the machine's)"
-    done_testing
-fi
+hil_need_iproute
 N=${HIL_SITES_REQUESTS:-120}
 
 # The link between the sites: veth-a (10.78.0.1, here) <-> veth-b (10.78.0.2, namespace "shed").
-$IP netns add shed || bail "ip netns add failed (CONFIG_NET_NS?)"
-$IP link add veth-a type veth peer name veth-b || bail "no veth pair (CONFIG_VETH?)"
-$IP link set veth-b netns shed
-$IP addr add 10.78.0.1/24 dev veth-a
-$IP link set veth-a up
-$IP netns exec shed $IP addr add 10.78.0.2/24 dev veth-b
-$IP netns exec shed $IP link set veth-b up
-$IP netns exec shed $IP link set lo up
-$TC qdisc add dev veth-a root netem delay 100ms loss 10% || bail "tc netem failed (CONFIG_NET_SCH_NETEM?)"
-$IP netns exec shed $TC qdisc add dev veth-b root netem delay 100ms loss 10% || bail "tc netem in the namespace failed"
+hil_netem_link shed veth-a 10.78.0.1 veth-b 10.78.0.2 100ms 10%
 
 cat > /tmp/site-a.conf <<'CONF'
 listener 1883

@@ -155,3 +155,31 @@ CONF
     HIL_BROKER_PID=$!
     wait_for 10 mosquitto_pub -h 127.0.0.1 -t hil/ping -m ping || bail "broker did not start: $(cat /tmp/mosquitto.log)"
 }
+
+# --- a lossy link between network namespaces (the lossy-link tests) -----------------------------------
+# hil_need_iproute: iproute2's ip and tc in $IP and $TC (busybox's know neither namespaces nor netem). A VM whose
+# programs come from a Debian root without iproute2 (scripts/test-gpiod2's) skips the test, saying so.
+hil_need_iproute() {
+    _real() { for p in /usr/sbin/$1 /sbin/$1 /usr/bin/$1 /bin/$1; do [ -x "$p" ] && [ ! -L "$p" ] && { echo "$p"; return 0; }; done; return 1; }
+    [ -e /var/run ] || ln -s /run /var/run  # where ip netns keeps its names
+    if ! IP=$(_real ip) || ! TC=$(_real tc); then
+        echo "ok - # SKIP no iproute2 ip and tc in this VM (scripts/test-hil carries the machine's)"
+        done_testing
+    fi
+}
+
+# hil_netem_link NS HERE_IF HERE_ADDR THERE_IF THERE_ADDR DELAY LOSS: a veth pair from this namespace (HERE_IF,
+# HERE_ADDR/24) to a new namespace NS (THERE_IF, THERE_ADDR/24, its loopback up), whose two ends both delay every
+# packet by DELAY and drop LOSS of them (tc netem).
+hil_netem_link() {
+    $IP netns add "$1" || bail "ip netns add failed (CONFIG_NET_NS?)"
+    $IP link add "$2" type veth peer name "$4" || bail "no veth pair (CONFIG_VETH?)"
+    $IP link set "$4" netns "$1"
+    $IP addr add "$3/24" dev "$2"
+    $IP link set "$2" up
+    $IP netns exec "$1" $IP addr add "$5/24" dev "$4"
+    $IP netns exec "$1" $IP link set "$4" up
+    $IP netns exec "$1" $IP link set lo up
+    $TC qdisc add dev "$2" root netem delay "$6" loss "$7" || bail "tc netem failed (CONFIG_NET_SCH_NETEM?)"
+    $IP netns exec "$1" $TC qdisc add dev "$4" root netem delay "$6" loss "$7" || bail "tc netem in the namespace failed"
+}
