@@ -33,6 +33,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
     ],
     targets: [
         // The one lock every module uses: Synchronization's Mutex, annotated for ThreadSanitizer in its builds.
@@ -63,6 +64,18 @@ let package = Package(
         // Linux I/O under a root prefix: GPIO character device (libgpiod), PWM, IIO and hwmon sysfs; and what the
         // process gives back to the kernel (start-up pages, glibc's heap thresholds).
         .target(name: "HearthLinux", dependencies: ["HearthSync", "CGPIODShim"], swiftSettings: strict),
+
+        // OpenSSL 3's libcrypto, found with pkg-config (Debian: libssl-dev; libssl3 is on every Raspberry Pi OS).
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // Safe wrappers over libcrypto for what Matter needs: AES-CCM, P-256 (points, scalars, ECDSA, ECDH), SHA-256,
+        // HMAC, HKDF, PBKDF2, X.509 and CSRs; every handle owned, every failure a typed `CryptoError`.
+        .target(name: "HearthCrypto", dependencies: ["COpenSSL"], swiftSettings: strict),
+        // A Matter 1.4 node: TLV, messages over UDP with MRP, PASE and CASE, fabrics and certificates, the Interaction
+        // Model, the root node's clusters and DNS-SD. It knows nothing of MQTT or of the hub.
+        .target(name: "HearthMatter", dependencies: [
+            "HearthSync", "HearthCrypto",
+            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+        ], swiftSettings: strict),
 
         // The hub service: publishing the engine over MQTT, peer routing, configuration, persistence, and the services
         // a board runs, assembled for `hearthd`.
@@ -147,6 +160,9 @@ let package = Package(
                     swiftSettings: strict),
         // The fuzz corpus (Tests/Fuzz/corpus) replayed through HearthFuzzing's targets, and the regressions it found.
         .testTarget(name: "HearthFuzzingTests", dependencies: ["HearthFuzzing", "HearthTestKit"], swiftSettings: strict),
+        .testTarget(name: "HearthCryptoTests", dependencies: ["HearthCrypto"], swiftSettings: strict),
+        .testTarget(name: "HearthMatterTests", dependencies: ["HearthMatter", "HearthCrypto", "HearthTestKit"],
+                    swiftSettings: strict),
         .testTarget(name: "HearthLinuxTests", dependencies: ["HearthSync", "HearthLinux", "HearthTestKit"], swiftSettings: strict),
     ]
 )

@@ -1,0 +1,1 @@
+// The Matter node: placeholder until the parts land.

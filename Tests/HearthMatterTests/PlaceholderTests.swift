@@ -1,0 +1,4 @@
+import HearthMatter
+import Testing
+
+@Test func matterModuleLinks() {}
