@@ -256,7 +256,8 @@ async def read_after_restart(ctrl: Controller, args: argparse.Namespace) -> dict
 # Typed JSON for TLV, so an encoder's choices are visible: an element is {"tag": T, "type": K, "value": V}, where T
 # is null (anonymous), an integer (context tag) or [profile, tag] (profile-specific; profile null: implicit), K is
 # one of uint int bool null float double utf8 bytes struct array list, and V is a number, string, hex (bytes) or,
-# for the three containers, a list of elements. Decoding adds "width": the value's size in bytes as encoded.
+# for the three containers, a list of elements. Decoding adds "width" to numbers (their size in bytes as encoded: an
+# encoder's choice the controller's TLVWriter makes minimal) and "length" to strings (bytes of data).
 _TYPE_OF = {
     "Unsigned Integer": "uint", "Signed Integer": "int", "Boolean": "bool", "Null": "null",
     "Floating Point 4": "float", "Floating Point 8": "double", "UTF-8 String": "utf8", "Byte String": "bytes",
@@ -286,13 +287,13 @@ def tlv_to_json(decodings: list[dict[str, Any]]) -> list[dict[str, Any]]:
             element["value"] = tlv_to_json(d[{"struct": "Structure", "array": "Array", "list": "Path"}[kind]])
         elif kind == "bytes":
             element["value"] = bytes(d["value"]).hex()
-            element["width"] = len(d["value"])
+            element["length"] = len(d["value"])
         elif kind == "utf8":
             element["value"] = d["value"] if isinstance(d["value"], str) else bytes(d["value"]).hex()
-            element["width"] = d["strDataLen"]
+            element["length"] = d["strDataLen"]
         elif kind in ("uint", "int", "float", "double"):
             element["value"] = float(d["value"]) if kind in ("float", "double") else int(d["value"])
-            element["width"] = int(d["type"].split(" ")[-3].split("-")[0]) if "byte" in d["type"] else None
+            element["width"] = int(d["type"].split(" ")[-2].split("-")[0])  # "… 2-byte value"
         elif kind == "bool":
             element["value"] = bool(d["value"])
         else:
@@ -306,7 +307,11 @@ def tlv_decode(hex_text: str) -> dict[str, Any]:
 
     data = bytes.fromhex(hex_text)
     reader = TLVReader(data)
-    reader.get()
+    try:
+        reader.get()
+    except Exception as e:
+        raise CheckFailed(f"the controller's TLV reader rejects it: {type(e).__name__}: {e}")
+    # The reader is lenient: a container left open at the end of the input is not an error to it.
     return {"elements": tlv_to_json(reader.decoding), "consumed": reader._bytesRead, "length": len(data)}
 
 

@@ -9,6 +9,7 @@
 #   rig_device_stop                  SIGTERM the device's process group (SIGKILL after 10 s) and wait for it
 #   rig_controller STORE CMD…        run CMD in the controller namespace, in a private mount namespace with STORE/data
 #                                    bound on /data and STORE/tmp on /tmp (see below), and return its status
+#   rig_private_mounts STORE CMD…    the same private /data and /tmp without the namespaces (the offline codecs)
 #   rig_down                         stop the device and delete both namespaces (the veth pair goes with them);
 #                                    safe to call twice, meant for the caller's EXIT trap
 # Run directly, `tests/matter/rig.sh check` makes the rig, checks IPv4, IPv6 link-local and mDNS multicast
@@ -91,10 +92,25 @@ rig_device_stop() {
 }
 
 rig_controller() {
+    _rig_with_private_mounts ip netns exec "$RIG_NS_CTRL" -- "$@"
+}
+
+# rig_private_mounts STORE CMD…: the same private /data and /tmp in the caller's own network namespace (for the
+# controller's offline codecs, which need no network).
+rig_private_mounts() {
+    _rig_with_private_mounts -- "$@"
+}
+
+# _rig_with_private_mounts [PREFIX…] -- STORE CMD…: PREFIX (e.g. ip netns exec NS) runs unshare, which runs CMD.
+_rig_with_private_mounts() {
+    local prefix=()
+    while [ "$1" != -- ]; do prefix+=("$1"); shift; done
+    shift
     local store=$1
     shift
+    [ -d /data ] || mkdir /data
     mkdir -p "$store/data" "$store/tmp"
-    ip netns exec "$RIG_NS_CTRL" unshare --mount --propagation private -- \
+    "${prefix[@]}" unshare --mount --propagation private -- \
         /bin/sh -c 'mount --bind "$1/data" /data && mount --bind "$1/tmp" /tmp && shift && exec "$@"' \
         rig-controller "$store" "$@"
 }
