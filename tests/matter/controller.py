@@ -15,6 +15,8 @@ without pairing again. The commissioned node gets --node-id (default 1).
   commission-wrong-passcode DISC PASSCODE  passes when commissioning with this (wrong) passcode fails
   read-basic                               BasicInformation of endpoint 0, every attribute
   read-descriptor                          Descriptor of every endpoint (DeviceTypeList, ServerList, PartsList, …)
+  check-root-node                          what the controller does not check: the root node's mandatory clusters and
+                                           commands, a fabric index of 1…254, Descriptor lists without duplicates
   invoke-armfailsafe                       GeneralCommissioning.ArmFailSafe(60) then ArmFailSafe(0) on endpoint 0
   invoke-identify ENDPOINT                 Identify.Identify(5) on ENDPOINT, then reads IdentifyTime
   read-after-restart                       BasicInformation again, from a fresh process, over CASE only
@@ -31,12 +33,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ctypes
 import dataclasses
 import enum
 import json
 import os
 import signal
 import sys
+import tempfile
 import time
 import traceback
 from pathlib import Path
@@ -48,11 +52,19 @@ CONTROLLER_NODE_ID = 112233
 FABRIC_ID = 1
 ADMIN_VENDOR_ID = 0xFFF1
 
-# The one line of JSON goes to the real stdout; everything else written to fd 1 (the native library logs there)
-# goes to stderr.
+# The one line of JSON goes to the real stdout. The native library logs on fd 1: that goes to a file, read by checks
+# that need to know where the stack failed and copied to stderr on exit; Python's own output goes to stderr.
 _result_out = os.fdopen(os.dup(1), "w")
-os.dup2(2, 1)
+_native_log = tempfile.TemporaryFile()
+os.dup2(_native_log.fileno(), 1)
 sys.stdout = sys.stderr
+
+
+def native_log() -> str:
+    """What the native library has logged so far."""
+    ctypes.CDLL(None).fflush(None)
+    _native_log.seek(0)
+    return _native_log.read().decode(errors="replace")
 
 
 class CheckFailed(Exception):
@@ -76,6 +88,8 @@ def init_native() -> None:
 
 
 def emit(result: dict[str, Any], code: int) -> None:
+    sys.stderr.write(native_log())
+    sys.stderr.flush()
     _result_out.write(json.dumps(result, sort_keys=True) + "\n")
     _result_out.flush()
     # os._exit: past this point the native stack may already be shut down, and the interpreter's own teardown of
@@ -161,8 +175,15 @@ async def commission_wrong_passcode(ctrl: Controller, args: argparse.Namespace) 
     try:
         node = await ctrl.ctrl.CommissionOnNetwork(args.node_id, args.passcode, DiscoveryFilterType.LONG_DISCRIMINATOR,
                                                    args.discriminator, discoveryTimeoutMsec=int(args.timeout * 1000))
-    except Exception as e:  # the failure this check expects: PASE refused
-        return {"refused": f"{type(e).__name__}: {e}", "seconds": round(time.monotonic() - start, 3)}
+    except Exception as e:
+        # The failure this check expects is PASE's: the device's confirmation does not verify with this passcode.
+        # The exception does not say which step failed; the stack's log does.
+        pase = [line for line in native_log().splitlines()
+                if "Failed to verify peer's MAC" in line or "Failed during PASE session setup" in line]
+        if not pase:
+            raise CheckFailed(f"commissioning failed, but not at PASE: {type(e).__name__}: {e}")
+        return {"refused": f"{type(e).__name__}: {e}", "pase": pase[0].split("] ", 2)[-1],
+                "seconds": round(time.monotonic() - start, 3)}
     raise CheckFailed(f"commissioning with the wrong passcode {args.passcode} succeeded (node {node})")
 
 
@@ -204,6 +225,69 @@ async def read_descriptor(ctrl: Controller, args: argparse.Namespace) -> dict[st
     if missing:
         raise CheckFailed(f"endpoints {missing} answer but are not in endpoint 0's PartsList {parts}", {"endpoints": endpoints})
     return {"endpoints": endpoints}
+
+
+# The root node's mandatory clusters and, for those that have any, their mandatory commands (Matter 1.4; Network
+# Commissioning with only the Ethernet feature has none). The controller never asks for these lists, so a node that
+# lacks them still commissions: these are checks of our own.
+ROOT_CLUSTER_COMMANDS = {
+    "Descriptor": [],
+    "AccessControl": [],
+    "BasicInformation": [],
+    "GeneralCommissioning": [0x00, 0x02, 0x04],  # ArmFailSafe, SetRegulatoryConfig, CommissioningComplete
+    "NetworkCommissioning": [],
+    "GeneralDiagnostics": [0x00, 0x01],  # TestEventTrigger, TimeSnapshot
+    # AttestationRequest, CertificateChainRequest, CSRRequest, AddNOC, UpdateNOC, UpdateFabricLabel, RemoveFabric,
+    # AddTrustedRootCertificate
+    "OperationalCredentials": [0x00, 0x02, 0x04, 0x06, 0x07, 0x09, 0x0A, 0x0B],
+    "GroupKeyManagement": [0x00, 0x01, 0x03, 0x04],  # KeySetWrite, KeySetRead, KeySetRemove, KeySetReadAllIndices
+}
+
+
+async def check_root_node(ctrl: Controller, args: argparse.Namespace) -> dict[str, Any]:
+    """What the controller lets through: the root node's clusters and their accepted commands, the fabric index
+    the node gave this fabric, and every endpoint's Descriptor lists free of duplicates."""
+    from chip import clusters as Clusters
+
+    problems: list[str] = []
+    paths = [(0, getattr(Clusters, name).Attributes.AcceptedCommandList) for name in ROOT_CLUSTER_COMMANDS]
+    paths += [(0, Clusters.OperationalCredentials.Attributes.CurrentFabricIndex),
+              (0, Clusters.OperationalCredentials.Attributes.Fabrics)]
+    result = (await ctrl.ctrl.ReadAttribute(args.node_id, paths)).get(0, {})
+    accepted: dict[str, Any] = {}
+    for name, mandatory in ROOT_CLUSTER_COMMANDS.items():
+        cluster = getattr(Clusters, name)
+        value = jsonable(result.get(cluster, {}).get(cluster.Attributes.AcceptedCommandList))
+        accepted[name] = value
+        if not isinstance(value, list):
+            problems.append(f"{name} on endpoint 0: no AcceptedCommandList ({value})")
+            continue
+        missing = [f"0x{c:02X}" for c in mandatory if c not in value]
+        if missing:
+            problems.append(f"{name} does not accept its mandatory commands {', '.join(missing)}")
+    creds = result.get(Clusters.OperationalCredentials, {})
+    fabric_index = jsonable(creds.get(Clusters.OperationalCredentials.Attributes.CurrentFabricIndex))
+    fabrics = jsonable(creds.get(Clusters.OperationalCredentials.Attributes.Fabrics))
+    if not isinstance(fabric_index, int) or not 1 <= fabric_index <= 254:
+        problems.append(f"CurrentFabricIndex is {fabric_index}; a fabric's index is 1…254")
+    if not isinstance(fabrics, list) or [f.get("fabricIndex") for f in fabrics] != [fabric_index]:
+        problems.append(f"Fabrics (this fabric's view) is {fabrics}, expected one entry with fabricIndex {fabric_index}")
+    endpoints = await read_cluster(ctrl, args.node_id, None, Clusters.Descriptor)
+    for ep, desc in endpoints.items():
+        for key, items in (("ServerList", desc.get("ServerList")),
+                           ("DeviceTypeList", [t.get("deviceType") for t in desc.get("DeviceTypeList", [])])):
+            if not isinstance(items, list) or not items:
+                problems.append(f"endpoint {ep}'s {key} is empty or unreadable")
+            elif len(set(items)) != len(items):
+                problems.append(f"endpoint {ep}'s {key} repeats entries: {items}")
+    servers = endpoints.get("0", {}).get("ServerList", [])
+    for name in ROOT_CLUSTER_COMMANDS:
+        if getattr(Clusters, name).id not in servers:
+            problems.append(f"endpoint 0's ServerList lacks {name}")
+    details = {"accepted_commands": accepted, "current_fabric_index": fabric_index, "fabrics": fabrics}
+    if problems:
+        raise CheckFailed("; ".join(problems), details)
+    return details
 
 
 async def invoke_armfailsafe(ctrl: Controller, args: argparse.Namespace) -> dict[str, Any]:
@@ -410,6 +494,7 @@ def parse_args() -> argparse.Namespace:
         p.add_argument("passcode", type=int)
     sub.add_parser("read-basic")
     sub.add_parser("read-descriptor")
+    sub.add_parser("check-root-node")
     sub.add_parser("invoke-armfailsafe")
     sub.add_parser("invoke-identify").add_argument("endpoint", type=int)
     sub.add_parser("read-after-restart")
@@ -432,6 +517,7 @@ NETWORK_COMMANDS = {
     "commission-wrong-passcode": commission_wrong_passcode,
     "read-basic": read_basic,
     "read-descriptor": read_descriptor,
+    "check-root-node": check_root_node,
     "invoke-armfailsafe": invoke_armfailsafe,
     "invoke-identify": invoke_identify,
     "read-after-restart": read_after_restart,
