@@ -70,10 +70,12 @@ let package = Package(
         // Safe wrappers over libcrypto for what Matter needs: AES-CCM, P-256 (points, scalars, ECDSA, ECDH), SHA-256,
         // HMAC, HKDF, PBKDF2, X.509 and CSRs; every handle owned, every failure a typed `CryptoError`.
         .target(name: "HearthCrypto", dependencies: ["COpenSSL"], swiftSettings: strict),
+        // libqrencode's C API, found with pkg-config (Debian: libqrencode-dev): the pairing QR code in terminal text.
+        .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         // A Matter 1.4 node: TLV, messages over UDP with MRP, PASE and CASE, fabrics and certificates, the Interaction
         // Model, the root node's clusters and DNS-SD. It knows nothing of MQTT or of the hub.
         .target(name: "HearthMatter", dependencies: [
-            "HearthSync", "HearthCrypto",
+            "HearthSync", "HearthCrypto", "CQREncode",
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
         ], swiftSettings: strict),
 
