@@ -29,8 +29,10 @@ rig_up() {
     local id
     id=$(cut -c1-6 /proc/sys/kernel/random/uuid)
     RIG_ID="$id"
-    RIG_NS_CTRL="hearth-matter-$id-ctl"
-    RIG_NS_DEV="hearth-matter-$id-dev"
+    # The names carry the pid of the shell that made them, so a rig left behind by a killed run can be told apart.
+    RIG_NS_CTRL="hearth-matter-$$-$id-ctl"
+    RIG_NS_DEV="hearth-matter-$$-$id-dev"
+    rig_remove_stale
     RIG_IF_CTRL="hmc$id"
     RIG_IF_DEV="hmd$id"
     RIG_DEVICE_PID=""
@@ -63,6 +65,20 @@ rig_up() {
     done
     [ -n "$RIG_CTRL_IP6" ] && [ -n "$RIG_DEV_IP6" ] || { rig_log "no IPv6 link-local address on the veth pair"; return 1; }
     rig_log "up: $RIG_NS_CTRL ($RIG_CTRL_IP4, $RIG_CTRL_IP6) <-> $RIG_NS_DEV ($RIG_DEV_IP4, $RIG_DEV_IP6)"
+}
+
+# Namespaces of this rig whose making shell is gone (a run killed with SIGKILL never reaches rig_down).
+rig_remove_stale() {
+    local ns pid
+    for ns in $(ip netns list | awk '{print $1}' | grep -E '^hearth-matter-[0-9]+-[0-9a-f]+-(ctl|dev)$' || true); do
+        pid=$(echo "$ns" | cut -d- -f3)
+        kill -0 "$pid" 2>/dev/null && continue
+        rig_log "removing $ns, left behind by pid $pid"
+        local pids
+        pids=$(ip netns pids "$ns" 2>/dev/null || true)
+        [ -z "$pids" ] || kill -KILL $pids 2>/dev/null || true
+        ip netns delete "$ns" 2>/dev/null || true
+    done
 }
 
 rig_device_start() {
