@@ -21,8 +21,9 @@ without pairing again. The commissioned node gets --node-id (default 1).
   invoke-identify ENDPOINT                 Identify.Identify(5) on ENDPOINT, then reads IdentifyTime
   read-after-restart                       BasicInformation again, from a fresh process, over CASE only
 
-Oracles (no network, no store): the controller's own codecs, to check what Hearth's code produces. The setup payload
-ones start the native library, so they too run through rig_controller (with any scratch store); the TLV ones do not.
+Oracles (no network, no store): the controller's own codecs, to check what Hearth's code produces. The setup-payload
+ones start the native library, so they too need a private /data and /tmp: `scripts/test-matter --oracle …` runs them
+so (tests/matter/rig.sh, rig_private_mounts).
   tlv-decode HEX                           TLV → typed JSON elements (see tlv_to_json)
   tlv-encode JSON                          typed JSON elements → TLV hex
   parse-qr PAYLOAD, parse-manual CODE      the setup payload's fields
