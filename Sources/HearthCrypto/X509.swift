@@ -219,6 +219,13 @@ public struct X509Builder: Sendable {
         self.extensions = extensions
     }
 
+    /// The TBSCertificate these fields make, DER, exactly as a signature covers it: what a certificate received in
+    /// another form (Matter's TLV) is checked against. The signature algorithm inside it is ecdsa-with-SHA256 for any
+    /// P-256 key, so it is the TBS of a certificate signed with a throwaway key.
+    public func tbsDER() throws(CryptoError) -> [UInt8] {
+        try DERReader.firstElementOfSequence(try sign(with: try P256.SigningKey()), "X.509 TBS")
+    }
+
     /// The signed certificate, DER.
     public func sign(with issuerKey: P256.SigningKey) throws(CryptoError) -> [UInt8] {
         let operation = "X.509 build"
