@@ -123,10 +123,10 @@ let package = Package(
         .target(name: "HearthTestKit", dependencies: ["HearthSync", "HearthEngine", "HearthMQTT", "HearthLinux"], path: "Tests/HearthTestKit", swiftSettings: strict),
 
         // Fuzz targets: one function per reader of outside input (JSON, requests, topics, configuration, boards, peers,
-        // the state file) that checks the reader's promises on any bytes (scripts/fuzz, docs/reliability.md).
+        // the state file, Matter TLV and message headers) that checks the reader's promises on any bytes (scripts/fuzz, docs/reliability.md).
         .target(name: "HearthFuzzing", dependencies: ["HearthSync", 
             "HearthJSON", "HearthContract", "HearthModel", "HearthEngine", "HearthConfig", "HearthHardware",
-            "HearthSimulator", "HearthMQTT", "HearthHub", .product(name: "Logging", package: "swift-log"),
+            "HearthSimulator", "HearthMQTT", "HearthHub", "HearthMatter", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         // `hearth-fuzz`: HearthFuzzing's targets under libFuzzer when scripts/fuzz builds it, an input replayer otherwise.
         .executableTarget(name: "hearth-fuzz", dependencies: ["HearthFuzzing"], swiftSettings: strict),

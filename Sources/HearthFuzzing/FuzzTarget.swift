@@ -20,6 +20,10 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case peer
     /// The state file (`state.json`), loaded as a hub loads it at start-up.
     case state
+    /// Matter TLV, the body of every Matter message: the strict reader and the canonical writer.
+    case matterTLV = "matter-tlv"
+    /// A Matter datagram's message header and payload header, as the UDP transport reads them.
+    case matterMessage = "matter-message"
 
     /// Runs the target on one input; throws the first broken promise.
     public func run(_ bytes: [UInt8]) throws(FuzzFailure) {
@@ -31,6 +35,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .board: try BoardTarget.run(bytes)
         case .peer: try PeerTarget.run(bytes)
         case .state: try StateTarget.run(bytes)
+        case .matterTLV: try MatterTLVTarget.run(bytes)
+        case .matterMessage: try MatterMessageTarget.run(bytes)
         }
     }
 }
