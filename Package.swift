@@ -142,7 +142,7 @@ let package = Package(
         .testTarget(name: "HearthContractTests", dependencies: ["HearthContract", "HearthEngine"], swiftSettings: strict),
         .testTarget(name: "HearthMQTTTests", dependencies: ["HearthMQTT", "HearthTestKit"], swiftSettings: strict),
         .testTarget(name: "HearthCLITests", dependencies: ["HearthSync", "HearthContract", "HearthJSON", "HearthHub", "HearthTestKit"],
-                    swiftSettings: strict),
+        swiftSettings: strict),
         .testTarget(name: "HearthHardwareTests", dependencies: ["HearthSync", 
             "HearthHardware", "HearthHardwareLinux", "HearthSimulator", "HearthTestKit",
         ], swiftSettings: strict),
@@ -153,16 +153,18 @@ let package = Package(
             .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
         ], swiftSettings: strict),
         .testTarget(name: "HearthHomeAssistantTests", dependencies: ["HearthSync", "HearthHomeAssistant", "HearthEngine", "HearthTestKit"],
-                    swiftSettings: strict),
+        swiftSettings: strict),
         // HearthKit as an app uses it: only `import HearthKit`, against real hearthd processes (HearthTestKit).
         .testTarget(name: "HearthKitTests", dependencies: ["HearthKit", "HearthTestKit"], swiftSettings: strict),
         .testTarget(name: "HearthKitGeneratorTests", dependencies: ["HearthKitGenerator", "HearthModel", "HearthTestKit"],
-                    swiftSettings: strict),
+        swiftSettings: strict),
         // The fuzz corpus (Tests/Fuzz/corpus) replayed through HearthFuzzing's targets, and the regressions it found.
         .testTarget(name: "HearthFuzzingTests", dependencies: ["HearthFuzzing", "HearthTestKit"], swiftSettings: strict),
         .testTarget(name: "HearthCryptoTests", dependencies: ["HearthCrypto"], swiftSettings: strict),
-        .testTarget(name: "HearthMatterTests", dependencies: ["HearthMatter", "HearthCrypto", "HearthTestKit"],
-                    swiftSettings: strict),
+        .testTarget(name: "HearthMatterTests", dependencies: [
+            "HearthMatter", "HearthCrypto", "HearthTestKit", "HearthSync",
+            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+        ], swiftSettings: strict),
         .testTarget(name: "HearthLinuxTests", dependencies: ["HearthSync", "HearthLinux", "HearthTestKit"], swiftSettings: strict),
     ]
 )
