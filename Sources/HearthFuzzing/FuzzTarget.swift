@@ -20,6 +20,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case peer
     /// The state file (`state.json`), loaded as a hub loads it at start-up.
     case state
+    /// HearthCrypto's readers: DER certificates and CSRs, SEC1 points, DER signatures, a SPAKE2+ share.
+    case crypto
     /// Matter TLV, the body of every Matter message: the strict reader and the canonical writer.
     case matterTLV = "matter-tlv"
     /// A Matter datagram's message header and payload header, as the UDP transport reads them.
@@ -35,6 +37,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .board: try BoardTarget.run(bytes)
         case .peer: try PeerTarget.run(bytes)
         case .state: try StateTarget.run(bytes)
+        case .crypto: try CryptoTarget.run(bytes)
         case .matterTLV: try MatterTLVTarget.run(bytes)
         case .matterMessage: try MatterMessageTarget.run(bytes)
         }
