@@ -150,3 +150,37 @@ struct ToyCipher: MessageCipher {
         return zip(ciphertext, stream(key, nonce, ciphertext.count)).map { $0 ^ $1 }
     }
 }
+
+/// connectedhomeip's message vectors (src/transport/raw/tests/TestMessageHeader.cpp, src/transport/tests/
+/// TestSessionManagerDispatch.cpp), through the real AES-CCM.
+@Suite struct MessageVectorTests {
+    @Test func specComplianceHeaders() throws {
+        let secure = try MessageHeader.decode(hexBytes("00 8877 00 44332211"))
+        #expect(secure.header == MessageHeader(sessionID: 0x7788, messageCounter: 0x1122_3344) && secure.length == 8)
+        #expect(secure.header.encoded() == hexBytes("00 8877 00 44332211"))
+        let unsecured = try MessageHeader.decode(hexBytes("00 0000 00 40302010"))
+        #expect(unsecured.header.isUnsecured && unsecured.header.messageCounter == 0x1020_3040)
+        // Its group vector has no source node id, which the specification requires of group messages.
+        #expect(throws: MessageError(.groupMessageWithoutSource, at: 0)) { try MessageHeader.decode(hexBytes("02 EEDD C1 40302010 5634")) }
+    }
+
+    @Test func securePASEMessage() throws {
+        let key = hexBytes("5ede d244 e553 2b3c dc23 409d bad0 52d2")
+        let encrypted = hexBytes("00b80b00 39300000 5a989ae42e8d 847f535c3007e6150cd65867f2b817db")
+        let (header, length) = try MessageHeader.decode(encrypted)
+        #expect(header.sessionID == 3000 && header.messageCounter == 12345)
+        #expect(MatterMessage.nonce(securityFlags: header.securityFlags, messageCounter: header.messageCounter, sourceNodeID: 0)
+                == hexBytes("00 39300000 0000000000000000"))
+        let message = try MatterMessage.decodeSecured(encrypted, header: header, headerLength: length, key: key, sourceNodeID: 0,
+                                                      cipher: AESCCMMessageCipher())
+        #expect(message.payloadHeader == PayloadHeader(isInitiator: true, needsAcknowledgement: true, opcode: 0x64, exchangeID: 0x0EEE,
+                                                       protocolID: ProtocolID(0x7D20)))
+        #expect(message.payload.isEmpty)
+        #expect(try message.encodedSecured(key: key, sourceNodeID: 0, cipher: AESCCMMessageCipher()) == encrypted)
+        var forged = encrypted
+        forged[9] ^= 1
+        #expect(throws: MessageError(.authenticationFailed, at: 8)) {
+            try MatterMessage.decodeSecured(forged, header: header, headerLength: length, key: key, sourceNodeID: 0, cipher: AESCCMMessageCipher())
+        }
+    }
+}
