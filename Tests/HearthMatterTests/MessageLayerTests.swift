@@ -4,7 +4,7 @@ import NIOCore
 import Testing
 
 /// Two message layers wired back to back in memory, with a secure session between them.
-final class Pair {
+final class SessionPair {
     var toB: [[UInt8]] = []
     var toA: [[UInt8]] = []
     var a: MessageLayer!
@@ -34,10 +34,10 @@ final class Pair {
 
 @Suite struct MessageLayerTests {
     @Test func secureMessagesArriveOnceAndForgeriesAreCounted() throws {
-        let pair = Pair()
-        let inbox = Inbox()
+        let pair = SessionPair()
+        let inbox = HandlerInbox()
         pair.b.exchanges.registerUnsolicitedHandler(for: .interactionModel) { _ in InboxHandler(inbox) }
-        let exchange = pair.a.exchanges.openExchange(on: pair.sessionA, handler: InboxHandler(Inbox()))
+        let exchange = pair.a.exchanges.openExchange(on: pair.sessionA, handler: InboxHandler(HandlerInbox()))
         try pair.a.exchanges.send(on: exchange, protocolID: .interactionModel, opcode: 2, payload: [7], now: MatterInstant(milliseconds: 0))
         let datagram = try #require(pair.toB.first)
         #expect(datagram[1] == 22 && datagram[2] == 0, "addressed to B's session id")
