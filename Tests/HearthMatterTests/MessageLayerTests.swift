@@ -75,6 +75,22 @@ final class SessionPair {
         #expect(inbox.count == 2)
     }
 
+    @Test func anInitiatorsEphemeralNodeIDAddressesTheAnswers() throws {
+        let pair = SessionPair()
+        let answered = HandlerInbox(), atA = HandlerInbox()
+        pair.b.exchanges.registerUnsolicitedHandler(for: .secureChannel) { _ in InboxHandler(answered, answer: [2]) }
+        let session = pair.a.unsecuredSession(with: pair.addressB, localNodeID: 0xABCD)
+        let exchange = pair.a.exchanges.openExchange(on: session, handler: InboxHandler(atA))
+        try pair.a.exchanges.send(on: exchange, protocolID: .secureChannel, opcode: 0x20, payload: [1], now: MatterInstant(milliseconds: 0))
+        let request = try MatterMessage.decodeUnsecured(try #require(pair.toB.last))
+        #expect(request.header.sourceNodeID == 0xABCD && request.header.destination == .none)
+        pair.b.receive(pair.toB.last!, from: pair.addressA, now: MatterInstant(milliseconds: 1))
+        let answer = try MatterMessage.decodeUnsecured(try #require(pair.toA.last))
+        #expect(answer.header.destination == .node(0xABCD) && answer.header.sourceNodeID == nil)
+        pair.a.receive(pair.toA.last!, from: pair.addressB, now: MatterInstant(milliseconds: 2))
+        #expect(atA.payloads.withLock { $0 } == [[2]])
+    }
+
     @Test func unsecuredSessionsAreCapped() {
         let layer = MessageLayer(cipher: ToyCipher(), randomCounterStart: { 1 }, jitter: { 0 }, firstExchangeID: 1) { _, _ in true }
         let peer = try! SocketAddress(ipAddress: "127.0.0.1", port: 5540)
