@@ -22,6 +22,10 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case state
     /// HearthCrypto's readers: DER certificates and CSRs, SEC1 points, DER signatures, a SPAKE2+ share, CMS messages.
     case crypto
+    /// Matter TLV, the body of every Matter message: the strict reader and the canonical writer.
+    case matterTLV = "matter-tlv"
+    /// A Matter datagram's message header and payload header, as the UDP transport reads them.
+    case matterMessage = "matter-message"
 
     /// Runs the target on one input; throws the first broken promise.
     public func run(_ bytes: [UInt8]) throws(FuzzFailure) {
@@ -34,6 +38,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .peer: try PeerTarget.run(bytes)
         case .state: try StateTarget.run(bytes)
         case .crypto: try CryptoTarget.run(bytes)
+        case .matterTLV: try MatterTLVTarget.run(bytes)
+        case .matterMessage: try MatterMessageTarget.run(bytes)
         }
     }
 }
