@@ -80,9 +80,12 @@ public final class MDNSResponder: Sendable {
     /// Opens port 5353 on each of `interfaces` (by name: `eth0`), over IPv4 where it has an IPv4 address and IPv6
     /// where it has an IPv6 one.
     ///
-    /// - Parameter hostLabel: the host's label (`MatterServiceNames.hostLabel(macAddress:)`).
-    public init(interfaces names: [String], hostLabel: String, eventLoopGroup: any EventLoopGroup,
+    /// - Parameters:
+    ///   - hostLabel: the host's label (`MatterServiceNames.hostLabel(macAddress:)`).
+    ///   - eventLoopGroup: where the sockets run; SwiftNIO's shared group when nil.
+    public init(interfaces names: [String], hostLabel: String, eventLoopGroup: (any EventLoopGroup)? = nil,
                 clock: any DiscoveryClock = MonotonicDiscoveryClock()) async throws(MDNSResponderError) {
+        let eventLoopGroup = eventLoopGroup ?? MultiThreadedEventLoopGroup.singleton
         guard !names.isEmpty else { throw .noInterfaces }
         let devices: [NIONetworkDevice]
         do { devices = try System.enumerateDevices() } catch { throw .socket(interface: "*", family: .ipv4, "\(error)") }
