@@ -95,10 +95,14 @@ public final class MDNSResponder: Sendable {
             let own = devices.filter { $0.name == name && $0.address != nil }
             guard !own.isEmpty else { throw .noSuchInterface(name) }
             var interface = MDNSInterface(name: name)
+            interface.networks = []
             for device in own {
                 guard let address = device.address, let bytes = Self.addressBytes(address) else { continue }
                 let family: MDNSAddressFamily = bytes.count == 4 ? .ipv4 : .ipv6
                 if family == .ipv4 { interface.ipv4.append(bytes) } else { interface.ipv6.append(bytes) }
+                let mask = device.netmask.flatMap(Self.addressBytes) ?? []
+                let prefixLength = mask.count == bytes.count ? mask.reduce(0) { $0 + $1.nonzeroBitCount } : bytes.count * 8
+                interface.networks.append(MDNSInterface.Network(address: bytes, prefixLength: prefixLength))
                 if !wanted.contains(where: { $0.name == name && $0.family == family }) { wanted.append((name, family, device)) }
             }
             interfaces.append(interface)
@@ -206,7 +210,8 @@ public final class MDNSResponder: Sendable {
 
     fileprivate func received(_ bytes: [UInt8], interface: String, family: MDNSAddressFamily, from sender: SocketAddress) {
         let now = clock.nowMilliseconds
-        let source = MDNSQuerySource(interface: interface, family: family, port: sender.port ?? 0)
+        let source = MDNSQuerySource(interface: interface, family: family, port: sender.port ?? 0,
+                                     address: Self.addressBytes(sender) ?? [])
         send(core.withLock { $0.receive(bytes, from: source, now: now) }, to: sender)
     }
 
