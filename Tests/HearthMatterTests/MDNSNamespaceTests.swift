@@ -44,6 +44,23 @@ struct MDNSNamespaceTests {
         #expect(responder.statistics.answered > 0)
     }
 
+    @Test func anAddressAddedLaterIsAnsweredAfterARefresh() async throws {
+        let namespace = try NetworkNamespace()
+        let responder = try await MDNSResponder(interfaces: [namespace.hostInterface], hostLabel: "0A1B2C3D4E5F")
+        try responder.advertise(Self.service)
+        let directory = try Self.makeTemporaryDirectory(prefix: "hearth-mdns-address")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // TEST-NET-1 (RFC 5737), on the test's own veth.
+        let added = "192.0.2.\(1 + getpid() % 250)"
+        try ChildProcess.run("/usr/sbin/ip", ["addr", "add", "\(added)/32", "dev", namespace.hostInterface],
+                             outputFile: "\(directory)/ip.log")
+        try responder.refreshAddresses()
+        let found = try await Self.browse(in: namespace, for: ["_L3840._sub._matterc._udp.local.|_matterc._udp.local."])
+        await responder.shutdown()
+        let addresses = found.services.first?["addresses"] as? [String] ?? []
+        #expect(addresses.contains(added) && addresses.contains(namespace.hostAddress), "\(found.output)")
+    }
+
     /// The other responder starts after ours, and before it (as avahi does at boot on a board, long before hearthd).
     @Test(arguments: [false, true])
     func itSharesPort5353WithAnotherResponderOnTheHost(neighbourFirst: Bool) async throws {

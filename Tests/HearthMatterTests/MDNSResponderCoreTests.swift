@@ -214,6 +214,21 @@ import Testing
         #expect(core.nextDeadline == 1_500)
     }
 
+    @Test func newAddressesAreAnnouncedWithTheServices() throws {
+        var core = try responder()
+        _ = try core.advertise(Self.commissionable, now: 0)
+        _ = core.due(now: 1_000)
+        _ = core.due(now: 3_000)
+        var moved = Self.eth0
+        moved.ipv4 = [[192, 168, 1, 21]]
+        let packets = core.update(moved, now: 5_000)
+        #expect(packets.count == 2)
+        #expect(packets[0].message.answers.contains(DNSRecord(name: core.hostName, ttl: 120, data: .a([192, 168, 1, 21]), cacheFlush: true)))
+        #expect(!packets[0].message.answers.contains { $0.data == .a([192, 168, 1, 20]) })
+        #expect(core.nextDeadline == 6_000)
+        #expect(core.update(MDNSInterface(name: "wlan0"), now: 5_000).isEmpty)
+    }
+
     @Test func shutdownSaysGoodbyeForEverythingIncludingTheAddresses() throws {
         var core = try responder()
         _ = try core.advertise(Self.commissionable, now: 0)
