@@ -63,8 +63,8 @@ public final class MDNSResponder: Sendable {
     static let ipv4Group = "224.0.0.251"
     static let ipv6Group = "ff02::fb"
 
-    private struct Endpoint: @unchecked Sendable {
-        // A Channel is thread-safe; it is held here only to write to and close.
+    /// One socket: an interface and family, and the group it sends to.
+    private struct Endpoint: Sendable {
         let interface: String
         let family: MDNSAddressFamily
         let channel: any Channel
@@ -151,7 +151,7 @@ public final class MDNSResponder: Sendable {
             switch family {
             case .ipv4:
                 guard let address = device.address, let bytes = addressBytes(address), bytes.count == 4 else { break }
-                // in_addr holds the address in network order, as the bytes are.
+                // IP_MULTICAST_IF takes an in_addr: the 4 bytes in network order, as they are here.
                 let value = bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }
                 try await provider.unsafeSetSocketOption(level: .ip, name: .ip_multicast_if, value: value).get()
                 try await provider.setIPMulticastTTL(255).get()
