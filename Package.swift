@@ -70,10 +70,12 @@ let package = Package(
         // Safe wrappers over libcrypto for what Matter needs: AES-CCM, P-256 (points, scalars, ECDSA, ECDH), SHA-256,
         // HMAC, HKDF, PBKDF2, X.509 and CSRs; every handle owned, every failure a typed `CryptoError`.
         .target(name: "HearthCrypto", dependencies: ["COpenSSL"], swiftSettings: strict),
+        // libqrencode's C API, found with pkg-config (Debian: libqrencode-dev): the pairing QR code in terminal text.
+        .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         // A Matter 1.4 node: TLV, messages over UDP with MRP, PASE and CASE, fabrics and certificates, the Interaction
         // Model, the root node's clusters and DNS-SD. It knows nothing of MQTT or of the hub.
         .target(name: "HearthMatter", dependencies: [
-            "HearthSync", "HearthCrypto",
+            "HearthSync", "HearthCrypto", "CQREncode",
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
         ], swiftSettings: strict),
 
@@ -123,10 +125,12 @@ let package = Package(
         .target(name: "HearthTestKit", dependencies: ["HearthSync", "HearthEngine", "HearthMQTT", "HearthLinux"], path: "Tests/HearthTestKit", swiftSettings: strict),
 
         // Fuzz targets: one function per reader of outside input (JSON, requests, topics, configuration, boards, peers,
-        // the state file) that checks the reader's promises on any bytes (scripts/fuzz, docs/reliability.md).
+        // the state file, certificates, points and signatures) that checks the reader's promises on any bytes
+        // (scripts/fuzz, docs/reliability.md).
         .target(name: "HearthFuzzing", dependencies: ["HearthSync", 
             "HearthJSON", "HearthContract", "HearthModel", "HearthEngine", "HearthConfig", "HearthHardware",
-            "HearthSimulator", "HearthMQTT", "HearthHub", "HearthMatter", .product(name: "Logging", package: "swift-log"),
+            "HearthSimulator", "HearthMQTT", "HearthHub", "HearthCrypto", "HearthMatter",
+            .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         // `hearth-fuzz`: HearthFuzzing's targets under libFuzzer when scripts/fuzz builds it, an input replayer otherwise.
         .executableTarget(name: "hearth-fuzz", dependencies: ["HearthFuzzing"], swiftSettings: strict),
@@ -160,7 +164,9 @@ let package = Package(
                     swiftSettings: strict),
         // The fuzz corpus (Tests/Fuzz/corpus) replayed through HearthFuzzing's targets, and the regressions it found.
         .testTarget(name: "HearthFuzzingTests", dependencies: ["HearthFuzzing", "HearthTestKit"], swiftSettings: strict),
-        .testTarget(name: "HearthCryptoTests", dependencies: ["HearthCrypto"], swiftSettings: strict),
+        // Vectors/: published test certificates, read from the checkout by path.
+        .testTarget(name: "HearthCryptoTests", dependencies: ["HearthCrypto"], exclude: ["Vectors"],
+                    swiftSettings: strict),
         .testTarget(name: "HearthMatterTests", dependencies: ["HearthMatter", "HearthCrypto", "HearthTestKit"],
                     swiftSettings: strict),
         .testTarget(name: "HearthLinuxTests", dependencies: ["HearthSync", "HearthLinux", "HearthTestKit"], swiftSettings: strict),

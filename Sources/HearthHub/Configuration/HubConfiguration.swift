@@ -38,6 +38,8 @@ public struct HubConfiguration {
     /// `homeAssistant: {discovery: true, prefix: homeassistant}`: announce the devices to Home Assistant.
     public var homeAssistantDiscovery = true
     public var homeAssistantPrefix = "homeassistant"
+    /// `matter:`: the hub as a Matter node (docs/matter.md).
+    public var matter = MatterSettings()
 
     public static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
 
@@ -107,6 +109,7 @@ public struct HubConfiguration {
             if let discovery = ha.bool("discovery") { config.homeAssistantDiscovery = discovery }
             if let prefix = ha.text("prefix") { config.homeAssistantPrefix = prefix }
         }
+        if let matter = top["matter"]?.mapping(Keys.matter) { readMatter(matter, into: &config.matter) }
         if let hub = top.required("hub")?.mapping(Keys.hub) {
             if let id = hub.text("id") {
                 // The key's pattern has said everything but this one (a NUL, written as "\0").
