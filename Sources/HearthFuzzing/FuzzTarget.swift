@@ -26,6 +26,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case matterTLV = "matter-tlv"
     /// A Matter datagram's message header and payload header, as the UDP transport reads them.
     case matterMessage = "matter-message"
+    /// A Multicast DNS packet, read by the DNS codec and answered by the mDNS responder's logic.
+    case mdnsMessage = "mdns-message"
 
     /// Runs the target on one input; throws the first broken promise.
     public func run(_ bytes: [UInt8]) throws(FuzzFailure) {
@@ -40,6 +42,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .crypto: try CryptoTarget.run(bytes)
         case .matterTLV: try MatterTLVTarget.run(bytes)
         case .matterMessage: try MatterMessageTarget.run(bytes)
+        case .mdnsMessage: try MDNSMessageTarget.run(bytes)
         }
     }
 }
