@@ -15,7 +15,7 @@ enum MatterIMTarget {
         try checkRoundTrip(opcode, payload)
 
         let storage = InMemoryNodeStorage()
-        let start = ContinuousClock.now
+        let start = MatterInstant(milliseconds: 0)
         let node: MatterNodeCore
         do {
             node = try MatterNodeCore(
@@ -33,7 +33,7 @@ enum MatterIMTarget {
         let arm = InvokeRequest(invokeRequests: [CommandDataIB(
             path: CommandPath(endpoint: 0, cluster: 0x30, command: 0),
             fields: TLVElement(.structure([TLVElement(context: 0, .uint(UInt16(60))), TLVElement(context: 1, .uint(UInt64(0)))])))])
-        _ = node.receive(opcode: IMOpcode.invokeRequest.rawValue, payload: arm.encoded().encoded(), exchange: &arming,
+        _ = node.receive(opcode: InteractionModelOpcode.invokeRequest.rawValue, payload: arm.encoded().encoded(), exchange: &arming,
                          subject: pase, now: start)
 
         let before = snapshot(node, storage)
@@ -55,7 +55,7 @@ enum MatterIMTarget {
             turns += 1
             try require(turns < 200, "a reply that never ends")
             if message.opcode == .statusResponse { break }
-            reply = node.receive(opcode: IMOpcode.statusResponse.rawValue, payload: StatusResponse(.success).encoded().encoded(),
+            reply = node.receive(opcode: InteractionModelOpcode.statusResponse.rawValue, payload: StatusResponse(.success).encoded().encoded(),
                                  exchange: &exchange, subject: pase, now: start)
         }
     }
@@ -106,7 +106,7 @@ enum MatterIMTarget {
             }
             try require(again == first, "\(M.self) changed in a round trip: \(first) → \(again)")
         }
-        switch IMOpcode(rawValue: opcode) {
+        switch InteractionModelOpcode(rawValue: opcode) {
         case .readRequest?: try same({ (b) throws(IMError) in try ReadRequest(decoding: b) }, { $0.encoded() })
         case .writeRequest?: try same({ (b) throws(IMError) in try WriteRequest(decoding: b) }, { $0.encoded() })
         case .invokeRequest?: try same({ (b) throws(IMError) in try InvokeRequest(decoding: b) }, { $0.encoded() })

@@ -28,7 +28,7 @@ public final class MatterNodeCore: Sendable {
     /// Loads the node's state from `storage` and builds the root endpoint. `started` and `now` are the node's clock.
     public init(configuration: MatterNodeConfiguration, storage: any NodeStorage, keys: any OperationalKeyFactory,
                 verifier: any OperationalCertificateVerifier, attestation: any DeviceAttestationCredentials,
-                started: ContinuousClock.Instant, now: @escaping @Sendable () -> ContinuousClock.Instant) throws(StorageError) {
+                started: MatterInstant, now: @escaping @Sendable () -> MatterInstant) throws(StorageError) {
         let commissioning = try CommissioningState(storage: storage, keys: keys, verifier: verifier, attestation: attestation)
         let dataModel = DataModel(initialDataVersion: configuration.initialDataVersion) { [commissioning] in commissioning.acl }
         let interfaces = configuration.networkInterfaces
@@ -51,16 +51,16 @@ public final class MatterNodeCore: Sendable {
 
     /// Handles one Interaction Model message of a session; the fail-safe is expired first if its time has come.
     public func receive(opcode: UInt8, payload: [UInt8], exchange: inout IMExchangeState, subject: SubjectDescriptor,
-                        now: ContinuousClock.Instant) -> IMReply {
+                        now: MatterInstant) -> IMReply {
         commissioning.expireIfDue(now: now)
         return interactionModel.receive(opcode: opcode, payload: payload, exchange: &exchange, subject: subject, now: now)
     }
 
     /// Expires the fail-safe if due; call at `nextDeadline`.
-    public func tick(now: ContinuousClock.Instant) { commissioning.expireIfDue(now: now) }
+    public func tick(now: MatterInstant) { commissioning.expireIfDue(now: now) }
 
     /// When `tick` must next be called, if ever.
-    public var nextDeadline: ContinuousClock.Instant? { commissioning.nextDeadline }
+    public var nextDeadline: MatterInstant? { commissioning.nextDeadline }
 
     /// What the sessions must follow (fabrics added, removed, rolled back), emptied.
     public func takeEvents() -> [CommissioningEvent] { commissioning.takeEvents() }

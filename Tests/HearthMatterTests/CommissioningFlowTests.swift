@@ -62,7 +62,7 @@ import Testing
         let fixture = try MatterNodeFixture()
         let index = try fixture.addFabric(failSafeSeconds: 60)
         #expect(fixture.node.commissioning.fabrics.count == 1)
-        #expect(fixture.node.nextDeadline == fixture.clock.start + .seconds(60))
+        #expect(fixture.node.nextDeadline == fixture.clock.start + 60_000)
         _ = fixture.node.takeEvents()
 
         fixture.clock.advance(.seconds(59))

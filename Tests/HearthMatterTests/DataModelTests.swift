@@ -249,7 +249,7 @@ final class ProbeCluster: ClusterServer {
     @Test func malformedMessagesAnswerInvalidActionAndChangeNothing() throws {
         let fixture = try MatterNodeFixture()
         var exchange = IMExchangeState()
-        let garbage = fixture.node.receive(opcode: IMOpcode.invokeRequest.rawValue, payload: [0x15, 0x28, 0x00],
+        let garbage = fixture.node.receive(opcode: InteractionModelOpcode.invokeRequest.rawValue, payload: [0x15, 0x28, 0x00],
                                            exchange: &exchange, subject: pase, now: fixture.clock.now)
         #expect(garbage == .status(.invalidAction))
         let unknownOpcode = fixture.node.receive(opcode: 0x42, payload: [], exchange: &exchange, subject: pase, now: fixture.clock.now)

@@ -68,10 +68,13 @@ struct StandInAttestation: DeviceAttestationCredentials {
 
 /// A manual clock for the node.
 final class TestClock: Sendable {
-    let start = ContinuousClock.now
-    private let offset = Locked<Duration>(.zero)
-    var now: ContinuousClock.Instant { start + offset.withLock { $0 } }
-    func advance(_ duration: Duration) { offset.withLock { $0 += duration } }
+    let start = MatterInstant(milliseconds: 1_000_000)
+    private let offset = Locked<Int64>(0)
+    var now: MatterInstant { start + offset.withLock { $0 } }
+    func advance(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        offset.withLock { $0 += seconds * 1000 + attoseconds / 1_000_000_000_000_000 }
+    }
 }
 
 struct MatterNodeFixture {
@@ -94,7 +97,7 @@ struct MatterNodeFixture {
     // MARK: The client side
 
     /// Sends one message on an exchange and returns the reply.
-    func send(_ opcode: IMOpcode, _ element: TLVElement, exchange: inout IMExchangeState,
+    func send(_ opcode: InteractionModelOpcode, _ element: TLVElement, exchange: inout IMExchangeState,
               as subject: SubjectDescriptor) -> IMReply {
         node.receive(opcode: opcode.rawValue, payload: element.encoded(), exchange: &exchange, subject: subject, now: clock.now)
     }

@@ -215,7 +215,7 @@ final class GeneralCommissioningCluster: ClusterServer {
         case Attribute.basicCommissioningInfo:
             return .structure([
                 TLVElement(context: 0, .uint(Self.failSafeExpiryLengthSeconds)),
-                TLVElement(context: 1, .uint(UInt16(CommissioningState.maximumCumulativeFailSafe.components.seconds))),
+                TLVElement(context: 1, .uint(UInt16(CommissioningState.maximumCumulativeFailSafeSeconds))),
             ])
         case Attribute.regulatoryConfig: return .uint(state.settings.regulatoryConfig)
         case Attribute.locationCapability: return .uint(Self.locationCapability)
@@ -434,12 +434,12 @@ final class GeneralDiagnosticsCluster: ClusterServer {
 
     private let state: CommissioningState
     private let interfaces: @Sendable () -> [NetworkInterfaceInfo]
-    private let started: ContinuousClock.Instant
-    private let uptime: @Sendable () -> ContinuousClock.Instant
+    private let started: MatterInstant
+    private let uptime: @Sendable () -> MatterInstant
 
     /// `now` is the node's clock: UpTime is read from it.
     init(state: CommissioningState, interfaces: @escaping @Sendable () -> [NetworkInterfaceInfo],
-         started: ContinuousClock.Instant, now: @escaping @Sendable () -> ContinuousClock.Instant) {
+         started: MatterInstant, now: @escaping @Sendable () -> MatterInstant) {
         self.state = state
         self.interfaces = interfaces
         self.started = started
@@ -463,7 +463,7 @@ final class GeneralDiagnosticsCluster: ClusterServer {
                 }
             })
         case 1: return .uint(state.rebootCount)
-        case 2: return .uint(UInt64(max(0, (uptime() - started).components.seconds)))
+        case 2: return .uint(UInt64(max(0, (uptime() - started) / 1000)))
         case 8: return .bool(false)
         default: throw unsupported(attribute, "GeneralDiagnostics")
         }
@@ -475,9 +475,7 @@ final class GeneralDiagnosticsCluster: ClusterServer {
             // No test event triggers: TestEventTriggersEnabled is false, so every key is refused.
             throw IMError(.constraintError, "this node has no test event triggers")
         case Command.timeSnapshot:
-            let elapsed = context.now - started
-            let milliseconds = UInt64(max(0, elapsed.components.seconds)) * 1000
-                + UInt64(max(0, elapsed.components.attoseconds / 1_000_000_000_000_000))
+            let milliseconds = UInt64(max(0, context.now - started))
             return .response(Command.timeSnapshotResponse, responseFields {
                 TLVElement(context: 0, .uint(milliseconds))
                 TLVElement(context: 1, .null)

@@ -48,7 +48,7 @@ public final class CommissioningState: Sendable {
     /// How many fabrics the node holds (SupportedFabrics; the specification's minimum is 5).
     public static let supportedFabrics = 5
     /// The longest fail-safe from its first arming (BasicCommissioningInfo.MaxCumulativeFailsafeSeconds).
-    public static let maximumCumulativeFailSafe: Duration = .seconds(900)
+    public static let maximumCumulativeFailSafeSeconds: Int64 = 900
     /// ACL entries per fabric (AccessControlEntriesPerFabric).
     public static let aclEntriesPerFabric = 4
 
@@ -60,8 +60,8 @@ public final class CommissioningState: Sendable {
     }
 
     struct FailSafe {
-        var deadline: ContinuousClock.Instant
-        var cumulativeDeadline: ContinuousClock.Instant
+        var deadline: MatterInstant
+        var cumulativeDeadline: MatterInstant
         /// The fabric of the session that armed it (0: a PASE session without a fabric).
         var armedBy: FabricIndex
         var snapshot: Table
@@ -149,13 +149,13 @@ public final class CommissioningState: Sendable {
     var pendingRootCertificate: [UInt8]? { inner.withLock { $0.failSafe?.pendingRoot } }
 
     /// When the fail-safe expires, if armed: the node calls `expireIfDue` then.
-    public var nextDeadline: ContinuousClock.Instant? { inner.withLock { $0.failSafe?.deadline } }
+    public var nextDeadline: MatterInstant? { inner.withLock { $0.failSafe?.deadline } }
 
     // MARK: Fail-safe
 
     /// Rolls back an expired fail-safe. Returns whether it did.
     @discardableResult
-    public func expireIfDue(now: ContinuousClock.Instant) -> Bool {
+    public func expireIfDue(now: MatterInstant) -> Bool {
         let expired = inner.withLock { state -> Bool in
             guard let failSafe = state.failSafe, now >= failSafe.deadline else { return false }
             Self.rollBack(&state)
@@ -177,7 +177,7 @@ public final class CommissioningState: Sendable {
     }
 
     func armFailSafe(seconds: UInt16, breadcrumb: UInt64, subject: SubjectDescriptor,
-                     now: ContinuousClock.Instant) -> CommissioningError {
+                     now: MatterInstant) -> CommissioningError {
         let result = inner.withLock { state -> CommissioningError in
             if var failSafe = state.failSafe {
                 let sameAdmin = subject.fabricIndex == failSafe.armedBy
@@ -188,7 +188,7 @@ public final class CommissioningState: Sendable {
                     Self.rollBack(&state)
                     return .ok
                 }
-                failSafe.deadline = min(now + .seconds(Int(seconds)), failSafe.cumulativeDeadline)
+                failSafe.deadline = min(now + Int64(seconds) * 1000, failSafe.cumulativeDeadline)
                 state.failSafe = failSafe
                 state.breadcrumb = breadcrumb
                 return .ok
@@ -198,8 +198,8 @@ public final class CommissioningState: Sendable {
                 return .ok
             }
             if subject.authMode == .case && subject.fabricIndex == 0 { return .invalidAuthentication }
-            let cumulative = now + Self.maximumCumulativeFailSafe
-            state.failSafe = FailSafe(deadline: min(now + .seconds(Int(seconds)), cumulative), cumulativeDeadline: cumulative,
+            let cumulative = now + Self.maximumCumulativeFailSafeSeconds * 1000
+            state.failSafe = FailSafe(deadline: min(now + Int64(seconds) * 1000, cumulative), cumulativeDeadline: cumulative,
                                       armedBy: subject.fabricIndex, snapshot: state.table,
                                       breadcrumbAtArming: state.breadcrumb)
             state.breadcrumb = breadcrumb

@@ -94,10 +94,10 @@ public struct ReadContext: Sendable {
 public struct ActionContext: Sendable {
     public var subject: SubjectDescriptor
     public var endpoint: EndpointID
-    public var now: ContinuousClock.Instant
+    public var now: MatterInstant
     public var isTimed: Bool
 
-    public init(subject: SubjectDescriptor, endpoint: EndpointID, now: ContinuousClock.Instant, isTimed: Bool = false) {
+    public init(subject: SubjectDescriptor, endpoint: EndpointID, now: MatterInstant, isTimed: Bool = false) {
         self.subject = subject
         self.endpoint = endpoint
         self.now = now

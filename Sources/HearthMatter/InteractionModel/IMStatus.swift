@@ -86,22 +86,5 @@ public struct IMError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// The opcodes of the Interaction Model protocol (protocol id 0x0001, Matter 1.4 §10.2.1).
-public enum IMOpcode: UInt8, Sendable, CaseIterable {
-    case statusResponse = 0x01
-    case readRequest = 0x02
-    case subscribeRequest = 0x03
-    case subscribeResponse = 0x04
-    case reportData = 0x05
-    case writeRequest = 0x06
-    case writeResponse = 0x07
-    case invokeRequest = 0x08
-    case invokeResponse = 0x09
-    case timedRequest = 0x0A
-
-    /// The Interaction Model's protocol id in the Matter common vendor space.
-    public static let protocolID: UInt16 = 0x0001
-}
-
 /// The Interaction Model revision this node speaks (Matter 1.4: 12), sent as member 0xFF of every message.
 public let interactionModelRevision: UInt8 = 12

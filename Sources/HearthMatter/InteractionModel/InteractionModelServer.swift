@@ -7,15 +7,15 @@ import HearthSync
 
 /// A message of the Interaction Model protocol: an opcode and its TLV payload.
 public struct IMMessage: Sendable, Equatable {
-    public var opcode: IMOpcode
+    public var opcode: InteractionModelOpcode
     public var payload: [UInt8]
 
-    public init(_ opcode: IMOpcode, _ payload: [UInt8]) {
+    public init(_ opcode: InteractionModelOpcode, _ payload: [UInt8]) {
         self.opcode = opcode
         self.payload = payload
     }
 
-    public init(_ opcode: IMOpcode, _ element: TLVElement) { self.init(opcode, element.encoded()) }
+    public init(_ opcode: InteractionModelOpcode, _ element: TLVElement) { self.init(opcode, element.encoded()) }
 }
 
 /// What the server answers to one message.
@@ -37,7 +37,7 @@ public struct IMExchangeState: Sendable {
     enum Phase: Sendable {
         case idle
         /// A TimedRequest was accepted: a timed Write or Invoke must come before the deadline.
-        case timed(deadline: ContinuousClock.Instant)
+        case timed(deadline: MatterInstant)
         /// Report chunks wait for the peer's StatusResponse; then `after` (a SubscribeResponse) if any.
         case reporting(remaining: [IMMessage], after: IMMessage?)
         /// A chunked write goes on: the next WriteRequest of the exchange continues it.
@@ -90,8 +90,8 @@ public final class InteractionModelServer: Sendable {
 
     /// Handles one message of the peer on an exchange.
     public func receive(opcode: UInt8, payload: [UInt8], exchange: inout IMExchangeState, subject: SubjectDescriptor,
-                        now: ContinuousClock.Instant) -> IMReply {
-        guard let opcode = IMOpcode(rawValue: opcode) else {
+                        now: MatterInstant) -> IMReply {
+        guard let opcode = InteractionModelOpcode(rawValue: opcode) else {
             exchange.phase = .idle
             return .status(.invalidAction)
         }
@@ -130,8 +130,8 @@ public final class InteractionModelServer: Sendable {
         }
     }
 
-    private func handleIdle(_ opcode: IMOpcode, _ payload: [UInt8], exchange: inout IMExchangeState,
-                            subject: SubjectDescriptor, now: ContinuousClock.Instant, timed: Bool) throws(IMError) -> IMReply {
+    private func handleIdle(_ opcode: InteractionModelOpcode, _ payload: [UInt8], exchange: inout IMExchangeState,
+                            subject: SubjectDescriptor, now: MatterInstant, timed: Bool) throws(IMError) -> IMReply {
         switch opcode {
         case .readRequest:
             let request = try ReadRequest(decoding: payload)
@@ -152,7 +152,7 @@ public final class InteractionModelServer: Sendable {
             return handleInvoke(request, subject: subject, now: now, timed: timed)
         case .timedRequest:
             let request = try TimedRequest(decoding: payload)
-            exchange.phase = .timed(deadline: now + .milliseconds(Int(request.timeoutMilliseconds)))
+            exchange.phase = .timed(deadline: now + Int64(request.timeoutMilliseconds))
             return .continue(IMMessage(.statusResponse, StatusResponse(.success).encoded()))
         case .statusResponse, .reportData, .subscribeResponse, .writeResponse, .invokeResponse:
             // A client's messages only; a server is never waiting for one here.
@@ -178,7 +178,7 @@ public final class InteractionModelServer: Sendable {
     // MARK: Write
 
     private func handleWrite(_ request: WriteRequest, exchange: inout IMExchangeState, subject: SubjectDescriptor,
-                             now: ContinuousClock.Instant, timed: Bool) throws(IMError) -> IMReply {
+                             now: MatterInstant, timed: Bool) throws(IMError) -> IMReply {
         for data in request.writeRequests where data.path.concrete == nil {
             throw IMError(.invalidAction, "a write path must name endpoint, cluster and attribute: \(data.path)")
         }
@@ -240,7 +240,7 @@ public final class InteractionModelServer: Sendable {
 
     // MARK: Invoke
 
-    private func handleInvoke(_ request: InvokeRequest, subject: SubjectDescriptor, now: ContinuousClock.Instant,
+    private func handleInvoke(_ request: InvokeRequest, subject: SubjectDescriptor, now: MatterInstant,
                               timed: Bool) -> IMReply {
         guard request.invokeRequests.count <= Self.maximumPathsPerInvoke else { return .status(.invalidAction) }
         var responses: [InvokeResponseIB] = []
