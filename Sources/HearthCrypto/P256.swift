@@ -95,12 +95,6 @@ final class EVPKey {
         self.pointer = try requireHandle(pointer, operation)
     }
 
-    /// Takes a reference of its own on a key OpenSSL lends (`get0`).
-    init(borrowing pointer: OpaquePointer, _ operation: String) throws(CryptoError) {
-        try requireOne(EVP_PKEY_up_ref(pointer), operation)
-        self.pointer = pointer
-    }
-
     deinit { EVP_PKEY_free(pointer) }
 
     /// A P-256 key from OSSL_PARAMs: the public point and, for a key pair, the private scalar.
@@ -109,16 +103,21 @@ final class EVPKey {
         clearOpenSSLErrors()
         let builder = try requireHandle(OSSL_PARAM_BLD_new(), operation)
         defer { OSSL_PARAM_BLD_free(builder) }
-        try requireOne(OSSL_PARAM_BLD_push_utf8_string(builder, "group", "prime256v1", 0), operation)
-        try publicPoint.withNonNullBytes { (bytes, count) throws(CryptoError) in
-            try requireOne(OSSL_PARAM_BLD_push_octet_string(builder, "pub", bytes, count), operation)
+        // The builder keeps the value pointers it is given until `to_param` copies them, so everything is pushed
+        // and converted while the strings and bytes are lent; the keys it never copies are static C literals.
+        let made: UnsafeMutablePointer<OSSL_PARAM>? = "prime256v1".withCString { groupName in
+            publicPoint.withNonNullBytes { bytes, count in
+                guard OSSL_PARAM_BLD_push_utf8_string(builder, hearth_param_group_name(), groupName, 0) == 1,
+                      OSSL_PARAM_BLD_push_octet_string(builder, hearth_param_public_key(), bytes, count) == 1 else { return nil }
+                if let privateScalar, OSSL_PARAM_BLD_push_BN(builder, hearth_param_private_key(), privateScalar.pointer) != 1 {
+                    return nil
+                }
+                return OSSL_PARAM_BLD_to_param(builder)
+            }
         }
-        if let privateScalar {
-            try requireOne(OSSL_PARAM_BLD_push_BN(builder, "priv", privateScalar.pointer), operation)
-        }
-        let params = try requireHandle(OSSL_PARAM_BLD_to_param(builder), operation)
+        let params = try requireHandle(made, operation)
         defer { OSSL_PARAM_free(params) }
-        let context = try requireHandle(EVP_PKEY_CTX_new_from_name(nil, "EC", nil), operation)
+        let context = try requireHandle(EVP_PKEY_CTX_new_from_name(nil, hearth_key_type_ec(), nil), operation)
         defer { EVP_PKEY_CTX_free(context) }
         try requireOne(EVP_PKEY_fromdata_init(context), operation)
         var key: OpaquePointer? = nil
@@ -296,7 +295,7 @@ extension P256 {
 
         public static func - (a: Point, b: Point) throws(CryptoError) -> Point { try a + (try -b) }
 
-        /// k1·P1 + k2·P2 in one pass.
+        /// k1·P1 + k2·P2.
         public static func multiplyAdd(_ k1: Scalar, _ p1: Point, _ k2: Scalar, _ p2: Point) throws(CryptoError) -> Point {
             try (p1 * k1) + (p2 * k2)
         }

@@ -20,6 +20,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case peer
     /// The state file (`state.json`), loaded as a hub loads it at start-up.
     case state
+    /// HearthCrypto's readers: DER certificates and CSRs, SEC1 points, DER signatures, a SPAKE2+ share.
+    case crypto
     /// Matter Interaction Model messages (opcode byte, TLV payload) answered by a node core.
     case matterIM = "matter-im"
 
@@ -33,6 +35,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .board: try BoardTarget.run(bytes)
         case .peer: try PeerTarget.run(bytes)
         case .state: try StateTarget.run(bytes)
+        case .crypto: try CryptoTarget.run(bytes)
         case .matterIM: try MatterIMTarget.run(bytes)
         }
     }
