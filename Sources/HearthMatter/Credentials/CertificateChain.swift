@@ -43,6 +43,9 @@ public enum CertificateChain {
         guard operationalNodeIDs.contains(nodeID) else { throw CertificateError("NOC's node id is not operational") }
         guard fabricID != 0 else { throw CertificateError("NOC's fabric id is 0") }
         guard fabricIDs.allSatisfy({ $0 == fabricID }) else { throw CertificateError("fabric ids differ along the chain") }
+        guard noc.extensions.contains(where: { if case .basicConstraints = $0 { true } else { false } }) else {
+            throw CertificateError("NOC lacks basic constraints")
+        }
         guard !noc.isCA, noc.pathLengthConstraint == nil else { throw CertificateError("NOC is a CA") }
         guard let usage = noc.keyUsage, usage.contains(.digitalSignature), !usage.contains(.keyCertSign) else {
             throw CertificateError("NOC's key usage lacks digital signature or allows certificate signing")

@@ -5,8 +5,8 @@
 public import HearthCrypto
 import HearthSync
 
-/// This node on one fabric: what CASE needs to answer as it.
-public struct OperationalIdentity: Sendable {
+/// This node on one fabric: what CASE needs to answer as it. Its description shows no key.
+public struct OperationalIdentity: Sendable, CustomStringConvertible, CustomReflectable {
     public var fabricIndex: UInt8
     public var fabricID: UInt64
     public var nodeID: UInt64
@@ -34,6 +34,9 @@ public struct OperationalIdentity: Sendable {
         self.operationalKey = operationalKey
         self.ipk = ipk
     }
+
+    public var description: String { "OperationalIdentity(fabric \(fabricIndex), node \(nodeID), redacted)" }
+    public var customMirror: Mirror { Mirror(self, children: ["fabricIndex": fabricIndex, "nodeID": nodeID]) }
 }
 
 /// The fabric table as CASE sees it.
@@ -43,7 +46,7 @@ public protocol OperationalIdentityStore: Sendable {
 }
 
 /// What a completed CASE session leaves behind so that the peer may resume it.
-public struct CASEResumptionRecord: Sendable, Equatable, CustomStringConvertible {
+public struct CASEResumptionRecord: Sendable, Equatable, CustomStringConvertible, CustomReflectable {
     public var resumptionID: [UInt8]
     public var sharedSecret: [UInt8]
     public var fabricIndex: UInt8
@@ -60,6 +63,7 @@ public struct CASEResumptionRecord: Sendable, Equatable, CustomStringConvertible
     }
 
     public var description: String { "CASEResumptionRecord(fabric \(fabricIndex), peer \(peerNodeID), redacted)" }
+    public var customMirror: Mirror { Mirror(self, children: ["fabricIndex": fabricIndex, "peerNodeID": peerNodeID]) }
 }
 
 /// Resumption records, one per peer: a new record for the same fabric and peer replaces the old one.
@@ -354,6 +358,10 @@ public struct CASEResponder: Sendable {
 
     /// Handles one message of the CASE exchange.
     public mutating func receive(opcode: UInt8, payload: [UInt8]) -> SessionEstablishmentStep {
+        // A status report is never answered with one (two peers could otherwise trade them forever).
+        if opcode == SessionEstablishmentOpcode.statusReport.rawValue, !isBusy {
+            return SessionEstablishmentStep(reply: nil, established: nil, failure: .unexpectedMessage(opcode))
+        }
         do {
             return try handle(opcode: opcode, payload: payload)
         } catch .busy {
@@ -363,7 +371,8 @@ public struct CASEResponder: Sendable {
             return SessionEstablishmentStep(reply: nil, established: nil, failure: .peerReported(status))
         } catch {
             state = .idle
-            return SessionEstablishmentStep(reply: .status(error.status), established: nil, failure: error)
+            let answered = opcode != SessionEstablishmentOpcode.statusReport.rawValue
+            return SessionEstablishmentStep(reply: answered ? .status(error.status) : nil, established: nil, failure: error)
         }
     }
 

@@ -209,6 +209,10 @@ public struct PASEResponder: Sendable {
 
     /// Handles one message of the PASE exchange.
     public mutating func receive(opcode: UInt8, payload: [UInt8]) -> SessionEstablishmentStep {
+        // A status report is never answered with one (two peers could otherwise trade them forever).
+        if opcode == SessionEstablishmentOpcode.statusReport.rawValue, !isBusy {
+            return SessionEstablishmentStep(reply: nil, established: nil, failure: .unexpectedMessage(opcode))
+        }
         do {
             return try handle(opcode: opcode, payload: payload)
         } catch .busy {
@@ -221,7 +225,8 @@ public struct PASEResponder: Sendable {
         } catch {
             state = .idle
             failedAttempts += 1
-            return SessionEstablishmentStep(reply: .status(error.status), established: nil, failure: error)
+            let answered = opcode != SessionEstablishmentOpcode.statusReport.rawValue
+            return SessionEstablishmentStep(reply: answered ? .status(error.status) : nil, established: nil, failure: error)
         }
     }
 
@@ -271,8 +276,6 @@ public struct PASEResponder: Sendable {
                 kind: .pase, localSessionID: localSessionID, peerSessionID: request.initiatorSessionID, keys: keys,
                 peerParameters: request.initiatorParameters, resumed: false)
             return SessionEstablishmentStep(reply: .status(.success), established: session, failure: nil)
-        case (.statusReport, .idle):
-            throw .unexpectedMessage(opcode)
         case (.statusReport, _):
             throw .peerReported(try SessionEstablishmentStatus(payload: payload))
         default:
