@@ -20,6 +20,10 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case peer
     /// The state file (`state.json`), loaded as a hub loads it at start-up.
     case state
+    /// Matter operational certificates, in TLV and X.509 (`MatterCertificate`).
+    case certificate
+    /// PASE and CASE responders fed a commissioner's or peer's messages.
+    case secureChannel = "secure-channel"
 
     /// Runs the target on one input; throws the first broken promise.
     public func run(_ bytes: [UInt8]) throws(FuzzFailure) {
@@ -31,6 +35,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .board: try BoardTarget.run(bytes)
         case .peer: try PeerTarget.run(bytes)
         case .state: try StateTarget.run(bytes)
+        case .certificate: try CertificateTarget.run(bytes)
+        case .secureChannel: try SecureChannelTarget.run(bytes)
         }
     }
 }
