@@ -61,7 +61,7 @@ enum SecureChannelTarget {
                 let identity = OperationalIdentity(
                     fabricIndex: 1, fabricID: 1, nodeID: 1, rootPublicKey: key.publicKey.x963Representation,
                     rcac: root.tlvEncoded, noc: root.tlvEncoded, icac: nil, operationalKey: key,
-                    ipk: [UInt8](repeating: 0, count: 16))
+                    ipks: [[UInt8](repeating: 0, count: 16)])
                 return Identities(identities: [identity])
             } catch {
                 fatalError("fuzz fabric: \(error)")

@@ -43,7 +43,8 @@ struct TestFabric {
         OperationalIdentity(
             fabricIndex: fabricIndex, fabricID: fabricID, nodeID: nodeID,
             rootPublicKey: rootKey.publicKey.x963Representation, rcac: rcac.tlvEncoded,
-            noc: try noc(nodeID: nodeID, key: key).tlvEncoded, icac: icac?.tlvEncoded, operationalKey: key, ipk: ipk)
+            noc: try noc(nodeID: nodeID, key: key).tlvEncoded, icac: icac?.tlvEncoded, operationalKey: key,
+            ipks: [[UInt8](repeating: 0x17, count: 16), ipk])
     }
 
     static func certificate(serial: UInt8, issuer: DistinguishedName, subject: DistinguishedName, publicKey: P256.PublicKey,

@@ -19,11 +19,12 @@ public struct OperationalIdentity: Sendable, CustomStringConvertible, CustomRefl
     public var icac: [UInt8]?
     /// The NOC's private key.
     public var operationalKey: P256.SigningKey
-    /// The IPK: the operational group key of the fabric's IPK epoch key (16 bytes).
-    public var ipk: [UInt8]
+    /// The IPKs: the operational group keys of the epoch keys in the fabric's IPK key set (16 bytes each, at most
+    /// three, current first). A peer's destination id may name any of them; CASE then uses that one throughout.
+    public var ipks: [[UInt8]]
 
     public init(fabricIndex: UInt8, fabricID: UInt64, nodeID: UInt64, rootPublicKey: [UInt8], rcac: [UInt8], noc: [UInt8],
-                icac: [UInt8]?, operationalKey: P256.SigningKey, ipk: [UInt8]) {
+                icac: [UInt8]?, operationalKey: P256.SigningKey, ipks: [[UInt8]]) {
         self.fabricIndex = fabricIndex
         self.fabricID = fabricID
         self.nodeID = nodeID
@@ -32,7 +33,7 @@ public struct OperationalIdentity: Sendable, CustomStringConvertible, CustomRefl
         self.noc = noc
         self.icac = icac
         self.operationalKey = operationalKey
-        self.ipk = ipk
+        self.ipks = ipks
     }
 
     public var description: String { "OperationalIdentity(fabric \(fabricIndex), node \(nodeID), redacted)" }
@@ -311,6 +312,8 @@ public enum CASECrypto {
 public struct CASEResponder: Sendable {
     private struct Pending: Sendable {
         var identity: OperationalIdentity
+        /// The IPK the destination id named.
+        var ipk: [UInt8]
         var sigma1: Sigma1
         var sigma1Bytes: [UInt8]
         var sigma2Bytes: [UInt8]
@@ -405,11 +408,19 @@ public struct CASEResponder: Sendable {
     private mutating func answer(_ sigma1: Sigma1, bytes sigma1Bytes: [UInt8]) throws(SessionEstablishmentError)
         -> SessionEstablishmentStep
     {
-        guard let identity = identities.operationalIdentities().first(where: { identity in
-            FabricKeys.destinationID(ipk: identity.ipk, initiatorRandom: sigma1.initiatorRandom,
-                                     rootPublicKey: identity.rootPublicKey, fabricID: identity.fabricID,
-                                     nodeID: identity.nodeID) == sigma1.destinationID
-        }) else { throw .noSharedTrustRoots }
+        var match: (identity: OperationalIdentity, ipk: [UInt8])?
+        search: for identity in identities.operationalIdentities() {
+            for ipk in identity.ipks {
+                let candidate = FabricKeys.destinationID(
+                    ipk: ipk, initiatorRandom: sigma1.initiatorRandom, rootPublicKey: identity.rootPublicKey,
+                    fabricID: identity.fabricID, nodeID: identity.nodeID)
+                if constantTimeEqual(candidate, sigma1.destinationID) {
+                    match = (identity, ipk)
+                    break search
+                }
+            }
+        }
+        guard let (identity, ipk) = match else { throw .noSharedTrustRoots }
         do {
             let peerKey = try P256.PublicKey(x963Representation: sigma1.initiatorEphemeralPublicKey)
             let ephemeral = try P256.SigningKey()
@@ -422,14 +433,14 @@ public struct CASEResponder: Sendable {
             let signature = try identity.operationalKey.signature(for: tbs).rawRepresentation
             let tbe = CASECrypto.toBeEncrypted(noc: identity.noc, icac: identity.icac, signature: signature,
                                                resumptionID: resumptionID)
-            let s2k = try CASECrypto.sigma2Key(sharedSecret: sharedSecret, ipk: identity.ipk, responderRandom: responderRandom,
+            let s2k = try CASECrypto.sigma2Key(sharedSecret: sharedSecret, ipk: ipk, responderRandom: responderRandom,
                                                responderEphemeralPublicKey: ephemeralPublic, sigma1: sigma1Bytes)
             let encrypted2 = try AESCCM128.seal(key: s2k, nonce: CASECrypto.sigma2Nonce, plaintext: tbe, authenticatedData: [])
             let sigma2 = Sigma2(responderRandom: responderRandom, responderSessionID: localSessionID,
                                 responderEphemeralPublicKey: ephemeralPublic, encrypted2: encrypted2,
                                 responderParameters: localParameters).encoded
             state = .awaitingSigma3(Pending(
-                identity: identity, sigma1: sigma1, sigma1Bytes: sigma1Bytes, sigma2Bytes: sigma2,
+                identity: identity, ipk: ipk, sigma1: sigma1, sigma1Bytes: sigma1Bytes, sigma2Bytes: sigma2,
                 ephemeralPublicKey: ephemeralPublic, sharedSecret: sharedSecret, resumptionID: resumptionID))
             return .reply(SecureChannelMessage(.caseSigma2, sigma2))
         } catch {
@@ -447,7 +458,7 @@ public struct CASEResponder: Sendable {
         let identity = pending.identity
         let plaintext: [UInt8]
         do {
-            let s3k = try CASECrypto.sigma3Key(sharedSecret: pending.sharedSecret, ipk: identity.ipk,
+            let s3k = try CASECrypto.sigma3Key(sharedSecret: pending.sharedSecret, ipk: pending.ipk,
                                                sigma1: pending.sigma1Bytes, sigma2: pending.sigma2Bytes)
             plaintext = try AESCCM128.open(key: s3k, nonce: CASECrypto.sigma3Nonce, ciphertextAndTag: encrypted3,
                                            authenticatedData: [])
@@ -477,7 +488,7 @@ public struct CASEResponder: Sendable {
         guard verified else { throw .verificationFailed("Sigma3 signature does not verify") }
         let keys: SessionKeys
         do {
-            keys = try CASECrypto.sessionKeys(sharedSecret: pending.sharedSecret, ipk: identity.ipk, sigma1: pending.sigma1Bytes,
+            keys = try CASECrypto.sessionKeys(sharedSecret: pending.sharedSecret, ipk: pending.ipk, sigma1: pending.sigma1Bytes,
                                               sigma2: pending.sigma2Bytes, sigma3: sigma3Bytes)
         } catch {
             throw .crypto(error.description)
