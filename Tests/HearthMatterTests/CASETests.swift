@@ -185,6 +185,29 @@ struct TestCASEInitiator {
         #expect(!setup.responder.isBusy)
     }
 
+    @Test func identityFromAddNOCMaterialChecksTheChainAndDerivesTheIPK() throws {
+        let fabric = try TestFabric(fabricID: 0xFAB1, withICAC: true)
+        let key = try P256.SigningKey()
+        let noc = try fabric.noc(nodeID: Self.responderNodeID, key: key).tlvEncoded
+        let identity = try OperationalIdentity(
+            fabricIndex: 3, rcac: fabric.rcac.tlvEncoded, noc: noc, icac: fabric.icac?.tlvEncoded, operationalKey: key,
+            ipkEpochKeys: [[UInt8](repeating: 0x42, count: 16)], time: nil)
+        #expect(identity.nodeID == Self.responderNodeID)
+        #expect(identity.fabricID == 0xFAB1)
+        #expect(identity.ipks == [fabric.ipk])
+        #expect(identity.rootPublicKey == fabric.rootKey.publicKey.x963Representation)
+        // A NOC for another key, or without the ICAC that issued it, is refused.
+        #expect(throws: CertificateError.self) {
+            try OperationalIdentity(fabricIndex: 3, rcac: fabric.rcac.tlvEncoded, noc: noc, icac: fabric.icac?.tlvEncoded,
+                                    operationalKey: try P256.SigningKey(), ipkEpochKeys: [[UInt8](repeating: 0x42, count: 16)],
+                                    time: nil)
+        }
+        #expect(throws: CertificateError.self) {
+            try OperationalIdentity(fabricIndex: 3, rcac: fabric.rcac.tlvEncoded, noc: noc, icac: nil, operationalKey: key,
+                                    ipkEpochKeys: [[UInt8](repeating: 0x42, count: 16)], time: nil)
+        }
+    }
+
     @Test func resumptionSkipsSigma2AndDerivesResumptionKeys() throws {
         var setup = try Self.setup()
         var first = try TestCASEInitiator(fabric: setup.fabric, nodeID: Self.initiatorNodeID,

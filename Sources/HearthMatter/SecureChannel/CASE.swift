@@ -36,6 +36,28 @@ public struct OperationalIdentity: Sendable, CustomStringConvertible, CustomRefl
         self.ipks = ipks
     }
 
+    /// An identity from what AddNOC and AddTrustedRootCertificate gave (Matter TLV certificates) and the IPK epoch
+    /// keys: checks the chain NOC → (ICAC) → RCAC and that the NOC is for `operationalKey`, takes the node and fabric
+    /// ids from the NOC, and derives the IPKs through the compressed fabric id.
+    /// - Parameter time: now in Matter epoch seconds, or nil when unknown (validity is then not checked).
+    public init(fabricIndex: UInt8, rcac: [UInt8], noc: [UInt8], icac: [UInt8]?, operationalKey: P256.SigningKey,
+                ipkEpochKeys: [[UInt8]], time: UInt32?) throws {
+        let root = try MatterCertificate(tlv: rcac)
+        let intermediate = try icac.map { bytes throws(CertificateError) in try MatterCertificate(tlv: bytes) }
+        let node = try CertificateChain.validate(noc: try MatterCertificate(tlv: noc), icac: intermediate, rcac: root,
+                                                 time: time)
+        guard node.publicKey == operationalKey.publicKey.x963Representation else {
+            throw CertificateError("NOC is not for this node's operational key")
+        }
+        guard (1...3).contains(ipkEpochKeys.count) else { throw CertificateError("\(ipkEpochKeys.count) IPK epoch keys") }
+        let compressed = try FabricKeys.compressedFabricID(rootPublicKey: root.publicKey, fabricID: node.fabricID)
+        self.init(fabricIndex: fabricIndex, fabricID: node.fabricID, nodeID: node.nodeID, rootPublicKey: root.publicKey,
+                  rcac: rcac, noc: noc, icac: icac, operationalKey: operationalKey,
+                  ipks: try ipkEpochKeys.map { key throws(CryptoError) in
+                      try FabricKeys.operationalGroupKey(epochKey: key, compressedFabricID: compressed)
+                  })
+    }
+
     public var description: String { "OperationalIdentity(fabric \(fabricIndex), node \(nodeID), redacted)" }
     public var customMirror: Mirror { Mirror(self, children: ["fabricIndex": fabricIndex, "nodeID": nodeID]) }
 }
