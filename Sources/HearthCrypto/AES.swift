@@ -25,6 +25,7 @@ public enum AESCCM128 {
                             authenticatedData: [UInt8]) throws(CryptoError) -> [UInt8] {
         let operation = "AES-CCM seal"
         try checkSizes(operation, key: key, nonce: nonce)
+        try requireIntLengths(operation, plaintext.count + tagByteCount, authenticatedData.count)
         let context = try CipherContext(operation)
         let ctx = context.pointer
         try requireOne(EVP_EncryptInit_ex(ctx, EVP_aes_128_ccm(), nil, nil, nil), operation)
@@ -58,6 +59,7 @@ public enum AESCCM128 {
         guard ciphertextAndTag.count >= tagByteCount else {
             throw CryptoError(operation: operation, reason: "\(ciphertextAndTag.count) bytes, shorter than the tag")
         }
+        try requireIntLengths(operation, ciphertextAndTag.count, authenticatedData.count)
         let ciphertext = Array(ciphertextAndTag.dropLast(tagByteCount))
         var tag = Array(ciphertextAndTag.suffix(tagByteCount))
         let context = try CipherContext(operation)

@@ -97,6 +97,9 @@ public enum HMACSHA256 {
     public static let byteCount = 32
 
     public static func authenticationCode(key: [UInt8], data: [UInt8]) -> [UInt8] {
+        // HMAC hashes a key longer than the hash's block first (RFC 2104 §2); doing so here for a key beyond an
+        // `int` gives the same code without handing OpenSSL a length it cannot take.
+        let key = key.count > Int(Int32.max) ? SHA256.hash(key) : key
         var code = [UInt8](repeating: 0, count: byteCount)
         var length: UInt32 = 0
         key.withNonNullBytes { keyBytes, keyCount in
@@ -131,6 +134,7 @@ public enum HKDFSHA256 {
         guard outputByteCount > 0, outputByteCount <= 255 * 32 else {
             throw CryptoError(operation: operation, reason: "output length \(outputByteCount) not in 1...8160")
         }
+        try requireIntLengths(operation, inputKeyMaterial.count, salt.count, info.count)
         clearOpenSSLErrors()
         let context = try requireHandle(EVP_PKEY_CTX_new_id(EVP_PKEY_HKDF, nil), operation)
         defer { EVP_PKEY_CTX_free(context) }
@@ -172,6 +176,7 @@ public enum PBKDF2SHA256 {
         guard outputByteCount > 0, outputByteCount <= Int(Int32.max) else {
             throw CryptoError(operation: operation, reason: "output length \(outputByteCount) out of range")
         }
+        try requireIntLengths(operation, password.count, salt.count)
         var output = [UInt8](repeating: 0, count: outputByteCount)
         clearOpenSSLErrors()
         let result = password.withNonNullBytes { passwordBytes, passwordCount in

@@ -56,6 +56,13 @@ extension Array where Element == UInt8 {
     }
 }
 
+/// Throws unless every count fits the `int` lengths OpenSSL's older functions take.
+func requireIntLengths(_ operation: String, _ counts: Int...) throws(CryptoError) {
+    for count in counts where count > Int(Int32.max) {
+        throw CryptoError(operation: operation, reason: "input of \(count) bytes is too long")
+    }
+}
+
 /// Encodes an OpenSSL object to DER with one of its `i2d_*` functions (asked first for the length, then to write).
 func derEncoded(_ operation: String, _ encode: (UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?) -> Int32) throws(CryptoError) -> [UInt8] {
     let length = encode(nil)

@@ -95,12 +95,6 @@ final class EVPKey {
         self.pointer = try requireHandle(pointer, operation)
     }
 
-    /// Takes a reference of its own on a key OpenSSL lends (`get0`).
-    init(borrowing pointer: OpaquePointer, _ operation: String) throws(CryptoError) {
-        try requireOne(EVP_PKEY_up_ref(pointer), operation)
-        self.pointer = pointer
-    }
-
     deinit { EVP_PKEY_free(pointer) }
 
     /// A P-256 key from OSSL_PARAMs: the public point and, for a key pair, the private scalar.
@@ -301,7 +295,7 @@ extension P256 {
 
         public static func - (a: Point, b: Point) throws(CryptoError) -> Point { try a + (try -b) }
 
-        /// k1·P1 + k2·P2 in one pass.
+        /// k1·P1 + k2·P2.
         public static func multiplyAdd(_ k1: Scalar, _ p1: Point, _ k2: Scalar, _ p2: Point) throws(CryptoError) -> Point {
             try (p1 * k1) + (p2 * k2)
         }

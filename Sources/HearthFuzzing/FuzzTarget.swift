@@ -20,6 +20,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case peer
     /// The state file (`state.json`), loaded as a hub loads it at start-up.
     case state
+    /// HearthCrypto's readers: DER certificates and CSRs, SEC1 points, DER signatures, a SPAKE2+ share.
+    case crypto
     /// Matter operational certificates, in TLV and X.509 (`MatterCertificate`).
     case certificate
     /// PASE and CASE responders fed a commissioner's or peer's messages.
@@ -35,6 +37,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .board: try BoardTarget.run(bytes)
         case .peer: try PeerTarget.run(bytes)
         case .state: try StateTarget.run(bytes)
+        case .crypto: try CryptoTarget.run(bytes)
         case .certificate: try CertificateTarget.run(bytes)
         case .secureChannel: try SecureChannelTarget.run(bytes)
         }
