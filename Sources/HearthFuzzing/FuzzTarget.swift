@@ -22,6 +22,14 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case state
     /// HearthCrypto's readers: DER certificates and CSRs, SEC1 points, DER signatures, a SPAKE2+ share.
     case crypto
+    /// Matter TLV, the body of every Matter message: the strict reader and the canonical writer.
+    case matterTLV = "matter-tlv"
+    /// A Matter datagram's message header and payload header, as the UDP transport reads them.
+    case matterMessage = "matter-message"
+    /// Matter operational certificates, in TLV and X.509 (`MatterCertificate`).
+    case matterCertificate = "matter-certificate"
+    /// PASE and CASE responders fed a commissioner's or peer's messages.
+    case matterSecureChannel = "matter-secure-channel"
     /// Matter Interaction Model messages (opcode byte, TLV payload) answered by a node core.
     case matterIM = "matter-im"
 
@@ -36,6 +44,10 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .peer: try PeerTarget.run(bytes)
         case .state: try StateTarget.run(bytes)
         case .crypto: try CryptoTarget.run(bytes)
+        case .matterTLV: try MatterTLVTarget.run(bytes)
+        case .matterMessage: try MatterMessageTarget.run(bytes)
+        case .matterCertificate: try MatterCertificateTarget.run(bytes)
+        case .matterSecureChannel: try MatterSecureChannelTarget.run(bytes)
         case .matterIM: try MatterIMTarget.run(bytes)
         }
     }

@@ -77,6 +77,9 @@ public struct ExchangeCounters: Sendable, Equatable {
 public final class ExchangeManager {
     public let parameters: ReliabilityParameters
     public private(set) var counters = ExchangeCounters()
+    /// The time of the latest event the manager handled (a message, a timer, a send): what a handler passes as `now`
+    /// when it answers from inside `exchange(_:received:manager:)`.
+    public private(set) var now = MatterInstant(milliseconds: 0)
     /// Weak: the transport usually owns the manager. Without it, nothing is sent.
     private weak var transport: (any ExchangeTransport)?
     /// 0…1 for each retransmission's jitter.
@@ -105,6 +108,8 @@ public final class ExchangeManager {
     private var unsolicitedHandlers: [ProtocolID: (ExchangeKey) -> any ExchangeHandler] = [:]
     /// When each session's peer last sent something: MRP uses the active interval for a peer heard from recently.
     private var lastHeard: [SessionHandle: MatterInstant] = [:]
+    /// Intervals a peer announced (in PASE's and CASE's session parameters, or DNS-SD), instead of the defaults.
+    private var peerIntervals: [SessionHandle: (idle: Int64, active: Int64, activeThreshold: Int64)] = [:]
     private var nextExchangeID: UInt16
 
     /// `jitter` gives a number in 0…1 per retransmission;
@@ -145,6 +150,7 @@ public final class ExchangeManager {
     /// riding on it.
     public func send(on key: ExchangeKey, protocolID: ProtocolID, opcode: UInt8, payload: [UInt8], reliable: Bool = true,
                      now: MatterInstant) throws(ExchangeError) {
+        self.now = max(self.now, now)
         guard var exchange = exchanges[key], !exchange.closing else { throw .unknownExchange(key) }
         if reliable && exchange.retransmission != nil { throw .reliableMessageOutstanding(key) }
         let header = PayloadHeader(isInitiator: key.role == .initiator, needsAcknowledgement: reliable, opcode: opcode,
@@ -181,11 +187,21 @@ public final class ExchangeManager {
     public func removeSession(_ session: SessionHandle) {
         exchanges = exchanges.filter { $0.key.session != session }
         lastHeard[session] = nil
+        peerIntervals[session] = nil
+    }
+
+    /// The peer's SESSION_IDLE_INTERVAL, SESSION_ACTIVE_INTERVAL and SESSION_ACTIVE_THRESHOLD (ms), as it announced
+    /// them; a value it left out keeps the default. Retransmissions to it are timed with these from now on.
+    public func setPeerIntervals(for session: SessionHandle, idle: Int64? = nil, active: Int64? = nil,
+                                 activeThreshold: Int64? = nil) {
+        peerIntervals[session] = (idle ?? parameters.idleInterval, active ?? parameters.activeInterval,
+                                  activeThreshold ?? parameters.activeThreshold)
     }
 
     /// Takes a received message that the session layer has decoded and authenticated. `isDuplicate` is the reception
     /// state's verdict: a duplicate is acknowledged again if it asks for it, and goes no further.
     public func receive(_ message: MatterMessage, from session: SessionHandle, isDuplicate: Bool, now: MatterInstant) {
+        self.now = max(self.now, now)
         lastHeard[session] = now
         let header = message.payloadHeader
         // The message's role is the peer's: ours is the other one.
@@ -237,6 +253,7 @@ public final class ExchangeManager {
     /// Sends what is due at `now`: standalone acknowledgements and retransmissions; gives up on messages sent
     /// `maxTransmissions` times, closing their exchanges and telling their handlers.
     public func fire(now: MatterInstant) {
+        self.now = max(self.now, now)
         var failures: [(ExchangeKey, any ExchangeHandler, ExchangeError)] = []
         for key in exchanges.keys.sorted(by: { ($0.session.id, $0.exchangeID) < ($1.session.id, $1.exchangeID) }) {
             guard var exchange = exchanges[key] else { continue }
@@ -281,8 +298,10 @@ public final class ExchangeManager {
     }
 
     private func timeout(for session: SessionHandle, sent: Int, now: MatterInstant) -> Int64 {
-        let active = lastHeard[session].map { now - $0 < parameters.activeThreshold } ?? false
-        return parameters.retransmissionTimeout(baseInterval: active ? parameters.activeInterval : parameters.idleInterval,
+        let intervals = peerIntervals[session]
+            ?? (parameters.idleInterval, parameters.activeInterval, parameters.activeThreshold)
+        let active = lastHeard[session].map { now - $0 < intervals.activeThreshold } ?? false
+        return parameters.retransmissionTimeout(baseInterval: active ? intervals.active : intervals.idle,
                                                 sent: sent, jitter: jitter())
     }
 }
