@@ -388,3 +388,77 @@ final class ProbeCluster: ClusterServer {
         #expect(probe.values.withLock { $0.entries }.isEmpty)
     }
 }
+
+@Suite struct SubscriptionReportTests {
+    @Test func aChangeIsReportedAfterTheMinimumIntervalAndSilenceKeepsAlive() throws {
+        let fixture = try MatterNodeFixture()
+        let index = try fixture.addFabric()
+        _ = try fixture.completeCommissioning(fabric: index)
+        let admin = SubjectDescriptor.caseSession(fabricIndex: index, node: 112233)
+        let server = fixture.node.interactionModel
+        var exchange = IMExchangeState()
+        let request = SubscribeRequest(minIntervalFloorSeconds: 2, maxIntervalCeilingSeconds: 60,
+                                       attributeRequests: [AttributePath(endpoint: 0, cluster: 0x28), AttributePath(endpoint: 0, cluster: 0x30)])
+        _ = fixture.send(.subscribeRequest, request.encoded(), exchange: &exchange, as: admin)
+        _ = fixture.send(.statusResponse, StatusResponse(.success).encoded(), exchange: &exchange, as: admin)
+        #expect(server.reportsDue(now: fixture.clock.now).isEmpty)
+
+        let label = AttributePath(endpoint: 0, cluster: 0x28, attribute: 5)
+        #expect(try fixture.write([AttributeDataIB(dataVersion: nil, path: label, data: .utf8("Hall"))], as: admin) == [.success])
+        // Not before the minimum interval.
+        fixture.clock.advance(.seconds(1))
+        #expect(server.reportsDue(now: fixture.clock.now).isEmpty)
+        fixture.clock.advance(.seconds(1))
+        let due = server.reportsDue(now: fixture.clock.now)
+        try #require(due.count == 1)
+        #expect(due[0].subscriptionID == 1)
+        #expect(due[0].subject == admin)
+        #expect(due[0].expectsResponse)
+        let report = try ReportData(decoding: due[0].message.payload)
+        #expect(report.subscriptionID == 1)
+        #expect(!report.suppressResponse)
+        // Only the changed cluster, with its new DataVersion.
+        let paths = report.attributeReports.compactMap { r -> AttributeDataIB? in if case .data(let d) = r { d } else { nil } }
+        #expect(!paths.isEmpty)
+        #expect(paths.allSatisfy { $0.path.cluster == 0x28 })
+        #expect(paths.first { $0.path.attribute == 5 }?.data == .utf8("Hall"))
+        #expect(paths.first?.dataVersion == fixture.node.dataModel.dataVersion(ConcreteClusterPath(endpoint: 0, cluster: 0x28)))
+        // The subscriber's StatusResponse ends the exchange; nothing more is due until the maximum interval.
+        var reportExchange = due[0].exchange
+        let answer = fixture.node.receive(opcode: InteractionModelOpcode.statusResponse.rawValue,
+                                          payload: StatusResponse(.success).encoded().encoded(), exchange: &reportExchange,
+                                          subject: admin, now: fixture.clock.now)
+        #expect(answer == IMReply(message: nil, closesExchange: true))
+        fixture.clock.advance(.seconds(10))
+        #expect(server.reportsDue(now: fixture.clock.now).isEmpty)
+        fixture.clock.advance(.seconds(50))
+        let keepAlive = server.reportsDue(now: fixture.clock.now)
+        try #require(keepAlive.count == 1)
+        let empty = try ReportData(decoding: keepAlive[0].message.payload)
+        #expect(empty.attributeReports.isEmpty)
+        #expect(empty.suppressResponse)
+        #expect(!keepAlive[0].expectsResponse)
+        #expect(server.nextKeepAliveDeadline == fixture.clock.now + 60_000)
+    }
+
+    @Test func aRefusedReportEndsTheSubscription() throws {
+        let fixture = try MatterNodeFixture()
+        let index = try fixture.addFabric()
+        _ = try fixture.completeCommissioning(fabric: index)
+        let admin = SubjectDescriptor.caseSession(fabricIndex: index, node: 112233)
+        var exchange = IMExchangeState()
+        let request = SubscribeRequest(minIntervalFloorSeconds: 0, maxIntervalCeilingSeconds: 10,
+                                       attributeRequests: [AttributePath(endpoint: 0, cluster: 0x28, attribute: 5)])
+        _ = fixture.send(.subscribeRequest, request.encoded(), exchange: &exchange, as: admin)
+        _ = fixture.send(.statusResponse, StatusResponse(.success).encoded(), exchange: &exchange, as: admin)
+        _ = try fixture.write([AttributeDataIB(dataVersion: nil, path: AttributePath(endpoint: 0, cluster: 0x28, attribute: 5),
+                                               data: .utf8("x"))], as: admin)
+        let due = fixture.node.interactionModel.reportsDue(now: fixture.clock.now)
+        try #require(due.count == 1)
+        var reportExchange = due[0].exchange
+        _ = fixture.node.receive(opcode: InteractionModelOpcode.statusResponse.rawValue,
+                                 payload: StatusResponse(.invalidSubscription).encoded().encoded(), exchange: &reportExchange,
+                                 subject: admin, now: fixture.clock.now)
+        #expect(fixture.node.interactionModel.subscriptions.isEmpty)
+    }
+}
