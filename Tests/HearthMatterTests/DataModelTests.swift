@@ -462,3 +462,25 @@ final class ProbeCluster: ClusterServer {
         #expect(fixture.node.interactionModel.subscriptions.isEmpty)
     }
 }
+
+extension SubscriptionReportTests {
+    @Test func removingAFabricEndsItsSubscriptions() throws {
+        let fixture = try MatterNodeFixture()
+        let first = try fixture.addFabric(fabricID: 1, rootPublicKey: [0x04] + [UInt8](repeating: 1, count: 64))
+        _ = try fixture.completeCommissioning(fabric: first)
+        let second = try fixture.addFabric(fabricID: 2, rootPublicKey: [0x04] + [UInt8](repeating: 2, count: 64))
+        _ = try fixture.completeCommissioning(fabric: second)
+        for fabric in [first, second] {
+            var exchange = IMExchangeState()
+            let request = SubscribeRequest(minIntervalFloorSeconds: 0, maxIntervalCeilingSeconds: 10,
+                                           attributeRequests: [AttributePath(endpoint: 0, cluster: 0x28, attribute: 5)])
+            _ = fixture.send(.subscribeRequest, request.encoded(), exchange: &exchange, as: .caseSession(fabricIndex: fabric, node: 112233))
+        }
+        #expect(fixture.node.interactionModel.subscriptions.count == 2)
+        let removed = try fixture.invokeForResponse(0, 0x003E, 0x0A, as: .caseSession(fabricIndex: first, node: 112233)) {
+            TLVElement(context: 0, .uint(second))
+        }
+        #expect(removed[context: 0]?.unsignedValue == 0)
+        #expect(fixture.node.interactionModel.subscriptions.map(\.subject.fabricIndex) == [first])
+    }
+}
