@@ -484,3 +484,34 @@ extension SubscriptionReportTests {
         #expect(fixture.node.interactionModel.subscriptions.map(\.subject.fabricIndex) == [first])
     }
 }
+
+@Suite struct InteractionModelExchangeTests {
+    @Test func aReadOnTheExchangeLayerIsAnsweredOnItsExchange() throws {
+        let fixture = try MatterNodeFixture()
+        let transport = RecordingTransport()
+        let manager = ExchangeManager(transport: transport, firstExchangeID: 100, jitter: { 0 })
+        let session = SessionHandle(7)
+        InteractionModelExchange.register(on: manager, core: fixture.node,
+                                          subject: { $0 == session ? .pase() : nil }, now: { [clock = fixture.clock] in clock.now })
+        let request = ReadRequest(attributeRequests: [AttributePath(endpoint: 0, cluster: 0x28, attribute: 2)]).encoded().encoded()
+        let header = PayloadHeader(isInitiator: true, needsAcknowledgement: true, opcode: InteractionModelOpcode.readRequest.rawValue,
+                                   exchangeID: 5, protocolID: .interactionModel)
+        manager.receive(MatterMessage(header: MessageHeader(messageCounter: 1), payloadHeader: header, payload: request),
+                        from: session, isDuplicate: false, now: fixture.clock.now)
+        let sent = transport.takeSent()
+        try #require(sent.count == 1)
+        #expect(sent[0].payloadHeader.opcode == InteractionModelOpcode.reportData.rawValue)
+        #expect(sent[0].payloadHeader.exchangeID == 5)
+        #expect(!sent[0].payloadHeader.isInitiator)
+        #expect(sent[0].payloadHeader.acknowledgedMessageCounter == 1)
+        let report = try ReportData(decoding: sent[0].payload)
+        #expect(report.attributeReports == [.data(AttributeDataIB(
+            dataVersion: fixture.node.dataModel.dataVersion(ConcreteClusterPath(endpoint: 0, cluster: 0x28)),
+            path: AttributePath(endpoint: 0, cluster: 0x28, attribute: 2), data: .unsigned(0xFFF1)))])
+
+        // A session the Interaction Model does not serve gets nothing.
+        manager.receive(MatterMessage(header: MessageHeader(messageCounter: 2), payloadHeader: header, payload: request),
+                        from: SessionHandle(8), isDuplicate: false, now: fixture.clock.now)
+        #expect(transport.takeSent().allSatisfy { $0.payloadHeader.opcode != InteractionModelOpcode.reportData.rawValue })
+    }
+}
