@@ -12,7 +12,7 @@ import HearthModel
 /// | `closeTime` | `openTime` | from fully open to fully closed |
 /// | `reversePause` | `500ms` | both relays off for this long before the motor turns the other way |
 /// | `endOverrun` | a tenth of the travel time, at least 1 s | how much longer a move to an end runs, so it ends at the end stop and the estimate is calibrated there |
-/// | `maxRunTime` | 1.5 × the longer travel time | the cut-off: no run lasts longer |
+/// | `maxRunTime` | 1.5 × the longer travel time | the cut-off: no run lasts longer (at least the longer travel time; it may cut an end's overrun short) |
 /// | `openStop`, `closedStop` | none | input pins of end-stop switches, active while the covering is at that end |
 /// | `stopActiveLow` | `true` | those switches pull their line low (to ground, with the pull-up on) |
 struct CoverConfiguration: Sendable, Hashable {
@@ -42,7 +42,7 @@ struct CoverConfiguration: Sendable, Hashable {
         ConfigKey("endOverrun", .duration(.zero ... .seconds(60), defaultUnit: "s"),
                   "how much longer a move to an end runs, to calibrate there; default a tenth of the travel, at least 1s"),
         ConfigKey("maxRunTime", .duration(.seconds(1) ... .seconds(900), defaultUnit: "s"),
-                  "the cut-off: no run lasts longer; default 1.5 × the longer travel time"),
+                  "the cut-off: no run lasts longer (at least the longer travel time); default 1.5 × the longer travel time"),
         ConfigKey("openStop", .text, "the board pin (input) of an end-stop switch active while fully open"),
         ConfigKey("closedStop", .text, "the board pin (input) of an end-stop switch active while fully closed"),
         ConfigKey("stopActiveLow", .bool, "the end-stop switches pull their line low; default true"),
@@ -60,14 +60,14 @@ struct CoverConfiguration: Sendable, Hashable {
             return pin
         }
         let openStop = stop("openStop"), closedStop = stop("closedStop")
-        guard let openTime = map.duration("openTime").map(BindingReader.milliseconds) else { return nil }
+        guard let openTime = map.duration("openTime", required: true).map(BindingReader.milliseconds) else { return nil }
         let closeTime = map.duration("closeTime").map(BindingReader.milliseconds) ?? openTime
         let longer = max(openTime, closeTime)
         let overrun = map.duration("endOverrun").map(BindingReader.milliseconds) ?? max(1_000, longer / 10)
         let maxRunTime = map.duration("maxRunTime").map(BindingReader.milliseconds) ?? longer * 3 / 2
-        if maxRunTime < longer + overrun, let value = map["maxRunTime"] ?? map["openTime"] {
-            value.problem("maxRunTime (\(maxRunTime) ms) is shorter than the longer travel time and endOverrun together "
-                          + "(\(longer + overrun) ms): a move to an end would be cut off before it gets there")
+        if maxRunTime < longer, let value = map["maxRunTime"] {
+            value.problem("maxRunTime (\(maxRunTime) ms) is shorter than the longer travel time (\(longer) ms): a move "
+                          + "from one end to the other would be cut off before it gets there")
             return nil
         }
         guard let up, let down, !failed else { return nil }

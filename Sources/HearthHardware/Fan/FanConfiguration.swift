@@ -73,6 +73,7 @@ struct RelayFanConfiguration: Sendable, Hashable {
             map.owner.problem("a fan with a medium tap has a low one too: give 'low' (or leave out 'medium')")
             return nil
         }
+        guard map.text("high", required: true) != nil else { return nil }
         var taps: [PinAddress] = []
         var failed = false
         for key in ["low", "medium", "high"] where map[key] != nil {
