@@ -69,13 +69,14 @@ struct RelayFanConfiguration: Sendable, Hashable {
 
     static func read(_ reader: BindingReader) -> RelayFanConfiguration? {
         guard let map = reader.mapping() else { return nil }
+        // Every problem is recorded before giving up, so that one pass lists them all.
+        var failed = false
         if map["medium"] != nil && map["low"] == nil {
             map.owner.problem("a fan with a medium tap has a low one too: give 'low' (or leave out 'medium')")
-            return nil
+            failed = true
         }
-        guard map.text("high", required: true) != nil else { return nil }
+        if map.text("high", required: true) == nil { failed = true }
         var taps: [PinAddress] = []
-        var failed = false
         for key in ["low", "medium", "high"] where map[key] != nil {
             if let pin = reader.pin(map, key: key, direction: .output, what: "fan's \(key) tap", allowRaw: false) {
                 taps.append(pin)
