@@ -257,7 +257,7 @@ struct EntityMapping {
         return ("\(typeKey)-switch", .object(c))
     }
 
-    /// Fan: on is FanMode On (the fan's high speed), off is Off; the percentage is PercentSetting, or on a fan with
+    /// Fan: on is FanMode On (the fan's high speed; enums are written by name in documents and requests), off is Off; the percentage is PercentSetting, or on a fan with
     /// speeds (relay taps) SpeedSetting over Home Assistant's speed range 1…SpeedMax; Auto, where the fan has it, is a
     /// preset mode.
     func fan() -> (String, DiscoveryJSON) {
@@ -268,12 +268,12 @@ struct EntityMapping {
         let mode = attribute(.fanControl, "fanMode")
         c += [
             stateTopic, commandTopic, ("qos", .int(1)),
-            ("state_value_template", template("fan state") { "{{ 'OFF' if \(mode) == 0 else 'ON' }}" }),
+            ("state_value_template", template("fan state") { "{{ 'OFF' if \(mode) == 'off' else 'ON' }}" }),
             ("payload_on", .string("ON")), ("payload_off", .string("OFF")),
             ("command_template", template("fan command") {
                 // FanMode On: the fan's top speed, as Matter defines it.
-                "{%- if value == 'ON' -%}\(update(.fanControl, #"{"fanMode":4}"#))"
-                    + "{%- else -%}\(update(.fanControl, #"{"fanMode":0}"#)){%- endif -%}"
+                "{%- if value == 'ON' -%}\(update(.fanControl, #"{"fanMode":"on"}"#))"
+                    + "{%- else -%}\(update(.fanControl, #"{"fanMode":"off"}"#)){%- endif -%}"
             }),
             ("percentage_state_topic", .string(documentTopic)), ("percentage_command_topic", .string(setTopic)),
         ]
@@ -297,8 +297,8 @@ struct EntityMapping {
             c += [
                 ("preset_modes", .array([.string("auto")])),
                 ("preset_mode_state_topic", .string(documentTopic)), ("preset_mode_command_topic", .string(setTopic)),
-                ("preset_mode_value_template", template("fan preset") { "{{ 'auto' if \(mode) == 5 else 'None' }}" }),
-                ("preset_mode_command_template", template("fan set preset") { update(.fanControl, #"{"fanMode":5}"#) }),
+                ("preset_mode_value_template", template("fan preset") { "{{ 'auto' if \(mode) == 'auto' else 'None' }}" }),
+                ("preset_mode_command_template", template("fan set preset") { update(.fanControl, #"{"fanMode":"auto"}"#) }),
             ]
         }
         c += availability(of: .fanControl)
@@ -319,8 +319,9 @@ struct EntityMapping {
             ("payload_stop", template("cover stop") { request(.windowCovering, "stopMotion") }),
             ("value_template", template("cover state") {
                 let status = attribute(.windowCovering, "operationalStatus")
-                return "{% set s = \(status) % 4 %}{% set p = \(position) %}"
-                    + "{{ 'opening' if s == 1 else 'closing' if s == 2 else 'open' if p is not none and p < 10000 "
+                // OperationalStatus is a bitmap, written in the document as its flags.
+                return "{% set s = \(status) %}{% set p = \(position) %}"
+                    + "{{ 'opening' if s.liftOpening else 'closing' if s.liftClosing else 'open' if p is not none and p < 10000 "
                     + "else 'closed' if p == 10000 else 'None' }}"
             }),
             ("position_topic", .string(documentTopic)),

@@ -25,9 +25,9 @@ import Testing
         #expect(fan["name"] == .null)
         #expect(fan["unique_id"]?.string == "hearth_pi__office-fan__fan-fan")
         #expect(fan["state_value_template"]?.string
-                == "{{ 'OFF' if value_json.types[0].traits.fanControl.attributes.fanMode == 0 else 'ON' }}")
-        #expect(fan["command_template"]?.string == #"{%- if value == 'ON' -%}{"type":"Fan","trait":"fanControl","update":{"fanMode":4}}"#
-            + #"{%- else -%}{"type":"Fan","trait":"fanControl","update":{"fanMode":0}}{%- endif -%}"#)
+                == "{{ 'OFF' if value_json.types[0].traits.fanControl.attributes.fanMode == 'off' else 'ON' }}")
+        #expect(fan["command_template"]?.string == #"{%- if value == 'ON' -%}{"type":"Fan","trait":"fanControl","update":{"fanMode":"on"}}"#
+            + #"{%- else -%}{"type":"Fan","trait":"fanControl","update":{"fanMode":"off"}}{%- endif -%}"#)
         #expect(fan["percentage_value_template"]?.string
                 == "{{ value_json.types[0].traits.fanControl.attributes.percentCurrent }}")
         #expect(fan["percentage_command_template"]?.string
@@ -45,7 +45,7 @@ import Testing
         #expect(fan["percentage_command_template"]?.string
                 == #"{"type":"Fan","trait":"fanControl","update":{"speedSetting":{{ value | int }}}}"#)
         #expect(fan["preset_modes"] == .array([.string("auto")]))
-        #expect(fan["preset_mode_command_template"]?.string == #"{"type":"Fan","trait":"fanControl","update":{"fanMode":5}}"#)
+        #expect(fan["preset_mode_command_template"]?.string == #"{"type":"Fan","trait":"fanControl","update":{"fanMode":"auto"}}"#)
     }
 
     @Test func aWindowCoveringIsACoverInPercentOpen() throws {
@@ -59,6 +59,6 @@ import Testing
             + "currentPositionLiftPercent100ths %}{{ (100 - ((p / 100) | round | int)) if p is not none else 'None' }}")
         #expect(cover["set_position_template"]?.string == #"{"type":"WindowCovering","trait":"windowCovering","#
             + #""command":"goToLiftPercentage","args":{"liftPercent100thsValue":{{ (100 - ([[position | int, 0] | max, 100] | min)) * 100 }}}}"#)
-        #expect(cover["value_template"]?.string?.contains("'opening' if s == 1 else 'closing' if s == 2") == true)
+        #expect(cover["value_template"]?.string?.contains("'opening' if s.liftOpening else 'closing' if s.liftClosing") == true)
     }
 }

@@ -289,9 +289,15 @@ final class CoverBinding: RetryingOutputBinding, EndpointActuator {
 
     func stop() {
         runtime.markStopped()
-        let (lines, stops) = state.withLock { s -> ([any OutputLine], [any InputLine]) in
+        let now = runtime.home?.clock.now ?? EngineInstant(milliseconds: 0)
+        let (lines, stops, stoppedAt) = state.withLock { s -> ([any OutputLine], [any InputLine], Double??) in
             defer { s.lines = []; s.stops = []; s.run = nil; s.waiting = nil; s.retry.cancel() }
-            return (s.lines, s.stops.map(\.line))
+            return (s.lines, s.stops.map(\.line), s.run.map { estimate($0, at: now) })
+        }
+        // Stopped mid-run: where it stopped is kept, as a report between the periodic ones would have it.
+        if let stoppedAt, let home = runtime.home {
+            try? home.ingest(runtime.deviceID, type: runtime.typeName, trait: TraitID.windowCovering.qualifiedName,
+                             .report(["position": stoppedAt.map { .int(Int($0.rounded())) } ?? .null, "motion": .int(0)]))
         }
         // Both off before either is let go.
         for line in lines { try? line.set(false) }
