@@ -282,7 +282,15 @@ public struct EndpointOutput: Sendable, Hashable {
     public var count: Int { Int(inlineCount) + overflow.count }
 
     private func index(of key: UInt64) -> Int? {
-        for i in 0..<Int(inlineCount) where inlineSlot(i).key == key { return i }
+        let count = Int(inlineCount)
+        // One pass over the tuple's bytes: a load per slot through `inlineSlot` cost a closure call each.
+        let found = withUnsafeBytes(of: inline) { bytes -> Int? in
+            let slots = bytes.bindMemory(to: Slot.self)
+            for i in 0..<count where slots[i].key == key { return i }
+            return nil
+        }
+        if let found { return found }
+        if overflow.isEmpty { return nil }
         if let j = overflow.firstIndex(where: { $0.key == key }) { return Self.inlineCapacity + j }
         return nil
     }
@@ -325,6 +333,18 @@ public struct EndpointOutput: Sendable, Hashable {
     /// The same values, in any order.
     public static func == (a: EndpointOutput, b: EndpointOutput) -> Bool {
         guard a.count == b.count else { return false }
+        // The traits of an endpoint render in one order, so two renderings usually hold their keys in the same order.
+        if a.overflow.isEmpty && b.overflow.isEmpty {
+            let count = Int(a.inlineCount)
+            let same = withUnsafeBytes(of: a.inline) { x in
+                withUnsafeBytes(of: b.inline) { y in
+                    let xs = x.bindMemory(to: Slot.self), ys = y.bindMemory(to: Slot.self)
+                    for i in 0..<count where xs[i] != ys[i] { return false }
+                    return true
+                }
+            }
+            if same { return true }
+        }
         for i in 0..<a.count {
             let s = a.slot(i)
             guard let j = b.index(of: s.key), b.slot(j).bits == s.bits else { return false }
