@@ -266,10 +266,12 @@ public struct EndpointOutput: Sendable, Hashable {
     private var inline: (Slot, Slot, Slot, Slot, Slot, Slot) = (empty, empty, empty, empty, empty, empty)
     private var inlineCount: UInt8 = 0
 
+    @inline(__always)
     private func inlineSlot(_ i: Int) -> Slot {
         withUnsafeBytes(of: inline) { $0.load(fromByteOffset: i * MemoryLayout<Slot>.stride, as: Slot.self) }
     }
 
+    @inline(__always)
     private mutating func setInline(_ i: Int, _ slot: Slot) {
         withUnsafeMutableBytes(of: &inline) { $0.storeBytes(of: slot, toByteOffset: i * MemoryLayout<Slot>.stride, as: Slot.self) }
     }
@@ -281,6 +283,7 @@ public struct EndpointOutput: Sendable, Hashable {
     /// The number of values set.
     public var count: Int { Int(inlineCount) + overflow.count }
 
+    @inline(__always)
     private func index(of key: UInt64) -> Int? {
         let count = Int(inlineCount)
         // One pass over the tuple's bytes: a load per slot through `inlineSlot` cost a closure call each.
@@ -295,8 +298,10 @@ public struct EndpointOutput: Sendable, Hashable {
         return nil
     }
 
+    @inline(__always)
     private func slot(_ i: Int) -> Slot { i < Self.inlineCapacity ? inlineSlot(i) : overflow[i - Self.inlineCapacity] }
 
+    @inline(__always)
     private mutating func set(_ key: UInt64, _ bits: Int64?) {
         let found = index(of: key)
         switch (found, bits) {
