@@ -125,10 +125,11 @@ let package = Package(
         .target(name: "HearthTestKit", dependencies: ["HearthSync", "HearthEngine", "HearthMQTT", "HearthLinux"], path: "Tests/HearthTestKit", swiftSettings: strict),
 
         // Fuzz targets: one function per reader of outside input (JSON, requests, topics, configuration, boards, peers,
-        // the state file) that checks the reader's promises on any bytes (scripts/fuzz, docs/reliability.md).
+        // the state file, certificates, points and signatures) that checks the reader's promises on any bytes
+        // (scripts/fuzz, docs/reliability.md).
         .target(name: "HearthFuzzing", dependencies: ["HearthSync", 
             "HearthJSON", "HearthContract", "HearthModel", "HearthEngine", "HearthConfig", "HearthHardware",
-            "HearthSimulator", "HearthMQTT", "HearthHub", .product(name: "Logging", package: "swift-log"),
+            "HearthSimulator", "HearthMQTT", "HearthHub", "HearthCrypto", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         // `hearth-fuzz`: HearthFuzzing's targets under libFuzzer when scripts/fuzz builds it, an input replayer otherwise.
         .executableTarget(name: "hearth-fuzz", dependencies: ["HearthFuzzing"], swiftSettings: strict),
@@ -162,7 +163,9 @@ let package = Package(
                     swiftSettings: strict),
         // The fuzz corpus (Tests/Fuzz/corpus) replayed through HearthFuzzing's targets, and the regressions it found.
         .testTarget(name: "HearthFuzzingTests", dependencies: ["HearthFuzzing", "HearthTestKit"], swiftSettings: strict),
-        .testTarget(name: "HearthCryptoTests", dependencies: ["HearthCrypto"], swiftSettings: strict),
+        // Vectors/: published test certificates, read from the checkout by path.
+        .testTarget(name: "HearthCryptoTests", dependencies: ["HearthCrypto"], exclude: ["Vectors"],
+                    swiftSettings: strict),
         .testTarget(name: "HearthMatterTests", dependencies: ["HearthMatter", "HearthCrypto", "HearthTestKit"],
                     swiftSettings: strict),
         .testTarget(name: "HearthLinuxTests", dependencies: ["HearthSync", "HearthLinux", "HearthTestKit"], swiftSettings: strict),
