@@ -22,6 +22,10 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case state
     /// HearthCrypto's readers: DER certificates and CSRs, SEC1 points, DER signatures, a SPAKE2+ share.
     case crypto
+    /// Matter operational certificates, in TLV and X.509 (`MatterCertificate`).
+    case certificate
+    /// PASE and CASE responders fed a commissioner's or peer's messages.
+    case secureChannel = "secure-channel"
 
     /// Runs the target on one input; throws the first broken promise.
     public func run(_ bytes: [UInt8]) throws(FuzzFailure) {
@@ -34,6 +38,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .peer: try PeerTarget.run(bytes)
         case .state: try StateTarget.run(bytes)
         case .crypto: try CryptoTarget.run(bytes)
+        case .certificate: try CertificateTarget.run(bytes)
+        case .secureChannel: try SecureChannelTarget.run(bytes)
         }
     }
 }
