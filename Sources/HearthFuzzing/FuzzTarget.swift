@@ -26,6 +26,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case certificate
     /// PASE and CASE responders fed a commissioner's or peer's messages.
     case secureChannel = "secure-channel"
+    /// Matter Interaction Model messages (opcode byte, TLV payload) answered by a node core.
+    case matterIM = "matter-im"
 
     /// Runs the target on one input; throws the first broken promise.
     public func run(_ bytes: [UInt8]) throws(FuzzFailure) {
@@ -40,6 +42,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .crypto: try CryptoTarget.run(bytes)
         case .certificate: try CertificateTarget.run(bytes)
         case .secureChannel: try SecureChannelTarget.run(bytes)
+        case .matterIM: try MatterIMTarget.run(bytes)
         }
     }
 }
