@@ -28,6 +28,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case secureChannel = "secure-channel"
     /// Matter Interaction Model messages (opcode byte, TLV payload) answered by a node core.
     case matterIM = "matter-im"
+    /// A Multicast DNS packet, read by the DNS codec and answered by the mDNS responder's logic.
+    case mdnsMessage = "mdns-message"
 
     /// Runs the target on one input; throws the first broken promise.
     public func run(_ bytes: [UInt8]) throws(FuzzFailure) {
@@ -43,6 +45,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .certificate: try CertificateTarget.run(bytes)
         case .secureChannel: try SecureChannelTarget.run(bytes)
         case .matterIM: try MatterIMTarget.run(bytes)
+        case .mdnsMessage: try MDNSMessageTarget.run(bytes)
         }
     }
 }
