@@ -100,7 +100,7 @@ enum SecureChannelTarget {
         guard let failure = step.failure else { return }
         if case .peerReported = failure {
             try require(step.reply == nil, "\(what) answered the peer's own status report")
-        } else if opcode == SessionEstablishmentOpcode.statusReport.rawValue {
+        } else if opcode == SecureChannelOpcode.statusReport.rawValue {
             try require(step.reply == nil, "\(what) answered a status report with a message")
         } else {
             try require(step.reply?.opcode == .statusReport, "\(what) failed (\(failure)) without a status report")

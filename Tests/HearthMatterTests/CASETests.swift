@@ -167,10 +167,10 @@ struct TestCASEInitiator {
         var initiator = try TestCASEInitiator(fabric: setup.fabric, nodeID: Self.initiatorNodeID,
                                               responderNodeID: Self.responderNodeID)
         let sigma2 = try #require(setup.responder.receive(opcode: 0x30, payload: try initiator.makeSigma1()).reply)
-        #expect(sigma2.opcode == .sigma2)
+        #expect(sigma2.opcode == .caseSigma2)
         let sigma3 = try initiator.answer(sigma2: sigma2.payload)
         let done = setup.responder.receive(opcode: 0x32, payload: sigma3)
-        #expect(done.reply == .status(.success))
+        #expect(done.reply == .status(.sessionEstablishmentSuccess))
         let session = try #require(done.established)
         #expect(session.kind == .case(fabricIndex: 1, peerNodeID: Self.initiatorNodeID, peerCASEAuthenticatedTags: []))
         #expect(session.peerSessionID == 0x0BEE)
@@ -195,14 +195,14 @@ struct TestCASEInitiator {
         again.random = try SecureRandom.bytes(32)
         let sigma1 = try again.makeSigma1(resume: (first.resumptionID, first.sharedSecret))
         let reply = try #require(setup.responder.receive(opcode: 0x30, payload: sigma1).reply)
-        #expect(reply.opcode == .sigma2Resume)
+        #expect(reply.opcode == .caseSigma2Resume)
         let resume = try Sigma2Resume(payload: reply.payload)
         #expect(resume.responderSessionID == 0x0101)
         let mic = try CASECrypto.resumeMIC(sharedSecret: first.sharedSecret, initiatorRandom: again.random,
                                            resumptionID: resume.resumptionID, info: "Sigma2_Resume",
                                            nonce: CASECrypto.resume2Nonce)
         #expect(mic == resume.sigma2ResumeMIC)
-        let done = setup.responder.receive(opcode: 0x40, payload: SessionEstablishmentStatus.success.payload)
+        let done = setup.responder.receive(opcode: 0x40, payload: StatusReport.sessionEstablishmentSuccess.encoded())
         let session = try #require(done.established)
         #expect(session.resumed)
         #expect(session.kind == .case(fabricIndex: 1, peerNodeID: Self.initiatorNodeID, peerCASEAuthenticatedTags: []))
@@ -222,7 +222,7 @@ struct TestCASEInitiator {
         var again = first
         again.random = try SecureRandom.bytes(32)
         let sigma1 = try again.makeSigma1(resume: (first.resumptionID, [UInt8](repeating: 9, count: 32)))
-        #expect(setup.responder.receive(opcode: 0x30, payload: sigma1).reply?.opcode == .sigma2)
+        #expect(setup.responder.receive(opcode: 0x30, payload: sigma1).reply?.opcode == .caseSigma2)
     }
 
     @Test func unknownDestinationHasNoSharedTrustRoots() throws {

@@ -47,7 +47,7 @@ import Testing
         #expect(initiator.response.responderParameters == .matter14)
 
         let pake2 = try #require(responder.receive(opcode: 0x22, payload: PAKEMessage.pake1(pA: initiator.prover.pA)).reply)
-        #expect(pake2.opcode == .pake2)
+        #expect(pake2.opcode == .pasePake2)
         let (pB, cB) = try PAKEMessage.readPake2(pake2.payload)
         let cA = try initiator.prover.finish(pB: pB, cB: cB)
 
@@ -125,7 +125,7 @@ import Testing
     @Test func peerStatusReportEndsTheAttempt() throws {
         var responder = try Self.responder()
         _ = try Self.start(&responder)
-        let step = responder.receive(opcode: 0x40, payload: SessionEstablishmentStatus.invalidParameter.payload)
+        let step = responder.receive(opcode: 0x40, payload: StatusReport.invalidParameter.encoded())
         #expect(step.reply == nil)
         #expect(step.failure == .peerReported(.invalidParameter))
         #expect(!responder.isBusy)

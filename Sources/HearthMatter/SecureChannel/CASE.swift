@@ -359,7 +359,7 @@ public struct CASEResponder: Sendable {
     /// Handles one message of the CASE exchange.
     public mutating func receive(opcode: UInt8, payload: [UInt8]) -> SessionEstablishmentStep {
         // A status report is never answered with one (two peers could otherwise trade them forever).
-        if opcode == SessionEstablishmentOpcode.statusReport.rawValue, !isBusy {
+        if opcode == SecureChannelOpcode.statusReport.rawValue, !isBusy {
             return SessionEstablishmentStep(reply: nil, established: nil, failure: .unexpectedMessage(opcode))
         }
         do {
@@ -371,7 +371,7 @@ public struct CASEResponder: Sendable {
             return SessionEstablishmentStep(reply: nil, established: nil, failure: .peerReported(status))
         } catch {
             state = .idle
-            let answered = opcode != SessionEstablishmentOpcode.statusReport.rawValue
+            let answered = opcode != SecureChannelOpcode.statusReport.rawValue
             return SessionEstablishmentStep(reply: answered ? .status(error.status) : nil, established: nil, failure: error)
         }
     }
@@ -380,22 +380,22 @@ public struct CASEResponder: Sendable {
     public mutating func abort() { state = .idle }
 
     private mutating func handle(opcode: UInt8, payload: [UInt8]) throws(SessionEstablishmentError) -> SessionEstablishmentStep {
-        switch (SessionEstablishmentOpcode(rawValue: opcode), state) {
-        case (.sigma1, .idle):
+        switch (SecureChannelOpcode(rawValue: opcode), state) {
+        case (.caseSigma1, .idle):
             let sigma1 = try Sigma1(payload: payload)
             guard sigma1.initiatorSessionID != 0 else { throw .malformed("initiator session id 0") }
             if let resumed = try resume(sigma1) { return resumed }
             return try answer(sigma1, bytes: payload)
-        case (.sigma1, _):
+        case (.caseSigma1, _):
             throw .busy
-        case (.sigma3, .awaitingSigma3(let pending)):
+        case (.caseSigma3, .awaitingSigma3(let pending)):
             return try finish(pending, sigma3Bytes: payload)
         case (.statusReport, .awaitingResumeStatus(let pending)):
-            let status = try SessionEstablishmentStatus(payload: payload)
-            guard status == .success else { throw .peerReported(status) }
+            let status = try StatusReport(sessionEstablishmentPayload: payload)
+            guard status == .sessionEstablishmentSuccess else { throw .peerReported(status) }
             return try completeResumption(pending)
         case (.statusReport, .awaitingSigma3):
-            throw .peerReported(try SessionEstablishmentStatus(payload: payload))
+            throw .peerReported(try StatusReport(sessionEstablishmentPayload: payload))
         default:
             throw .unexpectedMessage(opcode)
         }
@@ -431,7 +431,7 @@ public struct CASEResponder: Sendable {
             state = .awaitingSigma3(Pending(
                 identity: identity, sigma1: sigma1, sigma1Bytes: sigma1Bytes, sigma2Bytes: sigma2,
                 ephemeralPublicKey: ephemeralPublic, sharedSecret: sharedSecret, resumptionID: resumptionID))
-            return .reply(SecureChannelMessage(.sigma2, sigma2))
+            return .reply(SecureChannelMessage(.caseSigma2, sigma2))
         } catch {
             // The initiator's ephemeral key is the only outside input here that libcrypto can refuse.
             throw .malformed("initiator ephemeral key or Sigma2 crypto: \(error)")
@@ -491,7 +491,7 @@ public struct CASEResponder: Sendable {
                         peerCASEAuthenticatedTags: peer.caseAuthenticatedTags),
             localSessionID: localSessionID, peerSessionID: pending.sigma1.initiatorSessionID, keys: keys,
             peerParameters: pending.sigma1.initiatorParameters, resumed: false)
-        return SessionEstablishmentStep(reply: .status(.success), established: session, failure: nil)
+        return SessionEstablishmentStep(reply: .status(.sessionEstablishmentSuccess), established: session, failure: nil)
     }
 
     /// Sigma1 with a resumption id this node knows and a MIC that checks → Sigma2Resume; otherwise nil (full CASE).
@@ -512,7 +512,7 @@ public struct CASEResponder: Sendable {
             let message = Sigma2Resume(resumptionID: newResumptionID, sigma2ResumeMIC: resumeMIC,
                                        responderSessionID: localSessionID, responderParameters: localParameters)
             state = .awaitingResumeStatus(PendingResume(record: record, sigma1: sigma1, newResumptionID: newResumptionID))
-            return .reply(SecureChannelMessage(.sigma2Resume, message.encoded))
+            return .reply(SecureChannelMessage(.caseSigma2Resume, message.encoded))
         } catch {
             throw .crypto(error.description)
         }

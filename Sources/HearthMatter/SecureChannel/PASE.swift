@@ -210,7 +210,7 @@ public struct PASEResponder: Sendable {
     /// Handles one message of the PASE exchange.
     public mutating func receive(opcode: UInt8, payload: [UInt8]) -> SessionEstablishmentStep {
         // A status report is never answered with one (two peers could otherwise trade them forever).
-        if opcode == SessionEstablishmentOpcode.statusReport.rawValue, !isBusy {
+        if opcode == SecureChannelOpcode.statusReport.rawValue, !isBusy {
             return SessionEstablishmentStep(reply: nil, established: nil, failure: .unexpectedMessage(opcode))
         }
         do {
@@ -225,7 +225,7 @@ public struct PASEResponder: Sendable {
         } catch {
             state = .idle
             failedAttempts += 1
-            let answered = opcode != SessionEstablishmentOpcode.statusReport.rawValue
+            let answered = opcode != SecureChannelOpcode.statusReport.rawValue
             return SessionEstablishmentStep(reply: answered ? .status(error.status) : nil, established: nil, failure: error)
         }
     }
@@ -237,7 +237,7 @@ public struct PASEResponder: Sendable {
     }
 
     private mutating func handle(opcode: UInt8, payload: [UInt8]) throws(SessionEstablishmentError) -> SessionEstablishmentStep {
-        switch (SessionEstablishmentOpcode(rawValue: opcode), state) {
+        switch (SecureChannelOpcode(rawValue: opcode), state) {
         case (.pbkdfParamRequest, .idle):
             let request = try PBKDFParamRequest(payload: payload)
             guard request.passcodeID == 0 else { throw .malformed("passcode id \(request.passcodeID), only 0 is defined") }
@@ -253,7 +253,7 @@ public struct PASEResponder: Sendable {
             return .reply(SecureChannelMessage(.pbkdfParamResponse, responsePayload))
         case (.pbkdfParamRequest, _):
             throw .busy
-        case (.pake1, .awaitingPake1(let request, let context)):
+        case (.pasePake1, .awaitingPake1(let request, let context)):
             let pA = try PAKEMessage.readPake1(payload)
             var spake: SPAKE2Plus.Verifier
             let pB: [UInt8], cB: [UInt8]
@@ -264,8 +264,8 @@ public struct PASEResponder: Sendable {
                 throw .verificationFailed("pA: \(error.reason)")
             }
             state = .awaitingPake3(request: request, verifier: spake)
-            return .reply(SecureChannelMessage(.pake2, PAKEMessage.pake2(pB: pB, cB: cB)))
-        case (.pake3, .awaitingPake3(let request, var spake)):
+            return .reply(SecureChannelMessage(.pasePake2, PAKEMessage.pake2(pB: pB, cB: cB)))
+        case (.pasePake3, .awaitingPake3(let request, var spake)):
             let cA = try PAKEMessage.readPake3(payload)
             do { try spake.verify(cA: cA) } catch { throw .verificationFailed("cA does not match: wrong passcode") }
             guard let ke = spake.sharedKey else { throw .crypto("no shared key after verification") }
@@ -275,9 +275,9 @@ public struct PASEResponder: Sendable {
             let session = EstablishedSession(
                 kind: .pase, localSessionID: localSessionID, peerSessionID: request.initiatorSessionID, keys: keys,
                 peerParameters: request.initiatorParameters, resumed: false)
-            return SessionEstablishmentStep(reply: .status(.success), established: session, failure: nil)
+            return SessionEstablishmentStep(reply: .status(.sessionEstablishmentSuccess), established: session, failure: nil)
         case (.statusReport, _):
-            throw .peerReported(try SessionEstablishmentStatus(payload: payload))
+            throw .peerReported(try StatusReport(sessionEstablishmentPayload: payload))
         default:
             throw .unexpectedMessage(opcode)
         }

@@ -2,77 +2,29 @@
 // establish, and the session parameters both sides announce (core specification 4.12.8, 4.14).
 public import HearthCrypto
 
-/// Secure Channel protocol opcodes of session establishment.
-public enum SessionEstablishmentOpcode: UInt8, Sendable {
-    case pbkdfParamRequest = 0x20
-    case pbkdfParamResponse = 0x21
-    case pake1 = 0x22
-    case pake2 = 0x23
-    case pake3 = 0x24
-    case sigma1 = 0x30
-    case sigma2 = 0x31
-    case sigma3 = 0x32
-    case sigma2Resume = 0x33
-    case statusReport = 0x40
-}
+extension StatusReport {
+    /// SessionEstablishmentSuccess: the end of a good PASE or CASE.
+    public static let sessionEstablishmentSuccess = StatusReport(.success, .sessionEstablishmentSuccess)
+    /// The failure PASE and CASE answer bad or unverifiable messages with.
+    public static let invalidParameter = StatusReport(.failure, .invalidParameter)
+    public static let noSharedTrustRoots = StatusReport(.failure, .noSharedTrustRoots)
 
-/// A Secure Channel StatusReport as session establishment uses it (core specification appendix D, 4.11.1).
-public struct SessionEstablishmentStatus: Sendable, Equatable, CustomStringConvertible {
-    public enum GeneralCode: UInt16, Sendable {
-        case success = 0, failure = 1, badPrecondition = 2, outOfRange = 3, badRequest = 4, unsupported = 5
-        case unexpected = 6, resourceExhausted = 7, busy = 8, timeout = 9
+    /// BUSY, with the minimum time to wait before trying again (milliseconds, 16 bits little-endian).
+    public static func busy(waitMilliseconds: UInt16) -> StatusReport {
+        StatusReport(.busy, protocolID: .secureChannel, protocolCode: SecureChannelStatusCode.busy.rawValue,
+                     protocolData: [UInt8(waitMilliseconds & 0xFF), UInt8(waitMilliseconds >> 8)])
     }
 
-    public enum ProtocolCode: UInt16, Sendable {
-        case sessionEstablishmentSuccess = 0, noSharedTrustRoots = 1, invalidParameter = 2, closeSession = 3, busy = 4
-    }
+    /// How long a busy responder asks the initiator to wait.
+    static let busyWaitMilliseconds: UInt16 = 500
 
-    public var generalCode: GeneralCode
-    public var protocolCode: ProtocolCode
-    /// BUSY carries the minimum time to wait before trying again, in milliseconds.
-    public var minimumWaitMilliseconds: UInt16?
-
-    public init(_ generalCode: GeneralCode, _ protocolCode: ProtocolCode, minimumWaitMilliseconds: UInt16? = nil) {
-        self.generalCode = generalCode
-        self.protocolCode = protocolCode
-        self.minimumWaitMilliseconds = minimumWaitMilliseconds
-    }
-
-    public static let success = SessionEstablishmentStatus(.success, .sessionEstablishmentSuccess)
-    public static let invalidParameter = SessionEstablishmentStatus(.failure, .invalidParameter)
-    public static let noSharedTrustRoots = SessionEstablishmentStatus(.failure, .noSharedTrustRoots)
-    public static func busy(waitMilliseconds: UInt16) -> SessionEstablishmentStatus {
-        SessionEstablishmentStatus(.busy, .busy, minimumWaitMilliseconds: waitMilliseconds)
-    }
-
-    /// The Secure Channel protocol's id (vendor 0, protocol 0) as a StatusReport names it.
-    static let secureChannelProtocolID: UInt32 = 0
-
-    /// The StatusReport payload: general code, protocol id, protocol code, then any protocol data, little-endian.
-    public var payload: [UInt8] {
-        var out: [UInt8] = []
-        func append(_ v: UInt64, _ width: Int) { for i in 0..<width { out.append(UInt8(truncatingIfNeeded: v >> (8 * i))) } }
-        append(UInt64(generalCode.rawValue), 2)
-        append(UInt64(Self.secureChannelProtocolID), 4)
-        append(UInt64(protocolCode.rawValue), 2)
-        if let minimumWaitMilliseconds { append(UInt64(minimumWaitMilliseconds), 2) }
-        return out
-    }
-
-    /// Reads a StatusReport payload of the Secure Channel protocol.
-    public init(payload: [UInt8]) throws(SessionEstablishmentError) {
-        guard payload.count == 8 || payload.count == 10 else { throw .malformed("status report of \(payload.count) bytes") }
-        func read(_ at: Int, _ width: Int) -> UInt64 {
-            (0..<width).reduce(0) { $0 | UInt64(payload[at + $1]) << (8 * $1) }
+    /// Reads a StatusReport of the Secure Channel protocol, as ends an establishment exchange.
+    init(sessionEstablishmentPayload payload: [UInt8]) throws(SessionEstablishmentError) {
+        do { self = try StatusReport(decoding: payload) } catch { throw .malformed("status report: \(error)") }
+        guard protocolID.fullID == ProtocolID.secureChannel.fullID else {
+            throw .malformed("status report of protocol \(protocolID)")
         }
-        guard read(2, 4) == UInt64(Self.secureChannelProtocolID) else { throw .malformed("status report of another protocol") }
-        guard let general = GeneralCode(rawValue: UInt16(read(0, 2))), let code = ProtocolCode(rawValue: UInt16(read(6, 2))) else {
-            throw .malformed("unknown status codes")
-        }
-        self.init(general, code, minimumWaitMilliseconds: payload.count == 10 ? UInt16(read(8, 2)) : nil)
     }
-
-    public var description: String { "\(generalCode)/\(protocolCode)" }
 }
 
 /// Why an establishment attempt ended; the responder also tells the peer, with the status it carries.
@@ -90,7 +42,7 @@ public enum SessionEstablishmentError: Error, Sendable, Equatable, CustomStringC
     /// Another establishment is under way.
     case busy
     /// The peer ended the exchange with this status.
-    case peerReported(SessionEstablishmentStatus)
+    case peerReported(StatusReport)
     /// A cryptographic operation failed on our side.
     case crypto(String)
 
@@ -102,38 +54,33 @@ public enum SessionEstablishmentError: Error, Sendable, Equatable, CustomStringC
         case .noSharedTrustRoots: "no shared trust roots"
         case .invalidCredentials(let what): "invalid credentials: \(what)"
         case .busy: "busy"
-        case .peerReported(let status): "peer reported \(status)"
+        case .peerReported(let status): "peer reported general code \(status.generalCode), protocol code \(status.protocolCode)"
         case .crypto(let what): "crypto: \(what)"
         }
     }
 
     /// The status that tells the peer.
-    var status: SessionEstablishmentStatus {
+    var status: StatusReport {
         switch self {
         case .noSharedTrustRoots: .noSharedTrustRoots
-        case .busy: .busy(waitMilliseconds: SessionEstablishmentStatus.busyWaitMilliseconds)
+        case .busy: .busy(waitMilliseconds: StatusReport.busyWaitMilliseconds)
         default: .invalidParameter
         }
     }
 }
 
-extension SessionEstablishmentStatus {
-    /// How long a busy responder asks the initiator to wait.
-    static let busyWaitMilliseconds: UInt16 = 500
-}
-
 /// A message to send on the establishment exchange.
 public struct SecureChannelMessage: Sendable, Equatable {
-    public var opcode: SessionEstablishmentOpcode
+    public var opcode: SecureChannelOpcode
     public var payload: [UInt8]
 
-    public init(_ opcode: SessionEstablishmentOpcode, _ payload: [UInt8]) {
+    public init(_ opcode: SecureChannelOpcode, _ payload: [UInt8]) {
         self.opcode = opcode
         self.payload = payload
     }
 
-    static func status(_ status: SessionEstablishmentStatus) -> SecureChannelMessage {
-        SecureChannelMessage(.statusReport, status.payload)
+    static func status(_ status: StatusReport) -> SecureChannelMessage {
+        SecureChannelMessage(.statusReport, status.encoded())
     }
 }
 
