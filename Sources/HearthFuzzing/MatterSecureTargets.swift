@@ -58,7 +58,7 @@ enum SecureChannelTarget {
                                  .subjectKeyIdentifier(keyID), .authorityKeyIdentifier(keyID)],
                     signature: [UInt8](repeating: 0, count: 64))
                 try root.sign(with: key)
-                let identity = OperationalIdentity(
+                let identity = CASEIdentity(
                     fabricIndex: 1, fabricID: 1, nodeID: 1, rootPublicKey: key.publicKey.x963Representation,
                     rcac: root.tlvEncoded, noc: root.tlvEncoded, icac: nil, operationalKey: key,
                     ipk: [UInt8](repeating: 0, count: 16))
@@ -68,8 +68,8 @@ enum SecureChannelTarget {
             }
         }()
 
-        var identities: [OperationalIdentity]
-        func operationalIdentities() -> [OperationalIdentity] { identities }
+        var identities: [CASEIdentity]
+        func operationalIdentities() -> [CASEIdentity] { identities }
     }
 
     static func run(_ bytes: [UInt8]) throws(FuzzFailure) {

@@ -39,8 +39,8 @@ struct TestFabric {
                                     issuerKeyID: issuer.subjectKeyIdentifier, ca: false, signer: icacKey ?? rootKey)
     }
 
-    func identity(fabricIndex: UInt8, nodeID: UInt64, key: P256.SigningKey) throws -> OperationalIdentity {
-        OperationalIdentity(
+    func identity(fabricIndex: UInt8, nodeID: UInt64, key: P256.SigningKey) throws -> CASEIdentity {
+        CASEIdentity(
             fabricIndex: fabricIndex, fabricID: fabricID, nodeID: nodeID,
             rootPublicKey: rootKey.publicKey.x963Representation, rcac: rcac.tlvEncoded,
             noc: try noc(nodeID: nodeID, key: key).tlvEncoded, icac: icac?.tlvEncoded, operationalKey: key, ipk: ipk)
@@ -64,8 +64,8 @@ struct TestFabric {
 }
 
 struct FixedIdentities: OperationalIdentityStore {
-    var identities: [OperationalIdentity]
-    func operationalIdentities() -> [OperationalIdentity] { identities }
+    var identities: [CASEIdentity]
+    func operationalIdentities() -> [CASEIdentity] { identities }
 }
 
 /// A CASE initiator written from the specification, with the same primitives, to drive `CASEResponder`.

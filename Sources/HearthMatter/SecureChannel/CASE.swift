@@ -6,7 +6,7 @@ public import HearthCrypto
 import HearthSync
 
 /// This node on one fabric: what CASE needs to answer as it. Its description shows no key.
-public struct OperationalIdentity: Sendable, CustomStringConvertible, CustomReflectable {
+public struct CASEIdentity: Sendable, CustomStringConvertible, CustomReflectable {
     public var fabricIndex: UInt8
     public var fabricID: UInt64
     public var nodeID: UInt64
@@ -35,14 +35,14 @@ public struct OperationalIdentity: Sendable, CustomStringConvertible, CustomRefl
         self.ipk = ipk
     }
 
-    public var description: String { "OperationalIdentity(fabric \(fabricIndex), node \(nodeID), redacted)" }
+    public var description: String { "CASEIdentity(fabric \(fabricIndex), node \(nodeID), redacted)" }
     public var customMirror: Mirror { Mirror(self, children: ["fabricIndex": fabricIndex, "nodeID": nodeID]) }
 }
 
 /// The fabric table as CASE sees it.
 public protocol OperationalIdentityStore: Sendable {
     /// This node's identities, one per fabric it belongs to.
-    func operationalIdentities() -> [OperationalIdentity]
+    func operationalIdentities() -> [CASEIdentity]
 }
 
 /// What a completed CASE session leaves behind so that the peer may resume it.
@@ -310,7 +310,7 @@ public enum CASECrypto {
 /// The node's CASE: answers one Sigma1 at a time, as the fabric identity its destination id names.
 public struct CASEResponder: Sendable {
     private struct Pending: Sendable {
-        var identity: OperationalIdentity
+        var identity: CASEIdentity
         var sigma1: Sigma1
         var sigma1Bytes: [UInt8]
         var sigma2Bytes: [UInt8]
