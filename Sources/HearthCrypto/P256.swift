@@ -301,7 +301,7 @@ extension P256 {
 
         public static func - (a: Point, b: Point) throws(CryptoError) -> Point { try a + (try -b) }
 
-        /// k1·P1 + k2·P2 in one pass.
+        /// k1·P1 + k2·P2.
         public static func multiplyAdd(_ k1: Scalar, _ p1: Point, _ k2: Scalar, _ p2: Point) throws(CryptoError) -> Point {
             try (p1 * k1) + (p2 * k2)
         }

@@ -96,7 +96,8 @@ public struct X509Certificate: Sendable {
     public let tbsDER: [UInt8]
     /// The X.509 version number as encoded (2 for v3).
     public let version: Int
-    /// The serial number's content bytes (big-endian two's complement, as encoded).
+    /// The serial number's magnitude, big-endian, without the 0x00 DER puts before a high first bit (what
+    /// `X509Builder.serialNumber` takes back).
     public let serialNumber: [UInt8]
     public let subjectDER: [UInt8]
     public let issuerDER: [UInt8]
@@ -123,6 +124,9 @@ public struct X509Certificate: Sendable {
         version = Int(X509_get_version(x)) + 1
         guard let serial = X509_get0_serialNumber(x) else {
             throw CryptoError(operation: operation, reason: "no serial number")
+        }
+        guard ASN1_STRING_type(serial) == V_ASN1_INTEGER else {
+            throw CryptoError(operation: operation, reason: "negative serial number")
         }
         serialNumber = asn1StringBytes(serial)
         guard let subjectName = X509_get_subject_name(x), let issuerName = X509_get_issuer_name(x) else {
@@ -217,6 +221,13 @@ public struct X509Builder: Sendable {
         self.notAfter = notAfter
         self.publicKey = publicKey
         self.extensions = extensions
+    }
+
+    /// The TBSCertificate these fields make, DER, exactly as a signature covers it: what a certificate received in
+    /// another form (Matter's TLV) is checked against. The signature algorithm inside it is ecdsa-with-SHA256 for any
+    /// P-256 key, so it is the TBS of a certificate signed with a throwaway key.
+    public func tbsDER() throws(CryptoError) -> [UInt8] {
+        try DERReader.firstElementOfSequence(try sign(with: try P256.SigningKey()), "X.509 TBS")
     }
 
     /// The signed certificate, DER.

@@ -175,3 +175,67 @@ let spake2PlusVectors: [SPAKE2PlusVector] = [
         #expect(String(describing: verifier) == "SPAKE2Plus.Verifier(redacted)")
     }
 }
+
+/// RFC 9383 appendix C, the P256-SHA256-HKDF-SHA256-HMAC-SHA256 vector. RFC 9383's key schedule after
+/// K_main = SHA-256(TT) is not Matter's (draft-01 splits K_main into Ka ‖ Ke), so this checks what the two share:
+/// M and N, the shares X and Y, Z and V, and the transcript TT.
+@Suite struct SPAKE2PlusRFC9383Tests {
+    static let context = Array("SPAKE2+-P256-SHA256-HKDF-SHA256-HMAC-SHA256 Test Vectors".utf8)
+    static let w0 = hex("bb8e1bbcf3c48f62c08db243652ae55d3e5586053fca77102994f23ad95491b3")
+    static let w1 = hex("7e945f34d78785b8a3ef44d0df5a1a97d6b3b460409a345ca7830387a74b1dba")
+    static let L = hex("""
+        04eb7c9db3d9a9eb1f8adab81b5794c1f13ae3e225efbe91ea487425854c7fc00f\
+        00bfedcbd09b2400142d40a14f2064ef31dfaa903b91d1faea7093d835966efd
+        """)
+    static let x = hex("d1232c8e8693d02368976c174e2088851b8365d0d79a9eee709c6a05a2fad539")
+    static let X = hex("""
+        04ef3bd051bf78a2234ec0df197f7828060fe9856503579bb1733009042c15c0c1\
+        de127727f418b5966afadfdd95a6e4591d171056b333dab97a79c7193e341727
+        """)
+    static let y = hex("717a72348a182085109c8d3917d6c43d59b224dc6a7fc4f0483232fa6516d8b3")
+    static let Y = hex("""
+        04c0f65da0d11927bdf5d560c69e1d7d939a05b0e88291887d679fcadea75810fb\
+        5cc1ca7494db39e82ff2f50665255d76173e09986ab46742c798a9a68437b048
+        """)
+    static let Z = hex("""
+        04bbfce7dd7f277819c8da21544afb7964705569bdf12fb92aa388059408d50091\
+        a0c5f1d3127f56813b5337f9e4e67e2ca633117a4fbd559946ab474356c41839
+        """)
+    static let V = hex("""
+        0458bf27c6bca011c9ce1930e8984a797a3419797b936629a5a937cf2f11c8b951\
+        4b82b993da8a46e664f23db7c01edc87faa530db01c2ee405230b18997f16b68
+        """)
+    static let kMain = hex("4c59e1ccf2cfb961aa31bd9434478a1089b56cd11542f53d3576fb6c2a438a29")
+
+    @Test func transcriptHashIsKMain() throws {
+        let keys = try SPAKE2Plus.KeySchedule(context: Self.context, proverIdentity: Array("client".utf8),
+                                              verifierIdentity: Array("server".utf8), x: Self.X, y: Self.Y,
+                                              z: Self.Z, v: Self.V, w0: Self.w0)
+        #expect(keys.ka + keys.ke == Self.kMain)
+        #expect(try SPAKE2Plus.computeL(w1: P256.Scalar(rawRepresentation: Self.w1)).sec1Uncompressed == Self.L)
+    }
+
+    /// The shares are the RFC's, and the confirmations are the ones Z and V as published give: so Z and V are too.
+    @Test func sharesZAndVMatch() throws {
+        let identities = (prover: Array("client".utf8), verifier: Array("server".utf8))
+        let expected = try SPAKE2Plus.KeySchedule(context: Self.context, proverIdentity: identities.prover,
+                                                  verifierIdentity: identities.verifier, x: Self.X, y: Self.Y,
+                                                  z: Self.Z, v: Self.V, w0: Self.w0)
+        var verifier = try SPAKE2Plus.Verifier(
+            context: Self.context, w0: try P256.Scalar(rawRepresentation: Self.w0), L: try P256.Point(sec1: Self.L),
+            proverIdentity: identities.prover, verifierIdentity: identities.verifier,
+            y: try P256.Scalar(rawRepresentation: Self.y))
+        var prover = try SPAKE2Plus.Prover(
+            context: Self.context, w0: try P256.Scalar(rawRepresentation: Self.w0),
+            w1: try P256.Scalar(rawRepresentation: Self.w1), proverIdentity: identities.prover,
+            verifierIdentity: identities.verifier, x: try P256.Scalar(rawRepresentation: Self.x))
+        #expect(prover.pA == Self.X)
+        let (pB, cB) = try verifier.respond(to: prover.pA)
+        #expect(pB == Self.Y)
+        #expect(cB == HMACSHA256.authenticationCode(key: expected.kcB, data: Self.X))
+        let cA = try prover.finish(pB: pB, cB: cB)
+        #expect(cA == HMACSHA256.authenticationCode(key: expected.kcA, data: Self.Y))
+        try verifier.verify(cA: cA)
+        #expect(verifier.sharedKey == expected.ke && prover.sharedKey == expected.ke)
+    }
+}

@@ -163,3 +163,23 @@ private func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
     guard needle.count <= haystack.count else { return false }
     return (0...(haystack.count - needle.count)).contains { Array(haystack[$0..<($0 + needle.count)]) == needle }
 }
+
+@Suite struct X509RebuildTests {
+    /// The builder given a published certificate's fields makes its TBS byte for byte: what checking a certificate
+    /// that arrives as Matter TLV (rebuilt as X.509, then its signature checked) depends on.
+    @Test(arguments: ["Chip-Test-PAA-FFF1-Cert.der", "Chip-Test-PAI-FFF1-8000-Cert.der",
+                      "Chip-Test-DAC-FFF1-8000-0002-Cert.der"])
+    func builderReproducesPublishedTBS(_ name: String) throws {
+        let certificate = try X509Certificate(der: try TestAttestation.load(name))
+        let builder = X509Builder(
+            serialNumber: certificate.serialNumber, subject: certificate.subject, issuer: certificate.issuer,
+            notBefore: certificate.notBefore, notAfter: certificate.notAfter, publicKey: certificate.publicKey,
+            extensions: certificate.extensions)
+        let tbs = try builder.tbsDER()
+        #expect(tbs == certificate.tbsDER)
+        // …so the published signature verifies over the rebuilt TBS.
+        let issuer = try X509Certificate(der: try TestAttestation.load(
+            name.contains("DAC") ? "Chip-Test-PAI-FFF1-8000-Cert.der" : "Chip-Test-PAA-FFF1-Cert.der"))
+        #expect(issuer.publicKey.isValidSignature(try P256.Signature(derRepresentation: certificate.signature), for: tbs))
+    }
+}
