@@ -125,7 +125,7 @@ let package = Package(
         .target(name: "HearthTestKit", dependencies: ["HearthSync", "HearthEngine", "HearthMQTT", "HearthLinux"], path: "Tests/HearthTestKit", swiftSettings: strict),
 
         // Fuzz targets: one function per reader of outside input (JSON, requests, topics, configuration, boards, peers,
-        // the state file, certificates, points and signatures) that checks the reader's promises on any bytes
+        // the state file, certificates, points and signatures, Matter TLV and message headers) that checks the reader's promises on any bytes
         // (scripts/fuzz, docs/reliability.md).
         .target(name: "HearthFuzzing", dependencies: ["HearthSync", 
             "HearthJSON", "HearthContract", "HearthModel", "HearthEngine", "HearthConfig", "HearthHardware",
@@ -146,7 +146,7 @@ let package = Package(
         .testTarget(name: "HearthContractTests", dependencies: ["HearthContract", "HearthEngine"], swiftSettings: strict),
         .testTarget(name: "HearthMQTTTests", dependencies: ["HearthMQTT", "HearthTestKit"], swiftSettings: strict),
         .testTarget(name: "HearthCLITests", dependencies: ["HearthSync", "HearthContract", "HearthJSON", "HearthHub", "HearthTestKit"],
-                    swiftSettings: strict),
+        swiftSettings: strict),
         .testTarget(name: "HearthHardwareTests", dependencies: ["HearthSync", 
             "HearthHardware", "HearthHardwareLinux", "HearthSimulator", "HearthTestKit",
         ], swiftSettings: strict),
@@ -157,18 +157,20 @@ let package = Package(
             .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
         ], swiftSettings: strict),
         .testTarget(name: "HearthHomeAssistantTests", dependencies: ["HearthSync", "HearthHomeAssistant", "HearthEngine", "HearthTestKit"],
-                    swiftSettings: strict),
+        swiftSettings: strict),
         // HearthKit as an app uses it: only `import HearthKit`, against real hearthd processes (HearthTestKit).
         .testTarget(name: "HearthKitTests", dependencies: ["HearthKit", "HearthTestKit"], swiftSettings: strict),
         .testTarget(name: "HearthKitGeneratorTests", dependencies: ["HearthKitGenerator", "HearthModel", "HearthTestKit"],
-                    swiftSettings: strict),
+        swiftSettings: strict),
         // The fuzz corpus (Tests/Fuzz/corpus) replayed through HearthFuzzing's targets, and the regressions it found.
         .testTarget(name: "HearthFuzzingTests", dependencies: ["HearthFuzzing", "HearthTestKit"], swiftSettings: strict),
         // Vectors/: published test certificates, read from the checkout by path.
         .testTarget(name: "HearthCryptoTests", dependencies: ["HearthCrypto"], exclude: ["Vectors"],
                     swiftSettings: strict),
-        .testTarget(name: "HearthMatterTests", dependencies: ["HearthMatter", "HearthCrypto", "HearthTestKit"],
-                    swiftSettings: strict),
+        .testTarget(name: "HearthMatterTests", dependencies: [
+            "HearthMatter", "HearthCrypto", "HearthTestKit", "HearthSync",
+            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+        ], swiftSettings: strict),
         .testTarget(name: "HearthLinuxTests", dependencies: ["HearthSync", "HearthLinux", "HearthTestKit"], swiftSettings: strict),
     ]
 )

@@ -30,6 +30,10 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case matterIM = "matter-im"
     /// A Multicast DNS packet, read by the DNS codec and answered by the mDNS responder's logic.
     case mdnsMessage = "mdns-message"
+    /// Matter TLV, the body of every Matter message: the strict reader and the canonical writer.
+    case matterTLV = "matter-tlv"
+    /// A Matter datagram's message header and payload header, as the UDP transport reads them.
+    case matterMessage = "matter-message"
 
     /// Runs the target on one input; throws the first broken promise.
     public func run(_ bytes: [UInt8]) throws(FuzzFailure) {
@@ -46,6 +50,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .secureChannel: try SecureChannelTarget.run(bytes)
         case .matterIM: try MatterIMTarget.run(bytes)
         case .mdnsMessage: try MDNSMessageTarget.run(bytes)
+        case .matterTLV: try MatterTLVTarget.run(bytes)
+        case .matterMessage: try MatterMessageTarget.run(bytes)
         }
     }
 }

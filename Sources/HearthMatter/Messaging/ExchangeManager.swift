@@ -77,6 +77,9 @@ public struct ExchangeCounters: Sendable, Equatable {
 public final class ExchangeManager {
     public let parameters: ReliabilityParameters
     public private(set) var counters = ExchangeCounters()
+    /// The time of the latest event the manager handled (a message, a timer, a send): what a handler passes as `now`
+    /// when it answers from inside `exchange(_:received:manager:)`.
+    public private(set) var now = MatterInstant(milliseconds: 0)
     /// Weak: the transport usually owns the manager. Without it, nothing is sent.
     private weak var transport: (any ExchangeTransport)?
     /// 0…1 for each retransmission's jitter.
@@ -145,6 +148,7 @@ public final class ExchangeManager {
     /// riding on it.
     public func send(on key: ExchangeKey, protocolID: ProtocolID, opcode: UInt8, payload: [UInt8], reliable: Bool = true,
                      now: MatterInstant) throws(ExchangeError) {
+        self.now = max(self.now, now)
         guard var exchange = exchanges[key], !exchange.closing else { throw .unknownExchange(key) }
         if reliable && exchange.retransmission != nil { throw .reliableMessageOutstanding(key) }
         let header = PayloadHeader(isInitiator: key.role == .initiator, needsAcknowledgement: reliable, opcode: opcode,
@@ -186,6 +190,7 @@ public final class ExchangeManager {
     /// Takes a received message that the session layer has decoded and authenticated. `isDuplicate` is the reception
     /// state's verdict: a duplicate is acknowledged again if it asks for it, and goes no further.
     public func receive(_ message: MatterMessage, from session: SessionHandle, isDuplicate: Bool, now: MatterInstant) {
+        self.now = max(self.now, now)
         lastHeard[session] = now
         let header = message.payloadHeader
         // The message's role is the peer's: ours is the other one.
@@ -237,6 +242,7 @@ public final class ExchangeManager {
     /// Sends what is due at `now`: standalone acknowledgements and retransmissions; gives up on messages sent
     /// `maxTransmissions` times, closing their exchanges and telling their handlers.
     public func fire(now: MatterInstant) {
+        self.now = max(self.now, now)
         var failures: [(ExchangeKey, any ExchangeHandler, ExchangeError)] = []
         for key in exchanges.keys.sorted(by: { ($0.session.id, $0.exchangeID) < ($1.session.id, $1.exchangeID) }) {
             guard var exchange = exchanges[key] else { continue }
