@@ -95,12 +95,6 @@ final class EVPKey {
         self.pointer = try requireHandle(pointer, operation)
     }
 
-    /// Takes a reference of its own on a key OpenSSL lends (`get0`).
-    init(borrowing pointer: OpaquePointer, _ operation: String) throws(CryptoError) {
-        try requireOne(EVP_PKEY_up_ref(pointer), operation)
-        self.pointer = pointer
-    }
-
     deinit { EVP_PKEY_free(pointer) }
 
     /// A P-256 key from OSSL_PARAMs: the public point and, for a key pair, the private scalar.

@@ -79,15 +79,17 @@ import Testing
         #expect(try fixture.storage.load(.fabrics) == nil)
         // The trusted root went with it.
         #expect(try fixture.readValue(0, 0x003E, 4, as: pase) == .array([]))
-        // CommissioningComplete now finds no fail-safe.
-        #expect(try fixture.completeCommissioning(fabric: index) == 3)
+        // The fabric's administrator has no access left, and over PASE CommissioningComplete finds no fail-safe.
+        #expect(try fixture.invokeStatus(0, 0x0030, 0x04, as: .caseSession(fabricIndex: index, node: 112233)) == .unsupportedAccess)
+        let late = try fixture.invokeForResponse(0, 0x0030, 0x04, as: pase)
+        #expect(late[context: 0]?.unsignedValue == UInt64(CommissioningError.noFailSafe.rawValue))
     }
 
     @Test func expiryIsSeenByTheNextMessageWithoutATick() throws {
         let fixture = try MatterNodeFixture()
         let index = try fixture.addFabric(failSafeSeconds: 10)
         fixture.clock.advance(.seconds(11))
-        #expect(try fixture.completeCommissioning(fabric: index) == 3)
+        #expect(try fixture.invokeStatus(0, 0x0030, 0x04, as: .caseSession(fabricIndex: index, node: 112233)) == .unsupportedAccess)
         #expect(fixture.node.commissioning.fabrics.isEmpty)
     }
 
@@ -214,9 +216,10 @@ import Testing
         let next = try fixture.addFabric(fabricID: 9, rootPublicKey: [0x04] + [UInt8](repeating: 9, count: 64))
         #expect(next == 4)
         #expect(!fixture.node.commissioning.fabrics.contains { $0.index == 0 })
+        let admin1 = SubjectDescriptor.caseSession(fabricIndex: 1, node: 112233)
         // RemoveFabric of 0 is a constraint error, of an absent fabric InvalidFabricIndex.
-        #expect(try fixture.invokeStatus(0, 0x003E, 0x0A, as: admin) { TLVElement(context: 0, .uint(UInt8(0))) } == .constraintError)
-        let absent = try fixture.invokeForResponse(0, 0x003E, 0x0A, as: admin) { TLVElement(context: 0, .uint(UInt8(77))) }
+        #expect(try fixture.invokeStatus(0, 0x003E, 0x0A, as: admin1) { TLVElement(context: 0, .uint(UInt8(0))) } == .constraintError)
+        let absent = try fixture.invokeForResponse(0, 0x003E, 0x0A, as: admin1) { TLVElement(context: 0, .uint(UInt8(77))) }
         #expect(absent[context: 0]?.unsignedValue == UInt64(NOCStatus.invalidFabricIndex.rawValue))
     }
 
@@ -224,7 +227,9 @@ import Testing
         let fixture = try MatterNodeFixture()
         let index = try fixture.addFabric()
         _ = try fixture.completeCommissioning(fabric: index)
-        #expect(throws: (any Error).self) { _ = try fixture.addFabric() }
+        let again = try fixture.addNOC()
+        #expect(again.status == NOCStatus.fabricConflict.rawValue)
+        #expect(again.index == nil)
         #expect(fixture.node.commissioning.fabrics.count == 1)
     }
 

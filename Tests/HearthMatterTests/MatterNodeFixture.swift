@@ -204,6 +204,16 @@ struct MatterNodeFixture {
     /// ArmFailSafe → CSRRequest → AddTrustedRootCertificate → AddNOC over PASE; returns the new fabric's index.
     func addFabric(fabricID: UInt64 = 0x1234, nodeID: UInt64 = 0x0102_0304, adminNode: UInt64 = 112233,
                    rootPublicKey: [UInt8] = MatterNodeFixture.rootPublicKey, failSafeSeconds: UInt16 = 60) throws -> FabricIndex {
+        let outcome = try addNOC(fabricID: fabricID, nodeID: nodeID, adminNode: adminNode, rootPublicKey: rootPublicKey,
+                                 failSafeSeconds: failSafeSeconds)
+        try #require(outcome.status == 0, "AddNOC answered \(outcome.status)")
+        return try #require(outcome.index)
+    }
+
+    /// The same steps; returns NOCResponse's status and fabric index.
+    func addNOC(fabricID: UInt64 = 0x1234, nodeID: UInt64 = 0x0102_0304, adminNode: UInt64 = 112233,
+                rootPublicKey: [UInt8] = MatterNodeFixture.rootPublicKey,
+                failSafeSeconds: UInt16 = 60) throws -> (status: UInt8, index: FabricIndex?) {
         let pase = SubjectDescriptor.pase(attestationChallenge: [UInt8](repeating: 7, count: 16))
         let arm = try invokeForResponse(0, Self.generalCommissioning, 0x00, as: pase) {
             TLVElement(context: 0, .uint(failSafeSeconds))
@@ -227,8 +237,8 @@ struct MatterNodeFixture {
             TLVElement(context: 3, .uint(adminNode))
             TLVElement(context: 4, .uint(UInt16(0xFFF1)))
         }
-        try #require(noc[context: 0]?.unsignedValue == 0, "AddNOC: \(noc)")
-        return try #require(noc[context: 1]?.unsignedValue.flatMap { FabricIndex(exactly: $0) })
+        let status = try #require(noc[context: 0]?.unsignedValue.flatMap { UInt8(exactly: $0) })
+        return (status, noc[context: 1]?.unsignedValue.flatMap { FabricIndex(exactly: $0) })
     }
 
     /// CommissioningComplete over CASE on `fabric` as `node`; returns its error code.
