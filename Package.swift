@@ -126,11 +126,11 @@ let package = Package(
         .target(name: "HearthTestKit", dependencies: ["HearthSync", "HearthEngine", "HearthMQTT", "HearthLinux"], path: "Tests/HearthTestKit", swiftSettings: strict),
 
         // Fuzz targets: one function per reader of outside input (JSON, requests, topics, configuration, boards, peers,
-        // the state file, certificates, points and signatures, Matter TLV and message headers) that checks the reader's promises on any bytes
-        // (scripts/fuzz, docs/reliability.md).
+        // the state file, certificates, points and signatures, Matter TLV and message headers) that checks the reader's
+        // promises on any bytes (scripts/fuzz, docs/reliability.md).
         .target(name: "HearthFuzzing", dependencies: ["HearthSync", 
             "HearthJSON", "HearthContract", "HearthModel", "HearthEngine", "HearthConfig", "HearthHardware",
-            "HearthSimulator", "HearthMQTT", "HearthHub", "HearthMatter", "HearthCrypto",
+            "HearthSimulator", "HearthMQTT", "HearthHub", "HearthCrypto", "HearthMatter",
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         // `hearth-fuzz`: HearthFuzzing's targets under libFuzzer when scripts/fuzz builds it, an input replayer otherwise.

@@ -22,18 +22,18 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case state
     /// HearthCrypto's readers: DER certificates and CSRs, SEC1 points, DER signatures, a SPAKE2+ share.
     case crypto
-    /// Matter operational certificates, in TLV and X.509 (`MatterCertificate`).
-    case certificate
-    /// PASE and CASE responders fed a commissioner's or peer's messages.
-    case secureChannel = "secure-channel"
-    /// Matter Interaction Model messages (opcode byte, TLV payload) answered by a node core.
-    case matterIM = "matter-im"
     /// A Multicast DNS packet, read by the DNS codec and answered by the mDNS responder's logic.
     case mdnsMessage = "mdns-message"
     /// Matter TLV, the body of every Matter message: the strict reader and the canonical writer.
     case matterTLV = "matter-tlv"
     /// A Matter datagram's message header and payload header, as the UDP transport reads them.
     case matterMessage = "matter-message"
+    /// Matter operational certificates, in TLV and X.509 (`MatterCertificate`).
+    case matterCertificate = "matter-certificate"
+    /// PASE and CASE responders fed a commissioner's or peer's messages.
+    case matterSecureChannel = "matter-secure-channel"
+    /// Matter Interaction Model messages (opcode byte, TLV payload) answered by a node core.
+    case matterIM = "matter-im"
 
     /// Runs the target on one input; throws the first broken promise.
     public func run(_ bytes: [UInt8]) throws(FuzzFailure) {
@@ -46,12 +46,12 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .peer: try PeerTarget.run(bytes)
         case .state: try StateTarget.run(bytes)
         case .crypto: try CryptoTarget.run(bytes)
-        case .certificate: try CertificateTarget.run(bytes)
-        case .secureChannel: try SecureChannelTarget.run(bytes)
-        case .matterIM: try MatterIMTarget.run(bytes)
-        case .mdnsMessage: try MDNSMessageTarget.run(bytes)
         case .matterTLV: try MatterTLVTarget.run(bytes)
         case .matterMessage: try MatterMessageTarget.run(bytes)
+        case .matterCertificate: try MatterCertificateTarget.run(bytes)
+        case .matterSecureChannel: try MatterSecureChannelTarget.run(bytes)
+        case .matterIM: try MatterIMTarget.run(bytes)
+        case .mdnsMessage: try MDNSMessageTarget.run(bytes)
         }
     }
 }

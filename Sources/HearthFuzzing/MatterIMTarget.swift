@@ -135,9 +135,9 @@ private struct FuzzVerifier: OperationalCertificateVerifier {
     func checkRoot(_ root: [UInt8]) throws(CredentialError) {
         if root.isEmpty { throw CredentialError("empty root") }
     }
-    func verifyChain(noc: [UInt8], icac: [UInt8]?, root: [UInt8]) throws(CredentialError) -> OperationalIdentity {
+    func verifyChain(noc: [UInt8], icac: [UInt8]?, root: [UInt8]) throws(CredentialError) -> OperationalCertificateIdentity {
         guard noc.count >= 2 else { throw CredentialError("short NOC") }
-        return OperationalIdentity(fabricID: UInt64(noc[0]), nodeID: UInt64(noc[1]) + 1, publicKey: FuzzKey().publicKey,
+        return OperationalCertificateIdentity(fabricID: UInt64(noc[0]), nodeID: UInt64(noc[1]) + 1, publicKey: FuzzKey().publicKey,
                                    rootPublicKey: root)
     }
 }

@@ -8,7 +8,7 @@ import HearthMatter
 /// either form converts to the other and reads back as itself (so a signature checked on the rebuilt TBS is the one
 /// the issuer made); X.509 is accepted only when rebuilding it from TLV gives exactly the input; checking any
 /// certificate as a root never crashes.
-enum CertificateTarget {
+enum MatterCertificateTarget {
     static func run(_ bytes: [UInt8]) throws(FuzzFailure) {
         guard let form = bytes.first else { return }
         let body = Array(bytes.dropFirst())
@@ -36,7 +36,7 @@ enum CertificateTarget {
 /// Promises (`PASEResponder`, `CASEResponder`): no input establishes a session (that takes the passcode, or a key
 /// and certificate of the fabric, neither of which the input can have); every failure is answered with a
 /// StatusReport or comes from the peer's own; a failed attempt leaves the responder free for the next one.
-enum SecureChannelTarget {
+enum MatterSecureChannelTarget {
     static let paseVerifier: PASEVerifier = {
         do {
             return try PASEVerifier.compute(passcode: 20_202_021, salt: Array("SPAKE2P Key Salt".utf8), iterations: 1000)
@@ -58,18 +58,18 @@ enum SecureChannelTarget {
                                  .subjectKeyIdentifier(keyID), .authorityKeyIdentifier(keyID)],
                     signature: [UInt8](repeating: 0, count: 64))
                 try root.sign(with: key)
-                let identity = CASEIdentity(
+                let identity = OperationalIdentity(
                     fabricIndex: 1, fabricID: 1, nodeID: 1, rootPublicKey: key.publicKey.x963Representation,
                     rcac: root.tlvEncoded, noc: root.tlvEncoded, icac: nil, operationalKey: key,
-                    ipk: [UInt8](repeating: 0, count: 16))
+                    ipks: [[UInt8](repeating: 0, count: 16)])
                 return Identities(identities: [identity])
             } catch {
                 fatalError("fuzz fabric: \(error)")
             }
         }()
 
-        var identities: [CASEIdentity]
-        func operationalIdentities() -> [CASEIdentity] { identities }
+        var identities: [OperationalIdentity]
+        func operationalIdentities() -> [OperationalIdentity] { identities }
     }
 
     static func run(_ bytes: [UInt8]) throws(FuzzFailure) {

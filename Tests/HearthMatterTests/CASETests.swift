@@ -39,11 +39,12 @@ struct TestFabric {
                                     issuerKeyID: issuer.subjectKeyIdentifier, ca: false, signer: icacKey ?? rootKey)
     }
 
-    func identity(fabricIndex: UInt8, nodeID: UInt64, key: P256.SigningKey) throws -> CASEIdentity {
-        CASEIdentity(
+    func identity(fabricIndex: UInt8, nodeID: UInt64, key: P256.SigningKey) throws -> OperationalIdentity {
+        OperationalIdentity(
             fabricIndex: fabricIndex, fabricID: fabricID, nodeID: nodeID,
             rootPublicKey: rootKey.publicKey.x963Representation, rcac: rcac.tlvEncoded,
-            noc: try noc(nodeID: nodeID, key: key).tlvEncoded, icac: icac?.tlvEncoded, operationalKey: key, ipk: ipk)
+            noc: try noc(nodeID: nodeID, key: key).tlvEncoded, icac: icac?.tlvEncoded, operationalKey: key,
+            ipks: [[UInt8](repeating: 0x17, count: 16), ipk])
     }
 
     static func certificate(serial: UInt8, issuer: DistinguishedName, subject: DistinguishedName, publicKey: P256.PublicKey,
@@ -64,8 +65,8 @@ struct TestFabric {
 }
 
 struct FixedIdentities: OperationalIdentityStore {
-    var identities: [CASEIdentity]
-    func operationalIdentities() -> [CASEIdentity] { identities }
+    var identities: [OperationalIdentity]
+    func operationalIdentities() -> [OperationalIdentity] { identities }
 }
 
 /// A CASE initiator written from the specification, with the same primitives, to drive `CASEResponder`.
@@ -182,6 +183,29 @@ struct TestCASEInitiator {
         #expect(session.keys == expected)
         #expect(setup.resumptions.record(resumptionID: initiator.resumptionID)?.peerNodeID == Self.initiatorNodeID)
         #expect(!setup.responder.isBusy)
+    }
+
+    @Test func identityFromAddNOCMaterialChecksTheChainAndDerivesTheIPK() throws {
+        let fabric = try TestFabric(fabricID: 0xFAB1, withICAC: true)
+        let key = try P256.SigningKey()
+        let noc = try fabric.noc(nodeID: Self.responderNodeID, key: key).tlvEncoded
+        let identity = try OperationalIdentity(
+            fabricIndex: 3, rcac: fabric.rcac.tlvEncoded, noc: noc, icac: fabric.icac?.tlvEncoded, operationalKey: key,
+            ipkEpochKeys: [[UInt8](repeating: 0x42, count: 16)], time: nil)
+        #expect(identity.nodeID == Self.responderNodeID)
+        #expect(identity.fabricID == 0xFAB1)
+        #expect(identity.ipks == [fabric.ipk])
+        #expect(identity.rootPublicKey == fabric.rootKey.publicKey.x963Representation)
+        // A NOC for another key, or without the ICAC that issued it, is refused.
+        #expect(throws: CertificateError.self) {
+            try OperationalIdentity(fabricIndex: 3, rcac: fabric.rcac.tlvEncoded, noc: noc, icac: fabric.icac?.tlvEncoded,
+                                    operationalKey: try P256.SigningKey(), ipkEpochKeys: [[UInt8](repeating: 0x42, count: 16)],
+                                    time: nil)
+        }
+        #expect(throws: CertificateError.self) {
+            try OperationalIdentity(fabricIndex: 3, rcac: fabric.rcac.tlvEncoded, noc: noc, icac: nil, operationalKey: key,
+                                    ipkEpochKeys: [[UInt8](repeating: 0x42, count: 16)], time: nil)
+        }
     }
 
     @Test func resumptionSkipsSigma2AndDerivesResumptionKeys() throws {

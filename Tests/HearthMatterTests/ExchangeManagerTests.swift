@@ -149,6 +149,15 @@ final class RecordingHandler: ExchangeHandler {
         #expect(manager.nextDeadline == MatterInstant(milliseconds: 1330))
     }
 
+    @Test func aPeersAnnouncedIntervalsTimeItsRetransmissions() throws {
+        let transport = RecordingTransport()
+        let manager = ExchangeManager(transport: transport, firstExchangeID: 1, jitter: { 0 })
+        manager.setPeerIntervals(for: session, idle: 5000)
+        let exchange = manager.openExchange(on: session, handler: RecordingHandler())
+        try manager.send(on: exchange, protocolID: .interactionModel, opcode: 2, payload: [], now: MatterInstant(milliseconds: 0))
+        #expect(manager.nextDeadline == MatterInstant(milliseconds: 5500))
+    }
+
     @Test func oneReliableMessageAtATimeAndClosedExchangesRefuseSends() throws {
         let transport = RecordingTransport()
         let manager = ExchangeManager(transport: transport, firstExchangeID: 1, jitter: { 0 })

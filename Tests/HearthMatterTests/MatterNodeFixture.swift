@@ -45,14 +45,14 @@ struct StandInVerifier: OperationalCertificateVerifier {
         }
     }
 
-    func verifyChain(noc: [UInt8], icac: [UInt8]?, root: [UInt8]) throws(CredentialError) -> OperationalIdentity {
+    func verifyChain(noc: [UInt8], icac: [UInt8]?, root: [UInt8]) throws(CredentialError) -> OperationalCertificateIdentity {
         guard let element = try? TLVElement(decoding: noc), let rootElement = try? TLVElement(decoding: root),
               let fabricID = element[context: 1]?.unsignedValue, let nodeID = element[context: 2]?.unsignedValue,
               let key = element[context: 3]?.bytesValue, let rootKey = element[context: 4]?.bytesValue,
               rootKey == rootElement[context: 4]?.bytesValue else {
             throw CredentialError("the stand-in NOC does not chain to the root")
         }
-        return OperationalIdentity(fabricID: fabricID, nodeID: nodeID, publicKey: key, rootPublicKey: rootKey)
+        return OperationalCertificateIdentity(fabricID: fabricID, nodeID: nodeID, publicKey: key, rootPublicKey: rootKey)
     }
 }
 

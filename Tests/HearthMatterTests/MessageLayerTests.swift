@@ -4,7 +4,7 @@ import NIOCore
 import Testing
 
 /// Two message layers wired back to back in memory, with a secure session between them.
-final class Pair {
+final class SessionPair {
     var toB: [[UInt8]] = []
     var toA: [[UInt8]] = []
     var a: MessageLayer!
@@ -34,10 +34,10 @@ final class Pair {
 
 @Suite struct MessageLayerTests {
     @Test func secureMessagesArriveOnceAndForgeriesAreCounted() throws {
-        let pair = Pair()
-        let inbox = Inbox()
+        let pair = SessionPair()
+        let inbox = HandlerInbox()
         pair.b.exchanges.registerUnsolicitedHandler(for: .interactionModel) { _ in InboxHandler(inbox) }
-        let exchange = pair.a.exchanges.openExchange(on: pair.sessionA, handler: InboxHandler(Inbox()))
+        let exchange = pair.a.exchanges.openExchange(on: pair.sessionA, handler: InboxHandler(HandlerInbox()))
         try pair.a.exchanges.send(on: exchange, protocolID: .interactionModel, opcode: 2, payload: [7], now: MatterInstant(milliseconds: 0))
         let datagram = try #require(pair.toB.first)
         #expect(datagram[1] == 22 && datagram[2] == 0, "addressed to B's session id")
@@ -73,6 +73,22 @@ final class Pair {
         pair.b.receive(MessageHeader(messageCounter: 1).encoded() + [0x01], from: pair.addressA, now: MatterInstant(milliseconds: 6))
         #expect(pair.b.counters.unknownSession == 1 && pair.b.counters.unsupported == 1 && pair.b.counters.malformed == 2)
         #expect(inbox.count == 2)
+    }
+
+    @Test func anInitiatorsEphemeralNodeIDAddressesTheAnswers() throws {
+        let pair = SessionPair()
+        let answered = HandlerInbox(), atA = HandlerInbox()
+        pair.b.exchanges.registerUnsolicitedHandler(for: .secureChannel) { _ in InboxHandler(answered, answer: [2]) }
+        let session = pair.a.unsecuredSession(with: pair.addressB, localNodeID: 0xABCD)
+        let exchange = pair.a.exchanges.openExchange(on: session, handler: InboxHandler(atA))
+        try pair.a.exchanges.send(on: exchange, protocolID: .secureChannel, opcode: 0x20, payload: [1], now: MatterInstant(milliseconds: 0))
+        let request = try MatterMessage.decodeUnsecured(try #require(pair.toB.last))
+        #expect(request.header.sourceNodeID == 0xABCD && request.header.destination == .none)
+        pair.b.receive(pair.toB.last!, from: pair.addressA, now: MatterInstant(milliseconds: 1))
+        let answer = try MatterMessage.decodeUnsecured(try #require(pair.toA.last))
+        #expect(answer.header.destination == .node(0xABCD) && answer.header.sourceNodeID == nil)
+        pair.a.receive(pair.toA.last!, from: pair.addressB, now: MatterInstant(milliseconds: 2))
+        #expect(atA.payloads.withLock { $0 } == [[2]])
     }
 
     @Test func unsecuredSessionsAreCapped() {

@@ -103,3 +103,10 @@ import Testing
         #expect(SetupPasscode.random(from: { _ in answers.removeFirst() }) == 7)
     }
 }
+
+@Test func systemRandomPasscodesAreValid() throws {
+    for _ in 0..<20 {
+        #expect(SetupPasscode.isValid(try SetupPasscode.random()))
+        #expect(try SetupDiscriminator.random() <= 0xFFF)
+    }
+}

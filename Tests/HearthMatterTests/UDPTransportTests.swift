@@ -6,7 +6,7 @@ import NIOPosix
 import Testing
 
 /// What handlers received, readable from the test's task.
-final class Inbox: Sendable {
+final class HandlerInbox: Sendable {
     let payloads = Locked<[[UInt8]]>([])
     var count: Int { payloads.withLock { $0.count } }
     func add(_ payload: [UInt8]) { payloads.withLock { $0.append(payload) } }
@@ -14,9 +14,9 @@ final class Inbox: Sendable {
 
 /// Records each message; answers with `answer` when given.
 final class InboxHandler: ExchangeHandler {
-    let inbox: Inbox
+    let inbox: HandlerInbox
     let answer: [UInt8]?
-    init(_ inbox: Inbox, answer: [UInt8]? = nil) {
+    init(_ inbox: HandlerInbox, answer: [UInt8]? = nil) {
         self.inbox = inbox
         self.answer = answer
     }
@@ -50,7 +50,7 @@ final class InboxHandler: ExchangeHandler {
         let bAddress = try #require(await b.localAddresses.first)
         #expect(bAddress.port != 0)
 
-        let atB = Inbox(), atA = Inbox()
+        let atB = HandlerInbox(), atA = HandlerInbox()
         try await b.withMessageLayer { layer in
             layer.exchanges.registerUnsolicitedHandler(for: .interactionModel) { _ in InboxHandler(atB, answer: [9, 9]) }
         }

@@ -324,7 +324,7 @@ public final class CommissioningState: Sendable {
                 return (.tableFull, nil, "the node holds \(Self.supportedFabrics) fabrics already")
             }
             guard ipk.count == 16 else { throw IMError(.invalidCommand, "the IPK has \(ipk.count) bytes, not 16") }
-            let identity: OperationalIdentity
+            let identity: OperationalCertificateIdentity
             do { identity = try verifier.verifyChain(noc: noc, icac: icac, root: root) } catch {
                 return (.invalidNOC, nil, "the NOC chain does not verify: \(error)")
             }
@@ -369,7 +369,7 @@ public final class CommissioningState: Sendable {
                 return (.missingCSR, nil, "no CSRRequest for UpdateNOC came under this fail-safe")
             }
             var fabric = state.table.fabrics[position]
-            let identity: OperationalIdentity
+            let identity: OperationalCertificateIdentity
             do {
                 identity = try verifier.verifyChain(noc: noc, icac: icac, root: fabric.rootCertificate)
             } catch {

@@ -19,7 +19,7 @@ public protocol OperationalKeyFactory: Sendable {
 }
 
 /// What a valid NOC chain says about the node's identity on its fabric.
-public struct OperationalIdentity: Sendable, Equatable {
+public struct OperationalCertificateIdentity: Sendable, Equatable {
     public var fabricID: UInt64
     public var nodeID: NodeID
     /// The NOC's subject public key, SEC1 uncompressed.
@@ -42,7 +42,7 @@ public protocol OperationalCertificateVerifier: Sendable {
     /// Whether `root` is a well-formed, self-signed root CA certificate (Matter TLV).
     func checkRoot(_ root: [UInt8]) throws(CredentialError)
     /// Checks NOC → (ICAC →) root: encodings, signatures, validity, the NOC's node and fabric ids.
-    func verifyChain(noc: [UInt8], icac: [UInt8]?, root: [UInt8]) throws(CredentialError) -> OperationalIdentity
+    func verifyChain(noc: [UInt8], icac: [UInt8]?, root: [UInt8]) throws(CredentialError) -> OperationalCertificateIdentity
 }
 
 /// The device attestation credentials: DAC and PAI certificates, the Certification Declaration, the DAC's key.

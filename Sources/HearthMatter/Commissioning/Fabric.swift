@@ -4,7 +4,7 @@
 public struct Fabric: Sendable, Equatable {
     /// 1…254; never 0.
     public var index: FabricIndex
-    public var identity: OperationalIdentity
+    public var identity: OperationalCertificateIdentity
     public var vendorID: UInt16
     public var label: String
     /// RCAC, ICAC and NOC, Matter TLV encoded, as AddNOC gave them.
@@ -16,7 +16,7 @@ public struct Fabric: Sendable, Equatable {
     /// The Identity Protection Key's epoch key (group key set 0), 16 bytes.
     public var identityProtectionKey: [UInt8]
 
-    public init(index: FabricIndex, identity: OperationalIdentity, vendorID: UInt16, label: String,
+    public init(index: FabricIndex, identity: OperationalCertificateIdentity, vendorID: UInt16, label: String,
                 rootCertificate: [UInt8], intermediateCertificate: [UInt8]?, operationalCertificate: [UInt8],
                 operationalKey: [UInt8], identityProtectionKey: [UInt8]) {
         self.index = index
@@ -55,7 +55,7 @@ public struct Fabric: Sendable, Equatable {
         for cat in try element.field(5).array() { cats.append(try cat.unsigned(UInt32.self)) }
         self.init(
             index: index,
-            identity: OperationalIdentity(
+            identity: OperationalCertificateIdentity(
                 fabricID: try element.field(1).unsigned(), nodeID: try element.field(2).unsigned(),
                 publicKey: try element.field(3).bytes(), rootPublicKey: try element.field(4).bytes(), cats: cats),
             vendorID: try element.field(6).unsigned(), label: try element.field(7).string(),

@@ -108,6 +108,8 @@ public final class ExchangeManager {
     private var unsolicitedHandlers: [ProtocolID: (ExchangeKey) -> any ExchangeHandler] = [:]
     /// When each session's peer last sent something: MRP uses the active interval for a peer heard from recently.
     private var lastHeard: [SessionHandle: MatterInstant] = [:]
+    /// Intervals a peer announced (in PASE's and CASE's session parameters, or DNS-SD), instead of the defaults.
+    private var peerIntervals: [SessionHandle: (idle: Int64, active: Int64, activeThreshold: Int64)] = [:]
     private var nextExchangeID: UInt16
 
     /// `jitter` gives a number in 0…1 per retransmission;
@@ -185,6 +187,15 @@ public final class ExchangeManager {
     public func removeSession(_ session: SessionHandle) {
         exchanges = exchanges.filter { $0.key.session != session }
         lastHeard[session] = nil
+        peerIntervals[session] = nil
+    }
+
+    /// The peer's SESSION_IDLE_INTERVAL, SESSION_ACTIVE_INTERVAL and SESSION_ACTIVE_THRESHOLD (ms), as it announced
+    /// them; a value it left out keeps the default. Retransmissions to it are timed with these from now on.
+    public func setPeerIntervals(for session: SessionHandle, idle: Int64? = nil, active: Int64? = nil,
+                                 activeThreshold: Int64? = nil) {
+        peerIntervals[session] = (idle ?? parameters.idleInterval, active ?? parameters.activeInterval,
+                                  activeThreshold ?? parameters.activeThreshold)
     }
 
     /// Takes a received message that the session layer has decoded and authenticated. `isDuplicate` is the reception
@@ -287,8 +298,10 @@ public final class ExchangeManager {
     }
 
     private func timeout(for session: SessionHandle, sent: Int, now: MatterInstant) -> Int64 {
-        let active = lastHeard[session].map { now - $0 < parameters.activeThreshold } ?? false
-        return parameters.retransmissionTimeout(baseInterval: active ? parameters.activeInterval : parameters.idleInterval,
+        let intervals = peerIntervals[session]
+            ?? (parameters.idleInterval, parameters.activeInterval, parameters.activeThreshold)
+        let active = lastHeard[session].map { now - $0 < intervals.activeThreshold } ?? false
+        return parameters.retransmissionTimeout(baseInterval: active ? intervals.active : intervals.idle,
                                                 sent: sent, jitter: jitter())
     }
 }

@@ -2,9 +2,10 @@
 // then the payload header and payload under AES-CCM with a 16-byte MIC, the nonce being the security flags, the
 // counter and the source node id, and the header the authenticated data.
 
-/// AES-CCM-128 with a 13-byte nonce and a 16-byte tag, as the message layer uses it. HearthCrypto's `AESCCM128`
-/// provides it; it is a protocol so that the message layer is tested without libcrypto and so that the key stays
-/// wherever the session keeps it.
+import HearthCrypto
+
+/// AES-CCM-128 with a 13-byte nonce and a 16-byte tag, as the message layer uses it: `AESCCMMessageCipher`
+/// (HearthCrypto's `AESCCM128`) in use; a protocol so that tests of framing and sessions can stand in for it.
 public protocol MessageCipher: Sendable {
     /// Ciphertext followed by the 16-byte tag.
     func seal(key: [UInt8], nonce: [UInt8], plaintext: [UInt8], authenticatedData: [UInt8]) throws -> [UInt8]
@@ -81,5 +82,18 @@ public struct MatterMessage: Sendable, Equatable {
         }
         let (payloadHeader, length) = try PayloadHeader.decode(plaintext, baseOffset: headerLength)
         return MatterMessage(header: header, payloadHeader: payloadHeader, payload: Array(plaintext[length...]))
+    }
+}
+
+/// The message cipher in use: HearthCrypto's AES-CCM-128 (libcrypto).
+public struct AESCCMMessageCipher: MessageCipher {
+    public init() {}
+
+    public func seal(key: [UInt8], nonce: [UInt8], plaintext: [UInt8], authenticatedData: [UInt8]) throws -> [UInt8] {
+        try AESCCM128.seal(key: key, nonce: nonce, plaintext: plaintext, authenticatedData: authenticatedData)
+    }
+
+    public func open(key: [UInt8], nonce: [UInt8], ciphertextAndTag: [UInt8], authenticatedData: [UInt8]) throws -> [UInt8] {
+        try AESCCM128.open(key: key, nonce: nonce, ciphertextAndTag: ciphertextAndTag, authenticatedData: authenticatedData)
     }
 }

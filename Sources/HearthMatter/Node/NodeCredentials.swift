@@ -16,13 +16,13 @@ public struct MatterCertificateVerifier: OperationalCertificateVerifier {
         }
     }
 
-    public func verifyChain(noc: [UInt8], icac: [UInt8]?, root: [UInt8]) throws(CredentialError) -> OperationalIdentity {
+    public func verifyChain(noc: [UInt8], icac: [UInt8]?, root: [UInt8]) throws(CredentialError) -> OperationalCertificateIdentity {
         do {
             let rcac = try MatterCertificate(tlv: root)
             let peer = try CertificateChain.validate(
                 noc: try MatterCertificate(tlv: noc), icac: try icac.map { (bytes) throws(CertificateError) in try MatterCertificate(tlv: bytes) },
                 rcac: rcac, time: now())
-            return OperationalIdentity(fabricID: peer.fabricID, nodeID: peer.nodeID, publicKey: peer.publicKey,
+            return OperationalCertificateIdentity(fabricID: peer.fabricID, nodeID: peer.nodeID, publicKey: peer.publicKey,
                                        rootPublicKey: rcac.publicKey, cats: peer.caseAuthenticatedTags)
         } catch {
             throw CredentialError("the operational certificate chain is refused: \(error.reason)")
@@ -35,7 +35,7 @@ public struct MatterCertificateVerifier: OperationalCertificateVerifier {
 struct CommissioningIdentityStore: OperationalIdentityStore {
     let state: CommissioningState
 
-    func operationalIdentities() -> [CASEIdentity] {
+    func operationalIdentities() -> [OperationalIdentity] {
         state.fabrics.compactMap { fabric in
             guard let key = try? P256.SigningKey(rawRepresentation: fabric.operationalKey),
                   let compressed = try? FabricKeys.compressedFabricID(rootPublicKey: fabric.identity.rootPublicKey,
@@ -43,10 +43,10 @@ struct CommissioningIdentityStore: OperationalIdentityStore {
                   let ipk = try? FabricKeys.operationalGroupKey(epochKey: fabric.identityProtectionKey,
                                                                 compressedFabricID: compressed)
             else { return nil }
-            return CASEIdentity(fabricIndex: fabric.index, fabricID: fabric.identity.fabricID, nodeID: fabric.identity.nodeID,
+            return OperationalIdentity(fabricIndex: fabric.index, fabricID: fabric.identity.fabricID, nodeID: fabric.identity.nodeID,
                                 rootPublicKey: fabric.identity.rootPublicKey, rcac: fabric.rootCertificate,
                                 noc: fabric.operationalCertificate, icac: fabric.intermediateCertificate,
-                                operationalKey: key, ipk: ipk)
+                                operationalKey: key, ipks: [ipk])
         }
     }
 }

@@ -6,7 +6,7 @@ public import HearthCrypto
 import HearthSync
 
 /// This node on one fabric: what CASE needs to answer as it. Its description shows no key.
-public struct CASEIdentity: Sendable, CustomStringConvertible, CustomReflectable {
+public struct OperationalIdentity: Sendable, CustomStringConvertible, CustomReflectable {
     public var fabricIndex: UInt8
     public var fabricID: UInt64
     public var nodeID: UInt64
@@ -19,11 +19,12 @@ public struct CASEIdentity: Sendable, CustomStringConvertible, CustomReflectable
     public var icac: [UInt8]?
     /// The NOC's private key.
     public var operationalKey: P256.SigningKey
-    /// The IPK: the operational group key of the fabric's IPK epoch key (16 bytes).
-    public var ipk: [UInt8]
+    /// The IPKs: the operational group keys of the epoch keys in the fabric's IPK key set (16 bytes each, at most
+    /// three, current first). A peer's destination id may name any of them; CASE then uses that one throughout.
+    public var ipks: [[UInt8]]
 
     public init(fabricIndex: UInt8, fabricID: UInt64, nodeID: UInt64, rootPublicKey: [UInt8], rcac: [UInt8], noc: [UInt8],
-                icac: [UInt8]?, operationalKey: P256.SigningKey, ipk: [UInt8]) {
+                icac: [UInt8]?, operationalKey: P256.SigningKey, ipks: [[UInt8]]) {
         self.fabricIndex = fabricIndex
         self.fabricID = fabricID
         self.nodeID = nodeID
@@ -32,17 +33,39 @@ public struct CASEIdentity: Sendable, CustomStringConvertible, CustomReflectable
         self.noc = noc
         self.icac = icac
         self.operationalKey = operationalKey
-        self.ipk = ipk
+        self.ipks = ipks
     }
 
-    public var description: String { "CASEIdentity(fabric \(fabricIndex), node \(nodeID), redacted)" }
+    /// An identity from what AddNOC and AddTrustedRootCertificate gave (Matter TLV certificates) and the IPK epoch
+    /// keys: checks the chain NOC → (ICAC) → RCAC and that the NOC is for `operationalKey`, takes the node and fabric
+    /// ids from the NOC, and derives the IPKs through the compressed fabric id.
+    /// - Parameter time: now in Matter epoch seconds, or nil when unknown (validity is then not checked).
+    public init(fabricIndex: UInt8, rcac: [UInt8], noc: [UInt8], icac: [UInt8]?, operationalKey: P256.SigningKey,
+                ipkEpochKeys: [[UInt8]], time: UInt32?) throws {
+        let root = try MatterCertificate(tlv: rcac)
+        let intermediate = try icac.map { bytes throws(CertificateError) in try MatterCertificate(tlv: bytes) }
+        let node = try CertificateChain.validate(noc: try MatterCertificate(tlv: noc), icac: intermediate, rcac: root,
+                                                 time: time)
+        guard node.publicKey == operationalKey.publicKey.x963Representation else {
+            throw CertificateError("NOC is not for this node's operational key")
+        }
+        guard (1...3).contains(ipkEpochKeys.count) else { throw CertificateError("\(ipkEpochKeys.count) IPK epoch keys") }
+        let compressed = try FabricKeys.compressedFabricID(rootPublicKey: root.publicKey, fabricID: node.fabricID)
+        self.init(fabricIndex: fabricIndex, fabricID: node.fabricID, nodeID: node.nodeID, rootPublicKey: root.publicKey,
+                  rcac: rcac, noc: noc, icac: icac, operationalKey: operationalKey,
+                  ipks: try ipkEpochKeys.map { key throws(CryptoError) in
+                      try FabricKeys.operationalGroupKey(epochKey: key, compressedFabricID: compressed)
+                  })
+    }
+
+    public var description: String { "OperationalIdentity(fabric \(fabricIndex), node \(nodeID), redacted)" }
     public var customMirror: Mirror { Mirror(self, children: ["fabricIndex": fabricIndex, "nodeID": nodeID]) }
 }
 
 /// The fabric table as CASE sees it.
 public protocol OperationalIdentityStore: Sendable {
     /// This node's identities, one per fabric it belongs to.
-    func operationalIdentities() -> [CASEIdentity]
+    func operationalIdentities() -> [OperationalIdentity]
 }
 
 /// What a completed CASE session leaves behind so that the peer may resume it.
@@ -310,7 +333,9 @@ public enum CASECrypto {
 /// The node's CASE: answers one Sigma1 at a time, as the fabric identity its destination id names.
 public struct CASEResponder: Sendable {
     private struct Pending: Sendable {
-        var identity: CASEIdentity
+        var identity: OperationalIdentity
+        /// The IPK the destination id named.
+        var ipk: [UInt8]
         var sigma1: Sigma1
         var sigma1Bytes: [UInt8]
         var sigma2Bytes: [UInt8]
@@ -405,11 +430,19 @@ public struct CASEResponder: Sendable {
     private mutating func answer(_ sigma1: Sigma1, bytes sigma1Bytes: [UInt8]) throws(SessionEstablishmentError)
         -> SessionEstablishmentStep
     {
-        guard let identity = identities.operationalIdentities().first(where: { identity in
-            FabricKeys.destinationID(ipk: identity.ipk, initiatorRandom: sigma1.initiatorRandom,
-                                     rootPublicKey: identity.rootPublicKey, fabricID: identity.fabricID,
-                                     nodeID: identity.nodeID) == sigma1.destinationID
-        }) else { throw .noSharedTrustRoots }
+        var match: (identity: OperationalIdentity, ipk: [UInt8])?
+        search: for identity in identities.operationalIdentities() {
+            for ipk in identity.ipks {
+                let candidate = FabricKeys.destinationID(
+                    ipk: ipk, initiatorRandom: sigma1.initiatorRandom, rootPublicKey: identity.rootPublicKey,
+                    fabricID: identity.fabricID, nodeID: identity.nodeID)
+                if constantTimeEqual(candidate, sigma1.destinationID) {
+                    match = (identity, ipk)
+                    break search
+                }
+            }
+        }
+        guard let (identity, ipk) = match else { throw .noSharedTrustRoots }
         do {
             let peerKey = try P256.PublicKey(x963Representation: sigma1.initiatorEphemeralPublicKey)
             let ephemeral = try P256.SigningKey()
@@ -422,14 +455,14 @@ public struct CASEResponder: Sendable {
             let signature = try identity.operationalKey.signature(for: tbs).rawRepresentation
             let tbe = CASECrypto.toBeEncrypted(noc: identity.noc, icac: identity.icac, signature: signature,
                                                resumptionID: resumptionID)
-            let s2k = try CASECrypto.sigma2Key(sharedSecret: sharedSecret, ipk: identity.ipk, responderRandom: responderRandom,
+            let s2k = try CASECrypto.sigma2Key(sharedSecret: sharedSecret, ipk: ipk, responderRandom: responderRandom,
                                                responderEphemeralPublicKey: ephemeralPublic, sigma1: sigma1Bytes)
             let encrypted2 = try AESCCM128.seal(key: s2k, nonce: CASECrypto.sigma2Nonce, plaintext: tbe, authenticatedData: [])
             let sigma2 = Sigma2(responderRandom: responderRandom, responderSessionID: localSessionID,
                                 responderEphemeralPublicKey: ephemeralPublic, encrypted2: encrypted2,
                                 responderParameters: localParameters).encoded
             state = .awaitingSigma3(Pending(
-                identity: identity, sigma1: sigma1, sigma1Bytes: sigma1Bytes, sigma2Bytes: sigma2,
+                identity: identity, ipk: ipk, sigma1: sigma1, sigma1Bytes: sigma1Bytes, sigma2Bytes: sigma2,
                 ephemeralPublicKey: ephemeralPublic, sharedSecret: sharedSecret, resumptionID: resumptionID))
             return .reply(SecureChannelMessage(.caseSigma2, sigma2))
         } catch {
@@ -447,7 +480,7 @@ public struct CASEResponder: Sendable {
         let identity = pending.identity
         let plaintext: [UInt8]
         do {
-            let s3k = try CASECrypto.sigma3Key(sharedSecret: pending.sharedSecret, ipk: identity.ipk,
+            let s3k = try CASECrypto.sigma3Key(sharedSecret: pending.sharedSecret, ipk: pending.ipk,
                                                sigma1: pending.sigma1Bytes, sigma2: pending.sigma2Bytes)
             plaintext = try AESCCM128.open(key: s3k, nonce: CASECrypto.sigma3Nonce, ciphertextAndTag: encrypted3,
                                            authenticatedData: [])
@@ -477,7 +510,7 @@ public struct CASEResponder: Sendable {
         guard verified else { throw .verificationFailed("Sigma3 signature does not verify") }
         let keys: SessionKeys
         do {
-            keys = try CASECrypto.sessionKeys(sharedSecret: pending.sharedSecret, ipk: identity.ipk, sigma1: pending.sigma1Bytes,
+            keys = try CASECrypto.sessionKeys(sharedSecret: pending.sharedSecret, ipk: pending.ipk, sigma1: pending.sigma1Bytes,
                                               sigma2: pending.sigma2Bytes, sigma3: sigma3Bytes)
         } catch {
             throw .crypto(error.description)

@@ -2,6 +2,8 @@
 // manual pairing code (decimal, with a Verhoeff check digit), both ways, and the passcode and discriminator a node
 // makes for itself.
 
+public import HearthCrypto
+
 /// What is wrong with a setup code or a setup payload.
 public enum SetupPayloadError: Error, Sendable, Equatable {
     /// The QR text does not start with `MT:`.
@@ -57,6 +59,11 @@ public enum SetupPasscode {
         validRange.contains(passcode) && !forbidden.contains(passcode)
     }
 
+    /// A random valid passcode from libcrypto's generator.
+    public static func random() throws(CryptoError) -> UInt32 {
+        try random(from: SecureRandom.bytes)
+    }
+
     /// A random valid passcode. `randomBytes` is the secure random source (HearthCrypto's `SecureRandom.bytes`);
     /// tests pass a deterministic one.
     public static func random<E: Error>(from randomBytes: (Int) throws(E) -> [UInt8]) throws(E) -> UInt32 {
@@ -74,6 +81,11 @@ public enum SetupPasscode {
 /// The discriminator: 12 bits that tell commissionable nodes apart before a passcode is tried.
 public enum SetupDiscriminator {
     public static let maximum: UInt16 = 0xFFF
+
+    /// A random 12-bit discriminator from libcrypto's generator.
+    public static func random() throws(CryptoError) -> UInt16 {
+        try random(from: SecureRandom.bytes)
+    }
 
     /// A random 12-bit discriminator. `randomBytes` is the secure random source (HearthCrypto's
     /// `SecureRandom.bytes`).

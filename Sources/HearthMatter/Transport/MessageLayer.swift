@@ -58,8 +58,8 @@ public final class MessageLayer: ExchangeTransport, @unchecked Sendable {
     public private(set) var exchanges: ExchangeManager!
 
     private enum SessionKind {
-        /// The peer's (ephemeral) node id when its messages carry one.
-        case unsecured(peerNodeID: UInt64?)
+        /// The peer's (ephemeral) node id when its messages carry one; ours when we initiate with one.
+        case unsecured(peerNodeID: UInt64?, localNodeID: UInt64?)
         case secure(SecureSessionParameters)
     }
 
@@ -104,8 +104,11 @@ public final class MessageLayer: ExchangeTransport, @unchecked Sendable {
 
     // MARK: Sessions
 
-    /// The unsecured session with a peer, made on first use (to start PASE or CASE as an initiator).
-    public func unsecuredSession(with peer: SocketAddress, peerNodeID: UInt64? = nil) -> SessionHandle {
+    /// The unsecured session with a peer, made on first use. An initiator of PASE or CASE gives `localNodeID`, the
+    /// random ephemeral node id its messages carry as their source.
+    public func unsecuredSession(with peer: SocketAddress, peerNodeID: UInt64? = nil, localNodeID: UInt64? = nil)
+        -> SessionHandle
+    {
         let key = UnsecuredKey(peer: peer, nodeID: peerNodeID)
         if let handle = unsecuredSessions[key] { return handle }
         if unsecuredSessions.count >= Self.maximumUnsecuredSessions,
@@ -115,7 +118,8 @@ public final class MessageLayer: ExchangeTransport, @unchecked Sendable {
             removeSession(idlest)
         }
         let handle = newHandle()
-        sessions[handle] = Session(kind: .unsecured(peerNodeID: peerNodeID), peerAddress: peer, counter: nil,
+        sessions[handle] = Session(kind: .unsecured(peerNodeID: peerNodeID, localNodeID: localNodeID), peerAddress: peer,
+                                   counter: nil,
                                    reception: MessageReceptionState(kind: .unencrypted))
         unsecuredSessions[key] = handle
         return handle
@@ -138,7 +142,7 @@ public final class MessageLayer: ExchangeTransport, @unchecked Sendable {
     public func removeSession(_ handle: SessionHandle) {
         guard let session = sessions.removeValue(forKey: handle) else { return }
         switch session.kind {
-        case .unsecured(let nodeID): unsecuredSessions[UnsecuredKey(peer: session.peerAddress, nodeID: nodeID)] = nil
+        case .unsecured(let nodeID, _): unsecuredSessions[UnsecuredKey(peer: session.peerAddress, nodeID: nodeID)] = nil
         case .secure(let p): secureSessions[p.localSessionID] = nil
         }
         exchanges.removeSession(handle)
@@ -207,9 +211,10 @@ public final class MessageLayer: ExchangeTransport, @unchecked Sendable {
     {
         guard var session = sessions[handle] else { throw ExchangeError.encodingFailed("\(handle) is gone") }
         switch session.kind {
-        case .unsecured(let peerNodeID):
+        case .unsecured(let peerNodeID, let localNodeID):
             let counter = try unencryptedCounter.next()
-            let header = MessageHeader(messageCounter: counter, destination: peerNodeID.map { .node($0) } ?? .none)
+            let header = MessageHeader(messageCounter: counter, sourceNodeID: localNodeID,
+                                       destination: peerNodeID.map { .node($0) } ?? .none)
             return (counter, MatterMessage(header: header, payloadHeader: payloadHeader, payload: payload).encodedUnsecured())
         case .secure(let parameters):
             guard var sessionCounter = session.counter else { throw ExchangeError.encodingFailed("no counter") }

@@ -37,10 +37,10 @@ public final class MatterUDPTransport: @unchecked Sendable {
     /// lossy links. Set before `start`.
     public var outboundFilter: (@Sendable (_ datagram: [UInt8], _ peer: SocketAddress) -> Bool)?
 
-    /// `cipher` is AES-CCM (HearthCrypto's in use); `randomCounterStart`, `jitter` and `firstExchangeID` as for
+    /// `randomCounterStart` (from the system's CSPRNG by default), `jitter` and `firstExchangeID` as for
     /// `MessageLayer`.
     public init(eventLoop: any EventLoop, clock: any MatterClock = MatterMonotonicClock(), timerDriving: MatterTimerDriving = .eventLoop,
-                cipher: any MessageCipher, parameters: ReliabilityParameters = ReliabilityParameters(),
+                cipher: any MessageCipher = AESCCMMessageCipher(), parameters: ReliabilityParameters = ReliabilityParameters(),
                 randomCounterStart: @escaping () -> UInt32 = { UInt32.random(in: MessageCounter.initialRange) },
                 jitter: @escaping () -> Double = { Double.random(in: 0...1) },
                 firstExchangeID: UInt16 = UInt16.random(in: 0...UInt16.max)) {

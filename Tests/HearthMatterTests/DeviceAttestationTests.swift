@@ -1,0 +1,117 @@
+// Device attestation with real keys: the DAC made under the public test PAI, the Certification Declaration signed
+// with the public test CD key, and commissioning whose CSR and signatures a commissioner can check.
+
+import HearthCrypto
+@testable import HearthMatter
+import Testing
+
+@Suite struct DeviceAttestationTests {
+    /// The public key of connectedhomeip's "Matter Test CD Signing Authority"
+    /// (credentials/test/certification-declaration/Chip-Test-CD-Signing-Cert.pem), which controllers trust.
+    static let cdSigningPublicKey = hex("043c398922452b55caf389c25bd1bca4656952ccb90e8869249ad8474653014cbf95d687965e036b521c51037e6b8cedefca1eb44046694fa08882eed6519decba")
+
+    @Test func theDACChainsToTheTestPAIAndIsKept() throws {
+        let storage = InMemoryNodeStorage()
+        let attestation = try DeviceAttestation.development(storage: storage)
+        let dac = try X509Certificate(der: attestation.deviceAttestationCertificate)
+        let pai = try X509Certificate(der: attestation.productAttestationIntermediate)
+        #expect(dac.isSigned(by: pai.publicKey))
+        #expect(dac.issuerDER == pai.subjectDER)
+        #expect(dac.subjectValue(X509Attribute.matterVendorIdOID) == "FFF1")
+        #expect(dac.subjectValue(X509Attribute.matterProductIdOID) == "8000")
+        #expect(dac.basicConstraints?.isCA == false)
+        #expect(dac.keyUsage == .digitalSignature)
+        #expect(dac.authorityKeyIdentifier == pai.subjectKeyIdentifier)
+        #expect(dac.subjectKeyIdentifier?.count == 20)
+        #expect(pai.subjectValue(X509Attribute.matterVendorIdOID) == "FFF1")
+
+        // Its key signs what attestation signs, and the next start finds the same DAC.
+        let message: [UInt8] = Array("attestation elements and challenge".utf8)
+        let signature = try P256.Signature(rawRepresentation: try attestation.signWithDeviceAttestationKey(message))
+        #expect(dac.publicKey.isValidSignature(signature, for: message))
+        let again = try DeviceAttestation.development(storage: storage)
+        #expect(again.deviceAttestationCertificate == attestation.deviceAttestationCertificate)
+        let signatureAgain = try P256.Signature(rawRepresentation: try again.signWithDeviceAttestationKey(message))
+        #expect(dac.publicKey.isValidSignature(signatureAgain, for: message))
+    }
+
+    @Test func theCertificationDeclarationIsSignedWithTheTestCDKey() throws {
+        let declaration = try CertificationDeclaration.developmentHub()
+        let content = CertificationElements.developmentHub.encoded()
+        // The content is the pkcs7-data eContent: [0] { OCTET STRING content }.
+        let eContent = DER.contextConstructed(0, [DER.octetString(content)])
+        #expect(declaration.firstRange(of: eContent) != nil)
+        #expect(declaration.firstRange(of: TestAttestationMaterial.certificationDeclarationSigningKeyIdentifier) != nil)
+        // The last element is the signature OCTET STRING, a DER ECDSA signature over the content.
+        let signatureDER = try #require(lastOctetString(declaration))
+        let key = try P256.PublicKey(x963Representation: Self.cdSigningPublicKey)
+        #expect(key.isValidSignature(try P256.Signature(derRepresentation: signatureDER), for: content))
+        // The elements, read back.
+        let elements = try TLVElement(decoding: content)
+        #expect(elements[context: 1]?.unsignedValue == 0xFFF1)
+        #expect(elements[context: 2]?.arrayMembers?.map(\.unsignedValue) == [0x8000])
+        #expect(elements[context: 4]?.stringValue?.utf8.count == 19)
+        #expect(elements[context: 8]?.unsignedValue == 0)
+    }
+
+    @Test func commissioningWithRealKeysGivesACheckableCSR() throws {
+        let storage = InMemoryNodeStorage()
+        let attestation = try DeviceAttestation.development(storage: storage)
+        let clock = TestClock()
+        let node = try MatterNodeCore(
+            configuration: MatterNodeConfiguration(
+                basicInformation: BasicInformationConfiguration(serialNumber: "S", uniqueID: "U"),
+                networkInterfaces: { [] }, initialDataVersion: 1),
+            storage: storage, keys: P256OperationalKeyFactory(), verifier: StandInVerifier(), attestation: attestation,
+            started: clock.start, now: { [clock] in clock.now })
+        let challenge = [UInt8](repeating: 0x3C, count: 16)
+        let pase = SubjectDescriptor.pase(attestationChallenge: challenge)
+        func invoke(_ cluster: ClusterID, _ command: CommandID, _ fields: [TLVElement]) throws -> TLVElement {
+            var exchange = IMExchangeState()
+            let request = InvokeRequest(invokeRequests: [CommandDataIB(path: CommandPath(endpoint: 0, cluster: cluster, command: command),
+                                                                       fields: TLVElement(.structure(fields)))])
+            let reply = node.receive(opcode: InteractionModelOpcode.invokeRequest.rawValue, payload: request.encoded().encoded(),
+                                     exchange: &exchange, subject: pase, now: clock.now)
+            let response = try InvokeResponse(decoding: try #require(reply.message).payload)
+            guard case .command(let data) = try #require(response.invokeResponses.first) else {
+                throw IMError(.failure, "no response command: \(response)")
+            }
+            return try #require(data.fields)
+        }
+        _ = try invoke(0x30, 0, [TLVElement(context: 0, .uint(UInt16(60))), TLVElement(context: 1, .uint(UInt64(0)))])
+        let dac = try X509Certificate(der: attestation.deviceAttestationCertificate)
+
+        let csrResponse = try invoke(0x3E, 4, [TLVElement(context: 0, .bytes([UInt8](repeating: 9, count: 32)))])
+        let elements = try #require(csrResponse[context: 0]?.bytesValue)
+        let signature = try P256.Signature(rawRepresentation: try #require(csrResponse[context: 1]?.bytesValue))
+        #expect(dac.publicKey.isValidSignature(signature, for: elements + challenge))
+        let csr = try CertificateSigningRequest(der: try #require(try TLVElement(decoding: elements)[context: 1]?.bytesValue))
+        #expect(csr.publicKey.x963Representation.count == 65)
+
+        let attestationResponse = try invoke(0x3E, 0, [TLVElement(context: 0, .bytes([UInt8](repeating: 8, count: 32)))])
+        let attestationElements = try #require(attestationResponse[context: 0]?.bytesValue)
+        let attestationSignature = try P256.Signature(rawRepresentation: try #require(attestationResponse[context: 1]?.bytesValue))
+        #expect(dac.publicKey.isValidSignature(attestationSignature, for: attestationElements + challenge))
+        #expect(try TLVElement(decoding: attestationElements)[context: 1]?.bytesValue == attestation.certificationDeclaration)
+    }
+}
+
+/// The contents of the last OCTET STRING of a DER structure that ends with one (the CD's signature).
+private func lastOctetString(_ der: [UInt8]) -> [UInt8]? {
+    // A DER ECDSA signature is 70–72 bytes: find the OCTET STRING header that spans exactly to the end.
+    for length in (8...80).reversed() where der.count > length + 2 {
+        let start = der.count - length - 2
+        if der[start] == 0x04 && Int(der[start + 1]) == length { return Array(der[(start + 2)...]) }
+    }
+    return nil
+}
+
+private func hex(_ text: String) -> [UInt8] {
+    var out: [UInt8] = []
+    var iterator = text.utf8.makeIterator()
+    while let high = iterator.next(), let low = iterator.next() {
+        func value(_ c: UInt8) -> UInt8 { c <= 57 ? c - 48 : (c | 0x20) - 87 }
+        out.append(value(high) << 4 | value(low))
+    }
+    return out
+}
