@@ -432,16 +432,3 @@ private final class NodeExchangeHandler: ExchangeHandler {
 
     func exchange(_ exchange: ExchangeKey, failed error: ExchangeError, manager: ExchangeManager) {}
 }
-
-/// AES-CCM-128 of HearthCrypto as the message layer's cipher.
-public struct AESCCMMessageCipher: MessageCipher {
-    public init() {}
-
-    public func seal(key: [UInt8], nonce: [UInt8], plaintext: [UInt8], authenticatedData: [UInt8]) throws -> [UInt8] {
-        try AESCCM128.seal(key: key, nonce: nonce, plaintext: plaintext, authenticatedData: authenticatedData)
-    }
-
-    public func open(key: [UInt8], nonce: [UInt8], ciphertextAndTag: [UInt8], authenticatedData: [UInt8]) throws -> [UInt8] {
-        try AESCCM128.open(key: key, nonce: nonce, ciphertextAndTag: ciphertextAndTag, authenticatedData: authenticatedData)
-    }
-}
