@@ -187,6 +187,13 @@ public final class Hub {
             .init(service: BindingsService(bindings: plan.bindings.map(\.binding)), serviceName: "hardware"),
             .init(service: MQTTService(hub: mqtt), serviceName: "mqtt"),
         ]
+        if config.matter.isEnabled(simulatedBoard: plan.board.isSimulated) {
+            guard let matter = MatterHub.service(config, logger: logger) else {
+                for (_, binding) in plan.bindings { binding.stop() }
+                return failed(HubDaemon.stateError)
+            }
+            services.append(.init(service: matter, serviceName: "matter"))
+        }
         if let interval = SystemdNotifier.watchdogInterval, notifier.isActive {
             services.append(.init(service: WatchdogService(notifier: notifier, interval: interval), serviceName: "watchdog"))
         }
