@@ -40,7 +40,7 @@ final class MessageRecorder: ExchangeHandler, @unchecked Sendable {
         try await initiator.start(addresses: [try SocketAddress(ipAddress: host, port: 0)])
 
         // PBKDFParamRequest → PBKDFParamResponse.
-        let request = PBKDFParamRequest(initiatorRandom: try SecureRandom.bytes(32), initiatorSessionID: 0x4242)
+        let request = PBKDFParamRequest(initiatorRandom: try SecureRandom.bytes(32), initiatorSessionID: 0x4242, hasPBKDFParameters: false)
         let pase = MessageRecorder()
         let paseExchange = try await initiator.withMessageLayer { layer in
             let session = layer.unsecuredSession(with: nodeAddress, peerNodeID: nil)

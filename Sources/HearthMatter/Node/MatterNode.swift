@@ -74,6 +74,8 @@ public final class MatterNode: @unchecked Sendable {
         var peerNodeID: NodeID
         var cats: [UInt32]
         var attestationChallenge: [UInt8]
+        /// When the peer last used it: the session idle longest goes first when the table is full.
+        var lastActive: MatterInstant
 
         var subject: SubjectDescriptor {
             switch kind {
@@ -106,6 +108,9 @@ public final class MatterNode: @unchecked Sendable {
     public static let establishmentTimeout: Int64 = 30_000
     /// PASE attempts that fail before the node stops answering PASE until restarted (5.4.2.7 allows 20 at least).
     public static let maximumFailedPASEAttempts = 100
+    /// Secure sessions kept at once (the specification asks for at least 3 CASE sessions per fabric); past it, a new
+    /// session replaces the one idle longest, so that peers that never close theirs cannot grow memory.
+    public static let maximumSecureSessions = 24
 
     public init(core: MatterNodeCore, options: MatterNodeOptions, eventLoop: any EventLoop,
                 clock: any MatterClock = MatterMonotonicClock(), random: @escaping RandomBytes = systemRandomBytes,
@@ -285,7 +290,7 @@ public final class MatterNode: @unchecked Sendable {
     private func install(_ session: EstablishedSession, from unsecured: SessionHandle) {
         guard let layer, let peer = layer.peerAddress(of: unsecured) else { return }
         var record = SessionRecord(kind: .pase, localSessionID: session.localSessionID, fabricIndex: 0, peerNodeID: 0, cats: [],
-                                   attestationChallenge: session.keys.attestationChallenge)
+                                   attestationChallenge: session.keys.attestationChallenge, lastActive: now)
         var localNodeID: UInt64 = 0
         if case .case(let fabricIndex, let peerNodeID, let cats) = session.kind {
             record.kind = .case
@@ -298,6 +303,10 @@ public final class MatterNode: @unchecked Sendable {
             localSessionID: session.localSessionID, peerSessionID: session.peerSessionID,
             encryptionKey: session.keys.responderToInitiator, decryptionKey: session.keys.initiatorToResponder,
             localNodeID: localNodeID, peerNodeID: record.peerNodeID, peerAddress: peer)
+        while sessions.count >= Self.maximumSecureSessions,
+              let idlest = sessions.min(by: { $0.value.lastActive < $1.value.lastActive })?.key {
+            removeSession(idlest)
+        }
         guard let handle = layer.addSecureSession(parameters) else {
             log("matter: session id \(session.localSessionID) is taken; the session is dropped")
             return
@@ -323,6 +332,7 @@ public final class MatterNode: @unchecked Sendable {
             manager.close(key, now: now)
             return
         }
+        sessions[key.session]?.lastActive = now
         let reply = core.receive(opcode: message.payloadHeader.opcode, payload: message.payload, exchange: &state,
                                  subject: record.subject, now: now)
         if let answer = reply.message {
