@@ -20,7 +20,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case peer
     /// The state file (`state.json`), loaded as a hub loads it at start-up.
     case state
-    /// HearthCrypto's readers: DER certificates and CSRs, SEC1 points, DER signatures, a SPAKE2+ share.
+    /// HearthCrypto's readers: DER certificates and CSRs, SEC1 points, DER signatures, a SPAKE2+ share, CMS messages.
     case crypto
     /// A Multicast DNS packet, read by the DNS codec and answered by the mDNS responder's logic.
     case mdnsMessage = "mdns-message"
