@@ -328,3 +328,63 @@ final class ProbeCluster: ClusterServer {
         #expect(fixture.send(.subscribeRequest, request.encoded(), exchange: &overPASE, as: pase) == .status(.unsupportedAccess))
     }
 }
+
+@Suite struct ChunkedWriteTests {
+    let pase = SubjectDescriptor.pase()
+
+    /// Sends write chunks on one exchange; returns each reply's statuses.
+    func send(_ fixture: MatterNodeFixture, _ chunks: [[AttributeDataIB]], as subject: SubjectDescriptor) throws -> [[IMStatusCode]] {
+        var exchange = IMExchangeState()
+        var out: [[IMStatusCode]] = []
+        for (n, chunk) in chunks.enumerated() {
+            let more = n < chunks.count - 1
+            let reply = fixture.send(.writeRequest, WriteRequest(writeRequests: chunk, moreChunkedMessages: more).encoded(),
+                                     exchange: &exchange, as: subject)
+            let message = try #require(reply.message)
+            try #require(message.opcode == .writeResponse, "chunk \(n): \(message.opcode)")
+            #expect(reply.closesExchange == !more)
+            out.append(try WriteResponse(decoding: message.payload).writeResponses.map(\.status.status))
+        }
+        return out
+    }
+
+    @Test func anACLWrittenAcrossChunksNeverLocksItsWriterOut() throws {
+        let fixture = try MatterNodeFixture()
+        let index = try fixture.addFabric()
+        _ = try fixture.completeCommissioning(fabric: index)
+        let admin = SubjectDescriptor.caseSession(fabricIndex: index, node: 112233)
+        let whole = AttributePath(endpoint: 0, cluster: 0x1F, attribute: 0)
+        var append = whole
+        append.listIndex = .append
+        let entries = fixture.node.commissioning.acl + [
+            ACLEntry(privilege: .view, authMode: .case, subjects: [5], fabricIndex: index),
+            ACLEntry(privilege: .operate, authMode: .case, subjects: [6], fabricIndex: index),
+        ]
+        let writesBefore = fixture.storage.writeCount
+        // The chunking a controller does when a list does not fit: an empty list, then one item per chunk.
+        let statuses = try send(fixture, [
+            [AttributeDataIB(dataVersion: nil, path: whole, data: .array([]))],
+            [AttributeDataIB(dataVersion: nil, path: append, data: entries[0].encoded(includingFabricIndex: false).value)],
+            [AttributeDataIB(dataVersion: nil, path: append, data: entries[1].encoded(includingFabricIndex: false).value),
+             AttributeDataIB(dataVersion: nil, path: append, data: entries[2].encoded(includingFabricIndex: false).value)],
+        ], as: admin)
+        #expect(statuses == [[], [], [.success]])
+        #expect(fixture.node.commissioning.acl == entries)
+        // Written once, whole.
+        #expect(fixture.storage.writeCount == writesBefore + 1)
+    }
+
+    @Test func aListAbandonedMidwayIsNotWritten() throws {
+        let fixture = try MatterNodeFixture()
+        let probe = ProbeCluster()
+        fixture.node.dataModel.addEndpoint(EndpointDefinition(id: 1, deviceTypes: [], clusters: [probe]))
+        let whole = AttributePath(endpoint: 1, cluster: probe.id, attribute: 1)
+        var exchange = IMExchangeState()
+        _ = fixture.send(.writeRequest, WriteRequest(writeRequests: [AttributeDataIB(dataVersion: nil, path: whole, data: .array([TLVElement(.unsigned(1))]))],
+                                                     moreChunkedMessages: true).encoded(), exchange: &exchange, as: pase)
+        // The peer gives up with something else than a WriteRequest.
+        let reply = fixture.send(.readRequest, ReadRequest(attributeRequests: [whole]).encoded(), exchange: &exchange, as: pase)
+        #expect(reply == .status(.invalidAction))
+        #expect(probe.values.withLock { $0.entries }.isEmpty)
+    }
+}

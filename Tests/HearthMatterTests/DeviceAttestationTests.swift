@@ -115,3 +115,81 @@ private func hex(_ text: String) -> [UInt8] {
     }
     return out
 }
+
+/// Commissioning with every real part: P-256 keys, Matter certificates checked by `CertificateChain`, and the fabric
+/// handed to CASE.
+@Suite struct RealCredentialsCommissioningTests {
+    @Test(arguments: [false, true])
+    func aFabricMadeWithRealCertificatesIsWhatCASESees(withICAC: Bool) throws {
+        let storage = InMemoryNodeStorage()
+        let clock = TestClock()
+        let node = try MatterNodeCore(
+            configuration: MatterNodeConfiguration(
+                basicInformation: BasicInformationConfiguration(serialNumber: "S", uniqueID: "U"),
+                networkInterfaces: { [] }, initialDataVersion: 1),
+            storage: storage, keys: P256OperationalKeyFactory(), verifier: MatterCertificateVerifier(),
+            attestation: try DeviceAttestation.development(storage: storage), started: clock.start, now: { [clock] in clock.now })
+        let pase = SubjectDescriptor.pase(attestationChallenge: [UInt8](repeating: 1, count: 16))
+        func invoke(_ cluster: ClusterID, _ command: CommandID, _ fields: [TLVElement]) throws -> InvokeResponseIB {
+            var exchange = IMExchangeState()
+            let request = InvokeRequest(invokeRequests: [CommandDataIB(path: CommandPath(endpoint: 0, cluster: cluster, command: command),
+                                                                       fields: TLVElement(.structure(fields)))])
+            let reply = node.receive(opcode: InteractionModelOpcode.invokeRequest.rawValue, payload: request.encoded().encoded(),
+                                     exchange: &exchange, subject: pase, now: clock.now)
+            let message = try #require(reply.message)
+            let response = try InvokeResponse(decoding: message.payload)
+            return try #require(response.invokeResponses.first)
+        }
+        _ = try invoke(0x30, 0, [TLVElement(context: 0, .uint(UInt16(60))), TLVElement(context: 1, .uint(UInt64(0)))])
+        guard case .command(let csrData) = try invoke(0x3E, 4, [TLVElement(context: 0, .bytes([UInt8](repeating: 2, count: 32)))]),
+              let csrFields = csrData.fields, let elements = csrFields[context: 0]?.bytesValue,
+              let csrBytes = try TLVElement(decoding: elements)[context: 1]?.bytesValue else {
+            Issue.record("no CSRResponse")
+            return
+        }
+        let csr = try CertificateSigningRequest(der: csrBytes)
+        let fabric = try TestFabric(fabricID: 0xFAB1, withICAC: withICAC)
+        guard case .status(let rootStatus) = try invoke(0x3E, 0x0B, [TLVElement(context: 0, .bytes(fabric.rcac.tlvEncoded))]) else {
+            Issue.record("AddTrustedRootCertificate answered a command")
+            return
+        }
+        #expect(rootStatus.status == .success)
+
+        // A NOC for another key is refused; the CSR's key is taken.
+        let stranger = try P256.SigningKey()
+        func addNOC(_ noc: MatterCertificate) throws -> TLVElement? {
+            var fields = [TLVElement(context: 0, .bytes(noc.tlvEncoded))]
+            if let icac = fabric.icac { fields.append(TLVElement(context: 1, .bytes(icac.tlvEncoded))) }
+            fields += [TLVElement(context: 2, .bytes([UInt8](repeating: 0x42, count: 16))),
+                       TLVElement(context: 3, .uint(UInt64(112233))), TLVElement(context: 4, .uint(UInt16(0xFFF1)))]
+            guard case .command(let data) = try invoke(0x3E, 6, fields) else { return nil }
+            return data.fields
+        }
+        let wrongKey = try addNOC(try fabric.noc(nodeID: 0x55, key: stranger))
+        #expect(wrongKey?[context: 0]?.unsignedValue == UInt64(NOCStatus.invalidPublicKey.rawValue))
+        // A NOC signed by another root does not verify.
+        let otherFabric = try TestFabric(fabricID: 0xFAB1, withICAC: withICAC)
+        let csrKeyNOC = try fabric.noc(nodeID: 0x55, key: stranger)
+        var forged = csrKeyNOC
+        forged.publicKey = csr.publicKey.x963Representation
+        try forged.sign(with: otherFabric.icacKey ?? otherFabric.rootKey)
+        #expect(try addNOC(forged)?[context: 0]?.unsignedValue == UInt64(NOCStatus.invalidNOC.rawValue))
+
+        // The real one: the node's NOC for the CSR's public key.
+        var noc = csrKeyNOC
+        noc.publicKey = csr.publicKey.x963Representation
+        try noc.sign(with: fabric.icacKey ?? fabric.rootKey)
+        let added = try addNOC(noc)
+        #expect(added?[context: 0]?.unsignedValue == 0)
+        #expect(added?[context: 1]?.unsignedValue == 1)
+
+        let identities = node.commissioning.operationalIdentities()
+        try #require(identities.count == 1)
+        #expect(identities[0].fabricIndex == 1)
+        #expect(identities[0].nodeID == 0x55)
+        #expect(identities[0].fabricID == 0xFAB1)
+        #expect(identities[0].operationalKey.publicKey == csr.publicKey)
+        #expect(identities[0].ipks == [fabric.ipk])
+        #expect(identities[0].icac == fabric.icac?.tlvEncoded)
+    }
+}

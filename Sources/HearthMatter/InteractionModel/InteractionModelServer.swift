@@ -40,8 +40,16 @@ public struct IMExchangeState: Sendable {
         case timed(deadline: MatterInstant)
         /// Report chunks wait for the peer's StatusResponse; then `after` (a SubscribeResponse) if any.
         case reporting(remaining: [IMMessage], after: IMMessage?)
-        /// A chunked write goes on: the next WriteRequest of the exchange continues it.
-        case writing(timed: Bool)
+        /// A chunked write goes on: the next WriteRequest of the exchange continues it, and may append to the
+        /// list held here.
+        case writing(timed: Bool, pending: PendingList?)
+    }
+
+    /// A list write gathered across chunks, written whole when it is complete.
+    struct PendingList: Sendable {
+        var path: ConcreteAttributePath
+        var dataVersion: UInt32?
+        var items: [TLVElement]
     }
 
     var phase: Phase = .idle
@@ -114,7 +122,7 @@ public final class InteractionModelServer: Sendable {
                 guard opcode == .writeRequest || opcode == .invokeRequest else { return .status(.invalidAction) }
                 if now > deadline { return .status(.timeout) }
                 return try handleIdle(opcode, payload, exchange: &exchange, subject: subject, now: now, timed: true)
-            case .writing(let timed):
+            case .writing(let timed, _):
                 guard opcode == .writeRequest else {
                     exchange.phase = .idle
                     return .status(.invalidAction)
@@ -182,57 +190,88 @@ public final class InteractionModelServer: Sendable {
         for data in request.writeRequests where data.path.concrete == nil {
             throw IMError(.invalidAction, "a write path must name endpoint, cluster and attribute: \(data.path)")
         }
+        var pending: IMExchangeState.PendingList?
+        if case .writing(_, let held) = exchange.phase { pending = held }
         var statuses: [AttributeStatusIB] = []
+        func apply(_ list: IMExchangeState.PendingList) {
+            let context = ActionContext(subject: subject, endpoint: list.path.endpoint, now: now, isTimed: timed)
+            let status = dataModel.write(list.path, value: .array(list.items), dataVersion: list.dataVersion, context: context)
+            statuses.append(AttributeStatusIB(path: AttributePath(list.path), status: status))
+        }
+
         var index = 0
         let writes = request.writeRequests
         while index < writes.count {
             let first = writes[index]
             let path = first.path.concrete!
-            let context = ActionContext(subject: subject, endpoint: path.endpoint, now: now, isTimed: timed)
-            var status: StatusIB
+            // Items appended to the same path are gathered with what came before them, so that the cluster sees the
+            // whole list once and takes it or refuses it: a list is never left half-written, and an ACL replaced by
+            // an empty list and then appended to never locks its writer out in between.
+            var appended: [TLVElement] = []
+            var next = index + (first.path.listIndex == .append ? 0 : 1)
+            while next < writes.count, writes[next].path.concrete == path, writes[next].path.listIndex == .append {
+                appended.append(TLVElement(writes[next].data))
+                next += 1
+            }
+            defer { index = max(next, index + 1) }
             switch first.path.listIndex {
             case .index:
-                status = StatusIB(.invalidAction)
-                index += 1
-            case nil, .append:
-                // A list replaced and then appended to, item by item, is written as one list: the cluster sees
-                // the whole value once and either takes it or refuses it.
-                var value = first.data
-                var appended: [TLVElement] = []
-                if first.path.listIndex == .append { appended.append(TLVElement(first.data)) }
-                var next = index + 1
-                while next < writes.count, writes[next].path.concrete == path, writes[next].path.listIndex == .append {
-                    appended.append(TLVElement(writes[next].data))
-                    next += 1
+                statuses.append(AttributeStatusIB(path: AttributePath(path), status: StatusIB(.invalidAction)))
+                continue
+            case .append:
+                if let held = pending, held.path == path {
+                    pending?.items += appended
+                    continue
                 }
-                if first.path.listIndex == .append {
-                    // A continuation of a list begun in an earlier chunk: append to what the list holds now.
-                    let current = dataModel.readConcrete(path, context: ReadContext(subject: subject, isFabricFiltered: true))
-                    if case .data(let data) = current, case .array(let items) = data.data {
-                        value = .array(items + appended)
-                    } else if case .status(let failure) = current {
-                        value = .null
-                        status = failure.status
-                        statuses.append(AttributeStatusIB(path: AttributePath(path), status: status))
-                        index = next
-                        continue
-                    } else {
-                        value = .null
-                    }
-                } else if !appended.isEmpty {
-                    guard case .array(let items) = value else {
+                if let held = pending {
+                    apply(held)
+                    pending = nil
+                }
+                // A continuation of a list written in an earlier transaction: append to what the list holds now.
+                let current = dataModel.readConcrete(path, context: ReadContext(subject: subject, isFabricFiltered: true))
+                switch current {
+                case .data(let data):
+                    guard case .array(let items) = data.data else {
                         statuses.append(AttributeStatusIB(path: AttributePath(path), status: StatusIB(.invalidDataType)))
-                        index = next
                         continue
                     }
-                    value = .array(items + appended)
+                    pending = IMExchangeState.PendingList(path: path, dataVersion: nil, items: items + appended)
+                case .status(let failure):
+                    statuses.append(AttributeStatusIB(path: AttributePath(path), status: failure.status))
+                    continue
                 }
-                status = dataModel.write(path, value: value, dataVersion: first.dataVersion, context: context)
-                index = next
+            case nil:
+                if let held = pending {
+                    apply(held)
+                    pending = nil
+                }
+                let isList = dataModel.cluster(path.clusterPath)?.attributeDefinition(path.attribute)?.isList ?? false
+                if isList, case .array(let items) = first.data {
+                    pending = IMExchangeState.PendingList(path: path, dataVersion: first.dataVersion, items: items + appended)
+                } else if !appended.isEmpty {
+                    statuses.append(AttributeStatusIB(path: AttributePath(path), status: StatusIB(.invalidDataType)))
+                } else {
+                    let context = ActionContext(subject: subject, endpoint: path.endpoint, now: now, isTimed: timed)
+                    let status = dataModel.write(path, value: first.data, dataVersion: first.dataVersion, context: context)
+                    statuses.append(AttributeStatusIB(path: AttributePath(path), status: status))
+                }
             }
-            statuses.append(AttributeStatusIB(path: AttributePath(path), status: status))
+            // A list still open at the end of a chunk may go on in the next one; any other is written now.
+            if let held = pending, !(request.moreChunkedMessages && next == writes.count) {
+                apply(held)
+                pending = nil
+            }
         }
-        exchange.phase = request.moreChunkedMessages ? .writing(timed: timed) : .idle
+        if let held = pending, !request.moreChunkedMessages {
+            apply(held)
+            pending = nil
+        }
+        if let held = pending {
+            // Held for the next chunk; its status comes with the chunk that completes it.
+            exchange.phase = .writing(timed: timed, pending: held)
+        } else {
+            exchange.phase = request.moreChunkedMessages ? .writing(timed: timed, pending: nil) : .idle
+        }
         if request.suppressResponse && !request.moreChunkedMessages { return .close(nil) }
         let response = IMMessage(.writeResponse, WriteResponse(writeResponses: statuses).encoded())
         return request.moreChunkedMessages ? .continue(response) : .close(response)
