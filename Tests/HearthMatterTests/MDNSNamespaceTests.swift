@@ -44,6 +44,23 @@ struct MDNSNamespaceTests {
         #expect(responder.statistics.answered > 0)
     }
 
+    @Test func anAddressAddedLaterIsAnsweredAfterARefresh() async throws {
+        let namespace = try NetworkNamespace()
+        let responder = try await MDNSResponder(interfaces: [namespace.hostInterface], hostLabel: "0A1B2C3D4E5F")
+        try responder.advertise(Self.service)
+        let directory = try Self.makeTemporaryDirectory(prefix: "hearth-mdns-address")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // TEST-NET-1 (RFC 5737), on the test's own veth.
+        let added = "192.0.2.\(1 + getpid() % 250)"
+        try ChildProcess.run("/usr/sbin/ip", ["addr", "add", "\(added)/32", "dev", namespace.hostInterface],
+                             outputFile: "\(directory)/ip.log")
+        try responder.refreshAddresses()
+        let found = try await Self.browse(in: namespace, for: ["_L3840._sub._matterc._udp.local.|_matterc._udp.local."])
+        await responder.shutdown()
+        let addresses = found.services.first?["addresses"] as? [String] ?? []
+        #expect(addresses.contains(added) && addresses.contains(namespace.hostAddress), "\(found.output)")
+    }
+
     /// The other responder starts after ours, and before it (as avahi does at boot on a board, long before hearthd).
     @Test(arguments: [false, true])
     func itSharesPort5353WithAnotherResponderOnTheHost(neighbourFirst: Bool) async throws {
@@ -75,6 +92,48 @@ struct MDNSNamespaceTests {
             // avahi bound the port beside the responder.
             #expect(neighbourLog.contains("Server startup complete"), "\(neighbourLog)")
         }
+    }
+
+    /// The responder's timer runs on the clock it is given: the announcements after the first come when the clock
+    /// passes 1 s and 3 s, and not before; shutting down says goodbye. A listener at the other end of the link
+    /// (python3-zeroconf's parser) reports each response with its SRV records' TTLs.
+    @Test func announcementsFollowTheInjectedClockAndShutdownSaysGoodbye() async throws {
+        let namespace = try NetworkNamespace()
+        let directory = try Self.makeTemporaryDirectory(prefix: "hearth-mdns-listen")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try Self.listener.write(toFile: "\(directory)/listen.py", atomically: true, encoding: .utf8)
+        let listener = try TestProcess(namespace.launcher.first!, Array(namespace.launcher.dropFirst())
+                                       + [Self.python, "\(directory)/listen.py", namespace.address])
+        defer { listener.kill() }
+        func lines() -> [Substring] {
+            ((try? String(contentsOfFile: listener.outputFile, encoding: .utf8)) ?? "").split(separator: "\n")
+        }
+        func waitFor(_ what: String, _ condition: () -> Bool) async throws {
+            let deadline = ContinuousClock.now + .seconds(20)
+            while !condition() {
+                guard ContinuousClock.now < deadline else { throw TestFixtureError("\(what): \(lines())") }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        try await waitFor("the listener did not start") { lines().contains("listening") }
+
+        let clock = ManualDiscoveryClock()
+        let responder = try await MDNSResponder(interfaces: [namespace.hostInterface], hostLabel: "0A1B2C3D4E5F", clock: clock)
+        let announcement = "response DD200C20D25AE5F7._matterc._udp.local.:120"
+        let announcements = { lines().filter { $0 == announcement }.count }
+        try responder.advertise(Self.service)
+        try await waitFor("no first announcement") { announcements() == 1 }
+        clock.advance(to: 999)
+        clock.advance(to: 1000)
+        try await waitFor("no second announcement at 1 s") { announcements() == 2 }
+        clock.advance(to: 2999)
+        clock.advance(to: 3000)
+        try await waitFor("no third announcement at 3 s") { announcements() == 3 }
+        clock.advance(to: 60_000)
+        await responder.shutdown()
+        try await waitFor("no goodbye") { lines().contains("response DD200C20D25AE5F7._matterc._udp.local.:0") }
+        // Exactly three announcements whatever the clock did in between (nothing was due at 999 or 2999 ms).
+        #expect(announcements() == 3, "\(lines())")
     }
 
     // MARK: helpers
@@ -197,6 +256,22 @@ struct MDNSNamespaceTests {
         sys.exit(0 if ok else 1)
         """
 
+    static let listener = """
+        import socket, sys
+        from zeroconf import DNSIncoming
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("", 5353))
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, socket.inet_aton("224.0.0.251") + socket.inet_aton(sys.argv[1]))
+        print("listening", flush=True)
+        while True:
+            data, source = s.recvfrom(9000)
+            message = DNSIncoming(data)
+            if message.valid and message.is_response():
+                srv = [r for r in message.answers if r.type == 33]
+                print("response", " ".join(f"{r.name}:{r.ttl}" for r in srv), flush=True)
+        """
+
     static let registrar = """
         import socket, sys, time
         from zeroconf import Zeroconf, ServiceInfo, IPVersion
@@ -207,4 +282,18 @@ struct MDNSNamespaceTests {
         print("registered", flush=True)
         time.sleep(600)
         """
+}
+
+/// A clock that moves only when the test says so; sleepers look at it every few milliseconds.
+final class ManualDiscoveryClock: DiscoveryClock, @unchecked Sendable {
+    private let lock = NSLock()
+    private var now: Int64 = 0
+
+    var nowMilliseconds: Int64 { lock.withLock { now } }
+
+    func advance(to milliseconds: Int64) { lock.withLock { now = milliseconds } }
+
+    func sleep(untilMilliseconds deadline: Int64) async throws {
+        while nowMilliseconds < deadline { try await Task.sleep(for: .milliseconds(5)) }
+    }
 }

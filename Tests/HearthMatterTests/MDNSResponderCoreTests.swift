@@ -149,6 +149,27 @@ import Testing
         #expect(core.statistics.malformed == 1)
     }
 
+    @Test func queriesFromOffTheLinkAreNotAnswered() throws {
+        var core = try MDNSResponderCore(hostLabel: "001122334455", interfaces: [MDNSInterface(
+            name: "eth0", ipv4: [[192, 168, 1, 20]], ipv6: [[0x20, 0x01, 0x0D, 0xB8] + [UInt8](repeating: 0, count: 11) + [1]],
+            networks: [.init(address: [192, 168, 1, 20], prefixLength: 23),
+                       .init(address: [0x20, 0x01, 0x0D, 0xB8] + [UInt8](repeating: 0, count: 11) + [1], prefixLength: 64)])])
+        _ = try core.advertise(Self.commissionable, now: 0)
+        func asked(from address: [UInt8], port: Int = 40_000) -> Int {
+            let family: MDNSAddressFamily = address.count == 4 ? .ipv4 : .ipv6
+            let source = MDNSQuerySource(interface: "eth0", family: family, port: port, address: address)
+            return core.answer(query(Self.byDiscriminator, .ptr), from: source, now: 10_000).count
+        }
+        #expect(asked(from: [192, 168, 0, 7]) == 1)  // the /23 holds 192.168.0.0–192.168.1.255
+        #expect(asked(from: [192, 168, 2, 7]) == 0)
+        #expect(asked(from: [8, 8, 8, 8]) == 0)
+        #expect(asked(from: [0xFE, 0x80] + [UInt8](repeating: 0, count: 13) + [9]) == 1)
+        #expect(asked(from: [0x20, 0x01, 0x0D, 0xB8, 0, 0, 0, 0, 0xAA] + [UInt8](repeating: 0, count: 7)) == 1)
+        #expect(asked(from: [0x20, 0x01, 0x0D, 0xB8, 0, 0, 0, 1] + [UInt8](repeating: 0, count: 8)) == 0)
+        #expect(asked(from: []) == 0)
+        #expect(core.statistics.offLink == 4)
+    }
+
     @Test func theServiceTypesAreListedForDNSSDEnumeration() throws {
         var core = try responder()
         _ = try core.advertise(Self.commissionable, now: 0)
@@ -191,6 +212,21 @@ import Testing
         #expect(Set(goodbyes[0].message.answers.map(\.name)) == [try DNSName("_CM._sub._matterc._udp.local"), Self.instance])
         #expect(goodbyes[0].message.answers.allSatisfy { $0.type == .ptr || $0.type == .txt })
         #expect(core.nextDeadline == 1_500)
+    }
+
+    @Test func newAddressesAreAnnouncedWithTheServices() throws {
+        var core = try responder()
+        _ = try core.advertise(Self.commissionable, now: 0)
+        _ = core.due(now: 1_000)
+        _ = core.due(now: 3_000)
+        var moved = Self.eth0
+        moved.ipv4 = [[192, 168, 1, 21]]
+        let packets = core.update(moved, now: 5_000)
+        #expect(packets.count == 2)
+        #expect(packets[0].message.answers.contains(DNSRecord(name: core.hostName, ttl: 120, data: .a([192, 168, 1, 21]), cacheFlush: true)))
+        #expect(!packets[0].message.answers.contains { $0.data == .a([192, 168, 1, 20]) })
+        #expect(core.nextDeadline == 6_000)
+        #expect(core.update(MDNSInterface(name: "wlan0"), now: 5_000).isEmpty)
     }
 
     @Test func shutdownSaysGoodbyeForEverythingIncludingTheAddresses() throws {

@@ -42,6 +42,8 @@ public struct MonotonicDiscoveryClock: DiscoveryClock {
 public enum MDNSResponderError: Error, Sendable, Hashable, CustomStringConvertible {
     case noSuchInterface(String)
     case noInterfaces
+    /// Not one DNS label: empty, or longer than 63 bytes.
+    case invalidHostLabel(String)
     /// A socket could not be opened, bound or joined to the group.
     case socket(interface: String, family: MDNSAddressFamily, String)
 
@@ -49,6 +51,7 @@ public enum MDNSResponderError: Error, Sendable, Hashable, CustomStringConvertib
         switch self {
         case .noSuchInterface(let name): "no network interface '\(name)' with an address"
         case .noInterfaces: "no interface to announce on"
+        case .invalidHostLabel(let label): "host label '\(label)' is not a DNS label"
         case .socket(let interface, let family, let why): "mDNS socket (\(family)) on \(interface): \(why)"
         }
     }
@@ -60,8 +63,8 @@ public final class MDNSResponder: Sendable {
     static let ipv4Group = "224.0.0.251"
     static let ipv6Group = "ff02::fb"
 
-    private struct Endpoint: @unchecked Sendable {
-        // A Channel is thread-safe; it is held here only to write to and close.
+    /// One socket: an interface and family, and the group it sends to.
+    private struct Endpoint: Sendable {
         let interface: String
         let family: MDNSAddressFamily
         let channel: any Channel
@@ -92,19 +95,16 @@ public final class MDNSResponder: Sendable {
         var interfaces: [MDNSInterface] = []
         var wanted: [(name: String, family: MDNSAddressFamily, device: NIONetworkDevice)] = []
         for name in names {
-            let own = devices.filter { $0.name == name && $0.address != nil }
-            guard !own.isEmpty else { throw .noSuchInterface(name) }
-            var interface = MDNSInterface(name: name)
-            for device in own {
+            guard let interface = Self.interface(name, among: devices) else { throw .noSuchInterface(name) }
+            interfaces.append(interface)
+            for device in devices where device.name == name {
                 guard let address = device.address, let bytes = Self.addressBytes(address) else { continue }
                 let family: MDNSAddressFamily = bytes.count == 4 ? .ipv4 : .ipv6
-                if family == .ipv4 { interface.ipv4.append(bytes) } else { interface.ipv6.append(bytes) }
                 if !wanted.contains(where: { $0.name == name && $0.family == family }) { wanted.append((name, family, device)) }
             }
-            interfaces.append(interface)
         }
         do { core = Locked(try MDNSResponderCore(hostLabel: hostLabel, interfaces: interfaces)) } catch {
-            throw .socket(interface: "*", family: .ipv4, "host label '\(hostLabel)': \(error)")
+            throw .invalidHostLabel(hostLabel)
         }
         endpoints = Locked([])
         self.clock = clock
@@ -151,7 +151,7 @@ public final class MDNSResponder: Sendable {
             switch family {
             case .ipv4:
                 guard let address = device.address, let bytes = addressBytes(address), bytes.count == 4 else { break }
-                // in_addr holds the address in network order, as the bytes are.
+                // IP_MULTICAST_IF takes an in_addr: the 4 bytes in network order, as they are here.
                 let value = bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }
                 try await provider.unsafeSetSocketOption(level: .ip, name: .ip_multicast_if, value: value).get()
                 try await provider.setIPMulticastTTL(255).get()
@@ -165,6 +165,38 @@ public final class MDNSResponder: Sendable {
             throw error
         }
         return Endpoint(interface: name, family: family, channel: channel, group: groupAddress)
+    }
+
+    /// The interface `name` with its addresses and networks, or nil when it has none.
+    static func interface(_ name: String, among devices: [NIONetworkDevice]) -> MDNSInterface? {
+        var interface = MDNSInterface(name: name, networks: [])
+        for device in devices where device.name == name {
+            guard let address = device.address, let bytes = addressBytes(address) else { continue }
+            if bytes.count == 4 { interface.ipv4.append(bytes) } else { interface.ipv6.append(bytes) }
+            let mask = device.netmask.flatMap(addressBytes) ?? []
+            let prefixLength = mask.count == bytes.count ? mask.reduce(0) { $0 + $1.nonzeroBitCount } : bytes.count * 8
+            interface.networks.append(MDNSInterface.Network(address: bytes, prefixLength: prefixLength))
+        }
+        return interface.ipv4.isEmpty && interface.ipv6.isEmpty ? nil : interface
+    }
+
+    /// Reads the interfaces' addresses again and, where they changed, announces the new A and AAAA records with the
+    /// services: for a node to call when the system reports an address change (DHCP, IPv6 autoconfiguration). A
+    /// family an interface had no address of at start still has no socket.
+    public func refreshAddresses() throws(MDNSResponderError) {
+        let devices: [NIONetworkDevice]
+        do { devices = try System.enumerateDevices() } catch { throw .socket(interface: "*", family: .ipv4, "\(error)") }
+        let now = clock.nowMilliseconds
+        let packets = core.withLock { core in
+            var packets: [MDNSPacket] = []
+            for old in core.interfaces {
+                guard let new = Self.interface(old.name, among: devices), new != old else { continue }
+                packets += core.update(new, now: now)
+            }
+            return packets
+        }
+        send(packets, to: nil)
+        scheduleAnnouncements()
     }
 
     /// An IPv4 or IPv6 address's bytes, read from its sockaddr (sockaddr_in: family, port, 4 bytes; sockaddr_in6:
@@ -206,7 +238,8 @@ public final class MDNSResponder: Sendable {
 
     fileprivate func received(_ bytes: [UInt8], interface: String, family: MDNSAddressFamily, from sender: SocketAddress) {
         let now = clock.nowMilliseconds
-        let source = MDNSQuerySource(interface: interface, family: family, port: sender.port ?? 0)
+        let source = MDNSQuerySource(interface: interface, family: family, port: sender.port ?? 0,
+                                     address: Self.addressBytes(sender) ?? [])
         send(core.withLock { $0.receive(bytes, from: source, now: now) }, to: sender)
     }
 

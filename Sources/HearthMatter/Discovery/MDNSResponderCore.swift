@@ -14,10 +14,38 @@ public struct MDNSInterface: Sendable, Hashable {
     public var ipv4: [[UInt8]]
     /// 16-byte addresses.
     public var ipv6: [[UInt8]]
-    public init(name: String, ipv4: [[UInt8]] = [], ipv6: [[UInt8]] = []) {
+    /// The networks on the link, as address and prefix length: a query from outside them is not answered.
+    public var networks: [Network]
+
+    public struct Network: Sendable, Hashable {
+        public var address: [UInt8]
+        public var prefixLength: Int
+        public init(address: [UInt8], prefixLength: Int) {
+            self.address = address
+            self.prefixLength = prefixLength
+        }
+
+        public func contains(_ other: [UInt8]) -> Bool {
+            guard other.count == address.count, (0...(address.count * 8)).contains(prefixLength) else { return false }
+            for bit in 0..<prefixLength where (address[bit / 8] ^ other[bit / 8]) & (0x80 >> UInt8(bit % 8)) != 0 {
+                return false
+            }
+            return true
+        }
+    }
+
+    public init(name: String, ipv4: [[UInt8]] = [], ipv6: [[UInt8]] = [], networks: [Network]? = nil) {
         self.name = name
         self.ipv4 = ipv4
         self.ipv6 = ipv6
+        self.networks = networks ?? (ipv4.map { Network(address: $0, prefixLength: 24) } + ipv6.map { Network(address: $0, prefixLength: 64) })
+    }
+
+    /// Whether `address` (4 or 16 bytes) is on this link: in one of its networks, or IPv6 link-local (fe80::/10).
+    /// RFC 6762 §11: a responder answers only its link, so that it is no reflector for the wider network.
+    public func isOnLink(_ address: [UInt8]) -> Bool {
+        if address.count == 16, address[0] == 0xFE, address[1] & 0xC0 == 0x80 { return true }
+        return networks.contains { $0.contains(address) }
     }
 }
 
@@ -27,10 +55,13 @@ public struct MDNSQuerySource: Sendable, Hashable {
     public var interface: String
     public var family: MDNSAddressFamily
     public var port: Int
-    public init(interface: String, family: MDNSAddressFamily, port: Int) {
+    /// The sender's address (4 or 16 bytes); nil when not known, and then taken as on the link.
+    public var address: [UInt8]?
+    public init(interface: String, family: MDNSAddressFamily, port: Int, address: [UInt8]? = nil) {
         self.interface = interface
         self.family = family
         self.port = port
+        self.address = address
     }
 }
 
@@ -52,6 +83,8 @@ public struct MDNSStatistics: Sendable, Hashable {
     public var malformed = 0
     /// Queries dropped because their interface's answer budget was spent.
     public var rateLimited = 0
+    /// Queries from an address not on the interface's link.
+    public var offLink = 0
     public var answered = 0
     public var sent = 0
 }
@@ -194,6 +227,10 @@ public struct MDNSResponderCore: Sendable {
         guard !query.isResponse, query.opcode == 0, query.responseCode == 0,
               let interface = interfaces.first(where: { $0.name == source.interface })
         else { return [] }
+        if let address = source.address, !interface.isOnLink(address) {
+            statistics.offLink += 1
+            return []
+        }
         let legacy = source.port != 5353
         let unicast = legacy || (!query.questions.isEmpty && query.questions.allSatisfy(\.unicastResponse))
 
