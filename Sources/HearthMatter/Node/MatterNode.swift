@@ -99,7 +99,6 @@ public final class MatterNode: @unchecked Sendable {
     private var failSafeTimer: Scheduled<Void>?
     private var failedPASEAttempts = 0
     private let resumptions = InMemoryCASEResumptionStore()
-    private let identities: CommissioningIdentityStore
     private let mdns = Locked<MDNSResponder?>(nil)
     private var advertised: [String: DNSSDService] = [:]
     private let commissionableInstance: String
@@ -119,7 +118,6 @@ public final class MatterNode: @unchecked Sendable {
         self.options = options
         self.log = log
         self.random = random
-        identities = CommissioningIdentityStore(state: core.commissioning)
         transport = MatterUDPTransport(eventLoop: eventLoop, clock: clock, cipher: AESCCMMessageCipher())
         var generator = SystemRandomNumberGenerator()
         commissionableInstance = MatterServiceNames.randomCommissionableInstance(using: &generator)
@@ -213,7 +211,7 @@ public final class MatterNode: @unchecked Sendable {
         case .caseSigma1 where !isSecure:
             dropStaleEstablishments()
             guard let sessionID = freeSessionID() else { return }
-            var responder = CASEResponder(identities: identities, resumptions: resumptions, localSessionID: sessionID,
+            var responder = CASEResponder(identities: core.commissioning, resumptions: resumptions, localSessionID: sessionID,
                                           random: random, now: { nil })
             let step = responder.receive(opcode: opcode, payload: message.payload)
             establishments[key] = (.case(responder), now)
