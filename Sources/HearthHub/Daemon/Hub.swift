@@ -4,6 +4,7 @@ public import HearthEngine
 import HearthHardware
 import HearthHomeAssistant
 import HearthLinux
+import HearthMatter
 import HearthModel
 import HearthMQTT
 public import Logging
@@ -56,6 +57,11 @@ public final class Hub {
         logger.info("starting", metadata: startingMetadata)
         do {
             try await ServiceGroup(configuration: groupConfig).run()
+        } catch is MatterNodeError {
+            // Logged by the service: a port or an interface of the configuration cannot be used, which restarting
+            // will not fix.
+            logger.error("stopped: the matter: settings cannot be used here")
+            return HubDaemon.configurationError
         } catch {
             logger.error("stopped with an error: \(error)")
             return 1
