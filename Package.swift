@@ -153,7 +153,7 @@ let package = Package(
         ], swiftSettings: strict),
         .testTarget(name: "HearthHubTests", dependencies: ["HearthSync", 
             "HearthHub", "HearthContract", "HearthJSON", "HearthMQTT", "HearthHardware", "HearthHardwareLinux",
-            "HearthSimulator", "HearthTestKit", "HearthHomeAssistant",
+            "HearthSimulator", "HearthTestKit", "HearthHomeAssistant", "HearthMatter",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
         ], swiftSettings: strict),
