@@ -15,6 +15,8 @@
 #include <openssl/x509v3.h>
 #include <openssl/pem.h>
 #include <openssl/obj_mac.h>
+#include <openssl/cms.h>
+#include <openssl/bio.h>
 
 // Selections for EVP_PKEY_fromdata, whose macros are composed of other macros and so do not reach Swift.
 static const int hearth_evp_pkey_public_key = EVP_PKEY_PUBLIC_KEY;

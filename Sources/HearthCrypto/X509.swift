@@ -366,7 +366,7 @@ public struct CertificateSigningRequest: Sendable {
 // MARK: - Helpers
 
 /// The content bytes of an ASN1_STRING (or ASN1_INTEGER, ASN1_BIT_STRING, ASN1_OCTET_STRING).
-private func asn1StringBytes(_ string: UnsafePointer<ASN1_STRING>) -> [UInt8] {
+func asn1StringBytes(_ string: UnsafePointer<ASN1_STRING>) -> [UInt8] {
     let count = Int(ASN1_STRING_length(string))
     guard count > 0, let data = ASN1_STRING_get0_data(string) else { return [] }
     return Array(UnsafeBufferPointer(start: data, count: count))

@@ -1,21 +1,23 @@
 import HearthCrypto
 
 /// The crypto readers of outside input (`HearthCrypto`): DER certificates and CSRs, SEC1 points and public keys,
-/// DER ECDSA signatures, and a SPAKE2+ verifier answering a prover's share. The first byte chooses the reader, the
+/// DER ECDSA signatures, a SPAKE2+ verifier answering a prover's share, and CMS signed messages (Certification
+/// Declarations). The first byte chooses the reader, the
 /// rest is its input. Promises: anything is refused with a `CryptoError` or read into a value that encodes back to
-/// what was read (a certificate or CSR keeps its bytes, a point or signature re-encodes to one that reads back
+/// what was read (a certificate, CSR or CMS message keeps its bytes, a point or signature re-encodes to one that reads back
 /// equal), a certificate's TBS is the part of its bytes the signature covers; a verifier refusing a share can still
 /// answer a good one, and a confirmation it did not make never gives a shared key.
 enum CryptoTarget {
     static func run(_ bytes: [UInt8]) throws(FuzzFailure) {
         guard let selector = bytes.first else { return }
         let input = Array(bytes.dropFirst())
-        switch selector % 5 {
+        switch selector % 6 {
         case 0: try certificate(input)
         case 1: try signingRequest(input)
         case 2: try point(input)
         case 3: try signature(input)
-        default: try spake2Plus(input)
+        case 4: try spake2Plus(input)
+        default: try signedMessage(input)
         }
     }
 
@@ -33,6 +35,20 @@ enum CryptoTarget {
         guard let request = try? CertificateSigningRequest(der: input) else { return }
         try require(request.der == input, "a CSR does not keep the bytes it was read from")
         try require(request.publicKey.x963Representation.count == 65, "a CSR's key is not 65 bytes")
+    }
+
+    private static func signedMessage(_ input: [UInt8]) throws(FuzzFailure) {
+        guard let message = try? CMSSignedMessage(der: input) else { return }
+        try require(message.der == input, "a CMS message does not keep the bytes it was read from")
+        try require(contains(input, message.content) && contains(input, message.signerKeyIdentifier),
+                    "a CMS message's content or signer is not inside it")
+        _ = message.isSigned(by: try verifierKey())
+    }
+
+    /// Any valid key will do to run the signature check: L of the test verifier.
+    private static func verifierKey() throws(FuzzFailure) -> P256.PublicKey {
+        guard let key = try? P256.PublicKey(x963Representation: verifier.L) else { throw FuzzFailure("L is refused") }
+        return key
     }
 
     private static func point(_ input: [UInt8]) throws(FuzzFailure) {

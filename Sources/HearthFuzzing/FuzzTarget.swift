@@ -20,7 +20,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case peer
     /// The state file (`state.json`), loaded as a hub loads it at start-up.
     case state
-    /// HearthCrypto's readers: DER certificates and CSRs, SEC1 points, DER signatures, a SPAKE2+ share.
+    /// HearthCrypto's readers: DER certificates and CSRs, SEC1 points, DER signatures, a SPAKE2+ share, CMS messages.
     case crypto
     /// Matter TLV, the body of every Matter message: the strict reader and the canonical writer.
     case matterTLV = "matter-tlv"

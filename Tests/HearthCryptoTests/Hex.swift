@@ -1,4 +1,4 @@
-// Test data written as hex, the way the published vectors print it.
+// Test data written as hex, the way the published vectors print it, and a search in bytes.
 
 /// The bytes of a hex string; spaces, newlines, commas and `0x` prefixes are ignored so vectors can be pasted as
 /// printed. Traps on anything else: test data is fixed, so a typo is a bug in the test.
@@ -15,4 +15,10 @@ func hex(_ text: String) -> [UInt8] {
         index = next
     }
     return bytes
+}
+
+/// Whether `needle` occurs in `haystack`.
+func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+    guard needle.count <= haystack.count else { return false }
+    return (0...(haystack.count - needle.count)).contains { Array(haystack[$0..<($0 + needle.count)]) == needle }
 }

@@ -159,11 +159,6 @@ enum TestAttestation {
     }
 }
 
-private func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
-    guard needle.count <= haystack.count else { return false }
-    return (0...(haystack.count - needle.count)).contains { Array(haystack[$0..<($0 + needle.count)]) == needle }
-}
-
 @Suite struct X509RebuildTests {
     /// The builder given a published certificate's fields makes its TBS byte for byte: what checking a certificate
     /// that arrives as Matter TLV (rebuilt as X.509, then its signature checked) depends on.
