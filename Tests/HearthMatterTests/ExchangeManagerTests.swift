@@ -198,6 +198,24 @@ final class RecordingHandler: ExchangeHandler {
         #expect(manager.counters.delivered == 0)
     }
 
+    @Test func aSessionsOpenExchangesAreLimited() {
+        let transport = RecordingTransport()
+        let manager = ExchangeManager(transport: transport, firstExchangeID: 1, jitter: { 0 })
+        let handler = RecordingHandler()
+        manager.registerUnsolicitedHandler(for: .interactionModel) { _ in handler }
+        for id in 0..<UInt16(100) {
+            let message = MatterMessage(header: MessageHeader(messageCounter: UInt32(id)),
+                                        payloadHeader: PayloadHeader(isInitiator: true, needsAcknowledgement: true, opcode: 2,
+                                                                     exchangeID: id, protocolID: .interactionModel),
+                                        payload: [])
+            manager.receive(message, from: session, isDuplicate: false, now: MatterInstant(milliseconds: 0))
+        }
+        #expect(handler.received.count == ExchangeManager.maximumExchangesPerSession)
+        #expect(manager.counters.refusedForExchangeLimit == 100 - ExchangeManager.maximumExchangesPerSession)
+        // The refused ones are acknowledged all the same, so their senders stop retransmitting.
+        #expect(transport.takeSent().count == 100 - ExchangeManager.maximumExchangesPerSession)
+    }
+
     @Test func closingFlushesAPendingAck() throws {
         let transport = RecordingTransport()
         let manager = ExchangeManager(transport: transport, firstExchangeID: 1, jitter: { 0 })

@@ -44,10 +44,13 @@ final class SessionPair {
 
         pair.b.receive(datagram, from: pair.addressA, now: MatterInstant(milliseconds: 1))
         #expect(inbox.payloads.withLock { $0 } == [[7]])
-        // The same datagram again: a duplicate, acknowledged again, not delivered.
-        pair.b.receive(datagram, from: pair.addressA, now: MatterInstant(milliseconds: 2))
+        // The same datagram again, replayed from elsewhere: a duplicate, acknowledged again (to the session's peer,
+        // which a replay does not move), not delivered.
+        let elsewhere = try SocketAddress(ipAddress: "::1", port: 3000)
+        pair.b.receive(datagram, from: elsewhere, now: MatterInstant(milliseconds: 2))
         #expect(inbox.count == 1)
         #expect(pair.b.counters.duplicates == 1)
+        #expect(pair.b.peerAddress(of: pair.sessionB) == pair.addressA)
 
         // A flipped byte in the payload, the header, the MIC: refused and counted, nothing delivered.
         for index in [datagram.count - 1, 4, datagram.count - 20] {

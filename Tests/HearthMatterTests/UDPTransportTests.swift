@@ -98,6 +98,39 @@ final class InboxHandler: ExchangeHandler {
         try await group.shutdownGracefully()
     }
 
+    /// The timers as they run in use: on the event loop at the monotonic clock's deadlines. A lost first
+    /// transmission is sent again without anyone driving the timers (about half a second later; no time is asserted).
+    @Test(.timeLimit(.minutes(1))) func theEventLoopRunsRetransmissionsOnItsOwn() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let a = MatterUDPTransport(eventLoop: group.next(), cipher: ToyCipher())
+        let b = MatterUDPTransport(eventLoop: group.next(), cipher: ToyCipher())
+        let sentByA = Locked(0)
+        a.outboundFilter = { _, _ in sentByA.withLock { n in n += 1; return n > 1 } }
+        try await a.start(addresses: [try SocketAddress(ipAddress: "127.0.0.1", port: 0)])
+        try await b.start(addresses: [try SocketAddress(ipAddress: "127.0.0.1", port: 0)])
+        let bAddress = try #require(await b.localAddresses.first)
+        let atB = HandlerInbox()
+        try await b.withMessageLayer { layer in
+            layer.exchanges.registerUnsolicitedHandler(for: .interactionModel) { _ in InboxHandler(atB) }
+        }
+        try await a.withMessageLayer { layer in
+            let exchange = layer.exchanges.openExchange(on: layer.unsecuredSession(with: bAddress), handler: InboxHandler(HandlerInbox()))
+            try layer.exchanges.send(on: exchange, protocolID: .interactionModel, opcode: 2, payload: [5], now: a.clock.now)
+        }
+        #expect(await eventually(within: .seconds(20)) { atB.count == 1 })
+        // B's acknowledgement (alone, after 200 ms) ends A's retransmissions.
+        #expect(await eventuallyAsync(within: .seconds(20)) {
+            (try? await a.withMessageLayer { $0.exchanges.nextDeadline == nil }) == true
+        })
+        // At least the lost transmission and one retransmission (more only if this machine was too busy to deliver
+        // B's acknowledgement before A's next timeout).
+        #expect(sentByA.withLock { $0 } >= 2)
+        #expect(atB.count == 1)
+        try await a.stop()
+        try await b.stop()
+        try await group.shutdownGracefully()
+    }
+
     @Test(.timeLimit(.minutes(1))) func aTakenPortIsAnError() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let first = MatterUDPTransport(eventLoop: group.next(), cipher: ToyCipher())

@@ -70,12 +70,17 @@ public struct ExchangeCounters: Sendable, Equatable {
     public var givenUp = 0
     /// Messages that matched no exchange and opened none (no handler for their protocol, or not from an initiator).
     public var unmatched = 0
+    /// Unsolicited messages refused because their session had `maximumExchangesPerSession` open already.
+    public var refusedForExchangeLimit = 0
     public init() {}
 }
 
 /// The exchanges of a node and their reliability. Not thread-safe: one owner (an event loop, a lock) calls it.
 public final class ExchangeManager {
     public let parameters: ReliabilityParameters
+    /// How many exchanges one session may have open: past it an unsolicited message opens none (it is still
+    /// acknowledged), so a peer that never finishes its exchanges cannot grow memory.
+    public static let maximumExchangesPerSession = 16
     public private(set) var counters = ExchangeCounters()
     /// The time of the latest event the manager handled (a message, a timer, a send): what a handler passes as `now`
     /// when it answers from inside `exchange(_:received:manager:)`.
@@ -218,7 +223,11 @@ public final class ExchangeManager {
             && header.opcode == SecureChannelOpcode.standaloneAck.rawValue
         if exchanges[key] == nil, !isStandaloneAck, header.isInitiator,
            let makeHandler = unsolicitedHandlers[header.protocolID] {
-            exchanges[key] = Exchange(handler: makeHandler(key))
+            if exchanges.keys.count(where: { $0.session == session }) < Self.maximumExchangesPerSession {
+                exchanges[key] = Exchange(handler: makeHandler(key))
+            } else {
+                counters.refusedForExchangeLimit += 1
+            }
         }
         guard var exchange = exchanges[key], !exchange.closing else {
             // No exchange: acknowledge it anyway so the peer stops retransmitting (4.12.5.2.2).

@@ -189,16 +189,21 @@ public final class MessageLayer: ExchangeTransport, @unchecked Sendable {
             counters.authenticationFailed += 1
             return
         }
-        // Authenticated: the peer may have moved.
-        sessions[handle]?.peerAddress = peer
-        deliver(message, on: handle, now: now)
+        deliver(message, on: handle, from: peer, now: now)
     }
 
-    private func deliver(_ message: MatterMessage, on handle: SessionHandle, now: MatterInstant) {
+    private func deliver(_ message: MatterMessage, on handle: SessionHandle, from peer: SocketAddress? = nil,
+                         now: MatterInstant) {
         guard var session = sessions[handle] else { return }
         let counter = message.header.messageCounter
         let isNew = session.reception.isNew(counter)
-        if isNew { session.reception.commit(counter) } else { counters.duplicates += 1 }
+        if isNew {
+            session.reception.commit(counter)
+            // Authenticated and new: the peer may have moved. A replayed message does not move it.
+            if let peer { session.peerAddress = peer }
+        } else {
+            counters.duplicates += 1
+        }
         session.lastActivity = now
         sessions[handle] = session
         exchanges.receive(message, from: handle, isDuplicate: !isNew, now: now)
