@@ -82,9 +82,9 @@ enum MatterSecureChannelTarget {
             messages.append((opcode, Array(rest.prefix(length))))
             rest = rest.dropFirst(length)
         }
-        var pase = PASEResponder(verifier: paseVerifier, localSessionID: 1)
+        var pase = PASEResponder(verifier: paseVerifier, sessionIDs: { 1 })
         var caseResponder = CASEResponder(identities: Identities.shared, resumptions: InMemoryCASEResumptionStore(),
-                                          localSessionID: 2, now: { nil })
+                                          sessionIDs: { 2 }, now: { nil })
         for (opcode, payload) in messages {
             try check(pase.receive(opcode: opcode, payload: payload), busy: pase.isBusy, "PASE", opcode, payload)
             try check(caseResponder.receive(opcode: opcode, payload: payload), busy: caseResponder.isBusy, "CASE", opcode,

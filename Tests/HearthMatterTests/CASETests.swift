@@ -158,7 +158,7 @@ struct TestCASEInitiator {
         let other = try TestFabric(fabricID: 0xFAB2).identity(fabricIndex: 2, nodeID: 0x3333, key: try P256.SigningKey())
         let resumptions = InMemoryCASEResumptionStore()
         let responder = CASEResponder(identities: FixedIdentities(identities: [other, identity]), resumptions: resumptions,
-                                      localSessionID: 0x0101, now: { nil })
+                                      sessionIDs: { 0x0101 }, now: { nil })
         return Setup(fabric: fabric, responder: responder, resumptions: resumptions)
     }
 

@@ -1,4 +1,5 @@
 import HearthCrypto
+import HearthSync
 @testable import HearthMatter
 import Testing
 
@@ -10,7 +11,7 @@ import Testing
 
     static func responder() throws -> PASEResponder {
         PASEResponder(verifier: try PASEVerifier.compute(passcode: passcode, salt: salt, iterations: iterations),
-                      localSessionID: 0x1234)
+                      sessionIDs: { 0x1234 })
     }
 
     /// The initiator's side up to Pake1: the request, the response and the prover.
@@ -122,6 +123,21 @@ import Testing
         try completeSuccessfully(&responder)
     }
 
+    @Test func eachAttemptGetsItsSessionIDAndAFullTableIsBusy() throws {
+        let verifier = try PASEVerifier.compute(passcode: Self.passcode, salt: Self.salt, iterations: Self.iterations)
+        let next = Counter()
+        var responder = PASEResponder(verifier: verifier, sessionIDs: { next.take() })
+        #expect(try Self.start(&responder).response.responderSessionID == 1)
+        responder.abort()
+        #expect(try Self.start(&responder).response.responderSessionID == 2)
+        responder.abort()
+        var full = PASEResponder(verifier: verifier, sessionIDs: { nil })
+        let request = PBKDFParamRequest(initiatorRandom: [UInt8](repeating: 1, count: 32), initiatorSessionID: 3,
+                                        hasPBKDFParameters: false)
+        #expect(full.receive(opcode: 0x20, payload: request.encoded).reply == .status(.busy(waitMilliseconds: 500)))
+        #expect(!full.isBusy)
+    }
+
     @Test func peerStatusReportEndsTheAttempt() throws {
         var responder = try Self.responder()
         _ = try Self.start(&responder)
@@ -147,4 +163,10 @@ import Testing
         let cA = try initiator.prover.finish(pB: pB, cB: cB)
         #expect(responder.receive(opcode: 0x24, payload: PAKEMessage.pake3(cA: cA)).established != nil)
     }
+}
+
+/// Hands out 1, 2, 3…: a session table's allocator in miniature.
+final class Counter: Sendable {
+    private let value = Locked<UInt16>(0)
+    func take() -> UInt16 { value.withLock { $0 += 1; return $0 } }
 }

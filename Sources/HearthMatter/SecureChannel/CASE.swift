@@ -336,6 +336,7 @@ public struct CASEResponder: Sendable {
         var identity: OperationalIdentity
         /// The IPK the destination id named.
         var ipk: [UInt8]
+        var localSessionID: UInt16
         var sigma1: Sigma1
         var sigma1Bytes: [UInt8]
         var sigma2Bytes: [UInt8]
@@ -345,6 +346,7 @@ public struct CASEResponder: Sendable {
     }
 
     private struct PendingResume: Sendable {
+        var localSessionID: UInt16
         var record: CASEResumptionRecord
         var sigma1: Sigma1
         var newResumptionID: [UInt8]
@@ -358,22 +360,22 @@ public struct CASEResponder: Sendable {
 
     private let identities: any OperationalIdentityStore
     private let resumptions: any CASEResumptionStore
-    private let localSessionID: UInt16
+    private let sessionIDs: SessionIDAllocator
     private let localParameters: SessionParameters?
     private let random: RandomBytes
     private let now: @Sendable () -> UInt32?
     private var state: State = .idle
 
     /// - Parameters:
-    ///   - localSessionID: the session id this node will use (non-zero, unused in its session table).
+    ///   - sessionIDs: gives each attempt the session id this node will use.
     ///   - now: the time in Matter epoch seconds for certificate validity, or nil when unknown.
-    public init(identities: any OperationalIdentityStore, resumptions: any CASEResumptionStore, localSessionID: UInt16,
+    public init(identities: any OperationalIdentityStore, resumptions: any CASEResumptionStore,
+                sessionIDs: @escaping SessionIDAllocator,
                 localParameters: SessionParameters? = .matter14, random: @escaping RandomBytes = systemRandomBytes,
                 now: @escaping @Sendable () -> UInt32?) {
-        precondition(localSessionID != 0, "session id 0 is the unsecured session")
         self.identities = identities
         self.resumptions = resumptions
-        self.localSessionID = localSessionID
+        self.sessionIDs = sessionIDs
         self.localParameters = localParameters
         self.random = random
         self.now = now
@@ -409,8 +411,9 @@ public struct CASEResponder: Sendable {
         case (.caseSigma1, .idle):
             let sigma1 = try Sigma1(payload: payload)
             guard sigma1.initiatorSessionID != 0 else { throw .malformed("initiator session id 0") }
-            if let resumed = try resume(sigma1) { return resumed }
-            return try answer(sigma1, bytes: payload)
+            guard let localSessionID = sessionIDs(), localSessionID != 0 else { throw .busy }
+            if let resumed = try resume(sigma1, localSessionID: localSessionID) { return resumed }
+            return try answer(sigma1, bytes: payload, localSessionID: localSessionID)
         case (.caseSigma1, _):
             throw .busy
         case (.caseSigma3, .awaitingSigma3(let pending)):
@@ -427,7 +430,8 @@ public struct CASEResponder: Sendable {
     }
 
     /// Sigma1 → Sigma2.
-    private mutating func answer(_ sigma1: Sigma1, bytes sigma1Bytes: [UInt8]) throws(SessionEstablishmentError)
+    private mutating func answer(_ sigma1: Sigma1, bytes sigma1Bytes: [UInt8], localSessionID: UInt16)
+        throws(SessionEstablishmentError)
         -> SessionEstablishmentStep
     {
         var match: (identity: OperationalIdentity, ipk: [UInt8])?
@@ -462,7 +466,8 @@ public struct CASEResponder: Sendable {
                                 responderEphemeralPublicKey: ephemeralPublic, encrypted2: encrypted2,
                                 responderParameters: localParameters).encoded
             state = .awaitingSigma3(Pending(
-                identity: identity, ipk: ipk, sigma1: sigma1, sigma1Bytes: sigma1Bytes, sigma2Bytes: sigma2,
+                identity: identity, ipk: ipk, localSessionID: localSessionID, sigma1: sigma1, sigma1Bytes: sigma1Bytes,
+                sigma2Bytes: sigma2,
                 ephemeralPublicKey: ephemeralPublic, sharedSecret: sharedSecret, resumptionID: resumptionID))
             return .reply(SecureChannelMessage(.caseSigma2, sigma2))
         } catch {
@@ -522,13 +527,15 @@ public struct CASEResponder: Sendable {
         let session = EstablishedSession(
             kind: .case(fabricIndex: identity.fabricIndex, peerNodeID: peer.nodeID,
                         peerCASEAuthenticatedTags: peer.caseAuthenticatedTags),
-            localSessionID: localSessionID, peerSessionID: pending.sigma1.initiatorSessionID, keys: keys,
+            localSessionID: pending.localSessionID, peerSessionID: pending.sigma1.initiatorSessionID, keys: keys,
             peerParameters: pending.sigma1.initiatorParameters, resumed: false)
         return SessionEstablishmentStep(reply: .status(.sessionEstablishmentSuccess), established: session, failure: nil)
     }
 
     /// Sigma1 with a resumption id this node knows and a MIC that checks → Sigma2Resume; otherwise nil (full CASE).
-    private mutating func resume(_ sigma1: Sigma1) throws(SessionEstablishmentError) -> SessionEstablishmentStep? {
+    private mutating func resume(_ sigma1: Sigma1, localSessionID: UInt16) throws(SessionEstablishmentError)
+        -> SessionEstablishmentStep?
+    {
         guard let resumptionID = sigma1.resumptionID, let mic = sigma1.initiatorResumeMIC,
               let record = resumptions.record(resumptionID: resumptionID),
               identities.operationalIdentities().contains(where: { $0.fabricIndex == record.fabricIndex })
@@ -544,7 +551,8 @@ public struct CASEResponder: Sendable {
                 info: "Sigma2_Resume", nonce: CASECrypto.resume2Nonce)
             let message = Sigma2Resume(resumptionID: newResumptionID, sigma2ResumeMIC: resumeMIC,
                                        responderSessionID: localSessionID, responderParameters: localParameters)
-            state = .awaitingResumeStatus(PendingResume(record: record, sigma1: sigma1, newResumptionID: newResumptionID))
+            state = .awaitingResumeStatus(PendingResume(
+                localSessionID: localSessionID, record: record, sigma1: sigma1, newResumptionID: newResumptionID))
             return .reply(SecureChannelMessage(.caseSigma2Resume, message.encoded))
         } catch {
             throw .crypto(error.description)
@@ -569,7 +577,7 @@ public struct CASEResponder: Sendable {
         let session = EstablishedSession(
             kind: .case(fabricIndex: record.fabricIndex, peerNodeID: record.peerNodeID,
                         peerCASEAuthenticatedTags: record.peerCASEAuthenticatedTags),
-            localSessionID: localSessionID, peerSessionID: pending.sigma1.initiatorSessionID, keys: keys,
+            localSessionID: pending.localSessionID, peerSessionID: pending.sigma1.initiatorSessionID, keys: keys,
             peerParameters: pending.sigma1.initiatorParameters, resumed: true)
         return SessionEstablishmentStep(reply: nil, established: session, failure: nil)
     }

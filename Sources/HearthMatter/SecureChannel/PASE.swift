@@ -181,12 +181,12 @@ public enum PAKEMessage {
 public struct PASEResponder: Sendable {
     private enum State: Sendable {
         case idle
-        case awaitingPake1(request: PBKDFParamRequest, context: [UInt8])
-        case awaitingPake3(request: PBKDFParamRequest, verifier: SPAKE2Plus.Verifier)
+        case awaitingPake1(request: PBKDFParamRequest, context: [UInt8], localSessionID: UInt16)
+        case awaitingPake3(request: PBKDFParamRequest, verifier: SPAKE2Plus.Verifier, localSessionID: UInt16)
     }
 
     private let verifier: PASEVerifier
-    private let localSessionID: UInt16
+    private let sessionIDs: SessionIDAllocator
     private let localParameters: SessionParameters?
     private let random: RandomBytes
     private var state: State = .idle
@@ -194,12 +194,11 @@ public struct PASEResponder: Sendable {
     public private(set) var failedAttempts = 0
 
     /// - Parameters:
-    ///   - localSessionID: the session id this node will use (non-zero, unused in its session table).
-    public init(verifier: PASEVerifier, localSessionID: UInt16, localParameters: SessionParameters? = .matter14,
-                random: @escaping RandomBytes = systemRandomBytes) {
-        precondition(localSessionID != 0, "session id 0 is the unsecured session")
+    ///   - sessionIDs: gives each attempt the session id this node will use.
+    public init(verifier: PASEVerifier, sessionIDs: @escaping SessionIDAllocator,
+                localParameters: SessionParameters? = .matter14, random: @escaping RandomBytes = systemRandomBytes) {
         self.verifier = verifier
-        self.localSessionID = localSessionID
+        self.sessionIDs = sessionIDs
         self.localParameters = localParameters
         self.random = random
     }
@@ -242,6 +241,7 @@ public struct PASEResponder: Sendable {
             let request = try PBKDFParamRequest(payload: payload)
             guard request.passcodeID == 0 else { throw .malformed("passcode id \(request.passcodeID), only 0 is defined") }
             guard request.initiatorSessionID != 0 else { throw .malformed("initiator session id 0") }
+            guard let localSessionID = sessionIDs(), localSessionID != 0 else { throw .busy }
             let response = PBKDFParamResponse(
                 initiatorRandom: request.initiatorRandom, responderRandom: try randomBytes(32),
                 responderSessionID: localSessionID,
@@ -249,11 +249,11 @@ public struct PASEResponder: Sendable {
                 salt: request.hasPBKDFParameters ? nil : verifier.salt, responderParameters: localParameters)
             let responsePayload = response.encoded
             let context = SPAKE2Plus.matterContext(pbkdfParamRequest: payload, pbkdfParamResponse: responsePayload)
-            state = .awaitingPake1(request: request, context: context)
+            state = .awaitingPake1(request: request, context: context, localSessionID: localSessionID)
             return .reply(SecureChannelMessage(.pbkdfParamResponse, responsePayload))
         case (.pbkdfParamRequest, _):
             throw .busy
-        case (.pasePake1, .awaitingPake1(let request, let context)):
+        case (.pasePake1, .awaitingPake1(let request, let context, let localSessionID)):
             let pA = try PAKEMessage.readPake1(payload)
             var spake: SPAKE2Plus.Verifier
             let pB: [UInt8], cB: [UInt8]
@@ -263,9 +263,9 @@ public struct PASEResponder: Sendable {
             } catch {
                 throw .verificationFailed("pA: \(error.reason)")
             }
-            state = .awaitingPake3(request: request, verifier: spake)
+            state = .awaitingPake3(request: request, verifier: spake, localSessionID: localSessionID)
             return .reply(SecureChannelMessage(.pasePake2, PAKEMessage.pake2(pB: pB, cB: cB)))
-        case (.pasePake3, .awaitingPake3(let request, var spake)):
+        case (.pasePake3, .awaitingPake3(let request, var spake, let localSessionID)):
             let cA = try PAKEMessage.readPake3(payload)
             do { try spake.verify(cA: cA) } catch { throw .verificationFailed("cA does not match: wrong passcode") }
             guard let ke = spake.sharedKey else { throw .crypto("no shared key after verification") }

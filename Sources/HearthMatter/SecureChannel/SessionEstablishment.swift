@@ -202,6 +202,11 @@ func readFields<T>(_ name: String, _ body: () throws(TLVFieldError) -> T) throws
     do { return try body() } catch { throw .malformed("\(name): \(error)") }
 }
 
+/// Gives a responder the session id for an attempt: one not in use in the node's session table (non-zero), or nil
+/// when the table is full (the attempt is then refused as busy). The id is only taken when the node installs the
+/// session the attempt establishes.
+public typealias SessionIDAllocator = @Sendable () -> UInt16?
+
 /// Random bytes for responders; tests may substitute their own.
 public typealias RandomBytes = @Sendable (Int) throws(CryptoError) -> [UInt8]
 
