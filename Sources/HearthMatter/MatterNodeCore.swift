@@ -44,9 +44,13 @@ public final class MatterNodeCore: Sendable {
         commissioning.onChange { [weak dataModel] cluster in
             dataModel?.markChanged(ConcreteClusterPath(endpoint: 0, cluster: cluster))
         }
+        let interactionModel = InteractionModelServer(dataModel: dataModel)
+        commissioning.onFabricsRemoved { [weak interactionModel] fabrics in
+            interactionModel?.removeSubscriptions { fabrics.contains($0.subject.fabricIndex) }
+        }
         self.commissioning = commissioning
         self.dataModel = dataModel
-        self.interactionModel = InteractionModelServer(dataModel: dataModel)
+        self.interactionModel = interactionModel
     }
 
     /// Handles one Interaction Model message of a session; the fail-safe is expired first if its time has come.

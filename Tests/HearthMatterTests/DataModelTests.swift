@@ -388,3 +388,130 @@ final class ProbeCluster: ClusterServer {
         #expect(probe.values.withLock { $0.entries }.isEmpty)
     }
 }
+
+@Suite struct SubscriptionReportTests {
+    @Test func aChangeIsReportedAfterTheMinimumIntervalAndSilenceKeepsAlive() throws {
+        let fixture = try MatterNodeFixture()
+        let index = try fixture.addFabric()
+        _ = try fixture.completeCommissioning(fabric: index)
+        let admin = SubjectDescriptor.caseSession(fabricIndex: index, node: 112233)
+        let server = fixture.node.interactionModel
+        var exchange = IMExchangeState()
+        let request = SubscribeRequest(minIntervalFloorSeconds: 2, maxIntervalCeilingSeconds: 60,
+                                       attributeRequests: [AttributePath(endpoint: 0, cluster: 0x28), AttributePath(endpoint: 0, cluster: 0x30)])
+        _ = fixture.send(.subscribeRequest, request.encoded(), exchange: &exchange, as: admin)
+        _ = fixture.send(.statusResponse, StatusResponse(.success).encoded(), exchange: &exchange, as: admin)
+        #expect(server.reportsDue(now: fixture.clock.now).isEmpty)
+
+        let label = AttributePath(endpoint: 0, cluster: 0x28, attribute: 5)
+        #expect(try fixture.write([AttributeDataIB(dataVersion: nil, path: label, data: .utf8("Hall"))], as: admin) == [.success])
+        // Not before the minimum interval.
+        fixture.clock.advance(.seconds(1))
+        #expect(server.reportsDue(now: fixture.clock.now).isEmpty)
+        fixture.clock.advance(.seconds(1))
+        let due = server.reportsDue(now: fixture.clock.now)
+        try #require(due.count == 1)
+        #expect(due[0].subscriptionID == 1)
+        #expect(due[0].subject == admin)
+        #expect(due[0].expectsResponse)
+        let report = try ReportData(decoding: due[0].message.payload)
+        #expect(report.subscriptionID == 1)
+        #expect(!report.suppressResponse)
+        // Only the changed cluster, with its new DataVersion.
+        let paths = report.attributeReports.compactMap { r -> AttributeDataIB? in if case .data(let d) = r { d } else { nil } }
+        #expect(!paths.isEmpty)
+        #expect(paths.allSatisfy { $0.path.cluster == 0x28 })
+        #expect(paths.first { $0.path.attribute == 5 }?.data == .utf8("Hall"))
+        #expect(paths.first?.dataVersion == fixture.node.dataModel.dataVersion(ConcreteClusterPath(endpoint: 0, cluster: 0x28)))
+        // The subscriber's StatusResponse ends the exchange; nothing more is due until the maximum interval.
+        var reportExchange = due[0].exchange
+        let answer = fixture.node.receive(opcode: InteractionModelOpcode.statusResponse.rawValue,
+                                          payload: StatusResponse(.success).encoded().encoded(), exchange: &reportExchange,
+                                          subject: admin, now: fixture.clock.now)
+        #expect(answer == IMReply(message: nil, closesExchange: true))
+        fixture.clock.advance(.seconds(10))
+        #expect(server.reportsDue(now: fixture.clock.now).isEmpty)
+        fixture.clock.advance(.seconds(50))
+        let keepAlive = server.reportsDue(now: fixture.clock.now)
+        try #require(keepAlive.count == 1)
+        let empty = try ReportData(decoding: keepAlive[0].message.payload)
+        #expect(empty.attributeReports.isEmpty)
+        #expect(empty.suppressResponse)
+        #expect(!keepAlive[0].expectsResponse)
+        #expect(server.nextKeepAliveDeadline == fixture.clock.now + 60_000)
+    }
+
+    @Test func aRefusedReportEndsTheSubscription() throws {
+        let fixture = try MatterNodeFixture()
+        let index = try fixture.addFabric()
+        _ = try fixture.completeCommissioning(fabric: index)
+        let admin = SubjectDescriptor.caseSession(fabricIndex: index, node: 112233)
+        var exchange = IMExchangeState()
+        let request = SubscribeRequest(minIntervalFloorSeconds: 0, maxIntervalCeilingSeconds: 10,
+                                       attributeRequests: [AttributePath(endpoint: 0, cluster: 0x28, attribute: 5)])
+        _ = fixture.send(.subscribeRequest, request.encoded(), exchange: &exchange, as: admin)
+        _ = fixture.send(.statusResponse, StatusResponse(.success).encoded(), exchange: &exchange, as: admin)
+        _ = try fixture.write([AttributeDataIB(dataVersion: nil, path: AttributePath(endpoint: 0, cluster: 0x28, attribute: 5),
+                                               data: .utf8("x"))], as: admin)
+        let due = fixture.node.interactionModel.reportsDue(now: fixture.clock.now)
+        try #require(due.count == 1)
+        var reportExchange = due[0].exchange
+        _ = fixture.node.receive(opcode: InteractionModelOpcode.statusResponse.rawValue,
+                                 payload: StatusResponse(.invalidSubscription).encoded().encoded(), exchange: &reportExchange,
+                                 subject: admin, now: fixture.clock.now)
+        #expect(fixture.node.interactionModel.subscriptions.isEmpty)
+    }
+}
+
+extension SubscriptionReportTests {
+    @Test func removingAFabricEndsItsSubscriptions() throws {
+        let fixture = try MatterNodeFixture()
+        let first = try fixture.addFabric(fabricID: 1, rootPublicKey: [0x04] + [UInt8](repeating: 1, count: 64))
+        _ = try fixture.completeCommissioning(fabric: first)
+        let second = try fixture.addFabric(fabricID: 2, rootPublicKey: [0x04] + [UInt8](repeating: 2, count: 64))
+        _ = try fixture.completeCommissioning(fabric: second)
+        for fabric in [first, second] {
+            var exchange = IMExchangeState()
+            let request = SubscribeRequest(minIntervalFloorSeconds: 0, maxIntervalCeilingSeconds: 10,
+                                           attributeRequests: [AttributePath(endpoint: 0, cluster: 0x28, attribute: 5)])
+            _ = fixture.send(.subscribeRequest, request.encoded(), exchange: &exchange, as: .caseSession(fabricIndex: fabric, node: 112233))
+        }
+        #expect(fixture.node.interactionModel.subscriptions.count == 2)
+        let removed = try fixture.invokeForResponse(0, 0x003E, 0x0A, as: .caseSession(fabricIndex: first, node: 112233)) {
+            TLVElement(context: 0, .uint(second))
+        }
+        #expect(removed[context: 0]?.unsignedValue == 0)
+        #expect(fixture.node.interactionModel.subscriptions.map(\.subject.fabricIndex) == [first])
+    }
+}
+
+@Suite struct InteractionModelExchangeTests {
+    @Test func aReadOnTheExchangeLayerIsAnsweredOnItsExchange() throws {
+        let fixture = try MatterNodeFixture()
+        let transport = RecordingTransport()
+        let manager = ExchangeManager(transport: transport, firstExchangeID: 100, jitter: { 0 })
+        let session = SessionHandle(7)
+        InteractionModelExchange.register(on: manager, core: fixture.node,
+                                          subject: { $0 == session ? .pase() : nil }, now: { [clock = fixture.clock] in clock.now })
+        let request = ReadRequest(attributeRequests: [AttributePath(endpoint: 0, cluster: 0x28, attribute: 2)]).encoded().encoded()
+        let header = PayloadHeader(isInitiator: true, needsAcknowledgement: true, opcode: InteractionModelOpcode.readRequest.rawValue,
+                                   exchangeID: 5, protocolID: .interactionModel)
+        manager.receive(MatterMessage(header: MessageHeader(messageCounter: 1), payloadHeader: header, payload: request),
+                        from: session, isDuplicate: false, now: fixture.clock.now)
+        let sent = transport.takeSent()
+        try #require(sent.count == 1)
+        #expect(sent[0].payloadHeader.opcode == InteractionModelOpcode.reportData.rawValue)
+        #expect(sent[0].payloadHeader.exchangeID == 5)
+        #expect(!sent[0].payloadHeader.isInitiator)
+        #expect(sent[0].payloadHeader.acknowledgedMessageCounter == 1)
+        let report = try ReportData(decoding: sent[0].payload)
+        #expect(report.attributeReports == [.data(AttributeDataIB(
+            dataVersion: fixture.node.dataModel.dataVersion(ConcreteClusterPath(endpoint: 0, cluster: 0x28)),
+            path: AttributePath(endpoint: 0, cluster: 0x28, attribute: 2), data: .unsigned(0xFFF1)))])
+
+        // A session the Interaction Model does not serve gets nothing.
+        manager.receive(MatterMessage(header: MessageHeader(messageCounter: 2), payloadHeader: header, payload: request),
+                        from: SessionHandle(8), isDuplicate: false, now: fixture.clock.now)
+        #expect(transport.takeSent().allSatisfy { $0.payloadHeader.opcode != InteractionModelOpcode.reportData.rawValue })
+    }
+}

@@ -36,16 +36,11 @@ import Testing
     }
 
     @Test func theCertificationDeclarationIsSignedWithTheTestCDKey() throws {
-        let declaration = try CertificationDeclaration.developmentHub()
+        let declaration = try CMSSignedMessage(der: try CertificationDeclaration.developmentHub())
         let content = CertificationElements.developmentHub.encoded()
-        // The content is the pkcs7-data eContent: [0] { OCTET STRING content }.
-        let eContent = DER.contextConstructed(0, [DER.octetString(content)])
-        #expect(declaration.firstRange(of: eContent) != nil)
-        #expect(declaration.firstRange(of: TestAttestationMaterial.certificationDeclarationSigningKeyIdentifier) != nil)
-        // The last element is the signature OCTET STRING, a DER ECDSA signature over the content.
-        let signatureDER = try #require(lastOctetString(declaration))
-        let key = try P256.PublicKey(x963Representation: Self.cdSigningPublicKey)
-        #expect(key.isValidSignature(try P256.Signature(derRepresentation: signatureDER), for: content))
+        #expect(declaration.content == content)
+        #expect(declaration.signerKeyIdentifier == TestAttestationMaterial.certificationDeclarationSigningKeyIdentifier)
+        #expect(declaration.isSigned(by: try P256.PublicKey(x963Representation: Self.cdSigningPublicKey)))
         // The elements, read back.
         let elements = try TLVElement(decoding: content)
         #expect(elements[context: 1]?.unsignedValue == 0xFFF1)
@@ -94,16 +89,6 @@ import Testing
         #expect(dac.publicKey.isValidSignature(attestationSignature, for: attestationElements + challenge))
         #expect(try TLVElement(decoding: attestationElements)[context: 1]?.bytesValue == attestation.certificationDeclaration)
     }
-}
-
-/// The contents of the last OCTET STRING of a DER structure that ends with one (the CD's signature).
-private func lastOctetString(_ der: [UInt8]) -> [UInt8]? {
-    // A DER ECDSA signature is 70–72 bytes: find the OCTET STRING header that spans exactly to the end.
-    for length in (8...80).reversed() where der.count > length + 2 {
-        let start = der.count - length - 2
-        if der[start] == 0x04 && Int(der[start + 1]) == length { return Array(der[(start + 2)...]) }
-    }
-    return nil
 }
 
 private func hex(_ text: String) -> [UInt8] {

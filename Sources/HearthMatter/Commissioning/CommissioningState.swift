@@ -115,6 +115,17 @@ public final class CommissioningState: Sendable {
         self.inner = Locked(state)
     }
 
+    /// Told which fabrics went away (RemoveFabric, a fail-safe's rollback), so their subscriptions end.
+    private let removals: Locked<(@Sendable ([FabricIndex]) -> Void)?> = Locked(nil)
+
+    /// Sets who hears of fabrics that went away.
+    public func onFabricsRemoved(_ handler: @escaping @Sendable ([FabricIndex]) -> Void) { removals.withLock { $0 = handler } }
+
+    private func removed(_ fabrics: [FabricIndex]) {
+        guard !fabrics.isEmpty, let handler = removals.withLock({ $0 }) else { return }
+        handler(fabrics)
+    }
+
     /// Sets who hears of changed clusters (the data model's `markChanged` on the root endpoint).
     public func onChange(_ handler: @escaping @Sendable (ClusterID) -> Void) { changes.withLock { $0 = handler } }
 
@@ -156,17 +167,20 @@ public final class CommissioningState: Sendable {
     /// Rolls back an expired fail-safe. Returns whether it did.
     @discardableResult
     public func expireIfDue(now: MatterInstant) -> Bool {
-        let expired = inner.withLock { state -> Bool in
-            guard let failSafe = state.failSafe, now >= failSafe.deadline else { return false }
-            Self.rollBack(&state)
-            return true
+        let gone = inner.withLock { state -> [FabricIndex]? in
+            guard let failSafe = state.failSafe, now >= failSafe.deadline else { return nil }
+            return Self.rollBack(&state)
         }
-        if expired { changed(0x0030, 0x003E, 0x001F, 0x003F) }
-        return expired
+        guard let gone else { return false }
+        changed(0x0030, 0x003E, 0x001F, 0x003F)
+        removed(gone)
+        return true
     }
 
-    private static func rollBack(_ state: inout Inner) {
-        guard let failSafe = state.failSafe else { return }
+    /// Restores the snapshot; returns the fabrics that went with it.
+    @discardableResult
+    private static func rollBack(_ state: inout Inner) -> [FabricIndex] {
+        guard let failSafe = state.failSafe else { return [] }
         let removed = state.table.fabrics.map(\.index).filter { index in
             !failSafe.snapshot.fabrics.contains { $0.index == index }
         }
@@ -174,10 +188,12 @@ public final class CommissioningState: Sendable {
         state.breadcrumb = 0
         state.failSafe = nil
         state.events.append(.failSafeExpired(removedFabrics: removed))
+        return removed
     }
 
     func armFailSafe(seconds: UInt16, breadcrumb: UInt64, subject: SubjectDescriptor,
                      now: MatterInstant) -> CommissioningError {
+        var gone: [FabricIndex] = []
         let result = inner.withLock { state -> CommissioningError in
             if var failSafe = state.failSafe {
                 let sameAdmin = subject.fabricIndex == failSafe.armedBy
@@ -185,7 +201,7 @@ public final class CommissioningState: Sendable {
                     || (subject.authMode == .pase && failSafe.armedBy == 0)
                 guard sameAdmin else { return .busyWithOtherAdmin }
                 if seconds == 0 {
-                    Self.rollBack(&state)
+                    gone = Self.rollBack(&state)
                     return .ok
                 }
                 failSafe.deadline = min(now + Int64(seconds) * 1000, failSafe.cumulativeDeadline)
@@ -206,6 +222,7 @@ public final class CommissioningState: Sendable {
             return .ok
         }
         changed(0x0030, 0x003E, 0x001F)
+        removed(gone)
         return result
     }
 
@@ -417,6 +434,7 @@ public final class CommissioningState: Sendable {
         if outcome.0 == .ok {
             inner.withLock { $0.events.append(.fabricRemoved(index)) }
             changed(0x001F, 0x003F)
+            removed([index])
         }
         return outcome
     }

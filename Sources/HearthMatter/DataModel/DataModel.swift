@@ -146,6 +146,22 @@ public final class DataModel: Sendable {
         }
     }
 
+    /// The DataVersion of every cluster instance the paths cover (wildcards expanded over what exists now).
+    public func versions(covering paths: [AttributePath]) -> [ConcreteClusterPath: UInt32] {
+        state.withLock { state in
+            var out: [ConcreteClusterPath: UInt32] = [:]
+            for path in paths {
+                for endpoint in path.endpoint.map({ [$0] }) ?? state.order {
+                    for cluster in state.endpoints[endpoint]?.clusters ?? [] where path.cluster == nil || path.cluster == cluster.id {
+                        let clusterPath = ConcreteClusterPath(endpoint: endpoint, cluster: cluster.id)
+                        out[clusterPath] = state.dataVersions[clusterPath]
+                    }
+                }
+            }
+            return out
+        }
+    }
+
     private static func bump(_ state: inout State, _ path: ConcreteClusterPath) {
         guard let version = state.dataVersions[path] else { return }
         state.dataVersions[path] = version &+ 1

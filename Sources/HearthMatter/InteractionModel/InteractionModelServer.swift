@@ -53,6 +53,8 @@ public struct IMExchangeState: Sendable {
     }
 
     var phase: Phase = .idle
+    /// The subscription whose report this exchange carries: a refusal by the subscriber ends it.
+    var subscriptionID: UInt32?
 
     public init() {}
 }
@@ -65,6 +67,21 @@ public struct SubscriptionRecord: Sendable, Equatable {
     public var isFabricFiltered: Bool
     public var minIntervalSeconds: UInt16
     public var maxIntervalSeconds: UInt16
+    /// When the last report (or the priming one) was sent.
+    public var lastReport: MatterInstant
+    /// The DataVersion of each cluster instance the subscription covers, as last reported.
+    public var reportedVersions: [ConcreteClusterPath: UInt32]
+}
+
+/// A report the node sends for a subscription: the first message on a new exchange to the subscriber, and the
+/// exchange's state for `receive` to go on with (further chunks after each StatusResponse).
+public struct DueReport: Sendable {
+    public var subscriptionID: UInt32
+    public var subject: SubjectDescriptor
+    public var message: IMMessage
+    /// Whether the subscriber answers it (a keep-alive report is not answered).
+    public var expectsResponse: Bool
+    public var exchange: IMExchangeState
 }
 
 /// The Interaction Model server of a node.
@@ -112,8 +129,9 @@ public final class InteractionModelServer: Sendable {
                 }
                 let status = try StatusResponse(decoding: payload)
                 guard status.status == .success else {
-                    // The peer gave up on the report; a subscription it primed is void.
+                    // The peer gave up on the report: the subscription it belongs to is void.
                     exchange.phase = .idle
+                    if let id = exchange.subscriptionID { removeSubscriptions { $0.id == id } }
                     return .close(nil)
                 }
                 return nextChunk(remaining: remaining, after: after, exchange: &exchange)
@@ -149,7 +167,7 @@ public final class InteractionModelServer: Sendable {
             chunks[chunks.count - 1].suppressResponse = true
             return nextChunk(remaining: chunks.map { IMMessage(.reportData, $0.encoded()) }, after: nil, exchange: &exchange)
         case .subscribeRequest:
-            return try handleSubscribe(SubscribeRequest(decoding: payload), exchange: &exchange, subject: subject)
+            return try handleSubscribe(SubscribeRequest(decoding: payload), exchange: &exchange, subject: subject, now: now)
         case .writeRequest:
             let request = try WriteRequest(decoding: payload)
             if request.timedRequest != timed { return .status(.timedRequestMismatch) }
@@ -171,7 +189,7 @@ public final class InteractionModelServer: Sendable {
     private func nextChunk(remaining: [IMMessage], after: IMMessage?, exchange: inout IMExchangeState) -> IMReply {
         if let first = remaining.first {
             let rest = Array(remaining.dropFirst())
-            if rest.isEmpty && after == nil {
+            if rest.isEmpty && after == nil && exchange.subscriptionID == nil {
                 exchange.phase = .idle
                 // A read's last chunk suppresses the response: the exchange ends with it.
                 return .close(first)
@@ -303,7 +321,7 @@ public final class InteractionModelServer: Sendable {
     // MARK: Subscribe
 
     private func handleSubscribe(_ request: SubscribeRequest, exchange: inout IMExchangeState,
-                                 subject: SubjectDescriptor) throws(IMError) -> IMReply {
+                                 subject: SubjectDescriptor, now: MatterInstant) throws(IMError) -> IMReply {
         guard subject.authMode == .case else {
             throw IMError(.unsupportedAccess, "a subscription needs a CASE session")
         }
@@ -314,7 +332,8 @@ public final class InteractionModelServer: Sendable {
             let record = SubscriptionRecord(
                 id: state.nextID, subject: subject, paths: request.attributeRequests,
                 isFabricFiltered: request.isFabricFiltered, minIntervalSeconds: request.minIntervalFloorSeconds,
-                maxIntervalSeconds: max(request.maxIntervalCeilingSeconds, request.minIntervalFloorSeconds, 1))
+                maxIntervalSeconds: max(request.maxIntervalCeilingSeconds, request.minIntervalFloorSeconds, 1),
+                lastReport: now, reportedVersions: dataModel.versions(covering: request.attributeRequests))
             state.nextID &+= 1
             state.records.append(record)
             return record
@@ -324,6 +343,53 @@ public final class InteractionModelServer: Sendable {
         let chunks = chunked(reports, subscriptionID: record.id).map { IMMessage(.reportData, $0.encoded()) }
         let response = SubscribeResponse(subscriptionID: record.id, maxIntervalSeconds: record.maxIntervalSeconds)
         return nextChunk(remaining: chunks, after: IMMessage(.subscribeResponse, response.encoded()), exchange: &exchange)
+    }
+
+    /// The reports due at `now`: for each subscription past its minimum interval whose clusters changed since its
+    /// last report, the attributes of those clusters (chunked); for one at its maximum interval with nothing
+    /// changed, an empty keep-alive report. The node sends each on a new exchange to the subscriber's session.
+    public func reportsDue(now: MatterInstant) -> [DueReport] {
+        let records = subscriptions
+        var due: [DueReport] = []
+        for record in records {
+            let minimum = record.lastReport + Int64(record.minIntervalSeconds) * 1000
+            let maximum = record.lastReport + Int64(record.maxIntervalSeconds) * 1000
+            guard now >= minimum else { continue }
+            let filters = record.reportedVersions.map { DataVersionFilter(path: $0.key, dataVersion: $0.value) }
+            let context = ReadContext(subject: record.subject, isFabricFiltered: record.isFabricFiltered)
+            let reports = dataModel.read(record.paths, filters: filters, context: context)
+            var exchange = IMExchangeState()
+            exchange.subscriptionID = record.id
+            let report: DueReport
+            if !reports.isEmpty {
+                var messages = chunked(reports, subscriptionID: record.id).map { IMMessage(.reportData, $0.encoded()) }
+                let first = messages.removeFirst()
+                // The last chunk is answered too: the exchange waits for that StatusResponse before it closes.
+                exchange.phase = .reporting(remaining: messages, after: nil)
+                report = DueReport(subscriptionID: record.id, subject: record.subject, message: first, expectsResponse: true,
+                                   exchange: exchange)
+            } else if now >= maximum {
+                let keepAlive = ReportData(subscriptionID: record.id, attributeReports: [], suppressResponse: true)
+                report = DueReport(subscriptionID: record.id, subject: record.subject,
+                                   message: IMMessage(.reportData, keepAlive.encoded()), expectsResponse: false, exchange: exchange)
+            } else {
+                continue
+            }
+            due.append(report)
+            let versions = dataModel.versions(covering: record.paths)
+            subscriptionState.withLock { state in
+                guard let i = state.records.firstIndex(where: { $0.id == record.id }) else { return }
+                state.records[i].lastReport = now
+                state.records[i].reportedVersions = versions
+            }
+        }
+        return due
+    }
+
+    /// When `reportsDue` must next be called at the latest (the earliest maximum interval); a change may make a
+    /// report due sooner, at its subscription's minimum interval.
+    public var nextKeepAliveDeadline: MatterInstant? {
+        subscriptions.map { $0.lastReport + Int64($0.maxIntervalSeconds) * 1000 }.min()
     }
 
     // MARK: Chunking
