@@ -203,15 +203,15 @@ public final class MatterNode: @unchecked Sendable {
                 manager.close(key, now: now)
                 return
             }
-            guard let sessionID = freeSessionID() else { return }
-            var responder = PASEResponder(verifier: options.verifier, localSessionID: sessionID, random: random)
+            var responder = PASEResponder(verifier: options.verifier, sessionIDs: { [unowned self] in self.freeSessionID() },
+                                          random: random)
             let step = responder.receive(opcode: opcode, payload: message.payload)
             establishments[key] = (.pase(responder), now)
             finish(step, on: key, manager: manager)
         case .caseSigma1 where !isSecure:
             dropStaleEstablishments()
-            guard let sessionID = freeSessionID() else { return }
-            var responder = CASEResponder(identities: core.commissioning, resumptions: resumptions, localSessionID: sessionID,
+            var responder = CASEResponder(identities: core.commissioning, resumptions: resumptions,
+                                          sessionIDs: { [unowned self] in self.freeSessionID() },
                                           random: random, now: { nil })
             let step = responder.receive(opcode: opcode, payload: message.payload)
             establishments[key] = (.case(responder), now)
