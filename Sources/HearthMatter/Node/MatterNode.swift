@@ -267,6 +267,12 @@ public final class MatterNode: @unchecked Sendable {
         }
     }
 
+    /// MRP gave up on a message of the exchange: an establishment on it is over (the peer is gone), so that the next
+    /// attempt is not answered busy.
+    fileprivate func exchangeFailed(_ key: ExchangeKey) {
+        if establishments.removeValue(forKey: key) != nil { log("matter: session establishment abandoned: no answer") }
+    }
+
     private func dropStaleEstablishments() {
         let now = self.now
         for (key, attempt) in establishments where now - attempt.started > Self.establishmentTimeout {
@@ -438,5 +444,7 @@ private final class NodeExchangeHandler: ExchangeHandler {
         }
     }
 
-    func exchange(_ exchange: ExchangeKey, failed error: ExchangeError, manager: ExchangeManager) {}
+    func exchange(_ exchange: ExchangeKey, failed error: ExchangeError, manager: ExchangeManager) {
+        node.exchangeFailed(exchange)
+    }
 }
