@@ -83,7 +83,8 @@ let package = Package(
         // a board runs, assembled for `hearthd`.
         .target(name: "HearthHub", dependencies: ["HearthSync", 
             "HearthEngine", "HearthContract", "HearthJSON", "HearthMQTT", "HearthHardware", "HearthHardwareLinux",
-            "HearthSimulator", "HearthConfig", "HearthLinux", "HearthHomeAssistant",
+            "HearthSimulator", "HearthConfig", "HearthLinux", "HearthHomeAssistant", "HearthMatter", "HearthCrypto",
+            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -152,7 +153,7 @@ let package = Package(
         ], swiftSettings: strict),
         .testTarget(name: "HearthHubTests", dependencies: ["HearthSync", 
             "HearthHub", "HearthContract", "HearthJSON", "HearthMQTT", "HearthHardware", "HearthHardwareLinux",
-            "HearthSimulator", "HearthTestKit", "HearthHomeAssistant",
+            "HearthSimulator", "HearthTestKit", "HearthHomeAssistant", "HearthMatter",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
         ], swiftSettings: strict),

@@ -16,7 +16,7 @@ struct HearthDaemon: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hearthd",
         abstract: "The Hearth hub: binds a board's hardware to smart-home devices and publishes them over MQTT.",
-        subcommands: [Run.self, CheckConfig.self, Schema.self, SaveLoop.self],
+        subcommands: [Run.self, CheckConfig.self, Schema.self, Matter.self, SaveLoop.self],
         defaultSubcommand: Run.self)
 }
 
@@ -88,6 +88,41 @@ struct CheckConfig: ParsableCommand {
         }
         print("\(file): OK" + (report.warnings.isEmpty ? "" : " (\(report.warnings.count) warning(s))"))
         for line in report.summary { print(line) }
+    }
+}
+
+struct Matter: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "matter", abstract: "The hub as a Matter node.", subcommands: [MatterCode.self])
+}
+
+struct MatterCode: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "code",
+        abstract: "Print the Matter pairing codes: the manual code, the QR payload and the QR code in text.",
+        discussion: "Run it as the hub's user: the codes are kept in the state directory, readable by that user alone.")
+
+    @Option(name: .shortAndLong, help: "The hub configuration file.")
+    var config: String = "/etc/hearth/hearth.yaml"
+
+    @Option(help: "The state directory instead of the configuration's stateDirectory.")
+    var state: String?
+
+    func run() throws {
+        let settings: HubConfiguration
+        switch MatterHub.configuration(file: config) {
+        case .failure(let error):
+            for p in error.problems { print(p) }
+            throw ExitCode(HubDaemon.configurationError)
+        case .success(let read): settings = read
+        }
+        do {
+            let pairing = try MatterHub.pairing(settings.matter, stateDirectory: state ?? settings.stateDirectory)
+            print(pairing.printable())
+        } catch {
+            print("hearthd: \(error)")
+            throw ExitCode(HubDaemon.stateError)
+        }
     }
 }
 

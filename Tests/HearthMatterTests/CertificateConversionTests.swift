@@ -69,6 +69,22 @@ import Testing
         }
     }
 
+    @Test func futureExtensionsMustBeDERExtensionsOfUnnamedKinds() throws {
+        var certificate = try MatterCertificate(tlv: ChipTestCertificates.root01.tlv)
+        // SEQUENCE { OID 1.2.3.4, OCTET STRING { NULL } }: an extension the profile does not name, kept as it is.
+        let unknown: [UInt8] = [0x30, 0x09, 0x06, 0x03, 0x2A, 0x03, 0x04, 0x04, 0x02, 0x05, 0x00]
+        certificate.extensions.append(.future(unknown))
+        #expect(try MatterCertificate(tlv: certificate.tlvEncoded) == certificate)
+        #expect(try MatterCertificate(x509DER: certificate.x509DER) == certificate)
+        // Bytes that are no Extension (found by the fuzzer: they made X.509 that did not read back), and a
+        // subject key id disguised as a future extension, are refused.
+        certificate.extensions[certificate.extensions.count - 1] = .future(Array(repeating: 0xFF, count: 20))
+        #expect(throws: CertificateError.self) { try MatterCertificate(tlv: certificate.tlvEncoded) }
+        let subjectKeyID: [UInt8] = [0x30, 0x0B, 0x06, 0x03, 0x55, 0x1D, 0x0E, 0x04, 0x04, 0x04, 0x02, 0x01, 0x02]
+        certificate.extensions[certificate.extensions.count - 1] = .future(subjectKeyID)
+        #expect(throws: CertificateError.self) { try MatterCertificate(tlv: certificate.tlvEncoded) }
+    }
+
     @Test func keyUsageMarkedNonCriticalIsRefused() throws {
         // Matter's profile makes key usage critical; the TLV form cannot say otherwise, so such X.509 is refused.
         var der = ChipTestCertificates.node01_01.der

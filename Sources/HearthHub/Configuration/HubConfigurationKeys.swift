@@ -45,7 +45,7 @@ extension HubConfiguration {
             ConfigKey("enabled", .bool, "be a Matter node; default true on a board, false on the simulated board"),
             ConfigKey("port", .int(1...65535, unit: ""), "the UDP port Matter listens on; default 5540"),
             ConfigKey("interfaces", .list(.text),
-                      "the network interfaces Matter listens and announces on; default every interface but loopback"),
+                      "the network interfaces Matter announces on with mDNS (its UDP port is open on every address); default every interface but loopback"),
             ConfigKey("discriminator", .int(0...MatterSettings.discriminators.upperBound, unit: ""),
                       "a fixed 12-bit discriminator, for tests; default one chosen at the first start and kept"),
             ConfigKey("passcode", .int(MatterSettings.passcodes, unit: ""),

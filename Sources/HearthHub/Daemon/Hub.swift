@@ -4,6 +4,7 @@ public import HearthEngine
 import HearthHardware
 import HearthHomeAssistant
 import HearthLinux
+import HearthMatter
 import HearthModel
 import HearthMQTT
 public import Logging
@@ -56,6 +57,11 @@ public final class Hub {
         logger.info("starting", metadata: startingMetadata)
         do {
             try await ServiceGroup(configuration: groupConfig).run()
+        } catch is MatterNodeError {
+            // Logged by the service: a port or an interface of the configuration cannot be used, which restarting
+            // will not fix.
+            logger.error("stopped: the matter: settings cannot be used here")
+            return HubDaemon.configurationError
         } catch {
             logger.error("stopped with an error: \(error)")
             return 1
@@ -187,6 +193,13 @@ public final class Hub {
             .init(service: BindingsService(bindings: plan.bindings.map(\.binding)), serviceName: "hardware"),
             .init(service: MQTTService(hub: mqtt), serviceName: "mqtt"),
         ]
+        if config.matter.isEnabled(simulatedBoard: plan.board.isSimulated) {
+            guard let matter = MatterHub.service(config, logger: logger) else {
+                for (_, binding) in plan.bindings { binding.stop() }
+                return failed(HubDaemon.stateError)
+            }
+            services.append(.init(service: matter, serviceName: "matter"))
+        }
         if let interval = SystemdNotifier.watchdogInterval, notifier.isActive {
             services.append(.init(service: WatchdogService(notifier: notifier, interval: interval), serviceName: "watchdog"))
         }

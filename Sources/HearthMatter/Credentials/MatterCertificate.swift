@@ -364,7 +364,7 @@ extension CertificateExtension {
                 self = .extendedKeyUsage(purposes)
             case .context(4): self = .subjectKeyIdentifier(try member.bytes(count: 20))
             case .context(5): self = .authorityKeyIdentifier(try member.bytes(count: 20))
-            case .context(6): self = .future(try member.bytes())
+            case .context(6): self = .future(try CertificateExtension.checkedFuture(try member.bytes()))
             default: throw CertificateError("unknown extension \(member.tag)")
             }
         } catch let error as CertificateError {

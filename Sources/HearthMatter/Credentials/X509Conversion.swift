@@ -216,6 +216,24 @@ extension CertificateExtension {
         }
     }
 
+    /// A future extension's bytes, which the X.509 form carries as they are: one DER `Extension` of an extension
+    /// Matter's profile does not name (a known one has its own TLV form, and anything else would not read back).
+    static func checkedFuture(_ der: [UInt8]) throws(CertificateError) -> [UInt8] {
+        do {
+            var outer = DERReader(der)
+            let element = try outer.read(expecting: DERTag.sequence, "future extension")
+            try outer.expectEnd("future extension")
+            guard case .future = try CertificateExtension(der: element) else {
+                throw CertificateError("future extension is one Matter's profile names")
+            }
+        } catch let error as CertificateError {
+            throw error
+        } catch {
+            throw CertificateError("future extension is not a DER Extension: \(error)")
+        }
+        return der
+    }
+
     /// Basic constraints, key usage and extended key usage are critical in Matter's profile; the key ids are not.
     var isCritical: Bool {
         switch self {
