@@ -151,16 +151,19 @@ struct Web: ParsableCommand {
 
         func run() throws {
             let accounts = try location.accounts()
+            let hasAdmin: Bool, code: String?
             do throws(WebAccountsError) {
-                if try accounts.hasAdmin() {
-                    print("The admin password is set; `hearthd web reset-password` forgets it and makes a new setup code.")
-                } else if let code = try accounts.writtenSetupCode() {
-                    print(code)
-                } else {
-                    print("No setup code yet: the hub writes one to \(accounts.setupCodeFile) when it starts.")
-                    throw ExitCode(1)
-                }
+                hasAdmin = try accounts.hasAdmin()
+                code = try accounts.writtenSetupCode()
             } catch { print(error); throw ExitCode(1) }
+            if hasAdmin {
+                print("The admin password is set; `hearthd web reset-password` forgets it and makes a new setup code.")
+            } else if let code {
+                print(code)
+            } else {
+                print("No setup code yet: the hub writes one to \(accounts.setupCodeFile) when it starts.")
+                throw ExitCode(1)
+            }
         }
     }
 

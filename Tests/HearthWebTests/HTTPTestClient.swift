@@ -14,15 +14,23 @@ struct HTTPResult: Sendable {
     func header(_ name: String) -> String? { headers.first(name: name) }
 }
 
+/// Bytes arriving on a stream, from the event loop's thread.
+final class ByteSink: Sendable {
+    private let bytes = Locked<[UInt8]>([])
+    func append(_ more: [UInt8]) { bytes.withLock { $0 += more } }
+    var all: [UInt8] { bytes.withLock { $0 } }
+    func clear() { bytes.withLock { $0.removeAll() } }
+}
+
 /// Collects one response, or streams its body into `received`.
 private final class Collector: ChannelInboundHandler, @unchecked Sendable {
     typealias InboundIn = HTTPClientResponsePart
     let promise: EventLoopPromise<HTTPResult>
-    let received: Locked<[UInt8]>?
+    let received: ByteSink?
     var head: HTTPResponseHead?
     var body: [UInt8] = []
 
-    init(promise: EventLoopPromise<HTTPResult>, received: Locked<[UInt8]>?) {
+    init(promise: EventLoopPromise<HTTPResult>, received: ByteSink?) {
         self.promise = promise
         self.received = received
     }
@@ -34,7 +42,7 @@ private final class Collector: ChannelInboundHandler, @unchecked Sendable {
             if received != nil { promise.succeed(HTTPResult(status: Int(h.status.code), headers: h.headers, body: [])) }
         case .body(var b):
             let bytes = b.readBytes(length: b.readableBytes) ?? []
-            if let received { received.withLock { $0 += bytes } } else { body += bytes }
+            if let received { received.append(bytes) } else { body += bytes }
         case .end:
             if received == nil, let head { promise.succeed(HTTPResult(status: Int(head.status.code), headers: head.headers, body: body)) }
             context.close(promise: nil)
@@ -54,16 +62,16 @@ private final class Collector: ChannelInboundHandler, @unchecked Sendable {
 /// An open event stream: what has arrived so far.
 final class EventStreamReader: Sendable {
     let channel: any Channel
-    let received: Locked<[UInt8]>
+    let received: ByteSink
     let status: Int
 
-    init(channel: any Channel, received: Locked<[UInt8]>, status: Int) {
+    init(channel: any Channel, received: ByteSink, status: Int) {
         self.channel = channel
         self.received = received
         self.status = status
     }
 
-    var text: String { String(decoding: received.withLock { $0 }, as: UTF8.self) }
+    var text: String { String(decoding: received.all, as: UTF8.self) }
 
     /// The `data:` of every event called `name` so far.
     func events(_ name: String) -> [String] {
@@ -80,7 +88,7 @@ final class EventStreamReader: Sendable {
         await poll(within: timeout, every: .milliseconds(20)) { condition(self) }
     }
 
-    func clear() { received.withLock { $0.removeAll() } }
+    func clear() { received.clear() }
 
     func close() { channel.close(promise: nil) }
 }
@@ -95,7 +103,7 @@ enum HTTPTestClient {
     }
 
     static func events(port: Int, cookie: String) async throws -> EventStreamReader {
-        let received = Locked<[UInt8]>([])
+        let received = ByteSink()
         let (result, channel) = try await open(port: port, .GET, "/api/events", headers: [("Cookie", cookie)], body: nil,
                                                host: nil, received: received)
         let head = try await result.get()
@@ -103,7 +111,7 @@ enum HTTPTestClient {
     }
 
     private static func open(port: Int, _ method: HTTPMethod, _ path: String, headers: [(String, String)], body: [UInt8]?,
-                             host: String?, received: Locked<[UInt8]>?) async throws -> (EventLoopFuture<HTTPResult>, any Channel) {
+                             host: String?, received: ByteSink?) async throws -> (EventLoopFuture<HTTPResult>, any Channel) {
         let loop = group.next()
         let promise = loop.makePromise(of: HTTPResult.self)
         let channel = try await ClientBootstrap(group: loop)

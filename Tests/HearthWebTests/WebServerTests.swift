@@ -5,6 +5,7 @@ import HearthJSON
 import HearthMQTT
 import HearthSync
 import HearthTestKit
+import NIOHTTP1
 import Testing
 @testable import HearthWeb
 #if canImport(Glibc)
