@@ -117,7 +117,7 @@ function key(d) { return (d.hub || hubID) + "/" + d.id; }
 function drawAll() {
   const root = $("rooms");
   root.replaceChildren(...rooms().map(([room, list]) => h("section", { class: "room" }, h("h3", {}, room || S.noRoom),
-    h("div", { class: "grid" }, list.map((d) => h("article", { class: "card", id: "card-" + key(d) }))))));
+    h("div", { class: "grid" }, list.map((d) => document.getElementById("card-" + key(d)) || h("article", { class: "card", id: "card-" + key(d) }))))));
   for (const d of home) drawDevice(d.id, d.hub);
 }
 
@@ -131,18 +131,34 @@ function drawDevice(id, hub) {
   if (!summary) return;
   const card = document.getElementById("card-" + key(summary));
   if (!card) return;
-  if (card.contains(document.activeElement) && document.activeElement.tagName !== "BUTTON") { pending.add(key(summary)); return; }
   const doc = (summary.hub || hubID) === hubID ? docs.get(id) : null, d = doc || summary;
   const c = d.sourceConnectivity || {};
+  // A change of values only (a fade, a sensor) updates the values in place: open forms and what is typed stay.
+  const shape = JSON.stringify([role, d.name, d.roomId, c, doc ? d.types.map((t) => [t.type, t.sourceConnectivity,
+    Object.entries(t.traits || {}).map(([n, tr]) => [n, tr.sourceConnectivity, Object.keys(tr.attributes || {}), tr.commands, tr.attributeInfo])]) : null]);
+  if (card.dataset.shape === shape && doc) {
+    for (const t of d.types) for (const [name, trait] of Object.entries(t.traits || {})) for (const [a, v] of Object.entries(trait.attributes || {})) {
+      const e = card.querySelector('[data-attribute="' + CSS.escape(name + "." + a) + '"]');
+      if (e) e.textContent = value(v);
+    }
+    return;
+  }
+  if (card.contains(document.activeElement) && document.activeElement.tagName !== "BUTTON") { pending.add(key(summary)); return; }
+  card.dataset.shape = shape;
   card.className = "card " + (c.connectivityState || "");
   card.dataset.device = id;
   const kids = [h("div", { class: "head" }, h("span", { class: "name" }, d.name || d.id), connectivity(c))];
   if (!doc) kids.push(h("p", { class: "hint" }, (summary.hub && summary.hub !== hubID ? summary.hub + ": " : "") + S.peerDevice));
   else for (const t of d.types) for (const [name, trait] of Object.entries(t.traits || {})) kids.push(drawTrait(d, t, name, trait));
   if (doc) kids.push(drawRename(d));
-  kids.push(h("p", { class: "error", role: "alert" }));
+  kids.push(h("p", { class: "error", role: "alert" }, (card.querySelector(".error") || {}).textContent || ""));
+  // Forms a person opened stay open across the redraw of a change.
+  const open = new Set([...card.querySelectorAll("details[open]")].map(formKey));
   card.replaceChildren(...kids);
+  for (const e of card.querySelectorAll("details")) if (open.has(formKey(e))) e.open = true;
 }
+
+function formKey(e) { const t = e.closest("[data-trait]"); return (t ? t.dataset.trait : "") + "/" + e.dataset.form; }
 
 function value(v) {
   if (v === null) return S.null;
