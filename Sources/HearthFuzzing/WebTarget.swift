@@ -26,23 +26,26 @@ enum WebTarget {
                 }
             }
         case "login":
-            do throws(HomeError) {
-                let form = try LoginForm(input)
+            switch Result(catching: { () throws(HomeError) -> LoginForm in try LoginForm(input) }) {
+            case .success(let form):
                 try require(form.password.count <= LoginForm.maximumPasswordLength && form.user.count <= 64,
                             "a sign-in form beyond its limits was read: \(shown(input))")
                 let again = JSON.object([("user", .string(form.user)), ("password", .string(form.password))]).bytes
                 try require((try? LoginForm(again)) == form, "the form \(shown(input)) written back reads differently")
-            } catch {
+            case .failure(let error):
                 try require(!error.message.isEmpty, "a refused form without a message")
             }
         case "body":
-            do throws(HomeError) {
-                let m = try JSONBody.object(input, fields: ["code": .string(maxLength: 64), "args": .object, "x": .any],
-                                            required: ["code"])
+            let read = Result(catching: { () throws(HomeError) -> [String: JSON] in
+                try JSONBody.object(input, fields: ["code": .string(maxLength: 64), "args": .object, "x": .any],
+                                    required: ["code"])
+            })
+            switch read {
+            case .success(let m):
                 try require(Set(m.keys).isSubset(of: ["code", "args", "x"]) && m["code"] != nil,
                             "a body with other members was read: \(shown(input))")
                 try require((try? JSON.parse(input)) != nil, "a body that is not JSON was read: \(shown(input))")
-            } catch {
+            case .failure(let error):
                 try require(!error.message.isEmpty, "a refused body without a message")
             }
         case "path":
