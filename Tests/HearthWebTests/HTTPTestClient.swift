@@ -114,14 +114,21 @@ enum HTTPTestClient {
                              host: String?, received: ByteSink?) async throws -> (EventLoopFuture<HTTPResult>, any Channel) {
         let loop = group.next()
         let promise = loop.makePromise(of: HTTPResult.self)
-        let channel = try await ClientBootstrap(group: loop)
+        let connecting = ClientBootstrap(group: loop)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHTTPClientHandlers()
                     try channel.pipeline.syncOperations.addHandler(Collector(promise: promise, received: received))
                 }
             }
-            .connect(host: "127.0.0.1", port: port).get()
+            .connect(host: "127.0.0.1", port: port)
+        let channel: any Channel
+        do {
+            channel = try await connecting.get()
+        } catch {
+            promise.fail(error)  // a promise is always completed
+            throw error
+        }
         var h = HTTPHeaders()
         h.add(name: "Host", value: host ?? "127.0.0.1:\(port)")
         for (k, v) in headers { h.add(name: k, value: v) }

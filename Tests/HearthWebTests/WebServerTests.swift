@@ -21,16 +21,16 @@ final class WebRig: @unchecked Sendable {
     var configFile: String { "\(directory)/hearth.yaml" }
     var starts = 0
 
-    init(web: String? = nil, peers: String = "") throws {
+    init(web: String? = nil, peers: String = "", webPort: Int? = nil) throws {
         broker = try TestBroker()
-        webPort = try TestBroker.unusedLoopbackPort()
+        self.webPort = try webPort ?? Self.freeLoopbackPort()
         directory = NSTemporaryDirectory() + "hearth-web-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: Repository.path("boards/sim.yaml"), toPath: "\(directory)/sim.yaml")
         try """
         hub: {id: web, board: sim.yaml, stateDirectory: state}
         mqtt: {host: 127.0.0.1, port: \(broker.port), keepAlive: 5s}
-        web: \(web ?? "{listen: 127.0.0.1, port: \(webPort)}")
+        web: \(web ?? "{listen: 127.0.0.1, port: \(self.webPort)}")
         \(peers)
         devices:
           - {id: lamp, name: Lamp, room: kitchen, type: DimmableLight, binding: {kind: pwmDimmer, pwm: dimmer-1, relay: dimmer-relay}}
@@ -38,6 +38,23 @@ final class WebRig: @unchecked Sendable {
           - {id: virtual, name: Virtual lamp, type: DimmableLight}
 
         """.write(toFile: configFile, atomically: true, encoding: .utf8)
+    }
+
+    /// A port free now (bound to port 0 and released), for the hub to listen on.
+    static func freeLoopbackPort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard ok else { throw TestFixtureError("no free loopback port: \(String(cString: strerror(errno)))") }
+        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     func start() throws {
@@ -76,6 +93,8 @@ final class WebRig: @unchecked Sendable {
 
     /// Sets the admin password with the printed code; the session cookie.
     func setUp(password: String = "correct horse battery") async throws -> String {
+        // The page may answer a moment before the line is written.
+        #expect(await poll(within: .seconds(10), every: .milliseconds(20)) { printedSetupCode != nil })
         let code = try #require(printedSetupCode)
         let r = try await post("/api/setup", #"{"code":"\#(code)","password":"\#(password)"}"#)
         #expect(r.status == 200, "\(r.text)")
@@ -116,6 +135,7 @@ func onOff(_ doc: JSON?) -> JSON? {
         #expect(parse(unauthenticated)?["error"]?["code"] == .string("unauthenticated"))
 
         // The printed code is what `hearthd web setup-code` prints; a wrong one is refused.
+        #expect(await poll(within: .seconds(10), every: .milliseconds(20)) { rig.printedSetupCode != nil })
         let code = try #require(rig.printedSetupCode)
         let printed = try BuiltProduct.run("hearthd", ["web", "setup-code", "--config", rig.configFile])
         #expect(printed.output.contains(code))
@@ -137,7 +157,6 @@ func onOff(_ doc: JSON?) -> JSON? {
         // A command through the hub's request path, on the device's lane; the MQTT document follows.
         let watcher = try await rig.broker.connectedProbe()
         try watcher.client.subscribe("hearth/web/devices/porch")
-        #expect(try await watcher.barrier("web-test/barrier"))
         let on = try await rig.post("/api/devices/porch/request", #"{"transaction":"w1","trait":"onOff","command":"on"}"#, cookie: cookie)
         #expect(parse(on)?["ok"] == .bool(true), "\(on.text)")
         #expect(parse(on)?["transaction"] == .string("w1"))
@@ -250,23 +269,12 @@ func onOff(_ doc: JSON?) -> JSON? {
     }
 
     @Test func aTakenPortIsAConfigurationError() async throws {
-        let rig = try WebRig()
-        let taken = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(taken) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(rig.webPort).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var one: Int32 = 1
-        setsockopt(taken, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(taken, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        #expect(bound == 0)
-        #expect(listen(taken, 1) == 0)
+        // A port this test process holds (bound, never listening): hearthd cannot bind it.
+        let rig = try WebRig(webPort: try TestBroker.unusedLoopbackPort())
         try rig.start()
         #expect(await rig.daemon?.exitStatus() == 78)
-        #expect(rig.daemon?.output.contains("web: cannot listen on 127.0.0.1 port \(rig.webPort)") == true)
+        #expect(rig.daemon?.output.contains("web: cannot listen on 127.0.0.1 port \(rig.webPort)") == true,
+                "\(rig.daemon?.output ?? "")")
     }
 
     /// The page's files compiled into hearthd are the ones in Sources/HearthWeb/Page (scripts/web-page), and small.
