@@ -95,6 +95,8 @@ def test_a_wall_switch_press_and_a_sensor_change_appear_without_reload(rig, brow
     before = attribute(d, "web", "porch", "onOff.onOff")
     rig.broker.publish("hearth/web/devices/hall-switch/set",
                        json.dumps({"trait": "dev.hearth.simulatedSwitch", "command": "press"}))
+    # The press shows on the switch's card (past the debounce) before it is let go.
+    wait_until(lambda: attribute(d, "web", "hall-switch", "switch.currentPosition") == "1", 5, "the press")
     rig.broker.publish("hearth/web/devices/hall-switch/set",
                        json.dumps({"trait": "dev.hearth.simulatedSwitch", "command": "release"}))
     wait_until(lambda: attribute(d, "web", "porch", "onOff.onOff") not in (None, before), 5, "the switch's command")
@@ -146,6 +148,7 @@ def test_a_cut_stream_resyncs(rig, browser):
 
 def test_screenshots_light_dark_and_phone(rig, browser):
     d = browser.driver
+    d.execute_script("window.scrollTo(0, 0)")
     browser.screenshot("home-light")
     browser.cdp("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
     dark_bg = d.execute_script("return getComputedStyle(document.body).backgroundColor")
@@ -154,6 +157,7 @@ def test_screenshots_light_dark_and_phone(rig, browser):
     assert dark_bg != d.execute_script("return getComputedStyle(document.body).backgroundColor")
     browser.cdp("Emulation.setDeviceMetricsOverride", {"width": 360, "height": 640, "deviceScaleFactor": 2, "mobile": True})
     wait_until(lambda: d.execute_script("return document.documentElement.clientWidth") == 360, 5, "a 360 px viewport")
+    d.execute_script("window.scrollTo(0, 0)")
     widths = d.execute_script("return [...document.querySelectorAll('.card')].map(c => c.getBoundingClientRect().width)")
     overflow = d.execute_script("return document.documentElement.scrollWidth > document.documentElement.clientWidth")
     browser.screenshot("home-360x640")
