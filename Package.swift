@@ -70,10 +70,12 @@ let package = Package(
         // Safe wrappers over libcrypto for what Matter needs: AES-CCM, P-256 (points, scalars, ECDSA, ECDH), SHA-256,
         // HMAC, HKDF, PBKDF2, X.509 and CSRs; every handle owned, every failure a typed `CryptoError`.
         .target(name: "HearthCrypto", dependencies: ["COpenSSL"], swiftSettings: strict),
+        // libqrencode's C API, found with pkg-config (Debian: libqrencode-dev): the pairing QR code in terminal text.
+        .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         // A Matter 1.4 node: TLV, messages over UDP with MRP, PASE and CASE, fabrics and certificates, the Interaction
         // Model, the root node's clusters and DNS-SD. It knows nothing of MQTT or of the hub.
         .target(name: "HearthMatter", dependencies: [
-            "HearthSync", "HearthCrypto",
+            "HearthSync", "HearthCrypto", "CQREncode",
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
         ], swiftSettings: strict),
 
@@ -132,10 +134,12 @@ let package = Package(
         .target(name: "HearthTestKit", dependencies: ["HearthSync", "HearthEngine", "HearthMQTT", "HearthLinux"], path: "Tests/HearthTestKit", swiftSettings: strict),
 
         // Fuzz targets: one function per reader of outside input (JSON, requests, topics, configuration, boards, peers,
-        // the state file) that checks the reader's promises on any bytes (scripts/fuzz, docs/reliability.md).
+        // the state file, certificates, points and signatures, Matter TLV and message headers) that checks the reader's
+        // promises on any bytes (scripts/fuzz, docs/reliability.md).
         .target(name: "HearthFuzzing", dependencies: ["HearthSync", 
             "HearthJSON", "HearthContract", "HearthModel", "HearthEngine", "HearthConfig", "HearthHardware",
-            "HearthSimulator", "HearthMQTT", "HearthHub", "HearthWeb", .product(name: "Logging", package: "swift-log"),
+            "HearthSimulator", "HearthMQTT", "HearthHub", "HearthWeb", "HearthCrypto", "HearthMatter",
+            .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         // `hearth-fuzz`: HearthFuzzing's targets under libFuzzer when scripts/fuzz builds it, an input replayer otherwise.
         .executableTarget(name: "hearth-fuzz", dependencies: ["HearthFuzzing"], swiftSettings: strict),
@@ -151,7 +155,7 @@ let package = Package(
         .testTarget(name: "HearthContractTests", dependencies: ["HearthContract", "HearthEngine"], swiftSettings: strict),
         .testTarget(name: "HearthMQTTTests", dependencies: ["HearthMQTT", "HearthTestKit"], swiftSettings: strict),
         .testTarget(name: "HearthCLITests", dependencies: ["HearthSync", "HearthContract", "HearthJSON", "HearthHub", "HearthTestKit"],
-                    swiftSettings: strict),
+        swiftSettings: strict),
         .testTarget(name: "HearthHardwareTests", dependencies: ["HearthSync", 
             "HearthHardware", "HearthHardwareLinux", "HearthSimulator", "HearthTestKit",
         ], swiftSettings: strict),
@@ -162,11 +166,11 @@ let package = Package(
             .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
         ], swiftSettings: strict),
         .testTarget(name: "HearthHomeAssistantTests", dependencies: ["HearthSync", "HearthHomeAssistant", "HearthEngine", "HearthTestKit"],
-                    swiftSettings: strict),
+        swiftSettings: strict),
         // HearthKit as an app uses it: only `import HearthKit`, against real hearthd processes (HearthTestKit).
         .testTarget(name: "HearthKitTests", dependencies: ["HearthKit", "HearthTestKit"], swiftSettings: strict),
         .testTarget(name: "HearthKitGeneratorTests", dependencies: ["HearthKitGenerator", "HearthModel", "HearthTestKit"],
-                    swiftSettings: strict),
+        swiftSettings: strict),
         // The fuzz corpus (Tests/Fuzz/corpus) replayed through HearthFuzzing's targets, and the regressions it found.
         .testTarget(name: "HearthFuzzingTests", dependencies: ["HearthFuzzing", "HearthTestKit"], swiftSettings: strict),
         // The web page's server over real HTTP on 127.0.0.1 against real hearthd processes.
@@ -175,9 +179,13 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
         ], swiftSettings: strict),
-        .testTarget(name: "HearthCryptoTests", dependencies: ["HearthCrypto"], swiftSettings: strict),
-        .testTarget(name: "HearthMatterTests", dependencies: ["HearthMatter", "HearthCrypto", "HearthTestKit"],
+        // Vectors/: published test certificates, read from the checkout by path.
+        .testTarget(name: "HearthCryptoTests", dependencies: ["HearthCrypto"], exclude: ["Vectors"],
                     swiftSettings: strict),
+        .testTarget(name: "HearthMatterTests", dependencies: [
+            "HearthMatter", "HearthCrypto", "HearthTestKit", "HearthSync",
+            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+        ], swiftSettings: strict),
         .testTarget(name: "HearthLinuxTests", dependencies: ["HearthSync", "HearthLinux", "HearthTestKit"], swiftSettings: strict),
     ]
 )

@@ -85,8 +85,8 @@ struct Endpoint: Sendable {
         self.lastOutput = output
     }
 
-    // `output` and `nextDeadline` run several times a command. Through a buffer pointer they copy fewer traits out of
-    // the array than `for t in traits` did (about 500 instructions a toggle fewer, callgrind).
+    // `output` and `nextDeadline` run several times a command: through a buffer pointer they do not copy each trait
+    // out of the array as `for t in traits` does.
     var output: EndpointOutput {
         var o = EndpointOutput()
         traits.withUnsafeBufferPointer { ts in

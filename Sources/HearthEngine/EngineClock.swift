@@ -40,8 +40,8 @@ public struct MonotonicClock: EngineClock {
     ///
     /// Why not `Task.sleep(for: .milliseconds(deadline - now))`: `now` is truncated to the millisecond, so that
     /// woke up to 1 ms late; and a sleep without a tolerance goes through `dispatch_after`, whose leeway is a
-    /// tenth of the delay (at least 1 ms), so a 20 ms fade step could wake 2 ms late more (the
-    /// duty writes of a fade were 1.7–1.9 ms behind the 20 ms grid at p50). The suspending clock is
+    /// tenth of the delay (at least 1 ms), so a 20 ms fade step could wake 2 ms late more, and a fade's duty
+    /// writes fell behind its grid. The suspending clock is
     /// CLOCK_MONOTONIC on Linux, the clock `now` reads.
     public func sleep(until deadline: EngineInstant) async throws {
         var ts = timespec()

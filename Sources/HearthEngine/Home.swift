@@ -216,8 +216,8 @@ public final class Home: Sendable {
     }
 
     /// Every device's snapshot, one at a time, each taken under the engine's lock and handed to `body` after it: what
-    /// a summary of the home needs without a snapshot of every device alive at once (with 1,000 devices `list()` was
-    /// 3.7 MB at once, the biggest part of the hub's peak heap, whose fragments stayed in its resident memory). Each
+    /// a summary of the home needs without a snapshot of every device alive at once (`list()` holds them all, the
+    /// biggest part of a large hub's peak heap, whose fragments stay in its resident memory). Each
     /// device is consistent; the home as a whole is not one instant (a change meanwhile is published after it anyway).
     public func forEachDevice(_ body: (HomeDevice) throws -> Void) rethrows {
         for d in 0..<gates.count {

@@ -22,6 +22,14 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case state
     /// The web page's readers: the session cookie, the sign-in form, JSON bodies, request paths.
     case web
+    /// HearthCrypto's readers: DER certificates and CSRs, SEC1 points, DER signatures, a SPAKE2+ share, CMS messages.
+    case crypto
+    /// Matter TLV, the body of every Matter message: the strict reader and the canonical writer.
+    case matterTLV = "matter-tlv"
+    /// A Matter datagram's message header and payload header, as the UDP transport reads them.
+    case matterMessage = "matter-message"
+    /// A Multicast DNS packet, read by the DNS codec and answered by the mDNS responder's logic.
+    case mdnsMessage = "mdns-message"
 
     /// Runs the target on one input; throws the first broken promise.
     public func run(_ bytes: [UInt8]) throws(FuzzFailure) {
@@ -34,6 +42,10 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .peer: try PeerTarget.run(bytes)
         case .state: try StateTarget.run(bytes)
         case .web: try WebTarget.run(bytes)
+        case .crypto: try CryptoTarget.run(bytes)
+        case .matterTLV: try MatterTLVTarget.run(bytes)
+        case .matterMessage: try MatterMessageTarget.run(bytes)
+        case .mdnsMessage: try MDNSMessageTarget.run(bytes)
         }
     }
 }

@@ -32,15 +32,15 @@ public final class HomeAssistantBridge: Sendable {
     private let syncTimeout: Duration
     private let migrationSettle: Duration
     /// A digest of the config payload last published per device id, so an unchanged device is not announced twice.
-    /// The digest, not the payload: a config is 1–3 KB, kept for every device for the hub's whole life
-    /// (2 MB of a 1,000-device hub's memory), and all it is used for is to tell whether a new one differs.
+    /// The digest, not the payload: a config is kilobytes, kept for every device for the hub's whole life, and all
+    /// it is used for is to tell whether a new one differs.
     private let announced = Locked<[String: UInt64]>([:])
     private let current = Locked<Set<String>?>(nil)
     /// Counts announcements of everything: a part of an earlier one than the latest ends it.
     private let announcements = Locked<UInt64>(0)
 
-    /// How many device configs one part of an announcement of everything writes (see the type's comment): about
-    /// 130 KB, a few milliseconds of a turn of the network thread.
+    /// How many device configs one part of an announcement of everything writes (see the type's comment): a few
+    /// milliseconds of a turn of the network thread.
     public static let announcementsPerTurn = 64
 
     /// Where this bridge stands in reading the retained configs of the current connection.

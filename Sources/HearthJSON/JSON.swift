@@ -128,7 +128,7 @@ private struct JSONParser {
         index += 1
         var members: [(key: String, value: JSON)] = []
         // Past a few keys, the keys seen are hashed: comparing each key with every earlier one is quadratic, and a
-        // peer's 1 MB summary of 90,000 keys held the network thread for minutes.
+        // hostile peer's summary of many keys would hold the network thread.
         var seen: Set<String>?
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }

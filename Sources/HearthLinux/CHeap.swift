@@ -5,14 +5,14 @@ import Glibc
 /// What the hub tells glibc's allocator so that memory it freed goes back to the kernel.
 ///
 /// glibc keeps freed memory in the arena of the thread that freed it, and a hub frees a lot at two moments: after
-/// reading its configuration (the YAML tree), and after each connection's burst of publications (with 1,000
-/// devices about 4 MB of documents that libmosquitto copies into its queues and frees as the broker takes them).
+/// reading its configuration (the YAML tree), and after each connection's burst of publications (every device's
+/// document, which libmosquitto copies into its queues and frees as the broker takes them).
 /// Two of glibc's rules then keep that memory dirty for the process's life:
 ///
 /// - An arena gives back the free space at its top only past `M_TRIM_THRESHOLD`, and glibc raises that threshold
 ///   to twice the largest block it has handed out through `mmap` and freed — one document buffer or queue past
 ///   128 KB, and the threshold is megabytes. `malloc_trim` does not help: it returns the pages of free blocks
-///   inside a thread's arena, not its top. A 1,000-device hub kept 1 MB of free top in one arena this way.
+///   inside a thread's arena, not its top.
 /// - Free blocks inside an arena are only returned by `malloc_trim`.
 ///
 /// ``keepThresholdsFixed(trimAbove:)`` sets the threshold once, which also turns glibc's raising of it off, and

@@ -498,8 +498,7 @@ final class Core: @unchecked Sendable {
     /// Reads the packets that have already arrived, at most `arrivedBatch`, then writes what their handlers (and the
     /// turn's) queued, corked. `mosquitto_loop` reads one packet a turn (libmosquitto 2.0 reads more only while QoS 1
     /// or 2 messages wait) and writes what a handler queued only on its next turn, after another `pselect`: under load
-    /// each request took a turn of its own and its answers a segment of their own (a hub's CPU per request
-    /// under load −25 %, docs/benchmarks.md). Returns a failed read's code, for the turn to report as
+    /// each request took a turn of its own and its answers a segment of their own (docs/benchmarks.md). Returns a failed read's code, for the turn to report as
     /// `mosquitto_loop`'s; a failed write is left to the next turn, as libmosquitto leaves it.
     private func readArrivedAndWrite() -> Int32 {
         let socket = mosquitto_socket(mosq)

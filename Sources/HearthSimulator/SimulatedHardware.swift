@@ -565,7 +565,7 @@ extension SensorAddress {
 fileprivate extension Array {
     /// How many writes a simulated board remembers of each line and channel, and in `operations`, at least: the
     /// records are for tests, and a board that runs for weeks (`scripts/run`, the soak) must not keep every write
-    /// of every fade (the first 30-minute soak grew by 100 KB a minute, most of it here).
+    /// of every fade.
     static var recordLimit: Int { 4096 }
 
     /// Appends `element`; once the record holds twice `recordLimit`, the older half goes (amortised: one move per

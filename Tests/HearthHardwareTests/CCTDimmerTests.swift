@@ -12,13 +12,6 @@ import Testing
 /// cct-cold (channel 3); its relay runs on the simulated GPIO.
 @Suite("CCT dimmer binding")
 struct CCTDimmerTests {
-    func rig(_ tree: SysfsTree) throws -> Rig {
-        let rig = try Rig()
-        let gpio = try #require(rig.hardware as? SimulatedHardware)
-        rig.hardware = MixedHardware(gpio: gpio, sysfs: LinuxHardware(root: SysfsRoot(tree.root), pwmExportAttempts: 50))
-        return rig
-    }
-
     func tree() throws -> SysfsTree {
         let tree = try SysfsTree()
         try tree.addPWMChip(0, channels: 4)
@@ -41,7 +34,7 @@ struct CCTDimmerTests {
     func litStrip(_ tree: SysfsTree, _ keys: String = "coldMireds: 150, warmMireds: 350, gamma: 1") throws
         -> (Rig, CCTDimmerBinding)
     {
-        let rig = try rig(tree)
+        let rig = try Rig(sysfs: tree)
         let strip = try #require(try rig.add(
             "strip", .colorTemperatureLight,
             binding: "{kind: cctDimmer, warm: cct-warm, cold: cct-cold, relay: cct-relay, \(keys)}",

@@ -9,15 +9,6 @@ import Testing
 
 @Suite("PWM dimmer binding")
 struct DimmerTests {
-    /// A rig on the simulated board whose PWM is a real sysfs PWM chip in a temporary tree.
-    func rig(_ tree: SysfsTree, exportAttempts: Int = 50) throws -> Rig {
-        let rig = try Rig()
-        let gpio = try #require(rig.hardware as? SimulatedHardware)
-        rig.hardware = MixedHardware(gpio: gpio, sysfs: LinuxHardware(root: SysfsRoot(tree.root),
-                                                                             pwmExportAttempts: exportAttempts))
-        return rig
-    }
-
     func pwm(_ tree: SysfsTree, _ attribute: String) -> String? {
         tree.contents(of: "/sys/class/pwm/pwmchip0/pwm0/\(attribute)").map { String($0.filter { !$0.isNewline }) }
     }
@@ -38,7 +29,7 @@ struct DimmerTests {
         let tree = try SysfsTree()
         try tree.addPWMChip(0, channels: 2)
         try tree.addPWMChannel(chip: 0, channel: 0, period: 0, dutyCycle: 0)
-        let rig = try rig(tree)
+        let rig = try Rig(sysfs: tree)
         let dimmer = try #require(try rig.add(
             "lamp", .dimmableLight,
             binding: "{kind: pwmDimmer, pwm: dimmer-1, relay: dimmer-relay, frequency: 2000, minimumDuty: 0.02}",
@@ -57,7 +48,7 @@ struct DimmerTests {
         let tree = try SysfsTree()
         try tree.addPWMChip(0, channels: 2)
         try tree.addPWMChannel(chip: 0, channel: 0)
-        let rig = try rig(tree)
+        let rig = try Rig(sysfs: tree)
         let dimmer = try #require(try rig.add("lamp", .dimmableLight,
                                               binding: "{kind: pwmDimmer, pwm: dimmer-1, relay: dimmer-relay}") as? DimmerBinding)
         try rig.start()
@@ -84,7 +75,7 @@ struct DimmerTests {
         let tree = try SysfsTree()
         try tree.addPWMChip(0, channels: 2)
         try tree.addPWMChannel(chip: 0, channel: 0)
-        let rig = try rig(tree)
+        let rig = try Rig(sysfs: tree)
         let writes = Recorder<UInt64>()
         var hardware = try #require(rig.hardware as? MixedHardware)
         hardware.dutyWrites = writes
@@ -113,7 +104,7 @@ struct DimmerTests {
         let tree = try SysfsTree()
         try tree.addPWMChip(0, channels: 2)
         try tree.addPWMChannel(chip: 0, channel: 0)
-        let rig = try rig(tree)
+        let rig = try Rig(sysfs: tree)
         try rig.add("lamp", .dimmableLight, binding: "{kind: pwmDimmer, pwm: dimmer-1, relay: dimmer-relay}",
                     traits: [TraitConfiguration(.levelControl, attributes: ["offTransitionTime": .int(2)])])
         try rig.start()
@@ -191,7 +182,7 @@ struct DimmerTests {
         let tree = try SysfsTree()
         try tree.addPWMChip(0, channels: 2)
         try tree.addPWMChannel(chip: 0, channel: 0)
-        let rig = try rig(tree)
+        let rig = try Rig(sysfs: tree)
         let dimmer = try rig.add("lamp", .dimmableLight, binding: "{kind: pwmDimmer, pwm: dimmer-1, polarity: inversed}")
         try rig.start()
         #expect(pwm(tree, "polarity") == "inversed")
@@ -204,7 +195,7 @@ struct DimmerTests {
     @Test func aChannelThatCannotBeExportedIsOfflineUntilItAppears() throws {
         let tree = try SysfsTree()
         try tree.addPWMChip(0, channels: 2)
-        let rig = try rig(tree, exportAttempts: 1)
+        let rig = try Rig(sysfs: tree, pwmExportAttempts: 1)
         try rig.add("lamp", .dimmableLight, binding: "{kind: pwmDimmer, pwm: dimmer-1}")
         try rig.add("porch", .onOffLight, binding: "{kind: relay, pin: relay-1}")
         try rig.start()

@@ -16,14 +16,6 @@ import Testing
 /// `outputProbeInterval` (a relay reads its line back, a dimmer writes its duty cycle again) or at its next write.
 @Suite("Hardware faults at run time")
 struct HardwareFaultTests {
-    /// Sensors and PWM from a sysfs-shaped tree through the real `LinuxHardware`, GPIO from the simulated board.
-    func sysfsRig(_ tree: SysfsTree) throws -> Rig {
-        let rig = try Rig()
-        let gpio = try #require(rig.hardware as? SimulatedHardware)
-        rig.hardware = MixedHardware(gpio: gpio, sysfs: LinuxHardware(root: SysfsRoot(tree.root), pwmExportAttempts: 1))
-        return rig
-    }
-
     let offline = SourceConnectivity(.offline, .direct)
 
     /// Advances the clock in `step` ms steps until `condition` holds (at most `limit` ms); the time it took.
@@ -42,7 +34,7 @@ struct HardwareFaultTests {
         let attribute = "/sys/devices/platform/hearth-iio.0/iio:device0/in_humidityrelative_input"
         try tree.addIIODevice(0, name: "1-0040", attributes: ["in_humidityrelative_input": "45000"])
         try tree.symlink("/sys/bus/i2c/devices/1-0040", to: "../../../devices/platform/hearth-iio.0")
-        let rig = try sysfsRig(tree)
+        let rig = try Rig(sysfs: tree, pwmExportAttempts: 1)
         try rig.add("bath", .humiditySensor, binding: "{kind: humiditySensor, sensor: humidity-1, interval: 1s, staleAfter: 3}")
         try rig.add("porch", .onOffLight, binding: "{kind: relay, pin: relay-1}")
         try rig.start()
@@ -84,7 +76,7 @@ struct HardwareFaultTests {
         let tree = try SysfsTree()
         try tree.addPWMChip(0, channels: 2)
         try tree.addPWMChannel(chip: 0, channel: 0)
-        let rig = try sysfsRig(tree)
+        let rig = try Rig(sysfs: tree, pwmExportAttempts: 1)
         try rig.add("lamp", .dimmableLight, binding: "{kind: pwmDimmer, pwm: dimmer-1}")
         try rig.add("porch", .onOffLight, binding: "{kind: relay, pin: relay-1}")
         try rig.start()

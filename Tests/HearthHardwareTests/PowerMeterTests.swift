@@ -15,14 +15,6 @@ import Testing
 /// HIL VM on i2c-stub: HardwareHILTests, tests/hil/power.test.sh).
 @Suite("Power meters and 1-Wire thermometers")
 struct PowerMeterTests {
-    /// A rig whose meters and sensors are read from a sysfs-shaped tree, its GPIO simulated.
-    func sysfsRig(_ tree: SysfsTree) throws -> Rig {
-        let rig = try Rig()
-        let gpio = try #require(rig.hardware as? SimulatedHardware)
-        rig.hardware = MixedHardware(gpio: gpio, sysfs: LinuxHardware(root: SysfsRoot(tree.root)))
-        return rig
-    }
-
     func problems(_ rig: Rig) -> [String] { rig.diagnostics.problems.map(\.description) }
 
     /// The sim board's power-1 (ina219 at 0x41 on i2c-1) as the kernel shows it: the I2C client with its hwmon device.
@@ -54,7 +46,7 @@ struct PowerMeterTests {
     @Test func theINA219sReadingsReachThePlugInMatterUnits() throws {
         let tree = try SysfsTree()
         try addINA219(tree, microwatts: 6_000_499, millivolts: 12_004, milliamps: -500)
-        let rig = try sysfsRig(tree)
+        let rig = try Rig(sysfs: tree)
         let binding = try rig.add("plug", .onOffPlugInUnit,
                                   binding: "{kind: relay, pin: relay-2, meter: {sensor: power-1, interval: 2s, shunt: 0.1}}")
         #expect(binding?.wiring.hasSuffix("; meter power-1 (ina219 at 0x41 on i2c-1), read every 2 s") == true)
@@ -94,7 +86,7 @@ struct PowerMeterTests {
     @Test func aMeterThatStopsAnsweringGoesOfflineAndRecoversByItself() throws {
         let tree = try SysfsTree()
         try addINA219(tree)
-        let rig = try sysfsRig(tree)
+        let rig = try Rig(sysfs: tree)
         try rig.add("plug", .onOffPlugInUnit, binding: "{kind: relay, pin: relay-2, meter: {sensor: power-1, interval: 1s, staleAfter: 2}}")
         try rig.start()
         #expect(try power(rig, "activePower") == .int(6000))
@@ -124,7 +116,7 @@ struct PowerMeterTests {
 
     @Test func aMissingMeterIsOfflineWithTheFixAndRetried() throws {
         let tree = try SysfsTree()
-        let rig = try sysfsRig(tree)
+        let rig = try Rig(sysfs: tree)
         try rig.add("plug", .onOffPlugInUnit, binding: "{kind: relay, pin: relay-2, meter: {sensor: power-1}}")
         try rig.start()
         #expect(try rig.connectivity("plug", "electricalPowerMeasurement") == SourceConnectivity(.offline, .direct))
@@ -139,7 +131,7 @@ struct PowerMeterTests {
     @Test func byHwmonNameAndOnTheSimulatedBoard() throws {
         let tree = try SysfsTree()
         try tree.addHwmon(0, name: "ina226", attributes: ["power1_input": "2500000", "in1_input": "5000", "curr1_input": "500"])
-        let rig = try sysfsRig(tree)
+        let rig = try Rig(sysfs: tree)
         try rig.add("plug", .onOffPlugInUnit, binding: "{kind: relay, pin: relay-2, meter: {hwmon: ina226}}")
         try rig.start()
         #expect(try power(rig, "activePower") == .int(2500))
@@ -200,7 +192,7 @@ struct PowerMeterTests {
         try addThermometer(tree, "28-0316a2791aff", milliCelsius: "-3125")
         try tree.directory("/sys/devices/w1_bus_master1/w1_bus_master1")  // the master itself is listed too
         try tree.symlink("/sys/bus/w1/devices/w1_bus_master1", to: "../../../devices/w1_bus_master1")
-        let rig = try sysfsRig(tree)
+        let rig = try Rig(sysfs: tree)
         try rig.add("outside", .temperatureSensor, binding: "{kind: temperatureSensor, w1: 28-0316a2791aff, interval: 30s}")
         try rig.add("shed", .temperatureSensor, binding: "{kind: temperatureSensor, w1: only}")
         try rig.start()
@@ -209,7 +201,7 @@ struct PowerMeterTests {
         #expect(try temperature(rig, "shed") == .int(-313))
 
         try addThermometer(tree, "28-00000b1c2d3e", milliCelsius: "19500")
-        let again = try sysfsRig(tree)
+        let again = try Rig(sysfs: tree)
         try again.add("shed", .temperatureSensor, binding: "{kind: temperatureSensor, w1: only}")
         try again.add("other", .temperatureSensor, binding: "{kind: temperatureSensor, w1: 28-00000b1c2d3e}")
         try again.add("gone", .temperatureSensor, binding: "{kind: temperatureSensor, w1: 28-ffffffffffff}")
@@ -226,7 +218,7 @@ struct PowerMeterTests {
     @Test func aThermometerThatFailsItsCRCGoesOfflineAndRecovers() throws {
         let tree = try SysfsTree()
         try addThermometer(tree, "28-0316a2791aff", milliCelsius: "21500")
-        let rig = try sysfsRig(tree)
+        let rig = try Rig(sysfs: tree)
         try rig.add("outside", .temperatureSensor, binding: "{kind: temperatureSensor, w1: only, interval: 10s, staleAfter: 1}")
         try rig.start()
         rig.home.drainLanes()
@@ -259,7 +251,7 @@ struct PowerMeterTests {
         try tree.directory("/sys/devices/w1_bus_master1/28-0316a2791aff")
         try tree.symlink("/sys/bus/w1/devices/28-0316a2791aff", to: "../../../devices/w1_bus_master1/28-0316a2791aff")
         #expect(mkfifo(tree.path(attribute), 0o600) == 0)
-        let rig = try sysfsRig(tree)
+        let rig = try Rig(sysfs: tree)
         try rig.add("porch", .onOffLight, binding: "{kind: relay, pin: relay-1}")
         try rig.add("outside", .temperatureSensor, binding: "{kind: temperatureSensor, w1: only}")
         try rig.start()  // returns at once: the first conversion is queued on the thermometer's lane

@@ -9,14 +9,6 @@ import Testing
 
 @Suite("Humidity and temperature sensors")
 struct SensorTests {
-    /// A rig whose sensors are read from a sysfs-shaped tree.
-    func sysfsRig(_ tree: SysfsTree) throws -> Rig {
-        let rig = try Rig()
-        let gpio = try #require(rig.hardware as? SimulatedHardware)
-        rig.hardware = MixedHardware(gpio: gpio, sysfs: LinuxHardware(root: SysfsRoot(tree.root)))
-        return rig
-    }
-
     func humidity(_ rig: Rig, _ device: String = "bath") throws -> Value? {
         try rig.value(device, "relativeHumidityMeasurement", "measuredValue")
     }
@@ -26,7 +18,7 @@ struct SensorTests {
         // The si7020's IIO device under its I2C client, as the kernel lays it out.
         try tree.addIIODevice(0, name: "1-0040", attributes: ["in_humidityrelative_input": "45120"])
         try tree.symlink("/sys/bus/i2c/devices/1-0040", to: "../../../devices/platform/hearth-iio.0")
-        let rig = try sysfsRig(tree)
+        let rig = try Rig(sysfs: tree)
         try rig.add("bath", .humiditySensor, binding: "{kind: humiditySensor, sensor: humidity-1, interval: 30s}")
         try rig.start()
         #expect(try humidity(rig) == .int(4512))
@@ -44,7 +36,7 @@ struct SensorTests {
             "in_temp_raw": "26240", "in_temp_offset": "-18236", "in_temp_scale": "2.681274414",
         ])
         try tree.symlink("/sys/bus/i2c/devices/1-0040", to: "../../../devices/platform/hearth-iio.0")
-        let rig = try sysfsRig(tree)
+        let rig = try Rig(sysfs: tree)
         try rig.add("bath", .temperatureSensor, binding: "{kind: temperatureSensor, sensor: humidity-1}")
         try rig.start()
         #expect(try rig.value("bath", "temperatureMeasurement", "measuredValue") == .int(2146))
@@ -54,7 +46,7 @@ struct SensorTests {
         let tree = try SysfsTree()
         try tree.addIIODevice(3, name: "hdc2010", attributes: ["in_humidityrelative_input": "51250"])
         try tree.addHwmon(1, name: "sht3x", attributes: ["humidity1_input": "38500", "temp1_input": "-4250"])
-        let rig = try sysfsRig(tree)
+        let rig = try Rig(sysfs: tree)
         try rig.add("a", .humiditySensor, binding: "{kind: humiditySensor, iio: hdc2010}")
         try rig.add("b", .humiditySensor, binding: "{kind: humiditySensor, hwmon: sht3x}")
         try rig.add("c", .temperatureSensor, binding: "{kind: temperatureSensor, hwmon: sht3x}")
@@ -139,7 +131,7 @@ struct SensorTests {
         let attribute = "/sys/devices/platform/hearth-iio.0/iio:device0/in_humidityrelative_input"
         try tree.addIIODevice(0, name: "1-0040", attributes: ["in_humidityrelative_input": "45000"])
         try tree.symlink("/sys/bus/i2c/devices/1-0040", to: "../../../devices/platform/hearth-iio.0")
-        let rig = try sysfsRig(tree)
+        let rig = try Rig(sysfs: tree)
         try rig.add("bath", .humiditySensor, binding: "{kind: humiditySensor, sensor: humidity-1, interval: 30s, staleAfter: 3}")
         try rig.start()
         #expect(try humidity(rig) == .int(4500))
@@ -167,7 +159,7 @@ struct SensorTests {
 
     @Test func aMissingSensorIsOfflineAndRetriedWithBackoff() throws {
         let tree = try SysfsTree()
-        let rig = try sysfsRig(tree)
+        let rig = try Rig(sysfs: tree)
         try rig.add("bath", .humiditySensor, binding: "{kind: humiditySensor, sensor: humidity-1, interval: 30s}")
         try rig.start()
         #expect(try rig.connectivity("bath", "relativeHumidityMeasurement") == SourceConnectivity(.offline, .direct))

@@ -3,6 +3,7 @@ import HearthConfig
 import HearthEngine
 @testable import HearthHardware
 import HearthHardwareLinux
+import HearthLinux
 @testable import HearthSimulator
 import HearthModel
 import HearthTestKit
@@ -115,6 +116,14 @@ final class Rig {
 
     convenience init(_ boardName: String = "sim") throws {
         self.init(board: try shippedBoard(boardName))
+    }
+
+    /// The simulated board whose sensors and PWM are read from a sysfs-shaped tree through the real `LinuxHardware`
+    /// (looking for an exported PWM channel `pwmExportAttempts` times), and whose GPIO stays simulated.
+    convenience init(sysfs tree: SysfsTree, pwmExportAttempts: Int = 50) throws {
+        try self.init()
+        let gpio = try #require(hardware as? SimulatedHardware)
+        hardware = MixedHardware(gpio: gpio, sysfs: LinuxHardware(root: SysfsRoot(tree.root), pwmExportAttempts: pwmExportAttempts))
     }
 
     var simulation: SimulatedHardware {

@@ -40,6 +40,8 @@ public struct HubConfiguration {
     public var homeAssistantPrefix = "homeassistant"
     /// `web: {enabled: true, listen: 0.0.0.0, port: 8470}`: the hub's own web page.
     public var web = WebSettings()
+    /// `matter:`: the hub as a Matter node (docs/matter.md).
+    public var matter = MatterSettings()
 
     public static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
 
@@ -120,6 +122,7 @@ public struct HubConfiguration {
             }
             if let port = web.int("port") { config.web.port = port }
         }
+        if let matter = top["matter"]?.mapping(Keys.matter) { readMatter(matter, into: &config.matter) }
         if let hub = top.required("hub")?.mapping(Keys.hub) {
             if let id = hub.text("id") {
                 // The key's pattern has said everything but this one (a NUL, written as "\0").

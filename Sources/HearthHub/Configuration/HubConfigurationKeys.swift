@@ -26,6 +26,8 @@ extension HubConfiguration {
                 ConfigKey("homeAssistant", .section(homeAssistant),
                           "Home Assistant MQTT discovery (docs/home-assistant.md); on by default"),
                 ConfigKey("web", .section(web), "the hub's own web page and its JSON API (docs/web-api.md); on by default"),
+                ConfigKey("matter", .section(matter),
+                          "the hub as a Matter node (docs/matter.md); on by default on a board, off on the simulated one"),
             ], help: "A Hearth hub configuration (hearth.yaml). docs/configuration.md explains every key.",
             extraKeys: anchorKeys)
         }
@@ -46,6 +48,18 @@ extension HubConfiguration {
                       "the address to listen on: 0.0.0.0 (every IPv4 interface, the default), :: (IPv6 too) or 127.0.0.1 "
                       + "(this machine only, e.g. behind a reverse proxy)"),
             ConfigKey("port", .int(1...65535, unit: ""), "the TCP port; default \(WebSettings.defaultPort)"),
+        ])
+
+        static let matter = ConfigSection([
+            ConfigKey("enabled", .bool, "be a Matter node; default true on a board, false on the simulated board"),
+            ConfigKey("port", .int(1...65535, unit: ""), "the UDP port Matter listens on; default 5540"),
+            ConfigKey("interfaces", .list(.text),
+                      "the network interfaces Matter listens and announces on; default every interface but loopback"),
+            ConfigKey("discriminator", .int(0...MatterSettings.discriminators.upperBound, unit: ""),
+                      "a fixed 12-bit discriminator, for tests; default one chosen at the first start and kept"),
+            ConfigKey("passcode", .int(MatterSettings.passcodes, unit: ""),
+                      "a fixed setup passcode, for tests (not 11111111, 12345678 and the like); default one chosen at "
+                      + "the first start and kept, readable by the hub alone"),
         ])
 
         static let hub = ConfigSection([

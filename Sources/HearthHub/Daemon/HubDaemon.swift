@@ -348,11 +348,9 @@ extension YAMLNode {
 /// after each connection's burst of publications, `malloc_trim(0)`.
 ///
 /// Every (re)connection publishes every device's document and, with Home Assistant discovery, every device's
-/// config: with 1,000 devices about 4 MB that libmosquitto copies into its queues and frees as the broker takes
-/// them (a QoS 1 config once acknowledged). Without the trim the hub's Private_Dirty would stay at the burst's peak
-/// for its whole life (18 MB instead of 10 MB, measured with 1,000 devices: `malloc_stats` showed half of the heap
-/// free); without the fixed thresholds an arena's free top stays too (7.3 MB instead of 6.0 MB after the trim,
-/// `docs/benchmarks.md`). The trim runs once, two seconds after the burst was queued (on a utility thread: it takes
+/// config, which libmosquitto copies into its queues and frees as the broker takes them (a QoS 1 config once
+/// acknowledged). Without the trim the hub's Private_Dirty would stay at the burst's peak for its whole life;
+/// without the fixed thresholds an arena's free top stays too (docs/benchmarks.md, "Memory"). The trim runs once, two seconds after the burst was queued (on a utility thread: it takes
 /// each arena's lock for a moment, never the engine's), by which time a broker on the LAN has long taken it; a trim
 /// that comes early only returns less.
 public enum HeapTrim {

@@ -525,8 +525,8 @@ public final class PeerDirectory: Sendable {
     }
 
     /// `homeDocument().bytes`, written from each peer's entries as last written unless that peer's status or
-    /// summary (or our link) changed since. Why: in a home of 30 hubs × 100 devices the document is some 800 KB,
-    /// and rebuilding every peer's part for each publication cost each hub more CPU than its start-up; now a
+    /// summary (or our link) changed since. Why: in a home of many hubs the document is large, and rebuilding every
+    /// peer's part for each publication cost each hub more CPU than its start-up; now a
     /// publication rewrites this hub's own devices and the peers that changed, and copies the rest.
     func homeDocumentBytes() -> [UInt8] {
         let (peers, linkUp) = state.withLock { s in

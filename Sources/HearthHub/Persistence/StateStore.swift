@@ -151,7 +151,7 @@ public final class StateStore: Sendable {
         out.append(UInt8(ascii: ":"))
         JSON.object(members).write(to: &out)
         // Kept for every device between saves (`PersistenceService`): exactly as long as it is, not the doubling
-        // growth's capacity (a 1,000-device hub kept 2 MB of entries, four fifths of it unused capacity).
+        // growth's capacity, which would be most of it.
         return [UInt8](unsafeUninitializedCapacity: out.count) { buffer, count in
             count = buffer.initialize(fromContentsOf: out)
         }

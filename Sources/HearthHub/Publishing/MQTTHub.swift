@@ -125,8 +125,8 @@ public final class MQTTHub: Sendable {
 
     // MARK: Publishing
 
-    /// How many device documents one turn of the network thread publishes on a connection. Why: a 1,000-device hub
-    /// queued all its 4 MB of documents at once, which was the peak of its memory, and the broker took the first only
+    /// How many device documents one turn of the network thread publishes on a connection. Why: a large hub that
+    /// queued all its documents at once reached the peak of its memory there, and the broker took the first only
     /// once the last was built. A part at a time, each part once the socket has taken the last, the broker stores
     /// one part while the next is built, and libmosquitto's queue never holds more than a part.
     static let documentsPerTurn = 64

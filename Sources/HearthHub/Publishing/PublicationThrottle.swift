@@ -5,9 +5,8 @@ import HearthSync
 /// at most once per window, always with the newest content, and never loses the last change.
 ///
 /// Why: every metadata or connectivity change rewrote the summary at once, and every peer summary or status
-/// rewrote the whole home (about 260 bytes a device): 100 `setRoom` on one hub of a 10-hub home of 1,000 devices
-/// made 1,000 home documents, 259 MB through the broker. A retained document only needs its last
-/// value to arrive; the ones in between are read by nobody.
+/// rewrote the whole home: a burst of renames on one hub of a large home made as many whole-home documents on
+/// every hub. A retained document only needs its last value to arrive; the ones in between are read by nobody.
 ///
 /// Two rules (`Rule`):
 /// - `.leadingEdge` (the device summary): a change when nothing went out in the last `window` is published at
@@ -17,9 +16,8 @@ import HearthSync
 /// - `.settled(maximumDelay:)` (the whole-home document): a change is held until nothing has changed for a
 ///   `window`, or until `maximumDelay` has passed since the first held change, whichever comes first. Why: a
 ///   hub's home document reacts to every peer's summary, and the peers' summaries of a burst arrive spread
-///   over several windows; under the leading-edge rule each hub of a 10-hub home published two or three
-///   whole-home documents (265 KB each at 1,000 devices) for 100 `setRoom` on one hub, 5.8–8.5 MB in all.
-///   Settled, it publishes one. Nobody waits on this document to act (forwarding reads the summaries), so a
+///   over several windows; under the leading-edge rule each hub published two or three whole-home documents for
+///   one burst. Settled, it publishes one. Nobody waits on this document to act (forwarding reads the summaries), so a
 ///   lone change showing a window late costs nothing; `maximumDelay` bounds how long a steady stream of
 ///   changes can keep it unpublished.
 ///

@@ -1,1 +1,0 @@
-// The Matter node: placeholder until the parts land.

@@ -1,4 +1,0 @@
-import HearthMatter
-import Testing
-
-@Test func matterModuleLinks() {}
