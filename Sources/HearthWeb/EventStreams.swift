@@ -173,7 +173,9 @@ final class EventStreams: Sendable {
                 stream.stalledTicks = channel.isWritable ? 0 : stream.stalledTicks + 1
                 var wake = false
                 if status != stream.lastStatus && !stream.status {
+                    // The broker link or a peer changed: the peers' devices' connectivity in the home changed with it.
                     stream.status = true
+                    stream.home = true
                     if !stream.scheduled { stream.scheduled = true; wake = true }
                 }
                 s.streams[key] = stream

@@ -14,8 +14,7 @@ enum PageFiles {
 <script src="/app.js" defer></script>
 </head>
 <body>
-<header id="bar"><h1 id="title">Hearth</h1><span id="link" class="pill"></span><nav id="menu" hidden><button id="users-open" type="button" class="ghost"></button><button id="password-open" type="button" class="ghost"></button><button id="logout" type="button" class="ghost"></button></nav></header>
-<div id="banner" role="status" hidden></div>
+<header id="bar"><h1 id="title">Hearth</h1><span id="link" class="pill"></span><nav id="menu" hidden><button id="users-open" type="button" class="ghost"></button><button id="password-open" type="button" class="ghost"></button><button id="logout" type="button" class="ghost"></button></nav><div id="banner" role="status" hidden></div></header>
 <main id="main">
 <form id="login" class="panel" hidden><h2 id="login-title"></h2><p id="login-hint" class="hint"></p><label id="code-row"><span id="code-label"></span><input id="code" autocomplete="one-time-code" spellcheck="false"></label><label id="user-row"><span id="user-label"></span><input id="user" autocomplete="username" value="admin"></label><label><span id="password-label"></span><input id="password" type="password" autocomplete="current-password"></label><button id="login-go" type="submit"></button><p id="login-error" class="error" role="alert"></p></form>
 <section id="home" hidden><div id="peers" class="hint"></div><div id="rooms"></div></section>
@@ -27,9 +26,10 @@ enum PageFiles {
 """##
 
     static let appCSS = ##"""
-:root{--bg:#f6f5f2;--card:#fff;--fg:#1d1c1a;--mute:#6b675f;--line:#dedad2;--accent:#b4501c;--ok:#2f7d32;--bad:#b3261e;--warn:#8a5a00;color-scheme:light dark}
-@media (prefers-color-scheme:dark){:root{--bg:#171614;--card:#22201d;--fg:#eeebe5;--mute:#a39e94;--line:#38352f;--accent:#f08a4b;--ok:#7bc67e;--bad:#f2837a;--warn:#e0b04a}}
+:root{--bg:#f6f5f2;--card:#fff;--fg:#1d1c1a;--mute:#6b675f;--line:#dedad2;--accent:#b4501c;--on-accent:#fff;--ok:#2f7d32;--bad:#b3261e;--warn:#8a5a00;color-scheme:light dark}
+@media (prefers-color-scheme:dark){:root{--bg:#171614;--card:#22201d;--fg:#eeebe5;--mute:#a39e94;--line:#38352f;--accent:#f08a4b;--on-accent:#1d1c1a;--ok:#7bc67e;--bad:#f2837a;--warn:#e0b04a}}
 *{box-sizing:border-box}
+[hidden]{display:none!important}
 body{margin:0;background:var(--bg);color:var(--fg);font:16px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
 header{display:flex;flex-wrap:wrap;align-items:center;gap:.5rem;padding:.6rem .8rem;border-bottom:1px solid var(--line);background:var(--card);position:sticky;top:0;z-index:2}
 h1{font-size:1.15rem;margin:0;flex:1}
@@ -41,15 +41,16 @@ main{padding:.6rem;max-width:72rem;margin:0 auto}
 label{display:flex;flex-direction:column;gap:.2rem;font-size:.9rem;color:var(--mute)}
 input,select,button{font:inherit;color:inherit}
 input,select{background:var(--bg);border:1px solid var(--line);border-radius:.4rem;padding:.4rem .5rem;min-width:0}
-button{background:var(--accent);color:#fff;border:0;border-radius:.4rem;padding:.45rem .8rem;cursor:pointer}
+button{background:var(--accent);color:var(--on-accent);border:0;border-radius:.4rem;padding:.45rem .8rem;cursor:pointer}
 button.ghost{background:transparent;color:var(--fg);border:1px solid var(--line)}
 button:disabled,input:disabled,select:disabled{opacity:.5;cursor:not-allowed}
 .pill{font-size:.8rem;padding:.15rem .55rem;border-radius:1rem;border:1px solid var(--line)}
 .pill.up{color:var(--ok)}.pill.down{color:var(--bad)}
-#banner{padding:.5rem .8rem;background:var(--warn);color:#fff;font-size:.9rem}
+#banner{flex-basis:100%;margin:.2rem -.8rem -.6rem;padding:.5rem .8rem;background:var(--warn);color:#fff;font-size:.9rem}
 .rooms{display:grid;gap:.6rem}
 .grid{display:grid;grid-template-columns:1fr;gap:.6rem}
 @media (min-width:40rem){.grid{grid-template-columns:repeat(auto-fill,minmax(20rem,1fr))}}
+@media (min-width:64rem){#rooms{columns:2 28rem;column-gap:.8rem}.room{break-inside:avoid-column}.room .grid{grid-template-columns:1fr}}
 .card{background:var(--card);border:1px solid var(--line);border-radius:.7rem;padding:.7rem .8rem;display:flex;flex-direction:column;gap:.4rem}
 .card.offline{opacity:.65}
 .head{display:flex;justify-content:space-between;gap:.4rem;align-items:baseline}
@@ -85,7 +86,7 @@ const S = {
   online: "online", offline: "offline", unknown: "unknown", direct: "direct", localPeer: "peer hub", remote: "remote hub", mixed: "mixed", unspecified: "—",
   rename: "Name and room", name: "Name", room: "Room (empty: none)", send: "Send", set: "Set", busy: "The device is busy: try again in a moment.",
   viewer: "Viewer: you see the home but cannot change it.", peerDevice: "Shown as its hub summarises it; open that hub's page to control it.",
-  failed: "Refused", wrong: "Could not sign in", null: "none", passwordChanged: "Password changed.",
+  failed: "Refused", information: "Device information", wrong: "Could not sign in", null: "none", passwordChanged: "Password changed.",
 };
 const $ = (id) => document.getElementById(id);
 const docs = new Map(), pending = new Set();
@@ -224,13 +225,19 @@ function drawDevice(id, hub) {
   card.dataset.device = id;
   const kids = [h("div", { class: "head" }, h("span", { class: "name" }, d.name || d.id), connectivity(c))];
   if (!doc) kids.push(h("p", { class: "hint" }, (summary.hub && summary.hub !== hubID ? summary.hub + ": " : "") + S.peerDevice));
-  else for (const t of d.types) for (const [name, trait] of Object.entries(t.traits || {})) kids.push(drawTrait(d, t, name, trait));
+  else for (const t of d.types) for (const [name, trait] of ordered(t.traits)) kids.push(drawTrait(d, t, name, trait));
   if (doc) kids.push(drawRename(d));
   kids.push(h("p", { class: "error", role: "alert" }, (card.querySelector(".error") || {}).textContent || ""));
   // Forms a person opened stay open across the redraw of a change.
   const open = new Set([...card.querySelectorAll("details[open]")].map(formKey));
   card.replaceChildren(...kids);
   for (const e of card.querySelectorAll("details")) if (open.has(formKey(e))) e.open = true;
+}
+
+// A device's own state first; the traits every device has for housekeeping last.
+const LAST = ["identify", "groups", "scenesManagement", "basicInformation"];
+function ordered(traits) {
+  return Object.entries(traits || {}).sort((a, b) => LAST.indexOf(a[0]) - LAST.indexOf(b[0]));
 }
 
 function formKey(e) { const t = e.closest("[data-trait]"); return (t ? t.dataset.trait : "") + "/" + e.dataset.form; }
@@ -252,7 +259,8 @@ function drawTrait(d, t, name, trait) {
   }
   const cmds = h("div", { class: "cmds" }), forms = [];
   for (const cmd of trait.commands || []) {
-    const fields = ((desc.commands[cmd] || {}).fields) || [];
+    // Bitmaps, structs and lists (kind "other") are left out: the hub takes their defaults.
+    const fields = (((desc.commands[cmd] || {}).fields) || []).filter((f) => f.kind !== "other");
     if (!fields.length) cmds.append(h("button", { type: "button", disabled: !admin, "data-command": name + "." + cmd, onclick: () => send(d, { type: t.type, trait: name, command: cmd }) }, cmd));
     else forms.push(drawForm(d, cmd, fields, (args) => send(d, { type: t.type, trait: name, command: cmd, args })));
   }
@@ -261,7 +269,10 @@ function drawTrait(d, t, name, trait) {
     const f = drawForm(d, S.set, edits.map(([a, shape, v]) => Object.assign({ name: a, value: v }, shape)), (values) => send(d, { type: t.type, trait: name, update: values }));
     more.push(f);
   }
-  return h("div", { class: "trait", "data-trait": name }, h("div", { class: "tname" }, name + (t.type ? " · " + t.type : "")), attrs, cmds, forms, more);
+  const title = h("div", { class: "tname" }, name + (t.type ? " · " + t.type : ""));
+  // What a device says about itself is kept folded: the state and controls come first.
+  if (name === "basicInformation") return h("details", { class: "trait", "data-trait": name, "data-form": "information" }, h("summary", {}, S.information), attrs, cmds, forms, more);
+  return h("div", { class: "trait", "data-trait": name }, title, attrs, cmds, forms, more);
 }
 
 function input(f, admin) {

@@ -127,6 +127,7 @@ def test_the_broker_stopped_is_said_and_the_page_recovers(rig, browser):
     rig.broker.stop()
     wait_until(lambda: d.find_element(By.ID, "link").text == "Broker disconnected", 10, "the broker link down")
     assert "lost its MQTT broker" in d.find_element(By.ID, "banner").text
+    d.execute_script("window.scrollTo(0, 0)")
     browser.screenshot("broker-down")
     # The page still commands the hub meanwhile.
     before = attribute(d, "web", "porch", "onOff.onOff")

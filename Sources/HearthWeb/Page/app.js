@@ -10,7 +10,7 @@ const S = {
   online: "online", offline: "offline", unknown: "unknown", direct: "direct", localPeer: "peer hub", remote: "remote hub", mixed: "mixed", unspecified: "—",
   rename: "Name and room", name: "Name", room: "Room (empty: none)", send: "Send", set: "Set", busy: "The device is busy: try again in a moment.",
   viewer: "Viewer: you see the home but cannot change it.", peerDevice: "Shown as its hub summarises it; open that hub's page to control it.",
-  failed: "Refused", wrong: "Could not sign in", null: "none", passwordChanged: "Password changed.",
+  failed: "Refused", information: "Device information", wrong: "Could not sign in", null: "none", passwordChanged: "Password changed.",
 };
 const $ = (id) => document.getElementById(id);
 const docs = new Map(), pending = new Set();
@@ -149,13 +149,19 @@ function drawDevice(id, hub) {
   card.dataset.device = id;
   const kids = [h("div", { class: "head" }, h("span", { class: "name" }, d.name || d.id), connectivity(c))];
   if (!doc) kids.push(h("p", { class: "hint" }, (summary.hub && summary.hub !== hubID ? summary.hub + ": " : "") + S.peerDevice));
-  else for (const t of d.types) for (const [name, trait] of Object.entries(t.traits || {})) kids.push(drawTrait(d, t, name, trait));
+  else for (const t of d.types) for (const [name, trait] of ordered(t.traits)) kids.push(drawTrait(d, t, name, trait));
   if (doc) kids.push(drawRename(d));
   kids.push(h("p", { class: "error", role: "alert" }, (card.querySelector(".error") || {}).textContent || ""));
   // Forms a person opened stay open across the redraw of a change.
   const open = new Set([...card.querySelectorAll("details[open]")].map(formKey));
   card.replaceChildren(...kids);
   for (const e of card.querySelectorAll("details")) if (open.has(formKey(e))) e.open = true;
+}
+
+// A device's own state first; the traits every device has for housekeeping last.
+const LAST = ["identify", "groups", "scenesManagement", "basicInformation"];
+function ordered(traits) {
+  return Object.entries(traits || {}).sort((a, b) => LAST.indexOf(a[0]) - LAST.indexOf(b[0]));
 }
 
 function formKey(e) { const t = e.closest("[data-trait]"); return (t ? t.dataset.trait : "") + "/" + e.dataset.form; }
@@ -177,7 +183,8 @@ function drawTrait(d, t, name, trait) {
   }
   const cmds = h("div", { class: "cmds" }), forms = [];
   for (const cmd of trait.commands || []) {
-    const fields = ((desc.commands[cmd] || {}).fields) || [];
+    // Bitmaps, structs and lists (kind "other") are left out: the hub takes their defaults.
+    const fields = (((desc.commands[cmd] || {}).fields) || []).filter((f) => f.kind !== "other");
     if (!fields.length) cmds.append(h("button", { type: "button", disabled: !admin, "data-command": name + "." + cmd, onclick: () => send(d, { type: t.type, trait: name, command: cmd }) }, cmd));
     else forms.push(drawForm(d, cmd, fields, (args) => send(d, { type: t.type, trait: name, command: cmd, args })));
   }
@@ -186,7 +193,10 @@ function drawTrait(d, t, name, trait) {
     const f = drawForm(d, S.set, edits.map(([a, shape, v]) => Object.assign({ name: a, value: v }, shape)), (values) => send(d, { type: t.type, trait: name, update: values }));
     more.push(f);
   }
-  return h("div", { class: "trait", "data-trait": name }, h("div", { class: "tname" }, name + (t.type ? " · " + t.type : "")), attrs, cmds, forms, more);
+  const title = h("div", { class: "tname" }, name + (t.type ? " · " + t.type : ""));
+  // What a device says about itself is kept folded: the state and controls come first.
+  if (name === "basicInformation") return h("details", { class: "trait", "data-trait": name, "data-form": "information" }, h("summary", {}, S.information), attrs, cmds, forms, more);
+  return h("div", { class: "trait", "data-trait": name }, title, attrs, cmds, forms, more);
 }
 
 function input(f, admin) {
