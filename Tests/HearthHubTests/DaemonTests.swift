@@ -93,6 +93,7 @@ final class DaemonRig: @unchecked Sendable {
           id: e2e
           board: \(board == nil ? "board.yaml" : "sim.yaml")
           stateDirectory: state
+        web: {enabled: false}  # the hubs of tests run side by side: one port 8470 for all would clash
         mqtt:
           host: 127.0.0.1
           port: \(configuredPort ?? broker.port)

@@ -28,6 +28,7 @@ final class HomeRig: @unchecked Sendable {
           id: \(hub)
           board: sim.yaml
           stateDirectory: state-\(hub)
+        web: {enabled: false}  # the hubs of tests run side by side: one port 8470 for all would clash
         mqtt:
           host: \(host)
           port: \(port ?? broker.port)

@@ -36,6 +36,7 @@ final class HubRig: @unchecked Sendable {
           id: \(id)
           board: \(Self.board)
           stateDirectory: \(id)-state
+        web: {enabled: false}  # the hubs of tests run side by side: one port 8470 for all would clash
         mqtt:
           host: 127.0.0.1
           port: \(broker.port)
