@@ -28,12 +28,12 @@ final class HomeRig: @unchecked Sendable {
           id: \(hub)
           board: sim.yaml
           stateDirectory: state-\(hub)
-        web: {enabled: false}  # the hubs of tests run side by side: one port 8470 for all would clash
         mqtt:
           host: \(host)
           port: \(port ?? broker.port)
           keepAlive: 5s
         \(mqtt.map { "  \($0)\n" }.joined())\(body)
+        web: {enabled: false}
         """.write(toFile: "\(directory)/\(hub).yaml", atomically: true, encoding: .utf8)
     }
 

@@ -105,12 +105,12 @@ final class SitesRig: @unchecked Sendable {
           board: sim.yaml
           stateDirectory: state-\(hub)
           heartbeat: 1s
-        web: {enabled: false}  # the hubs of tests run side by side: one port 8470 for all would clash
         mqtt:
           host: \(broker.host)
           port: \(broker.port)
           keepAlive: 5s
         \(body)
+        web: {enabled: false}
         """.write(toFile: "\(directory)/\(hub).yaml", atomically: true, encoding: .utf8)
     }
 
