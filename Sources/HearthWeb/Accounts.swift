@@ -2,6 +2,7 @@
 // `web-accounts.json` in the hub's state directory (mode 0600), and the one-time setup code in `web-setup-code`
 // while no admin password is set. Read again whenever the file changes, so `hearthd web reset-password`, run beside a
 // running hub, takes effect at once (and ends the admin's sessions).
+import HearthCrypto
 import HearthJSON
 import HearthSync
 #if canImport(Glibc)
@@ -29,7 +30,7 @@ struct WebAccount: Sendable, Equatable {
     static let outputByteCount = 32
 
     static func make(name: String, role: WebRole, password: String, iterations: Int = WebAccount.iterations)
-        throws(WebCryptoError) -> WebAccount {
+        throws(CryptoError) -> WebAccount {
         let salt = try WebCrypto.randomBytes(16)
         let hash = try WebCrypto.pbkdf2SHA256(password: Array(password.utf8), salt: salt, iterations: iterations,
                                               outputByteCount: outputByteCount)
@@ -167,7 +168,7 @@ public final class WebAccounts: Sendable {
     /// Sets the admin password with the setup code, which is then used up.
     func setUp(password: String) throws(WebAccountsError) {
         let admin: WebAccount
-        do throws(WebCryptoError) {
+        do throws(CryptoError) {
             admin = try WebAccount.make(name: "admin", role: .admin, password: password, iterations: iterations)
         } catch { throw WebAccountsError("\(error)") }
         try save(try accounts().filter { $0.name != "admin" } + [admin])

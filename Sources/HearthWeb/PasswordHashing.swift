@@ -1,55 +1,23 @@
-// The KDF, the random bytes and the constant-time comparison the web page's accounts need, from libcrypto (no
-// primitive written here). A thin wrapper: every failure is a typed `WebCryptoError`.
-import COpenSSL
-
-/// A failure inside libcrypto: which operation, and OpenSSL's reason.
-struct WebCryptoError: Error, Sendable, CustomStringConvertible {
-    var operation: String
-    var reason: String
-    var description: String { "\(operation) failed: \(reason)" }
-
-    static func last(_ operation: String) -> WebCryptoError {
-        let code = ERR_get_error()
-        guard code != 0 else { return WebCryptoError(operation: operation, reason: "no reason given") }
-        var buffer = [CChar](repeating: 0, count: 256)
-        ERR_error_string_n(code, &buffer, buffer.count)
-        return WebCryptoError(operation: operation, reason: String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
-    }
-}
+// The KDF, the random bytes and the constant-time comparison the web page's accounts need, all from HearthCrypto
+// (libcrypto underneath); hex for the accounts file.
+import HearthCrypto
 
 enum WebCrypto {
     /// PBKDF2-HMAC-SHA256 (RFC 8018) of `password`.
-    static func pbkdf2SHA256(password: [UInt8], salt: [UInt8], iterations: Int, outputByteCount: Int) throws(WebCryptoError) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: outputByteCount)
-        let characters = password.map { CChar(bitPattern: $0) }
-        let ok = characters.withUnsafeBufferPointer { p in
-            salt.withUnsafeBufferPointer { s in
-                out.withUnsafeMutableBufferPointer { o in
-                    PKCS5_PBKDF2_HMAC(p.baseAddress, Int32(p.count), s.baseAddress, Int32(s.count), Int32(iterations),
-                                      EVP_sha256(), Int32(o.count), o.baseAddress)
-                }
-            }
-        }
-        guard ok == 1 else { throw WebCryptoError.last("PBKDF2") }
-        return out
+    static func pbkdf2SHA256(password: [UInt8], salt: [UInt8], iterations: Int, outputByteCount: Int) throws(CryptoError) -> [UInt8] {
+        try PBKDF2SHA256.deriveKey(password: password, salt: salt, iterations: iterations, outputByteCount: outputByteCount)
     }
 
     /// `count` bytes from libcrypto's CSPRNG.
-    static func randomBytes(_ count: Int) throws(WebCryptoError) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: count)
-        let ok = out.withUnsafeMutableBufferPointer { RAND_bytes($0.baseAddress, Int32($0.count)) }
-        guard ok == 1 else { throw WebCryptoError.last("RAND_bytes") }
-        return out
+    static func randomBytes(_ count: Int) throws(CryptoError) -> [UInt8] {
+        try SecureRandom.bytes(count)
     }
 
     /// Whether `a` and `b` are equal, in a time that depends on their lengths only.
     static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        guard a.count == b.count else { return false }
-        guard !a.isEmpty else { return true }
-        return a.withUnsafeBytes { x in b.withUnsafeBytes { y in CRYPTO_memcmp(x.baseAddress, y.baseAddress, a.count) == 0 } }
+        HearthCrypto.constantTimeEqual(a, b)
     }
 }
-
 /// Lower-case hexadecimal, both ways.
 enum Hex {
     static func encode(_ bytes: [UInt8]) -> String {

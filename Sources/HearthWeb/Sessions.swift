@@ -1,4 +1,5 @@
 // Signed-in sessions (in memory: a hub restart signs everyone out) and the login rate limit.
+import HearthCrypto
 import HearthSync
 
 /// One signed-in browser: whose, until when, and the hash its password had then (a changed or reset password ends it).
@@ -24,7 +25,7 @@ final class WebSessions: Sendable {
     init(now: @escaping @Sendable () -> Int64) { self.now = now }
 
     /// A new session; the cookie value.
-    func start(_ session: WebSession) throws(WebCryptoError) -> String {
+    func start(_ session: WebSession) throws(CryptoError) -> String {
         let id = Hex.encode(try WebCrypto.randomBytes(8)), secret = try WebCrypto.randomBytes(24)
         var s = session
         s.expires = now() + Self.lifetime

@@ -4,6 +4,7 @@ import Dispatch
 import HearthContract
 import HearthEngine
 import HearthHub
+import HearthCrypto
 import HearthJSON
 import HearthModel
 import HearthMQTT
@@ -296,7 +297,7 @@ final class WebAPI: Sendable {
     }
 
     private func signedIn(_ account: WebAccount) -> WebResponse {
-        do throws(WebCryptoError) {
+        do throws(CryptoError) {
             let token = try sessions.start(WebSession(user: account.name, role: account.role, passwordHash: account.hash, expires: 0))
             return Self.json(200, .object([("ok", .bool(true)), ("user", .string(account.name)), ("role", .string(account.role.rawValue))]),
                              cookie: Self.cookie(token, maxAge: WebSessions.lifetime / 1000))
