@@ -127,9 +127,9 @@ hil_debian_tarball() {
 
 # The arm64 VM's programs and libraries (scripts/hil --arch arm64): busybox, libgpiod 2's tools, mosquitto and its
 # clients, and what the arm64 hearthd and test bundle link besides the Swift runtime (libgpiod3, libmosquitto1,
-# libyaml, libssl3t64's libcrypto, libstdc++, libgcc), all from Debian trixie arm64 (Raspberry Pi OS's base).
+# libyaml, libssl3t64's libcrypto, libqrencode, libstdc++, libgcc), all from Debian trixie arm64 (Raspberry Pi OS's base).
 HIL_ARM64_PACKAGES=(busybox-static gpiod mosquitto mosquitto-clients iproute2 libgpiod3 libmosquitto1 libyaml-0-2 libssl3t64
-    libstdc++6 libgcc-s1)
+    libqrencode4 libstdc++6 libgcc-s1)
 # qemu-system-aarch64's CPU for the arm64 VM (scripts/hil; HIL_ARM64_CPU overrides).
 HIL_ARM64_CPU_DEFAULT=cortex-a72
 

@@ -95,6 +95,14 @@ struct Endpoint: Sendable {
         return o
     }
 
+    /// This endpoint once its hardware shows `output`.
+    func written(_ output: EndpointOutput) -> Endpoint {
+        var endpoint = self
+        endpoint.lastOutput = output
+        endpoint.pendingOutput = nil
+        return endpoint
+    }
+
     var nextDeadline: EngineInstant? {
         traits.withUnsafeBufferPointer { ts in
             var best: EngineInstant?

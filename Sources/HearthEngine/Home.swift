@@ -408,10 +408,9 @@ public final class Home: Sendable {
                 s.devices[d].isWriting = false
                 var woke = false
                 if refusal == nil {
-                    var endpoint = write.copy
-                    endpoint.lastOutput = write.output
-                    endpoint.pendingOutput = nil
-                    woke = Self.commit(&s, d, write.endpoint, consume endpoint, before: write.before)
+                    // Made in one expression: setting the output's fields on a local and then `consume`-ing it is a
+                    // case Swift 6.3's move checker rejects.
+                    woke = Self.commit(&s, d, write.endpoint, write.copy.written(write.output), before: write.before)
                 }
                 if s.devices[d].timerDeferred {
                     s.devices[d].timerDeferred = false

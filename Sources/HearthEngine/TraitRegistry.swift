@@ -30,5 +30,7 @@ public struct TraitRegistry: Sendable {
         ScenesManagementServer.self,
         ElectricalPowerMeasurementServer.self,
         ElectricalEnergyMeasurementServer.self,
+        FanControlServer.self,
+        WindowCoveringServer.self,
     ])
 }

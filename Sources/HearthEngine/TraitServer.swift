@@ -240,28 +240,170 @@ public enum TraitInput: Sendable, Hashable {
     case electricalPower(ElectricalReading)
     /// What the owning hub published for a mirrored trait: attribute values by name, supported commands.
     case mirror([String: Value], commands: [String])
+    /// Named values a binding estimates or measures for its trait (a window covering's position and motion): an open
+    /// set, so new hardware needs no new case here. The trait names the keys it takes and rejects the rest.
+    case report([String: Value])
 }
 
 /// What an endpoint's hardware should show, rendered from its traits after every change and step.
+///
+/// An open set of values keyed by trait: each trait declares its ``OutputKey``s beside its server (OnOff's `onOff`,
+/// a window covering's target) and sets them in ``TraitServer/render(into:)``; a binding reads the keys of the traits
+/// it drives. A new kind of output is a new key in the trait's own file, never a change here.
+///
+/// The values live inline (a handful per endpoint): the engine renders an endpoint several times per command and at
+/// every transition step, and compares each rendering with the last, so a rendering allocates nothing until an
+/// endpoint has more values than the inline slots hold.
 public struct EndpointOutput: Sendable, Hashable {
-    /// The OnOff attribute; `nil` when the endpoint has no OnOff.
-    public var onOff: Bool?
-    /// LevelControl's current level (1…254 with Lighting); `nil` without LevelControl or while undefined.
-    public var level: UInt8?
-    /// LevelControl is fading the light out (after Off or an off effect): keep it lit meanwhile.
-    public var isFadingOut: Bool = false
-    /// Identify is running: `true` in the lit half of the blink, `false` in the dark half.
-    public var identifyPhase: Bool?
-    /// ColorControl's ColorTemperatureMireds; `nil` without ColorControl.
-    public var colorTemperatureMireds: UInt16?
-
-    public init(onOff: Bool? = nil, level: UInt8? = nil) {
-        self.onOff = onOff
-        self.level = level
+    struct Slot: Sendable, Hashable, BitwiseCopyable {
+        var key: UInt64
+        var bits: Int64
     }
 
-    /// Whether the load should be powered.
-    public var isLit: Bool { identifyPhase ?? ((onOff ?? true) || isFadingOut) }
+    static let inlineCapacity = 6
+    private static let empty = Slot(key: 0, bits: 0)
+    /// A homogeneous tuple, read and written through its bytes.
+    private var inline: (Slot, Slot, Slot, Slot, Slot, Slot) = (empty, empty, empty, empty, empty, empty)
+    private var inlineCount: UInt8 = 0
+
+    @inline(__always)
+    private func inlineSlot(_ i: Int) -> Slot {
+        withUnsafeBytes(of: inline) { $0.load(fromByteOffset: i * MemoryLayout<Slot>.stride, as: Slot.self) }
+    }
+
+    @inline(__always)
+    private mutating func setInline(_ i: Int, _ slot: Slot) {
+        withUnsafeMutableBytes(of: &inline) { $0.storeBytes(of: slot, toByteOffset: i * MemoryLayout<Slot>.stride, as: Slot.self) }
+    }
+    /// The values beyond the inline slots: empty (no storage) on every endpoint Hearth has.
+    private var overflow: [Slot] = []
+
+    public init() {}
+
+    /// The number of values set.
+    public var count: Int { Int(inlineCount) + overflow.count }
+
+    @inline(__always)
+    private func index(of key: UInt64) -> Int? {
+        let count = Int(inlineCount)
+        // One pass over the tuple's bytes: a load per slot through `inlineSlot` cost a closure call each.
+        let found = withUnsafeBytes(of: inline) { bytes -> Int? in
+            let slots = bytes.bindMemory(to: Slot.self)
+            for i in 0..<count where slots[i].key == key { return i }
+            return nil
+        }
+        if let found { return found }
+        if overflow.isEmpty { return nil }
+        if let j = overflow.firstIndex(where: { $0.key == key }) { return Self.inlineCapacity + j }
+        return nil
+    }
+
+    @inline(__always)
+    private func slot(_ i: Int) -> Slot { i < Self.inlineCapacity ? inlineSlot(i) : overflow[i - Self.inlineCapacity] }
+
+    @inline(__always)
+    private mutating func set(_ key: UInt64, _ bits: Int64?) {
+        let found = index(of: key)
+        switch (found, bits) {
+        case (let i?, let bits?):
+            if i < Self.inlineCapacity {
+                setInline(i, Slot(key: key, bits: bits))
+            } else {
+                overflow[i - Self.inlineCapacity].bits = bits
+            }
+        case (nil, let bits?):
+            if Int(inlineCount) < Self.inlineCapacity {
+                setInline(Int(inlineCount), Slot(key: key, bits: bits))
+                inlineCount += 1
+            } else {
+                overflow.append(Slot(key: key, bits: bits))
+            }
+        case (let i?, nil):
+            // The last value takes the removed one's place, so the used slots stay together.
+            let lastIndex = count - 1
+            let last = slot(lastIndex)
+            if i < Self.inlineCapacity { setInline(i, last) } else { overflow[i - Self.inlineCapacity] = last }
+            if lastIndex >= Self.inlineCapacity { overflow.removeLast() } else { inlineCount -= 1 }
+        case (nil, nil):
+            break
+        }
+    }
+
+    /// The value a trait rendered for `key`, or nil when no trait of the endpoint set it.
+    public subscript<V: OutputValue>(key: OutputKey<V>) -> V? {
+        get { index(of: key.rawValue).flatMap { V(outputBits: slot($0).bits) } }
+        set { set(key.rawValue, newValue?.outputBits) }
+    }
+
+    /// The same values, in any order.
+    public static func == (a: EndpointOutput, b: EndpointOutput) -> Bool {
+        guard a.count == b.count else { return false }
+        // The traits of an endpoint render in one order, so two renderings usually hold their keys in the same order.
+        if a.overflow.isEmpty && b.overflow.isEmpty {
+            let count = Int(a.inlineCount)
+            let same = withUnsafeBytes(of: a.inline) { x in
+                withUnsafeBytes(of: b.inline) { y in
+                    let xs = x.bindMemory(to: Slot.self), ys = y.bindMemory(to: Slot.self)
+                    for i in 0..<count where xs[i] != ys[i] { return false }
+                    return true
+                }
+            }
+            if same { return true }
+        }
+        for i in 0..<a.count {
+            let s = a.slot(i)
+            guard let j = b.index(of: s.key), b.slot(j).bits == s.bits else { return false }
+        }
+        return true
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        // Order-independent, as `==` is.
+        var sum: UInt64 = 0
+        for i in 0..<count {
+            let s = slot(i)
+            sum &+= (s.key &* 0x9E37_79B9_7F4A_7C15) ^ UInt64(bitPattern: s.bits)
+        }
+        hasher.combine(count)
+        hasher.combine(sum)
+    }
+}
+
+/// A typed key of ``EndpointOutput``: one value a trait renders for its hardware, named by the trait's cluster and a
+/// field number the trait chooses. Declared beside the trait, as
+/// `extension OutputKey where Value == Bool { public static var onOff: Self { .init(cluster: 0x0006, field: 0) } }`.
+public struct OutputKey<Value: OutputValue>: Sendable, Hashable {
+    let rawValue: UInt64
+
+    public init(cluster: UInt32, field: UInt8) {
+        rawValue = UInt64(cluster) << 8 | UInt64(field)
+    }
+}
+
+/// A value an ``EndpointOutput`` holds: anything that fits in 64 bits.
+public protocol OutputValue: Sendable, Hashable {
+    init?(outputBits: Int64)
+    var outputBits: Int64 { get }
+}
+
+extension Bool: OutputValue {
+    public init?(outputBits: Int64) { self = outputBits != 0 }
+    public var outputBits: Int64 { self ? 1 : 0 }
+}
+
+extension Int: OutputValue {
+    public init?(outputBits: Int64) { self = Int(truncatingIfNeeded: outputBits) }
+    public var outputBits: Int64 { Int64(self) }
+}
+
+extension UInt8: OutputValue {
+    public init?(outputBits: Int64) { self.init(exactly: outputBits) }
+    public var outputBits: Int64 { Int64(self) }
+}
+
+extension UInt16: OutputValue {
+    public init?(outputBits: Int64) { self.init(exactly: outputBits) }
+    public var outputBits: Int64 { Int64(self) }
 }
 
 /// What a trait may do besides changing itself: post couplings, report quiet attributes, emit events.

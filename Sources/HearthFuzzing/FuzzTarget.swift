@@ -30,6 +30,12 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case matterMessage = "matter-message"
     /// A Multicast DNS packet, read by the DNS codec and answered by the mDNS responder's logic.
     case mdnsMessage = "mdns-message"
+    /// Matter operational certificates, in TLV and X.509 (`MatterCertificate`).
+    case matterCertificate = "matter-certificate"
+    /// PASE and CASE responders fed a commissioner's or peer's messages.
+    case matterSecureChannel = "matter-secure-channel"
+    /// Matter Interaction Model messages (opcode byte, TLV payload) answered by a node core.
+    case matterIM = "matter-im"
 
     /// Runs the target on one input; throws the first broken promise.
     public func run(_ bytes: [UInt8]) throws(FuzzFailure) {
@@ -46,6 +52,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .matterTLV: try MatterTLVTarget.run(bytes)
         case .matterMessage: try MatterMessageTarget.run(bytes)
         case .mdnsMessage: try MDNSMessageTarget.run(bytes)
+        case .matterCertificate: try MatterCertificateTarget.run(bytes)
+        case .matterSecureChannel: try MatterSecureChannelTarget.run(bytes)
+        case .matterIM: try MatterIMTarget.run(bytes)
         }
     }
 }

@@ -10,6 +10,7 @@ public struct BindingKindRegistry: Sendable {
     /// Every kind Hearth has: the one list a new kind is added to.
     public static let standard = BindingKindRegistry([
         .relay, .pwmDimmer, .cctDimmer, .humiditySensor, .temperatureSensor, .wallSwitch, .contact, .pir,
+        .pwmFan, .relayFan, .relayCover,
     ])
 
     public func kind(named name: String) -> BindingKind? { kinds.first { $0.name == name } }

@@ -85,13 +85,15 @@ struct EntityMapping {
     /// writing every config to know it was a whole announcement's work.
     static let entityTraits: [TraitID] = [
         .onOff, .relativeHumidityMeasurement, .temperatureMeasurement, .switchTrait, .booleanState, .occupancySensing,
-        .electricalPowerMeasurement, .electricalEnergyMeasurement, .identify,
+        .electricalPowerMeasurement, .electricalEnergyMeasurement, .identify, .fanControl, .windowCovering,
     ]
 
     func components() -> [(String, DiscoveryJSON)] {
         var out: [(String, DiscoveryJSON)] = []
         let isLight = [DeviceTypeDescriptor.onOffLight, .dimmableLight, .colorTemperatureLight].contains { $0.name == typeName }
         if has(.onOff) { out.append(isLight ? light() : relay()) }
+        if has(.fanControl) { out.append(fan()) }
+        if has(.windowCovering) { out.append(cover()) }
         if has(.relativeHumidityMeasurement) {
             out.append(measurement(.relativeHumidityMeasurement, key: "humidity", role: "Humidity", deviceClass: "humidity",
                                    unit: "%"))
@@ -119,6 +121,8 @@ struct EntityMapping {
     /// The role of the type's main entity, naming it when the type is not the device's primary one.
     var mainRole: String {
         if has(.onOff) { return typeName == "OnOffPlugInUnit" ? "Switch" : "Light" }
+        if has(.fanControl) { return "Fan" }
+        if has(.windowCovering) { return "Cover" }
         if has(.relativeHumidityMeasurement) { return "Humidity" }
         if has(.temperatureMeasurement) { return "Temperature" }
         if has(.switchTrait) { return "Button" }
@@ -251,6 +255,92 @@ struct EntityMapping {
         ]
         c += availability(of: .onOff)
         return ("\(typeKey)-switch", .object(c))
+    }
+
+    /// Fan: on is FanMode On (the fan's high speed; enums are written by name in documents and requests), off is Off; the percentage is PercentSetting, or on a fan with
+    /// speeds (relay taps) SpeedSetting over Home Assistant's speed range 1…SpeedMax; Auto, where the fan has it, is a
+    /// preset mode.
+    func fan() -> (String, DiscoveryJSON) {
+        var c = base(platform: "fan", key: "fan", role: "Fan")
+        let speedMax = value(.fanControl, FanControlServer.Attribute.speedMax)?.intValue
+        let sequence = value(.fanControl, FanControlServer.Attribute.fanModeSequence)?.intValue ?? 0
+        let hasAuto = [2, 3, 4].contains(sequence)
+        let mode = attribute(.fanControl, "fanMode")
+        c += [
+            stateTopic, commandTopic, ("qos", .int(1)),
+            ("state_value_template", template("fan state") { "{{ 'OFF' if \(mode) == 'off' else 'ON' }}" }),
+            ("payload_on", .string("ON")), ("payload_off", .string("OFF")),
+            ("command_template", template("fan command") {
+                // FanMode On: the fan's top speed, as Matter defines it.
+                "{%- if value == 'ON' -%}\(update(.fanControl, #"{"fanMode":"on"}"#))"
+                    + "{%- else -%}\(update(.fanControl, #"{"fanMode":"off"}"#)){%- endif -%}"
+            }),
+            ("percentage_state_topic", .string(documentTopic)), ("percentage_command_topic", .string(setTopic)),
+        ]
+        if let speedMax {
+            c += [
+                ("speed_range_min", .int(1)), ("speed_range_max", .int(speedMax)),
+                ("percentage_value_template", template("fan speed") { "{{ \(attribute(.fanControl, "speedCurrent")) }}" }),
+                ("percentage_command_template", template("fan set speed") {
+                    update(.fanControl, #"{"speedSetting":{{ value | int }}}"#)
+                }),
+            ]
+        } else {
+            c += [
+                ("percentage_value_template", template("fan percent") { "{{ \(attribute(.fanControl, "percentCurrent")) }}" }),
+                ("percentage_command_template", template("fan set percent") {
+                    update(.fanControl, #"{"percentSetting":{{ value | int }}}"#)
+                }),
+            ]
+        }
+        if hasAuto {
+            c += [
+                ("preset_modes", .array([.string("auto")])),
+                ("preset_mode_state_topic", .string(documentTopic)), ("preset_mode_command_topic", .string(setTopic)),
+                ("preset_mode_value_template", template("fan preset") { "{{ 'auto' if \(mode) == 'auto' else 'None' }}" }),
+                ("preset_mode_command_template", template("fan set preset") { update(.fanControl, #"{"fanMode":"auto"}"#) }),
+            ]
+        }
+        c += availability(of: .fanControl)
+        return ("\(typeKey)-fan", .object(c))
+    }
+
+    /// Window Covering: Home Assistant's position is percent open, Matter's hundredths of a percent closed; open,
+    /// close and stop are UpOrOpen, DownOrClose and StopMotion, a position GoToLiftPercentage.
+    func cover() -> (String, DiscoveryJSON) {
+        var c = base(platform: "cover", key: "cover", role: "Cover")
+        let kind = value(.windowCovering, WindowCoveringServer.Attribute.type)?.intValue ?? 0
+        let position = attribute(.windowCovering, "currentPositionLiftPercent100ths")
+        c += [
+            ("device_class", .string(kind == 6 ? "shutter" : kind == 4 ? "curtain" : kind == 5 ? "awning" : "shade")),
+            stateTopic, commandTopic, ("qos", .int(1)),
+            ("payload_open", template("cover open") { request(.windowCovering, "upOrOpen") }),
+            ("payload_close", template("cover close") { request(.windowCovering, "downOrClose") }),
+            ("payload_stop", template("cover stop") { request(.windowCovering, "stopMotion") }),
+            ("value_template", template("cover state") {
+                let status = attribute(.windowCovering, "operationalStatus")
+                // OperationalStatus is a bitmap, written in the document as its flags.
+                return "{% set s = \(status) %}{% set p = \(position) %}"
+                    + "{{ 'opening' if s.liftOpening else 'closing' if s.liftClosing else 'open' if p is not none and p < 10000 "
+                    + "else 'closed' if p == 10000 else 'None' }}"
+            }),
+            ("position_topic", .string(documentTopic)),
+            ("position_template", template("cover position") {
+                "{% set p = \(position) %}{{ (100 - ((p / 100) | round | int)) if p is not none else 'None' }}"
+            }),
+            ("set_position_topic", .string(setTopic)),
+            ("set_position_template", template("cover set position") {
+                request(.windowCovering, "goToLiftPercentage",
+                        args: #"{"liftPercent100thsValue":{{ (100 - ([[position | int, 0] | max, 100] | min)) * 100 }}}"#)
+            }),
+        ]
+        c += availability(of: .windowCovering)
+        return ("\(typeKey)-cover", .object(c))
+    }
+
+    /// An attribute write as a template sends it: `{"type":"Fan","trait":"fanControl","update":{…}}`.
+    func update(_ trait: TraitID, _ attributes: String) -> String {
+        #"{"type":"\#(typeName)","trait":"\#(trait.qualifiedName)","update":\#(attributes)}"#
     }
 
     /// Humidity and temperature: Matter's hundredths as the unit, `None` (unknown) while the reading is null.

@@ -43,6 +43,8 @@ extension TraitID {
     public static let identify = TraitID.matter("identify")
     public static let groups = TraitID.matter("groups")
     public static let scenesManagement = TraitID.matter("scenesManagement")
+    public static let fanControl = TraitID.matter("fanControl")
+    public static let windowCovering = TraitID.matter("windowCovering")
 }
 
 extension DeviceTypeDescriptor {
@@ -90,10 +92,18 @@ extension DeviceTypeDescriptor {
     public static let occupancySensor = DeviceTypeDescriptor(
         name: "OccupancySensor", id: 0x0107, required: [.identify, .occupancySensing], optional: [.basicInformation])
 
+    /// Matter 1.4 Fan (0x002B): a fan whose speed Fan Control sets (FanMode, PercentSetting, SpeedSetting).
+    public static let fan = DeviceTypeDescriptor(
+        name: "Fan", id: 0x002B, required: [.identify, .groups, .fanControl], optional: [.basicInformation])
+    /// Matter 1.4 Window Covering (0x0202): a blind, shade or shutter that Window Covering moves (Lift, position-aware).
+    public static let windowCovering = DeviceTypeDescriptor(
+        name: "WindowCovering", id: 0x0202, required: [.identify, .windowCovering], optional: [.groups, .basicInformation],
+        features: [.windowCovering: ["lift", "positionAwareLift"]])
+
     /// Every device type Hearth knows.
     public static let catalogue: [DeviceTypeDescriptor] = [
         .onOffLight, .dimmableLight, .colorTemperatureLight, .onOffPlugInUnit, .humiditySensor, .temperatureSensor,
-        .genericSwitch, .contactSensor, .occupancySensor,
+        .genericSwitch, .contactSensor, .occupancySensor, .fan, .windowCovering,
     ]
 
     public static func named(_ name: String) -> DeviceTypeDescriptor? { catalogue.first { $0.name == name } }

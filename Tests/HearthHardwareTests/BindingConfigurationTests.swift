@@ -13,7 +13,8 @@ struct BindingConfigurationTests {
         let rig = try Rig()
         #expect(rig.makeBinding("{kind: relay, pin: relay-9}", device: "lamp", type: "OnOffLight") == nil)
         #expect(problems(rig) == ["hub.yaml:1:20: pin: the board 'sim' has no pin 'relay-9'; its pins are relay-1, relay-2, "
-            + "relay-3, relay-4, dimmer-relay, cct-relay, wall-switch-1, wall-switch-2, button-1, door-contact, motion-sensor"])
+            + "relay-3, relay-4, dimmer-relay, cct-relay, wall-switch-1, wall-switch-2, button-1, door-contact, motion-sensor, "
+            + "fan-low, fan-medium, fan-high, blind-up, blind-down"])
     }
 
     @Test func aPinUsedTwiceNamesBothPlaces() throws {
@@ -48,7 +49,7 @@ struct BindingConfigurationTests {
             "hub.yaml:1:8: kind: a relay binding does not fit a HumiditySensor (it fits OnOffLight, OnOffPlugInUnit); "
                 + "for HumiditySensor use kind: humiditySensor",
             "hub.yaml:1:8: kind: unknown binding kind 'dimmer'; kinds: relay, pwmDimmer, cctDimmer, humiditySensor, temperatureSensor, "
-                + "wallSwitch, contact, pir",
+                + "wallSwitch, contact, pir, pwmFan, relayFan, relayCover",
             "hub.yaml:1:1: missing 'kind'; for OnOffPlugInUnit use kind: relay",
         ])
     }
@@ -70,7 +71,8 @@ struct BindingConfigurationTests {
             "hub.yaml:8:1: colour: unknown key 'colour'; allowed: kind, pwm, pwmChip, pwmChannel, relay, relayActiveLow, "
                 + "frequency, gamma, minimumDuty, polarity",
             "hub.yaml:3:8: relay: 'wall-switch-1' is an input on the board 'sim', but a dimmer's relay needs an output; "
-                + "outputs: relay-1, relay-2, relay-3, relay-4, dimmer-relay, cct-relay",
+                + "outputs: relay-1, relay-2, relay-3, relay-4, dimmer-relay, cct-relay, fan-low, fan-medium, fan-high, "
+                + "blind-up, blind-down",
             "hub.yaml:4:12: frequency: 5 is out of range; allowed: 10…100000 Hz",
             "hub.yaml:5:8: gamma: expected a number (0.1…5.0), found 'steep'",
             "hub.yaml:6:14: minimumDuty: 0.9 is out of range; allowed: 0.0…0.5",

@@ -221,10 +221,10 @@ struct CCTDimmerTests {
             "hub.yaml:1:63: coldMireds: coldMireds (370) must be below warmMireds (153): mireds are 1000000 / kelvins, "
                 + "so the cold white (e.g. 6500 K = 153) has fewer than the warm one (e.g. 2700 K = 370)"])
         #expect(try problems("{kind: cctDimmer, warm: cct-warm}") == [
-            "hub.yaml:1:1: missing 'cold' (the board's PWM channel, e.g. one of dimmer-1, dimmer-2, cct-warm, cct-cold)"])
+            "hub.yaml:1:1: missing 'cold' (the board's PWM channel, e.g. one of dimmer-1, dimmer-2, cct-warm, cct-cold, fan-pwm)"])
         #expect(try problems("{kind: cctDimmer, warm: cct-warm, cold: cct-blue}") == [
             "hub.yaml:1:41: cold: the board 'sim' has no PWM channel 'cct-blue'; its PWM channels are dimmer-1, dimmer-2, "
-                + "cct-warm, cct-cold"])
+                + "cct-warm, cct-cold, fan-pwm"])
         #expect(try problems("{kind: cctDimmer, warm: dimmer-1, cold: dimmer-1}") == [
             "hub.yaml:1:41: cold: PWM dimmer-1 (pwmchip0/pwm0) is already used by d ColorTemperatureLight at hub.yaml:1:25 "
                 + "(warm); each pin can drive only one binding"])

@@ -102,6 +102,13 @@ final class Rig {
     var board: Board
     /// Where the bindings made from now on open their hardware.
     var hardware: any HardwareBackend
+
+    /// Records every output write from now on and checks `group` (board pin names) is never on twice at once.
+    func recordInterlock(_ group: Set<String>) -> InterlockRecorder {
+        let recorder = InterlockRecorder(sim: simulation, clock: clock, group: group)
+        hardware = recorder
+        return recorder
+    }
     let pins = PinLedger()
     let logs = LogSink()
     let diagnostics = ConfigDiagnostics()
@@ -128,6 +135,7 @@ final class Rig {
 
     var simulation: SimulatedHardware {
         if let sim = hardware as? SimulatedHardware { return sim }
+        if let recorder = hardware as? InterlockRecorder { return recorder.sim }
         return (hardware as! MixedHardware).gpio
     }
 

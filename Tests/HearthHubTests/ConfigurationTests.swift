@@ -102,7 +102,7 @@ import Testing
             "hearth.yaml:4:13: hub.logLevel: expected one of trace, debug, info, notice, warning, error, critical, found 'loud'",
             "hearth.yaml:7:3: mqtt.colour: unknown key 'colour'; allowed: host, port, prefix, clientId, keepAlive, username, password, passwordFile, tls, protocol",
             "hearth.yaml:6:9: mqtt.port: 0 is out of range; allowed: 1…65535",
-            "hearth.yaml:10:11: devices[0].type: unknown device type 'DimmableLamp'; known: OnOffLight, DimmableLight, ColorTemperatureLight, OnOffPlugInUnit, HumiditySensor, TemperatureSensor, GenericSwitch, ContactSensor, OccupancySensor",
+            "hearth.yaml:10:11: devices[0].type: unknown device type 'DimmableLamp'; known: OnOffLight, DimmableLight, ColorTemperatureLight, OnOffPlugInUnit, HumiditySensor, TemperatureSensor, GenericSwitch, ContactSensor, OccupancySensor, Fan, WindowCovering",
             "hearth.yaml:11:5: devices[1]: the device id 'lamp' is already used on line 9; ids must be unique",
             "hearth.yaml:13:5: devices[2]: missing 'id' (a stable id, used in MQTT topics)",
             "hearth.yaml:18:14: devices[3].traits.onOff: HumiditySensor cannot have trait 'onOff'; it may have identify, relativeHumidityMeasurement, basicInformation",
@@ -299,7 +299,7 @@ import Testing
             "hearth.yaml:12: bindings[4].to.args.effectIdentifier: offWithEffect.effectIdentifier 'dyingLite' is not one of delayedAllOff, dyingLight",
             "hearth.yaml:13: bindings[5].to.args: moveToLevel needs the field 'level' (uint8)",
             #"hearth.yaml:14: bindings[6].to.args.level: moveToLevel.level must be uint8, not "10""#,
-            "hearth.yaml:15: bindings[7].to.trait: no trait 'levelControll'; known: basicInformation, booleanState, colorControl, electricalEnergyMeasurement, electricalPowerMeasurement, groups, identify, levelControl, occupancySensing, onOff, relativeHumidityMeasurement, scenesManagement, switch, temperatureMeasurement",
+            "hearth.yaml:15: bindings[7].to.trait: no trait 'levelControll'; known: basicInformation, booleanState, colorControl, electricalEnergyMeasurement, electricalPowerMeasurement, fanControl, groups, identify, levelControl, occupancySensing, onOff, relativeHumidityMeasurement, scenesManagement, switch, temperatureMeasurement, windowCovering",
         ])
         // What is accepted is sent as written: a manufacturer's trait is the owner's to check.
         #expect(config.bindings[8].arguments.text == #"{"speed":3}"#)
@@ -323,7 +323,7 @@ import Testing
         #expect(c == nil)
         #expect(problems == [
             "hearth.yaml:6:38: bindings[0].to.device: no device 'lamp' on this hub; give 'hub' for another hub's device",
-            "hearth.yaml:7:58: bindings[1].to.type: unknown device type 'DimmableLamp'; known: OnOffLight, DimmableLight, ColorTemperatureLight, OnOffPlugInUnit, HumiditySensor, TemperatureSensor, GenericSwitch, ContactSensor, OccupancySensor",
+            "hearth.yaml:7:58: bindings[1].to.type: unknown device type 'DimmableLamp'; known: OnOffLight, DimmableLight, ColorTemperatureLight, OnOffPlugInUnit, HumiditySensor, TemperatureSensor, GenericSwitch, ContactSensor, OccupancySensor, Fan, WindowCovering",
             "hearth.yaml:8:57: bindings[2].to.type: HumiditySensor cannot have trait 'onOff'",
             "hearth.yaml:9:89: bindings[3].to.args: expected a mapping, found a list",
         ])

@@ -74,6 +74,16 @@ DEVICES = """
     room: outside
     type: TemperatureSensor
     binding: {kind: temperatureSensor, w1: only, interval: 1s}
+  - id: bedroom-fan
+    name: Bedroom fan
+    room: bedroom
+    type: Fan
+    binding: {kind: relayFan, low: fan-low, medium: fan-medium, high: fan-high, switchPause: 300ms}
+  - id: living-blind
+    name: Living room blind
+    room: living
+    type: WindowCovering
+    binding: {kind: relayCover, up: blind-up, down: blind-down, openTime: 4s, closeTime: 4s, reversePause: 500ms}
 """
 PUMP = """
   - id: pump
@@ -181,6 +191,8 @@ def test_every_device_and_entity_appears(ha, hub):
         uid("desk-plug", "on_off_plug_in_unit-current"): ("sensor", "current"),
         uid("desk-plug", "on_off_plug_in_unit-energy"): ("sensor", "energy"),
         uid("garden-thermometer", "temperature_sensor-temperature"): ("sensor", "temperature"),
+        uid("bedroom-fan", "fan-fan"): ("fan", None),
+        uid("living-blind", "window_covering-cover"): ("cover", "shade"),
     }
     for unique_id, (domain, device_class) in expected.items():
         eid = entity(ha, unique_id)
@@ -267,6 +279,26 @@ def test_a_tunable_white_light_takes_its_colour_temperature(ha, hub, broker):
     assert any(250 < v < 370 for v in seen), seen  # a transition, reported on the way
     doc = hub.document("desk-strip")
     assert doc["types"][0]["traits"]["levelControl"]["attributes"]["currentLevel"] == 254
+
+
+def test_a_fan_on_taps_takes_a_percentage_and_turns_off(ha, hub):
+    fan = entity(ha, uid("bedroom-fan", "fan-fan"))
+    ha.call_service("fan", "set_percentage", {"entity_id": fan, "percentage": 100})
+    ha.wait_state(fan, lambda s: s["state"] == "on" and s["attributes"].get("percentage") == 100, what="on at 100 %")
+    control = hub.document("bedroom-fan")["types"][0]["traits"]["fanControl"]["attributes"]
+    assert (control["fanMode"], control["speedCurrent"]) == ("high", 3), control
+    ha.call_service("fan", "turn_off", {"entity_id": fan})
+    ha.wait_state(fan, lambda s: s["state"] == "off", what="off")
+
+
+def test_a_blind_opens_and_goes_to_a_position(ha, hub):
+    blind = entity(ha, uid("living-blind", "window_covering-cover"))
+    ha.call_service("cover", "open_cover", {"entity_id": blind})
+    ha.wait_state(blind, lambda s: s["state"] == "open" and s["attributes"].get("current_position") == 100,
+                  timeout=30, what="fully open")
+    ha.call_service("cover", "set_cover_position", {"entity_id": blind, "position": 50})
+    ha.wait_state(blind, lambda s: s["state"] == "open" and 45 <= s["attributes"].get("current_position", -1) <= 55,
+                  timeout=30, what="half open")
 
 
 def test_light_turn_off_switch_toggle_and_identify(ha, hub):

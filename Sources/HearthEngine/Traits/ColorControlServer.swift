@@ -374,3 +374,16 @@ extension ColorControlServer: SceneCapable {
         begin(from: colorTemperatureMireds, to: clamp(mireds), duration: Int64(scene.transitionTime), context: &context)
     }
 }
+
+extension OutputKey where Value == UInt16 {
+    /// ColorControl's ColorTemperatureMireds.
+    public static var colorTemperatureMireds: Self { .init(cluster: 0x0300, field: 0) }
+}
+
+extension EndpointOutput {
+    /// ColorControl's ColorTemperatureMireds; `nil` without ColorControl.
+    public var colorTemperatureMireds: UInt16? {
+        get { self[.colorTemperatureMireds] }
+        set { self[.colorTemperatureMireds] = newValue }
+    }
+}

@@ -106,3 +106,16 @@ public struct IdentifyServer: TraitServer {
         if started != nil && identifyType == 1 { output.identifyPhase = lit }
     }
 }
+
+extension OutputKey where Value == Bool {
+    /// Identify's blink: `true` in the lit half, `false` in the dark half; unset while Identify is not running.
+    public static var identifyPhase: Self { .init(cluster: 0x0003, field: 0) }
+}
+
+extension EndpointOutput {
+    /// Identify is running: `true` in the lit half of the blink, `false` in the dark half.
+    public var identifyPhase: Bool? {
+        get { self[.identifyPhase] }
+        set { self[.identifyPhase] = newValue }
+    }
+}

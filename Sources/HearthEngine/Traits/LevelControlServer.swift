@@ -449,3 +449,28 @@ extension LevelControlServer: SceneCapable {
               context: &context)
     }
 }
+
+extension OutputKey where Value == UInt8 {
+    /// LevelControl's current level.
+    public static var level: Self { .init(cluster: 0x0008, field: 0) }
+}
+
+extension OutputKey where Value == Bool {
+    /// LevelControl is fading the light out (after Off or an off effect).
+    public static var isFadingOut: Self { .init(cluster: 0x0008, field: 1) }
+}
+
+extension EndpointOutput {
+    /// LevelControl's current level (1…254 with Lighting); `nil` without LevelControl or while undefined.
+    public var level: UInt8? {
+        get { self[.level] }
+        set { self[.level] = newValue }
+    }
+
+    /// LevelControl is fading the light out (after Off or an off effect): keep it lit meanwhile.
+    public var isFadingOut: Bool {
+        get { self[.isFadingOut] ?? false }
+        // Only a fade is stored, so an output without one equals one that never had LevelControl's say.
+        set { self[.isFadingOut] = newValue ? true : nil }
+    }
+}

@@ -266,3 +266,16 @@ extension OnOffServer: SceneCapable {
         scheduleCountdown(context: context, restart: false)
     }
 }
+
+extension OutputKey where Value == Bool {
+    /// The OnOff attribute, as the endpoint's hardware shows it.
+    public static var onOff: Self { .init(cluster: 0x0006, field: 0) }
+}
+
+extension EndpointOutput {
+    /// The OnOff attribute; `nil` when the endpoint has no OnOff.
+    public var onOff: Bool? {
+        get { self[.onOff] }
+        set { self[.onOff] = newValue }
+    }
+}

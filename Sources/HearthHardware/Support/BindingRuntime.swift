@@ -154,7 +154,10 @@ extension RetryingOutputBinding {
         await runtime.run(tickFirst: false, tick: { [self] now in tick(at: now) }, nextDeadline: { nextDeadline })
     }
 
-    var nextDeadline: EngineInstant? {
+    var nextDeadline: EngineInstant? { retryDeadline }
+
+    /// When the retry schedule is next due: `nextDeadline`, unless the binding has timers of its own too.
+    var retryDeadline: EngineInstant? {
         withRetry { r in
             switch (r.retryAt, r.probeAt) {
             case let (a?, b?): min(a, b)
@@ -167,7 +170,10 @@ extension RetryingOutputBinding {
 
     func probe() -> String? { nil }
 
-    func tick(at now: EngineInstant) {
+    func tick(at now: EngineInstant) { retryTick(at: now) }
+
+    /// Reports a fault, retries and probes as the schedule says: `tick(at:)`, unless the binding has timers of its own.
+    func retryTick(at now: EngineInstant) {
         guard !runtime.isStopped else { return }
         let (fault, retry, probing) = withRetry { r in
             let (fault, retry) = r.due(at: now)

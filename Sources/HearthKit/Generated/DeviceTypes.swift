@@ -214,3 +214,49 @@ public struct OccupancySensorDeviceType: DeviceType {
         public var basicInformationTrait: Matter.BasicInformationTrait? { traits[Matter.BasicInformationTrait.self] }
     }
 }
+
+/// Matter Fan, device type 0x002B.
+///
+/// Required traits: identify, groups, fanControl.
+/// Optional traits: basicInformation.
+public struct FanDeviceType: DeviceType {
+    public static let identifier = "Fan"
+    public static let deviceTypeID: UInt32 = 0x002B
+    public let dynamic: DynamicDeviceType
+
+    public init(_ dynamic: DynamicDeviceType) { self.dynamic = dynamic }
+
+    /// The Matter traits this device type may have (nil when the device has not got one).
+    public var matterTraits: MatterTraits { MatterTraits(traits: dynamic.traits) }
+
+    public struct MatterTraits: Sendable, Hashable {
+        public let traits: DeviceTypeTraits
+        public var identifyTrait: Matter.IdentifyTrait? { traits[Matter.IdentifyTrait.self] }
+        public var groupsTrait: Matter.GroupsTrait? { traits[Matter.GroupsTrait.self] }
+        public var fanControlTrait: Matter.FanControlTrait? { traits[Matter.FanControlTrait.self] }
+        public var basicInformationTrait: Matter.BasicInformationTrait? { traits[Matter.BasicInformationTrait.self] }
+    }
+}
+
+/// Matter WindowCovering, device type 0x0202.
+///
+/// Required traits: identify, windowCovering (lift, positionAwareLift).
+/// Optional traits: groups, basicInformation.
+public struct WindowCoveringDeviceType: DeviceType {
+    public static let identifier = "WindowCovering"
+    public static let deviceTypeID: UInt32 = 0x0202
+    public let dynamic: DynamicDeviceType
+
+    public init(_ dynamic: DynamicDeviceType) { self.dynamic = dynamic }
+
+    /// The Matter traits this device type may have (nil when the device has not got one).
+    public var matterTraits: MatterTraits { MatterTraits(traits: dynamic.traits) }
+
+    public struct MatterTraits: Sendable, Hashable {
+        public let traits: DeviceTypeTraits
+        public var identifyTrait: Matter.IdentifyTrait? { traits[Matter.IdentifyTrait.self] }
+        public var windowCoveringTrait: Matter.WindowCoveringTrait? { traits[Matter.WindowCoveringTrait.self] }
+        public var groupsTrait: Matter.GroupsTrait? { traits[Matter.GroupsTrait.self] }
+        public var basicInformationTrait: Matter.BasicInformationTrait? { traits[Matter.BasicInformationTrait.self] }
+    }
+}

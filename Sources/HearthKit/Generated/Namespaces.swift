@@ -21,6 +21,8 @@ enum GeneratedCatalogue {
             GenericSwitchDeviceType.self,
             ContactSensorDeviceType.self,
             OccupancySensorDeviceType.self,
+            FanDeviceType.self,
+            WindowCoveringDeviceType.self,
         ]
     }
 
@@ -31,6 +33,7 @@ enum GeneratedCatalogue {
             Matter.ColorControlTrait.self,
             Matter.ElectricalEnergyMeasurementTrait.self,
             Matter.ElectricalPowerMeasurementTrait.self,
+            Matter.FanControlTrait.self,
             Matter.GroupsTrait.self,
             Matter.IdentifyTrait.self,
             Matter.LevelControlTrait.self,
@@ -40,6 +43,7 @@ enum GeneratedCatalogue {
             Matter.ScenesManagementTrait.self,
             Matter.SwitchTrait.self,
             Matter.TemperatureMeasurementTrait.self,
+            Matter.WindowCoveringTrait.self,
             DevHearth.SimulatedSwitchTrait.self,
         ]
     }

@@ -1,0 +1,463 @@
+// The Interaction Model's server side as a pure function of messages: one message in on an exchange, at most one
+// message out, with the exchange's state (chunks still to send, a timed window) kept in a value the caller holds.
+// No sockets, no sessions: the node's exchange layer calls `receive` with the decrypted payload and the session's
+// subject, sends what comes back on the same exchange, and closes it when told. Time is an argument.
+
+import HearthSync
+
+/// A message of the Interaction Model protocol: an opcode and its TLV payload.
+public struct IMMessage: Sendable, Equatable {
+    public var opcode: InteractionModelOpcode
+    public var payload: [UInt8]
+
+    public init(_ opcode: InteractionModelOpcode, _ payload: [UInt8]) {
+        self.opcode = opcode
+        self.payload = payload
+    }
+
+    public init(_ opcode: InteractionModelOpcode, _ element: TLVElement) { self.init(opcode, element.encoded()) }
+}
+
+/// What the server answers to one message.
+public struct IMReply: Sendable, Equatable {
+    /// The message to send on the exchange, if any.
+    public var message: IMMessage?
+    /// Whether the exchange is over after it (no further message of the peer is expected).
+    public var closesExchange: Bool
+
+    static func close(_ message: IMMessage?) -> IMReply { IMReply(message: message, closesExchange: true) }
+    static func `continue`(_ message: IMMessage) -> IMReply { IMReply(message: message, closesExchange: false) }
+    static func status(_ code: IMStatusCode) -> IMReply {
+        .close(IMMessage(.statusResponse, StatusResponse(code).encoded()))
+    }
+}
+
+/// The Interaction Model's state on one exchange, owned by the caller and passed back with each message.
+public struct IMExchangeState: Sendable {
+    enum Phase: Sendable {
+        case idle
+        /// A TimedRequest was accepted: a timed Write or Invoke must come before the deadline.
+        case timed(deadline: MatterInstant)
+        /// Report chunks wait for the peer's StatusResponse; then `after` (a SubscribeResponse) if any.
+        case reporting(remaining: [IMMessage], after: IMMessage?)
+        /// A chunked write goes on: the next WriteRequest of the exchange continues it, and may append to the
+        /// list held here.
+        case writing(timed: Bool, pending: PendingList?)
+    }
+
+    /// A list write gathered across chunks, written whole when it is complete.
+    struct PendingList: Sendable {
+        var path: ConcreteAttributePath
+        var dataVersion: UInt32?
+        var items: [TLVElement]
+    }
+
+    var phase: Phase = .idle
+    /// The subscription whose report this exchange carries: a refusal by the subscriber ends it.
+    var subscriptionID: UInt32?
+
+    public init() {}
+}
+
+/// A subscription the server accepted (its reports after the priming one are the node's to send).
+public struct SubscriptionRecord: Sendable, Equatable {
+    public var id: UInt32
+    public var subject: SubjectDescriptor
+    public var paths: [AttributePath]
+    public var isFabricFiltered: Bool
+    public var minIntervalSeconds: UInt16
+    public var maxIntervalSeconds: UInt16
+    /// When the last report (or the priming one) was sent.
+    public var lastReport: MatterInstant
+    /// The DataVersion of each cluster instance the subscription covers, as last reported.
+    public var reportedVersions: [ConcreteClusterPath: UInt32]
+}
+
+/// A report the node sends for a subscription: the first message on a new exchange to the subscriber, and the
+/// exchange's state for `receive` to go on with (further chunks after each StatusResponse).
+public struct DueReport: Sendable {
+    public var subscriptionID: UInt32
+    public var subject: SubjectDescriptor
+    public var message: IMMessage
+    /// Whether the subscriber answers it (a keep-alive report is not answered).
+    public var expectsResponse: Bool
+    public var exchange: IMExchangeState
+}
+
+/// The Interaction Model server of a node.
+public final class InteractionModelServer: Sendable {
+    /// The largest Interaction Model payload that fits one IPv6 packet of the minimum MTU (1280): less the IPv6 (40)
+    /// and UDP (8) headers, the largest message header with its source and destination (26), the MIC (16) and the
+    /// protocol header with an acknowledgement and a vendor id (12).
+    public static let defaultMaximumPayloadSize = 1280 - 40 - 8 - 26 - 16 - 12
+
+    /// The most command paths one InvokeRequest may carry (BasicInformation's MaxPathsPerInvoke).
+    public static let maximumPathsPerInvoke = 1
+
+    public let dataModel: DataModel
+    public let maximumPayloadSize: Int
+    private let subscriptionState: Locked<(nextID: UInt32, records: [SubscriptionRecord])>
+
+    public init(dataModel: DataModel, maximumPayloadSize: Int = InteractionModelServer.defaultMaximumPayloadSize,
+                firstSubscriptionID: UInt32 = 1) {
+        self.dataModel = dataModel
+        self.maximumPayloadSize = maximumPayloadSize
+        self.subscriptionState = Locked((firstSubscriptionID, []))
+    }
+
+    /// The subscriptions accepted so far.
+    public var subscriptions: [SubscriptionRecord] { subscriptionState.withLock { $0.records } }
+
+    /// Drops the subscriptions of a fabric (RemoveFabric) or of one subject.
+    public func removeSubscriptions(where shouldRemove: (SubscriptionRecord) -> Bool) {
+        subscriptionState.withLock { $0.records.removeAll(where: shouldRemove) }
+    }
+
+    /// Handles one message of the peer on an exchange.
+    public func receive(opcode: UInt8, payload: [UInt8], exchange: inout IMExchangeState, subject: SubjectDescriptor,
+                        now: MatterInstant) -> IMReply {
+        guard let opcode = InteractionModelOpcode(rawValue: opcode) else {
+            exchange.phase = .idle
+            return .status(.invalidAction)
+        }
+        do throws(IMError) {
+            switch exchange.phase {
+            case .reporting(let remaining, let after):
+                guard opcode == .statusResponse else {
+                    exchange.phase = .idle
+                    return .status(.invalidAction)
+                }
+                let status = try StatusResponse(decoding: payload)
+                guard status.status == .success else {
+                    // The peer gave up on the report: the subscription it belongs to is void.
+                    exchange.phase = .idle
+                    if let id = exchange.subscriptionID { removeSubscriptions { $0.id == id } }
+                    return .close(nil)
+                }
+                return nextChunk(remaining: remaining, after: after, exchange: &exchange)
+            case .timed(let deadline):
+                exchange.phase = .idle
+                guard opcode == .writeRequest || opcode == .invokeRequest else { return .status(.invalidAction) }
+                if now > deadline { return .status(.timeout) }
+                return try handleIdle(opcode, payload, exchange: &exchange, subject: subject, now: now, timed: true)
+            case .writing(let timed, _):
+                guard opcode == .writeRequest else {
+                    exchange.phase = .idle
+                    return .status(.invalidAction)
+                }
+                return try handleWrite(WriteRequest(decoding: payload), exchange: &exchange, subject: subject,
+                                       now: now, timed: timed)
+            case .idle:
+                return try handleIdle(opcode, payload, exchange: &exchange, subject: subject, now: now, timed: false)
+            }
+        } catch {
+            exchange.phase = .idle
+            return .status(error.status)
+        }
+    }
+
+    private func handleIdle(_ opcode: InteractionModelOpcode, _ payload: [UInt8], exchange: inout IMExchangeState,
+                            subject: SubjectDescriptor, now: MatterInstant, timed: Bool) throws(IMError) -> IMReply {
+        switch opcode {
+        case .readRequest:
+            let request = try ReadRequest(decoding: payload)
+            let context = ReadContext(subject: subject, isFabricFiltered: request.isFabricFiltered)
+            let reports = dataModel.read(request.attributeRequests, filters: request.dataVersionFilters, context: context)
+            var chunks = chunked(reports, subscriptionID: nil)
+            chunks[chunks.count - 1].suppressResponse = true
+            return nextChunk(remaining: chunks.map { IMMessage(.reportData, $0.encoded()) }, after: nil, exchange: &exchange)
+        case .subscribeRequest:
+            return try handleSubscribe(SubscribeRequest(decoding: payload), exchange: &exchange, subject: subject, now: now)
+        case .writeRequest:
+            let request = try WriteRequest(decoding: payload)
+            if request.timedRequest != timed { return .status(.timedRequestMismatch) }
+            return try handleWrite(request, exchange: &exchange, subject: subject, now: now, timed: timed)
+        case .invokeRequest:
+            let request = try InvokeRequest(decoding: payload)
+            if request.timedRequest != timed { return .status(.timedRequestMismatch) }
+            return handleInvoke(request, subject: subject, now: now, timed: timed)
+        case .timedRequest:
+            let request = try TimedRequest(decoding: payload)
+            exchange.phase = .timed(deadline: now + Int64(request.timeoutMilliseconds))
+            return .continue(IMMessage(.statusResponse, StatusResponse(.success).encoded()))
+        case .statusResponse, .reportData, .subscribeResponse, .writeResponse, .invokeResponse:
+            // A client's messages only; a server is never waiting for one here.
+            return .status(.invalidAction)
+        }
+    }
+
+    private func nextChunk(remaining: [IMMessage], after: IMMessage?, exchange: inout IMExchangeState) -> IMReply {
+        if let first = remaining.first {
+            let rest = Array(remaining.dropFirst())
+            if rest.isEmpty && after == nil && exchange.subscriptionID == nil {
+                exchange.phase = .idle
+                // A read's last chunk suppresses the response: the exchange ends with it.
+                return .close(first)
+            }
+            exchange.phase = .reporting(remaining: rest, after: after)
+            return .continue(first)
+        }
+        exchange.phase = .idle
+        return .close(after)
+    }
+
+    // MARK: Write
+
+    private func handleWrite(_ request: WriteRequest, exchange: inout IMExchangeState, subject: SubjectDescriptor,
+                             now: MatterInstant, timed: Bool) throws(IMError) -> IMReply {
+        for data in request.writeRequests where data.path.concrete == nil {
+            throw IMError(.invalidAction, "a write path must name endpoint, cluster and attribute: \(data.path)")
+        }
+        var pending: IMExchangeState.PendingList?
+        if case .writing(_, let held) = exchange.phase { pending = held }
+        var statuses: [AttributeStatusIB] = []
+        func apply(_ list: IMExchangeState.PendingList) {
+            let context = ActionContext(subject: subject, endpoint: list.path.endpoint, now: now, isTimed: timed)
+            let status = dataModel.write(list.path, value: .array(list.items), dataVersion: list.dataVersion, context: context)
+            statuses.append(AttributeStatusIB(path: AttributePath(list.path), status: status))
+        }
+
+        var index = 0
+        let writes = request.writeRequests
+        while index < writes.count {
+            let first = writes[index]
+            let path = first.path.concrete!
+            // Items appended to the same path are gathered with what came before them, so that the cluster sees the
+            // whole list once and takes it or refuses it: a list is never left half-written, and an ACL replaced by
+            // an empty list and then appended to never locks its writer out in between.
+            var appended: [TLVElement] = []
+            var next = index + (first.path.listIndex == .append ? 0 : 1)
+            while next < writes.count, writes[next].path.concrete == path, writes[next].path.listIndex == .append {
+                appended.append(TLVElement(writes[next].data))
+                next += 1
+            }
+            defer { index = max(next, index + 1) }
+            switch first.path.listIndex {
+            case .index:
+                statuses.append(AttributeStatusIB(path: AttributePath(path), status: StatusIB(.invalidAction)))
+                continue
+            case .append:
+                if let held = pending, held.path == path {
+                    pending?.items += appended
+                    continue
+                }
+                if let held = pending {
+                    apply(held)
+                    pending = nil
+                }
+                // A continuation of a list written in an earlier transaction: append to what the list holds now.
+                let current = dataModel.readConcrete(path, context: ReadContext(subject: subject, isFabricFiltered: true))
+                switch current {
+                case .data(let data):
+                    guard case .array(let items) = data.data else {
+                        statuses.append(AttributeStatusIB(path: AttributePath(path), status: StatusIB(.invalidDataType)))
+                        continue
+                    }
+                    pending = IMExchangeState.PendingList(path: path, dataVersion: nil, items: items + appended)
+                case .status(let failure):
+                    statuses.append(AttributeStatusIB(path: AttributePath(path), status: failure.status))
+                    continue
+                }
+            case nil:
+                if let held = pending {
+                    apply(held)
+                    pending = nil
+                }
+                let isList = dataModel.cluster(path.clusterPath)?.attributeDefinition(path.attribute)?.isList ?? false
+                if isList, case .array(let items) = first.data {
+                    pending = IMExchangeState.PendingList(path: path, dataVersion: first.dataVersion, items: items + appended)
+                } else if !appended.isEmpty {
+                    statuses.append(AttributeStatusIB(path: AttributePath(path), status: StatusIB(.invalidDataType)))
+                } else {
+                    let context = ActionContext(subject: subject, endpoint: path.endpoint, now: now, isTimed: timed)
+                    let status = dataModel.write(path, value: first.data, dataVersion: first.dataVersion, context: context)
+                    statuses.append(AttributeStatusIB(path: AttributePath(path), status: status))
+                }
+            }
+            // A list still open at the end of a chunk may go on in the next one; any other is written now.
+            if let held = pending, !(request.moreChunkedMessages && next == writes.count) {
+                apply(held)
+                pending = nil
+            }
+        }
+        if let held = pending, !request.moreChunkedMessages {
+            apply(held)
+            pending = nil
+        }
+        if let held = pending {
+            // Held for the next chunk; its status comes with the chunk that completes it.
+            exchange.phase = .writing(timed: timed, pending: held)
+        } else {
+            exchange.phase = request.moreChunkedMessages ? .writing(timed: timed, pending: nil) : .idle
+        }
+        if request.suppressResponse && !request.moreChunkedMessages { return .close(nil) }
+        let response = IMMessage(.writeResponse, WriteResponse(writeResponses: statuses).encoded())
+        return request.moreChunkedMessages ? .continue(response) : .close(response)
+    }
+
+    // MARK: Invoke
+
+    private func handleInvoke(_ request: InvokeRequest, subject: SubjectDescriptor, now: MatterInstant,
+                              timed: Bool) -> IMReply {
+        guard request.invokeRequests.count <= Self.maximumPathsPerInvoke else { return .status(.invalidAction) }
+        var responses: [InvokeResponseIB] = []
+        for command in request.invokeRequests {
+            let context = ActionContext(subject: subject, endpoint: command.path.endpoint ?? 0, now: now, isTimed: timed)
+            switch dataModel.invoke(command.path, fields: command.fields, context: context) {
+            case .success(.success):
+                responses.append(.status(CommandStatusIB(path: command.path, status: .success, commandRef: command.commandRef)))
+            case .success(.response(let id, let fields)):
+                let path = CommandPath(endpoint: command.path.endpoint, cluster: command.path.cluster, command: id)
+                responses.append(.command(CommandDataIB(path: path, fields: fields, commandRef: command.commandRef)))
+            case .failure(let error):
+                responses.append(.status(CommandStatusIB(path: command.path, status: StatusIB(error),
+                                                         commandRef: command.commandRef)))
+            }
+        }
+        if request.suppressResponse { return .close(nil) }
+        return .close(IMMessage(.invokeResponse, InvokeResponse(invokeResponses: responses).encoded()))
+    }
+
+    // MARK: Subscribe
+
+    private func handleSubscribe(_ request: SubscribeRequest, exchange: inout IMExchangeState,
+                                 subject: SubjectDescriptor, now: MatterInstant) throws(IMError) -> IMReply {
+        guard subject.authMode == .case else {
+            throw IMError(.unsupportedAccess, "a subscription needs a CASE session")
+        }
+        let record = subscriptionState.withLock { state in
+            if !request.keepSubscriptions {
+                state.records.removeAll { $0.subject.fabricIndex == subject.fabricIndex && $0.subject.subject == subject.subject }
+            }
+            let record = SubscriptionRecord(
+                id: state.nextID, subject: subject, paths: request.attributeRequests,
+                isFabricFiltered: request.isFabricFiltered, minIntervalSeconds: request.minIntervalFloorSeconds,
+                maxIntervalSeconds: max(request.maxIntervalCeilingSeconds, request.minIntervalFloorSeconds, 1),
+                lastReport: now, reportedVersions: dataModel.versions(covering: request.attributeRequests))
+            state.nextID &+= 1
+            state.records.append(record)
+            return record
+        }
+        let context = ReadContext(subject: subject, isFabricFiltered: request.isFabricFiltered)
+        let reports = dataModel.read(request.attributeRequests, filters: request.dataVersionFilters, context: context)
+        let chunks = chunked(reports, subscriptionID: record.id).map { IMMessage(.reportData, $0.encoded()) }
+        let response = SubscribeResponse(subscriptionID: record.id, maxIntervalSeconds: record.maxIntervalSeconds)
+        return nextChunk(remaining: chunks, after: IMMessage(.subscribeResponse, response.encoded()), exchange: &exchange)
+    }
+
+    /// The reports due at `now`: for each subscription past its minimum interval whose clusters changed since its
+    /// last report, the attributes of those clusters (chunked); for one at its maximum interval with nothing
+    /// changed, an empty keep-alive report. The node sends each on a new exchange to the subscriber's session.
+    public func reportsDue(now: MatterInstant) -> [DueReport] {
+        let records = subscriptions
+        var due: [DueReport] = []
+        for record in records {
+            let minimum = record.lastReport + Int64(record.minIntervalSeconds) * 1000
+            let maximum = record.lastReport + Int64(record.maxIntervalSeconds) * 1000
+            guard now >= minimum else { continue }
+            let filters = record.reportedVersions.map { DataVersionFilter(path: $0.key, dataVersion: $0.value) }
+            let context = ReadContext(subject: record.subject, isFabricFiltered: record.isFabricFiltered)
+            let reports = dataModel.read(record.paths, filters: filters, context: context)
+            var exchange = IMExchangeState()
+            exchange.subscriptionID = record.id
+            let report: DueReport
+            if !reports.isEmpty {
+                var messages = chunked(reports, subscriptionID: record.id).map { IMMessage(.reportData, $0.encoded()) }
+                let first = messages.removeFirst()
+                // The last chunk is answered too: the exchange waits for that StatusResponse before it closes.
+                exchange.phase = .reporting(remaining: messages, after: nil)
+                report = DueReport(subscriptionID: record.id, subject: record.subject, message: first, expectsResponse: true,
+                                   exchange: exchange)
+            } else if now >= maximum {
+                let keepAlive = ReportData(subscriptionID: record.id, attributeReports: [], suppressResponse: true)
+                report = DueReport(subscriptionID: record.id, subject: record.subject,
+                                   message: IMMessage(.reportData, keepAlive.encoded()), expectsResponse: false, exchange: exchange)
+            } else {
+                continue
+            }
+            due.append(report)
+            let versions = dataModel.versions(covering: record.paths)
+            subscriptionState.withLock { state in
+                guard let i = state.records.firstIndex(where: { $0.id == record.id }) else { return }
+                state.records[i].lastReport = now
+                state.records[i].reportedVersions = versions
+            }
+        }
+        return due
+    }
+
+    /// When `reportsDue` must next be called at the latest (the earliest maximum interval); a change may make a
+    /// report due sooner, at its subscription's minimum interval.
+    public var nextKeepAliveDeadline: MatterInstant? {
+        subscriptions.map { $0.lastReport + Int64($0.maxIntervalSeconds) * 1000 }.min()
+    }
+
+    // MARK: Chunking
+
+    /// Splits reports into ReportData messages that each fit `maximumPayloadSize`, every one but the last marked
+    /// MoreChunkedMessages. A list too long for one message is sent as an empty list and then item by item
+    /// (ListIndex null: append), as the specification's chunking of lists asks; an item that fits nowhere is
+    /// answered RESOURCE_EXHAUSTED.
+    func chunked(_ reports: [AttributeReportIB], subscriptionID: UInt32?) -> [ReportData] {
+        let overhead = ReportData.overhead(subscriptionID: subscriptionID)
+        let budget = maximumPayloadSize - overhead
+        var messages: [ReportData] = []
+        var current: [AttributeReportIB] = []
+        var used = 0
+
+        func add(_ report: AttributeReportIB, size: Int) {
+            if used + size > budget && !current.isEmpty {
+                messages.append(ReportData(subscriptionID: subscriptionID, attributeReports: current, moreChunkedMessages: true))
+                current = []
+                used = 0
+            }
+            current.append(report)
+            used += size
+        }
+
+        for report in reports {
+            let size = report.encoded().encoded().count
+            if size <= budget {
+                add(report, size: size)
+                continue
+            }
+            guard case .data(let data) = report, case .array(let items) = data.data else {
+                add(Self.exhausted(report), size: 0)
+                continue
+            }
+            var path = data.path
+            path.listIndex = nil
+            let empty = AttributeReportIB.data(AttributeDataIB(dataVersion: data.dataVersion, path: path, data: .array([])))
+            add(empty, size: empty.encoded().encoded().count)
+            path.listIndex = .append
+            for item in items {
+                let itemReport = AttributeReportIB.data(AttributeDataIB(dataVersion: data.dataVersion, path: path, data: item.value))
+                let itemSize = itemReport.encoded().encoded().count
+                add(itemSize <= budget ? itemReport : Self.exhausted(itemReport), size: itemSize <= budget ? itemSize : 0)
+            }
+        }
+        messages.append(ReportData(subscriptionID: subscriptionID, attributeReports: current))
+        return messages
+    }
+
+    private static func exhausted(_ report: AttributeReportIB) -> AttributeReportIB {
+        let path: AttributePath = switch report {
+        case .data(let data): data.path
+        case .status(let status): status.path
+        }
+        return .status(AttributeStatusIB(path: path, status: StatusIB(.resourceExhausted)))
+    }
+}
+
+extension ReportData {
+    /// The bytes a ReportData takes besides its reports: the structure, the subscription id, the (empty) report
+    /// array, MoreChunkedMessages, SuppressResponse and the revision.
+    static func overhead(subscriptionID: UInt32?) -> Int {
+        TLVElement.message {
+            if let subscriptionID { TLVElement(context: 0, .uint(subscriptionID)) }
+            TLVElement(context: 1, .array([]))
+            TLVElement(context: 3, .bool(true))
+            TLVElement(context: 4, .bool(true))
+        }.encoded().count
+    }
+}
