@@ -89,9 +89,18 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
         ], swiftSettings: strict),
+        // The hub's own web page and its JSON API, served by hearthd over SwiftNIO's HTTP/1 pipeline (no framework).
+        .target(name: "HearthWeb", dependencies: [
+            "HearthSync", "HearthHub", "HearthEngine", "HearthContract", "HearthJSON", "HearthModel", "HearthMQTT",
+            "HearthCrypto",
+            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ], exclude: ["Page"], swiftSettings: strict),
         // The daemon a board runs: `hearthd run --config FILE`, `hearthd check-config FILE`.
         .executableTarget(name: "hearthd", dependencies: [
-            "HearthHub", "HearthEngine", "HearthMQTT", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "HearthHub", "HearthWeb", "HearthEngine", "HearthMQTT", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: strict),
         // The `hearth` command-line client: talks to any hub over MQTT only, through HearthKit's untyped layer.
         .executableTarget(name: "hearth", dependencies: [
@@ -130,7 +139,7 @@ let package = Package(
         // promises on any bytes (scripts/fuzz, docs/reliability.md).
         .target(name: "HearthFuzzing", dependencies: ["HearthSync", 
             "HearthJSON", "HearthContract", "HearthModel", "HearthEngine", "HearthConfig", "HearthHardware",
-            "HearthSimulator", "HearthMQTT", "HearthHub", "HearthCrypto", "HearthMatter",
+            "HearthSimulator", "HearthMQTT", "HearthHub", "HearthWeb", "HearthCrypto", "HearthMatter",
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         // `hearth-fuzz`: HearthFuzzing's targets under libFuzzer when scripts/fuzz builds it, an input replayer otherwise.
@@ -165,6 +174,12 @@ let package = Package(
         swiftSettings: strict),
         // The fuzz corpus (Tests/Fuzz/corpus) replayed through HearthFuzzing's targets, and the regressions it found.
         .testTarget(name: "HearthFuzzingTests", dependencies: ["HearthFuzzing", "HearthTestKit"], swiftSettings: strict),
+        // The web page's server over real HTTP on 127.0.0.1 against real hearthd processes.
+        .testTarget(name: "HearthWebTests", dependencies: [
+            "HearthWeb", "HearthJSON", "HearthTestKit", "HearthSync", "HearthMQTT",
+            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+        ], swiftSettings: strict),
         // Vectors/: published test certificates, read from the checkout by path.
         .testTarget(name: "HearthCryptoTests", dependencies: ["HearthCrypto"], exclude: ["Vectors"],
                     swiftSettings: strict),

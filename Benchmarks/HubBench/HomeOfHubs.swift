@@ -21,7 +21,7 @@ extension HubBench {
             var devices = ""
             for i in 0..<100 { devices += "  - {id: h\(h)-light-\(i), type: OnOffLight}\n" }
             write("hub:\n  id: hub\(h)\n  board: board.yaml\n  stateDirectory: state-home-\(h)\n  logLevel: warning\n"
-                  + "mqtt:\n  host: 127.0.0.1\n  port: \(port)\n  prefix: home\ndevices:\n\(devices)", to: "\(work)/home-\(h).yaml")
+                  + "web:\n  enabled: false\nweb:\n  enabled: false\nmqtt:\n  host: 127.0.0.1\n  port: \(port)\n  prefix: home\ndevices:\n\(devices)", to: "\(work)/home-\(h).yaml")
             hubs.append(spawn("\(binDir)/hearthd", ["run", "--config", "\(work)/home-\(h).yaml"], output: "\(work)/home-\(h).log"))
             guard probe.wait(timeoutNanos: 30_000_000_000, { $0.topic == "home/hub\(h)/status" && $0.payload == Array("online".utf8) }) != nil else {
                 fail("hub\(h) did not come online:\n" + readFile("\(work)/home-\(h).log"))

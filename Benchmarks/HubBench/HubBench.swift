@@ -123,7 +123,7 @@ enum HubBench {
             for i in 0..<deviceCount {
                 devices += "  - id: light-\(i)\n    name: Light \(i)\n    type: \(i % 2 == 0 ? "DimmableLight" : "OnOffLight")\n"
             }
-            write("hub:\n  id: bench\n  board: board.yaml\n  stateDirectory: state\n  logLevel: warning\nmqtt:\n  host: 127.0.0.1\n  port: \(port)\ndevices:\n\(devices)",
+            write("hub:\n  id: bench\n  board: board.yaml\n  stateDirectory: state\n  logLevel: warning\nweb:\n  enabled: false\nmqtt:\n  host: 127.0.0.1\n  port: \(port)\ndevices:\n\(devices)",
                   to: "\(work)/hearth.yaml")
             usleep(200_000)
             probe.inbox.withLock { $0.removeAll() }

@@ -21,7 +21,7 @@ extension HubBench {
                 let peers = remote ? "peers:\n  - {hub: \(names[1 - n]), route: remote}\n" : ""
                 let file = "\(work)/sites-\(name)-\(remote).yaml"
                 write("hub:\n  id: \(name)\n  board: board.yaml\n  stateDirectory: state-sites-\(name)-\(remote)\n  logLevel: warning\n"
-                      + "mqtt:\n  host: 127.0.0.1\n  port: \(port)\n  prefix: sites\n\(peers)devices:\n\(devices)", to: file)
+                      + "web:\n  enabled: false\nweb:\n  enabled: false\nmqtt:\n  host: 127.0.0.1\n  port: \(port)\n  prefix: sites\n\(peers)devices:\n\(devices)", to: file)
                 probe.inbox.withLock { $0.removeAll() }
                 hubs.append(spawn("\(binDir)/hearthd", ["run", "--config", file], output: "\(work)/sites-\(name).log"))
                 guard probe.wait(timeoutNanos: 30_000_000_000, { $0.topic == "sites/\(name)/status" && $0.payload == Array("online".utf8) }) != nil else {

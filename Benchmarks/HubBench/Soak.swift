@@ -61,12 +61,12 @@ extension HubBench {
         for i in 0..<plainLights { devices += "  - {id: light-\(i), type: \(i % 2 == 0 ? "DimmableLight" : "OnOffLight")}\n" }
         let groups = "groups:\n  - id: 1\n    name: Soak\n    members: [\((0..<10).map { "light-\($0)" }.joined(separator: ", "))]\n"
         write("hub:\n  id: soak\n  board: \(board)\n  stateDirectory: state-soak\n  logLevel: warning\n"
-              + "mqtt:\n  host: 127.0.0.1\n  port: \(port)\ndevices:\n\(devices)\(groups)", to: "\(work)/soak.yaml")
+              + "web:\n  enabled: false\nweb:\n  enabled: false\nmqtt:\n  host: 127.0.0.1\n  port: \(port)\ndevices:\n\(devices)\(groups)", to: "\(work)/soak.yaml")
         var peerDevices = ""
         for i in 0..<20 { peerDevices += "  - {id: peer-light-\(i), type: OnOffLight}\n" }
         write("name: peer-board\nsimulated: true\n", to: "\(work)/peer-board.yaml")
         write("hub:\n  id: peer\n  board: peer-board.yaml\n  stateDirectory: state-peer\n  logLevel: warning\n"
-              + "mqtt:\n  host: 127.0.0.1\n  port: \(port)\ndevices:\n\(peerDevices)", to: "\(work)/peer.yaml")
+              + "web:\n  enabled: false\nweb:\n  enabled: false\nmqtt:\n  host: 127.0.0.1\n  port: \(port)\ndevices:\n\(peerDevices)", to: "\(work)/peer.yaml")
 
         let watcher = try Endpoint("soak-watcher", port: port)
         try watcher.client.subscribe("hearth/+/status")

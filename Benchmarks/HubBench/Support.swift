@@ -180,7 +180,7 @@ func startHome(binDir: String, port: Int, work: String, prefix: String, hubCount
         var devices = ""
         for i in 0..<100 { devices += "  - {id: h\(h)-light-\(i), type: OnOffLight}\n" }
         write("hub:\n  id: hub\(h)\n  board: board.yaml\n  stateDirectory: state-\(prefix)-\(h)\n  logLevel: warning\n"
-              + "mqtt:\n  host: 127.0.0.1\n  port: \(port)\n  prefix: \(prefix)\n" + "homeAssistant:\n  discovery: \(discovery)\n  prefix: \(prefix)-ha\n"
+              + "web:\n  enabled: false\nweb:\n  enabled: false\nmqtt:\n  host: 127.0.0.1\n  port: \(port)\n  prefix: \(prefix)\n" + "homeAssistant:\n  discovery: \(discovery)\n  prefix: \(prefix)-ha\n"
               + "devices:\n\(devices)", to: "\(work)/\(prefix)-\(h).yaml")
         return spawn("\(binDir)/hearthd", ["run", "--config", "\(work)/\(prefix)-\(h).yaml"], output: "\(work)/\(prefix)-\(h).log")
     }

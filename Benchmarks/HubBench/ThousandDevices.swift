@@ -34,7 +34,7 @@ extension HubBench {
                 }
             }
             write("hub:\n  id: \(hubID)\n  board: board-many.yaml\n  stateDirectory: state-many-\(count)\n  logLevel: info\n"
-                  + "mqtt:\n  host: 127.0.0.1\n  port: \(port)\n  prefix: many\ndevices:\n\(devices)", to: "\(work)/many-\(count).yaml")
+                  + "web:\n  enabled: false\nweb:\n  enabled: false\nmqtt:\n  host: 127.0.0.1\n  port: \(port)\n  prefix: many\ndevices:\n\(devices)", to: "\(work)/many-\(count).yaml")
             probe.inbox.withLock { $0.removeAll() }
             let execStart = nanos()
             let hub = spawn("\(binDir)/hearthd", ["run", "--config", "\(work)/many-\(count).yaml"], output: "\(work)/many-\(count).log")

@@ -34,7 +34,7 @@ extension HubBench {
         var list = ""
         for i in 0..<deviceCount { list += "  - {id: light-\(i), type: \(i % 2 == 0 ? "DimmableLight" : "OnOffLight")}\n" }
         write("hub:\n  id: tp\n  board: board.yaml\n  stateDirectory: state-tp\n  logLevel: warning\n"
-              + "mqtt:\n  host: 127.0.0.1\n  port: \(port)\ndevices:\n\(list)", to: "\(work)/tp.yaml")
+              + "web:\n  enabled: false\nweb:\n  enabled: false\nmqtt:\n  host: 127.0.0.1\n  port: \(port)\ndevices:\n\(list)", to: "\(work)/tp.yaml")
         let wrapper = getenv("HUBBENCH_WRAP").map { String(cString: $0).split(separator: " ").map(String.init) } ?? []
         let command = wrapper + ["\(binDir)/hearthd", "run", "--config", "\(work)/tp.yaml"]
         // A wrapper named without a path is looked up in /usr/bin; the hub's own path is used as given.

@@ -22,7 +22,7 @@ extension HubBench {
             try probe.client.subscribe("hearth/#")
             _ = try await probe.client.connect()
             write("hub:\n  id: wild\n  board: board.yaml\n  stateDirectory: state-wild-\(name)\n  logLevel: warning\n"
-                  + "mqtt:\n  host: 127.0.0.1\n  port: \(port)\ndevices:\n  - {id: lamp, type: OnOffLight}\n", to: "\(work)/wild-\(name).yaml")
+                  + "web:\n  enabled: false\nweb:\n  enabled: false\nmqtt:\n  host: 127.0.0.1\n  port: \(port)\ndevices:\n  - {id: lamp, type: OnOffLight}\n", to: "\(work)/wild-\(name).yaml")
             let hub = spawn("\(binDir)/hearthd", ["run", "--config", "\(work)/wild-\(name).yaml"], output: "\(work)/wild-\(name).log")
             defer { kill(hub, SIGTERM); var s: Int32 = 0; waitpid(hub, &s, 0) }
             guard probe.wait(timeoutNanos: 30_000_000_000, { $0.topic == "hearth/wild/status" && $0.payload == Array("online".utf8) }) != nil else {

@@ -119,7 +119,7 @@ public enum HMACSHA256 {
 }
 
 /// Compares two byte strings without stopping at the first difference (`CRYPTO_memcmp`).
-func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+public func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
     guard a.count == b.count else { return false }
     return a.withNonNullBytes { aBytes, count in
         b.withNonNullBytes { bBytes, _ in CRYPTO_memcmp(aBytes, bBytes, count) == 0 }

@@ -20,6 +20,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case peer
     /// The state file (`state.json`), loaded as a hub loads it at start-up.
     case state
+    /// The web page's readers: the session cookie, the sign-in form, JSON bodies, request paths.
+    case web
     /// HearthCrypto's readers: DER certificates and CSRs, SEC1 points, DER signatures, a SPAKE2+ share, CMS messages.
     case crypto
     /// Matter TLV, the body of every Matter message: the strict reader and the canonical writer.
@@ -45,6 +47,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .board: try BoardTarget.run(bytes)
         case .peer: try PeerTarget.run(bytes)
         case .state: try StateTarget.run(bytes)
+        case .web: try WebTarget.run(bytes)
         case .crypto: try CryptoTarget.run(bytes)
         case .matterTLV: try MatterTLVTarget.run(bytes)
         case .matterMessage: try MatterMessageTarget.run(bytes)

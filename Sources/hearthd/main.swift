@@ -4,6 +4,7 @@ import HearthConfig
 import HearthEngine
 import HearthHub
 import HearthMQTT
+import HearthWeb
 import Logging
 #if canImport(Glibc)
 import Glibc
@@ -16,7 +17,7 @@ struct HearthDaemon: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hearthd",
         abstract: "The Hearth hub: binds a board's hardware to smart-home devices and publishes them over MQTT.",
-        subcommands: [Run.self, CheckConfig.self, Schema.self, Matter.self, SaveLoop.self],
+        subcommands: [Run.self, CheckConfig.self, Schema.self, Matter.self, Web.self, SaveLoop.self],
         defaultSubcommand: Run.self)
 }
 
@@ -62,12 +63,41 @@ struct Run: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "hearthd")
-        let status = await HubDaemon.run(
-            source,
-            overrides: HubDaemon.Overrides(stateDirectory: state,
-                                           broker: broker.flatMap { try? MQTTBrokerAddress(parsing: $0) }),
-            hardware: hardware, logger: logger)
+        let hub: Hub
+        switch Hub.assemble(source, overrides: HubDaemon.Overrides(
+            stateDirectory: state, broker: broker.flatMap { try? MQTTBrokerAddress(parsing: $0) }),
+                            hardware: hardware, logger: logger) {
+        case .failure(let failure): throw ExitCode(failure.exitStatus)
+        case .success(let h): hub = h
+        }
+        if hub.web.enabled { try serveWebPage(hub, logger: logger) }
+        let status = await hub.run()
         if status != 0 { throw ExitCode(status) }
+    }
+
+    /// Binds the web page's port (one taken is a configuration error: nothing runs) and prints the setup code while
+    /// no admin password is set: to the console and the journal only, never over MQTT.
+    func serveWebPage(_ hub: Hub, logger: Logger) throws {
+        let options = hub.mqtt.client.options
+        let server: WebServer
+        do throws(WebStartError) {
+            server = try WebServer.start(hub: hub, brokerAddress: "\(options.host):\(options.port)", logger: logger)
+        } catch {
+            logger.critical("web: \(error); nothing was started")
+            throw ExitCode(HubDaemon.configurationError)
+        }
+        hub.add(WebService(server: server), named: "web")
+        logger.info("web page on http://\(hub.web.listen):\(server.port)/")
+        do throws(WebAccountsError) {
+            if let code = try server.setupCode() {
+                logger.notice("""
+                    web: no admin password is set. Open the page and set one with this one-time setup code: \(code) \
+                    (`hearthd web setup-code` prints it again)
+                    """)
+            }
+        } catch {
+            logger.error("web: \(error)")
+        }
     }
 }
 
@@ -122,6 +152,69 @@ struct MatterCode: ParsableCommand {
         } catch {
             print("hearthd: \(error)")
             throw ExitCode(HubDaemon.stateError)
+        }
+    }
+}
+
+struct Web: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "web", abstract: "The web page's accounts, run on the hub itself.",
+        subcommands: [SetupCode.self, ResetPassword.self])
+
+    struct Location: ParsableArguments {
+        @Option(name: .shortAndLong, help: "The hub configuration file (its hub.stateDirectory holds the accounts).")
+        var config: String = "/etc/hearth/hearth.yaml"
+
+        @Option(help: "The state directory, instead of the configuration's.")
+        var state: String?
+
+        func accounts() throws -> WebAccounts {
+            if let state { return WebAccounts(directory: state) }
+            let diagnostics = ConfigDiagnostics()
+            guard let configuration = HubConfiguration.load(file: config, diagnostics: diagnostics) else {
+                for p in diagnostics.problems { print(p) }
+                throw ExitCode(HubDaemon.configurationError)
+            }
+            return WebAccounts(directory: configuration.stateDirectory)
+        }
+    }
+
+    struct SetupCode: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "setup-code", abstract: "Print the one-time code that sets the admin password on the web page.")
+        @OptionGroup var location: Location
+
+        func run() throws {
+            let accounts = try location.accounts()
+            let hasAdmin: Bool, code: String?
+            do throws(WebAccountsError) {
+                hasAdmin = try accounts.hasAdmin()
+                code = try accounts.writtenSetupCode()
+            } catch { print(error); throw ExitCode(1) }
+            if hasAdmin {
+                print("The admin password is set; `hearthd web reset-password` forgets it and makes a new setup code.")
+            } else if let code {
+                print(code)
+            } else {
+                print("No setup code yet: the hub writes one to \(accounts.setupCodeFile) when it starts.")
+                throw ExitCode(1)
+            }
+        }
+    }
+
+    struct ResetPassword: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "reset-password",
+            abstract: "Forget the web page's admin password and print a new setup code (viewers stay).")
+        @OptionGroup var location: Location
+
+        func run() throws {
+            let accounts = try location.accounts()
+            do throws(WebAccountsError) {
+                let code = try accounts.resetAdmin()
+                print("The admin password is forgotten and its sessions end. Set a new one on the page with this setup code:")
+                print(code)
+            } catch { print(error); throw ExitCode(1) }
         }
     }
 }

@@ -98,8 +98,13 @@ final class DaemonRig: @unchecked Sendable {
           port: \(configuredPort ?? broker.port)
           keepAlive: 5s
 
-        """ + (mqtt.isEmpty ? "" : mqtt + "\n") + "devices:\n" + devices).write(toFile: configFile, atomically: true, encoding: .utf8)
+        """ + (mqtt.isEmpty ? "" : mqtt + "\n") + "devices:\n" + devices + Self.noWebPage).write(toFile: configFile, atomically: true,
+                                                                                     encoding: .utf8)
     }
+
+    /// Last, so that the places the tests expect in the file stay where they are: the hubs of tests run side by side,
+    /// and one port 8470 for all would clash.
+    static let noWebPage = "\nweb: {enabled: false}\n"
 
     static let defaultDevices = """
       - id: lamp

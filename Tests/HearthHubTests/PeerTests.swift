@@ -33,6 +33,7 @@ final class HomeRig: @unchecked Sendable {
           port: \(port ?? broker.port)
           keepAlive: 5s
         \(mqtt.map { "  \($0)\n" }.joined())\(body)
+        web: {enabled: false}
         """.write(toFile: "\(directory)/\(hub).yaml", atomically: true, encoding: .utf8)
     }
 

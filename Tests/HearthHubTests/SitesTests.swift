@@ -110,6 +110,7 @@ final class SitesRig: @unchecked Sendable {
           port: \(broker.port)
           keepAlive: 5s
         \(body)
+        web: {enabled: false}
         """.write(toFile: "\(directory)/\(hub).yaml", atomically: true, encoding: .utf8)
     }
 

@@ -28,7 +28,8 @@ final class HubRig: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
-    /// Starts `hearthd` as hub `id` with these devices (YAML, indented as list items under `devices:`).
+    /// Starts `hearthd` as hub `id` with these devices (YAML, indented as list items under `devices:`), without its web
+    /// page: the hubs of tests run side by side, and one port 8470 for all would clash.
     func start(_ id: String, devices: String, extra: String = "") throws {
         let config = "\(directory)/\(id).yaml"
         try """
@@ -43,6 +44,7 @@ final class HubRig: @unchecked Sendable {
         \(extra)
         devices:
         \(devices)
+        web: {enabled: false}
         """.write(toFile: config, atomically: true, encoding: .utf8)
         hubs[id] = try RunningProduct("hearthd", ["run", "--config", config], outputFile: "\(directory)/\(id).log")
     }

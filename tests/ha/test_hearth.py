@@ -123,6 +123,7 @@ class Hub:
   board: {REPO}/boards/sim.yaml
   stateDirectory: {self.state}
   logLevel: info
+web: {{enabled: false}}
 mqtt:
   host: 127.0.0.1
   port: {self.broker.port}

@@ -38,6 +38,8 @@ public struct HubConfiguration {
     /// `homeAssistant: {discovery: true, prefix: homeassistant}`: announce the devices to Home Assistant.
     public var homeAssistantDiscovery = true
     public var homeAssistantPrefix = "homeassistant"
+    /// `web: {enabled: true, listen: 0.0.0.0, port: 8470}`: the hub's own web page.
+    public var web = WebSettings()
     /// `matter:`: the hub as a Matter node (docs/matter.md).
     public var matter = MatterSettings()
 
@@ -108,6 +110,17 @@ public struct HubConfiguration {
         if let ha = top["homeAssistant"]?.mapping(Keys.homeAssistant) {
             if let discovery = ha.bool("discovery") { config.homeAssistantDiscovery = discovery }
             if let prefix = ha.text("prefix") { config.homeAssistantPrefix = prefix }
+        }
+        if let web = top["web"]?.mapping(Keys.web) {
+            if let enabled = web.bool("enabled") { config.web.enabled = enabled }
+            if let listen = web.text("listen") {
+                if WebSettings.isAddress(listen) {
+                    config.web.listen = listen
+                } else {
+                    web["listen"]?.problem("'\(listen)' is not an IP address; write one such as 0.0.0.0, :: or 127.0.0.1")
+                }
+            }
+            if let port = web.int("port") { config.web.port = port }
         }
         if let matter = top["matter"]?.mapping(Keys.matter) { readMatter(matter, into: &config.matter) }
         if let hub = top.required("hub")?.mapping(Keys.hub) {

@@ -25,6 +25,7 @@ extension HubConfiguration {
                           "groups of this hub's lights and plugs, and their scenes (docs/clusters/groups.md)"),
                 ConfigKey("homeAssistant", .section(homeAssistant),
                           "Home Assistant MQTT discovery (docs/home-assistant.md); on by default"),
+                ConfigKey("web", .section(web), "the hub's own web page and its JSON API (docs/web-api.md); on by default"),
                 ConfigKey("matter", .section(matter),
                           "the hub as a Matter node (docs/matter.md); on by default on a board, off on the simulated one"),
             ], help: "A Hearth hub configuration (hearth.yaml). docs/configuration.md explains every key.",
@@ -39,6 +40,14 @@ extension HubConfiguration {
             ConfigKey("discovery", .bool, "announce every device to Home Assistant; default true"),
             ConfigKey("prefix", .textMatching("^[^+#]+$", hint: "a topic prefix: not empty, no '+' or '#'"),
                       "Home Assistant's discovery prefix; default homeassistant"),
+        ])
+
+        static let web = ConfigSection([
+            ConfigKey("enabled", .bool, "serve the web page; default true"),
+            ConfigKey("listen", .text,
+                      "the address to listen on: 0.0.0.0 (every IPv4 interface, the default), :: (IPv6 too) or 127.0.0.1 "
+                      + "(this machine only, e.g. behind a reverse proxy)"),
+            ConfigKey("port", .int(1...65535, unit: ""), "the TCP port; default \(WebSettings.defaultPort)"),
         ])
 
         static let matter = ConfigSection([

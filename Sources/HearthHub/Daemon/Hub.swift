@@ -23,6 +23,9 @@ public final class Hub {
     public let home: Home
     /// The MQTT door: publishing, requests, peer routing.
     public let mqtt: MQTTHub
+    /// The configuration's `web:` section and where the hub keeps its state: what the web page is served from.
+    public let web: WebSettings
+    public let stateDirectory: String
     let logger: Logger
     let notifier: SystemdNotifier
     /// What `starting` logs.
@@ -34,10 +37,12 @@ public final class Hub {
         public let exitStatus: Int32
     }
 
-    private init(home: Home, mqtt: MQTTHub, logger: Logger, notifier: SystemdNotifier, startingMetadata: Logger.Metadata,
+    private init(home: Home, mqtt: MQTTHub, web: WebSettings, stateDirectory: String, logger: Logger, notifier: SystemdNotifier, startingMetadata: Logger.Metadata,
                  services: [ServiceGroupConfiguration.ServiceConfiguration]) {
         self.home = home
         self.mqtt = mqtt
+        self.web = web
+        self.stateDirectory = stateDirectory
         self.logger = logger
         self.notifier = notifier
         self.startingMetadata = startingMetadata
@@ -203,7 +208,7 @@ public final class Hub {
         if let interval = SystemdNotifier.watchdogInterval, notifier.isActive {
             services.append(.init(service: WatchdogService(notifier: notifier, interval: interval), serviceName: "watchdog"))
         }
-        return .success(Hub(home: home, mqtt: mqtt, logger: logger, notifier: notifier,
+        return .success(Hub(home: home, mqtt: mqtt, web: config.web, stateDirectory: config.stateDirectory, logger: logger, notifier: notifier,
                             startingMetadata: ["hub": "\(config.hubID)", "board": "\(plan.board.name)",
                                                "devices": "\(home.deviceIDs.count)", "state": "\(store.file)"],
                             services: services))

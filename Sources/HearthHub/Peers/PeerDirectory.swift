@@ -198,6 +198,11 @@ public final class PeerDirectory: Sendable {
 
     // MARK: Presence
 
+    /// Every peer this hub knows of and its last status, in hub id order (what the web page lists).
+    package func peerStatuses() -> [(hub: String, status: ConnectivityState)] {
+        state.withLock { s in s.peers.map { (hub: $0.key, status: $0.value.status) } }.sorted { $0.hub < $1.hub }
+    }
+
     /// A peer's last status: nil for a hub never named nor heard of, `unknown` until heard from.
     public func status(of hub: String) -> ConnectivityState? {
         state.withLock { $0.peers[hub]?.status }

@@ -322,7 +322,7 @@ public final class MQTTHub: Sendable {
     }
 
     /// Runs one request and writes its response.
-    private func run(_ action: HubRequest.Action, transaction: JSON, on deviceID: String) -> JSON {
+    func run(_ action: HubRequest.Action, transaction: JSON, on deviceID: String) -> JSON {
         do throws(HomeError) {
             let result = try execute(action, on: deviceID)
             return HubResponse.ok(transaction: transaction, device: deviceID, result: result)

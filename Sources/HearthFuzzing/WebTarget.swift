@@ -1,0 +1,76 @@
+import HearthJSON
+import HearthModel
+import HearthWeb
+
+/// The web page's own readers (`docs/web-api.md`): the `Cookie` header, the sign-in form, JSON bodies and request
+/// paths (NIO reads the request line and headers). Input: a first line naming the reader (`cookie`, `login`, `body`,
+/// `path`), then its bytes.
+///
+/// Promises: any bytes give a value or a `HomeError` with a message, never a crash; a cookie's value is one of the
+/// header's pairs, without a `;`; a sign-in form read is a JSON object of at most `user` and `password`, strings within
+/// their limits, and written back it reads the same; a body read has only the members asked for; a path's segments,
+/// percent-encoded again and joined, read back as the same segments.
+enum WebTarget {
+    static func run(_ bytes: [UInt8]) throws(FuzzFailure) {
+        guard let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) else { return }
+        let kind = String(decoding: bytes[..<newline], as: UTF8.self)
+        let input = Array(bytes[(newline + 1)...])
+        switch kind {
+        case "cookie":
+            let header = String(decoding: input, as: UTF8.self)
+            for name in ["hearth_session", "a", ""] {
+                if let value = CookieHeader.value(named: name, in: header) {
+                    try require(!value.contains(";"), "cookie '\(name)' read as '\(shown(value))' from '\(shown(header))'")
+                    try require(header.contains(name + "=") || header.contains(name + " =") || header.contains(name + "\t="),
+                                "cookie '\(name)' read from '\(shown(header))', which names no such cookie")
+                }
+            }
+        case "login":
+            switch Result(catching: { () throws(HomeError) -> LoginForm in try LoginForm(input) }) {
+            case .success(let form):
+                try require(form.password.count <= LoginForm.maximumPasswordLength && form.user.count <= 64,
+                            "a sign-in form beyond its limits was read: \(shown(input))")
+                let again = JSON.object([("user", .string(form.user)), ("password", .string(form.password))]).bytes
+                try require((try? LoginForm(again)) == form, "the form \(shown(input)) written back reads differently")
+            case .failure(let error):
+                try require(!error.message.isEmpty, "a refused form without a message")
+            }
+        case "body":
+            let read = Result(catching: { () throws(HomeError) -> [String: JSON] in
+                try JSONBody.object(input, fields: ["code": .string(maxLength: 64), "args": .object, "x": .any],
+                                    required: ["code"])
+            })
+            switch read {
+            case .success(let m):
+                try require(Set(m.keys).isSubset(of: ["code", "args", "x"]) && m["code"] != nil,
+                            "a body with other members was read: \(shown(input))")
+                try require((try? JSON.parse(input)) != nil, "a body that is not JSON was read: \(shown(input))")
+            case .failure(let error):
+                try require(!error.message.isEmpty, "a refused body without a message")
+            }
+        case "path":
+            let path = String(decoding: input, as: UTF8.self)
+            if let segments = PathReader.segments(path) {
+                let encoded = "/" + segments.map(percentEncoded).joined(separator: "/")
+                try require(PathReader.segments(encoded) == segments,
+                            "'\(shown(path))' read as \(segments), which encoded again reads differently")
+                try require(!segments.contains(""), "'\(shown(path))' gave an empty segment")
+            }
+        default:
+            return
+        }
+    }
+
+    static func percentEncoded(_ s: String) -> String {
+        var out = ""
+        for b in s.utf8 {
+            if (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2D || b == 0x2E || b == 0x5F {
+                out.unicodeScalars.append(Unicode.Scalar(b))
+            } else {
+                let digits = Array("0123456789ABCDEF")
+                out += "%" + String(digits[Int(b >> 4)]) + String(digits[Int(b & 15)])
+            }
+        }
+        return out
+    }
+}

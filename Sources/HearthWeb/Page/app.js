@@ -1,0 +1,283 @@
+// Hearth's web page: one more client of the hub's contract (docs/web-api.md). Every string is in S.
+"use strict";
+const S = {
+  signIn: "Sign in", setUp: "Set the admin password", setUpHint: "The hub printed a one-time setup code to its console and journal; `hearthd web setup-code` on the hub prints it again.",
+  code: "Setup code", user: "User", password: "Password", newPassword: "New password (at least 10 characters)", currentPassword: "Current password",
+  logout: "Sign out", changePassword: "Password", users: "Viewers", addViewer: "Add viewer", viewerName: "Viewer's name", viewerPassword: "Viewer's password",
+  save: "Save", close: "Close", remove: "Remove", brokerUp: "Broker connected", brokerDown: "Broker disconnected",
+  brokerDownBanner: "The hub has lost its MQTT broker: this page still works, but other clients and hubs do not see changes until it is back.",
+  streamLost: "Live updates interrupted; reconnecting…", noRoom: "No room", peers: "Hubs", thisHub: "this hub",
+  online: "online", offline: "offline", unknown: "unknown", direct: "direct", localPeer: "peer hub", remote: "remote hub", mixed: "mixed", unspecified: "—",
+  rename: "Name and room", name: "Name", room: "Room (empty: none)", send: "Send", set: "Set", busy: "The device is busy: try again in a moment.",
+  viewer: "Viewer: you see the home but cannot change it.", peerDevice: "Shown as its hub summarises it; open that hub's page to control it.",
+  failed: "Refused", information: "Device information", wrong: "Could not sign in", null: "none", passwordChanged: "Password changed.",
+};
+const $ = (id) => document.getElementById(id);
+const docs = new Map(), pending = new Set();
+let home = [], traits = {}, status = null, role = "viewer", source = null, hubID = "";
+
+function h(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k.startsWith("on")) e.addEventListener(k.slice(2), v); else if (v === true) e.setAttribute(k, ""); else if (v !== false && v != null) e.setAttribute(k, v);
+  }
+  for (const k of kids.flat()) if (k != null) e.append(k.nodeType ? k : String(k));
+  return e;
+}
+
+async function api(path, body, method) {
+  const opts = { method: method || (body === undefined ? "GET" : "POST"), credentials: "same-origin", headers: {} };
+  if (body !== undefined) { opts.headers["Content-Type"] = "application/json"; opts.body = JSON.stringify(body); }
+  const r = await fetch(path, opts);
+  let j = {};
+  try { j = await r.json(); } catch (e) { j = { ok: false, error: { message: r.statusText } }; }
+  j.httpStatus = r.status;
+  return j;
+}
+
+function texts() {
+  for (const [id, key] of [["code-label", "code"], ["user-label", "user"], ["password-label", "password"], ["logout", "logout"], ["password-open", "changePassword"], ["users-open", "users"],
+    ["password-title", "changePassword"], ["current-label", "currentPassword"], ["new-label", "newPassword"], ["password-go", "save"], ["password-close", "close"],
+    ["users-title", "users"], ["viewer-label", "viewerName"], ["viewer-password-label", "viewerPassword"], ["viewer-go", "addViewer"], ["users-close", "close"]]) $(id).textContent = S[key];
+}
+
+function show(which) {
+  for (const id of ["login", "home", "password-form", "users-form"]) $(id).hidden = id !== which;
+}
+
+async function start() {
+  texts();
+  const s = await api("/api/session");
+  if (s.ok) return signedIn(s);
+  if (source) { source.close(); source = null; }
+  $("menu").hidden = true;
+  $("link").textContent = "";
+  const setup = !!s.setupNeeded;
+  $("login-title").textContent = setup ? S.setUp : S.signIn;
+  $("login-hint").textContent = setup ? S.setUpHint : "";
+  $("code-row").hidden = !setup; $("user-row").hidden = setup;
+  $("password-label").textContent = setup ? S.newPassword : S.password;
+  $("password").autocomplete = setup ? "new-password" : "current-password";
+  $("login-go").textContent = setup ? S.setUp : S.signIn;
+  $("login").dataset.setup = setup ? "1" : "";
+  show("login");
+}
+
+async function signedIn(s) {
+  role = s.role;
+  $("menu").hidden = false;
+  $("users-open").hidden = role !== "admin";
+  show("home");
+  traits = await api("/api/traits");
+  if (role !== "admin") banner(S.viewer, "viewer");
+  connect();
+}
+
+function connect() {
+  if (source) source.close();
+  source = new EventSource("/api/events");
+  source.addEventListener("status", (e) => { status = JSON.parse(e.data); hubID = status.hub; drawStatus(); });
+  source.addEventListener("home", (e) => { home = JSON.parse(e.data); drawAll(); });
+  source.addEventListener("device", (e) => { const d = JSON.parse(e.data); docs.set(d.id, d); drawDevice(d.id); });
+  source.addEventListener("ready", () => { if ($("banner").dataset.kind === "stream") banner(); });
+  source.onerror = async () => {
+    banner(S.streamLost, "stream");
+    if (source && source.readyState === EventSource.CLOSED) { source = null; setTimeout(start, 2000); }
+    else { const s = await api("/api/session"); if (!s.ok) start(); }
+  };
+}
+
+function banner(text, kind) {
+  const b = $("banner");
+  if (!text) { if (b.dataset.kind !== "viewer" && role !== "admin") return banner(S.viewer, "viewer"); b.hidden = true; b.dataset.kind = ""; return; }
+  b.textContent = text; b.hidden = false; b.dataset.kind = kind;
+}
+
+function drawStatus() {
+  const up = status.broker.connected, link = $("link");
+  link.textContent = up ? S.brokerUp : S.brokerDown;
+  link.className = "pill " + (up ? "up" : "down");
+  $("title").textContent = "Hearth · " + status.hub;
+  if (!up) banner(S.brokerDownBanner, "broker"); else if ($("banner").dataset.kind === "broker") banner();
+  $("peers").textContent = status.peers.length ? S.peers + ": " + status.peers.map((p) => p.hub + " (" + (S[p.status] || p.status) + ")").join(", ") : "";
+}
+
+function rooms() {
+  const by = new Map();
+  for (const d of home) {
+    const room = d.roomId || "";
+    if (!by.has(room)) by.set(room, []);
+    by.get(room).push(d);
+  }
+  return [...by.entries()].sort((a, b) => (a[0] === "") - (b[0] === "") || a[0].localeCompare(b[0]));
+}
+
+function key(d) { return (d.hub || hubID) + "/" + d.id; }
+
+function drawAll() {
+  const root = $("rooms");
+  root.replaceChildren(...rooms().map(([room, list]) => h("section", { class: "room" }, h("h3", {}, room || S.noRoom),
+    h("div", { class: "grid" }, list.map((d) => document.getElementById("card-" + key(d)) || h("article", { class: "card", id: "card-" + key(d) }))))));
+  for (const d of home) drawDevice(d.id, d.hub);
+}
+
+function connectivity(c) {
+  const state = (c && c.connectivityState) || "unknown", where = (c && c.dataSourceLocality) || "unspecified";
+  return h("span", { class: "src", title: state }, h("span", { class: "dot " + state }), (S[state] || state) + " · " + (S[where] || where));
+}
+
+function drawDevice(id, hub) {
+  const summary = home.find((d) => d.id === id && (hub ? d.hub === hub : (d.hub || hubID) === hubID));
+  if (!summary) return;
+  const card = document.getElementById("card-" + key(summary));
+  if (!card) return;
+  const doc = (summary.hub || hubID) === hubID ? docs.get(id) : null, d = doc || summary;
+  const c = d.sourceConnectivity || {};
+  // A change of values only (a fade, a sensor) updates the values in place: open forms and what is typed stay.
+  const shape = JSON.stringify([role, d.name, d.roomId, c, doc ? d.types.map((t) => [t.type, t.sourceConnectivity,
+    Object.entries(t.traits || {}).map(([n, tr]) => [n, tr.sourceConnectivity, Object.keys(tr.attributes || {}), tr.commands, tr.attributeInfo])]) : null]);
+  if (card.dataset.shape === shape && doc) {
+    for (const t of d.types) for (const [name, trait] of Object.entries(t.traits || {})) for (const [a, v] of Object.entries(trait.attributes || {})) {
+      const e = card.querySelector('[data-attribute="' + CSS.escape(name + "." + a) + '"]');
+      if (e) e.textContent = value(v);
+    }
+    return;
+  }
+  if (card.contains(document.activeElement) && document.activeElement.tagName !== "BUTTON") { pending.add(key(summary)); return; }
+  card.dataset.shape = shape;
+  card.className = "card " + (c.connectivityState || "");
+  card.dataset.device = id;
+  const kids = [h("div", { class: "head" }, h("span", { class: "name" }, d.name || d.id), connectivity(c))];
+  if (!doc) kids.push(h("p", { class: "hint" }, (summary.hub && summary.hub !== hubID ? summary.hub + ": " : "") + S.peerDevice));
+  else for (const t of d.types) for (const [name, trait] of ordered(t.traits)) kids.push(drawTrait(d, t, name, trait));
+  if (doc) kids.push(drawRename(d));
+  kids.push(h("p", { class: "error", role: "alert" }, (card.querySelector(".error") || {}).textContent || ""));
+  // Forms a person opened stay open across the redraw of a change.
+  const open = new Set([...card.querySelectorAll("details[open]")].map(formKey));
+  card.replaceChildren(...kids);
+  for (const e of card.querySelectorAll("details")) if (open.has(formKey(e))) e.open = true;
+}
+
+// A device's own state first; the traits every device has for housekeeping last.
+const LAST = ["identify", "groups", "scenesManagement", "basicInformation"];
+function ordered(traits) {
+  return Object.entries(traits || {}).sort((a, b) => LAST.indexOf(a[0]) - LAST.indexOf(b[0]));
+}
+
+function formKey(e) { const t = e.closest("[data-trait]"); return (t ? t.dataset.trait : "") + "/" + e.dataset.form; }
+
+function value(v) {
+  if (v === null) return S.null;
+  if (typeof v === "object") return JSON.stringify(v);
+  return String(v);
+}
+
+function drawTrait(d, t, name, trait) {
+  const desc = (traits[name] || { attributes: {}, commands: {} }), admin = role === "admin";
+  const attrs = h("dl", { class: "attrs" });
+  const edits = [];
+  for (const [a, v] of Object.entries(trait.attributes || {})) {
+    attrs.append(h("dt", {}, a), h("dd", { "data-attribute": name + "." + a }, value(v)));
+    const info = (trait.attributeInfo || {})[a], shape = desc.attributes[a];
+    if (info && info.writable && shape && shape.kind !== "other") edits.push([a, shape, v]);
+  }
+  const cmds = h("div", { class: "cmds" }), forms = [];
+  for (const cmd of trait.commands || []) {
+    // Bitmaps, structs and lists (kind "other") are left out: the hub takes their defaults.
+    const fields = (((desc.commands[cmd] || {}).fields) || []).filter((f) => f.kind !== "other");
+    if (!fields.length) cmds.append(h("button", { type: "button", disabled: !admin, "data-command": name + "." + cmd, onclick: () => send(d, { type: t.type, trait: name, command: cmd }) }, cmd));
+    else forms.push(drawForm(d, cmd, fields, (args) => send(d, { type: t.type, trait: name, command: cmd, args })));
+  }
+  const more = [];
+  if (edits.length) {
+    const f = drawForm(d, S.set, edits.map(([a, shape, v]) => Object.assign({ name: a, value: v }, shape)), (values) => send(d, { type: t.type, trait: name, update: values }));
+    more.push(f);
+  }
+  const title = h("div", { class: "tname" }, name + (t.type ? " · " + t.type : ""));
+  // What a device says about itself is kept folded: the state and controls come first.
+  if (name === "basicInformation") return h("details", { class: "trait", "data-trait": name, "data-form": "information" }, h("summary", {}, S.information), attrs, cmds, forms, more);
+  return h("div", { class: "trait", "data-trait": name }, title, attrs, cmds, forms, more);
+}
+
+function input(f, admin) {
+  const common = { name: f.name, disabled: !admin, "aria-label": f.name };
+  if (f.kind === "bool") return h("input", Object.assign({ type: "checkbox", checked: f.value === true }, common));
+  if (f.kind === "enum") return h("select", common, (f.nullable ? [""] : []).concat(f.cases).map((c) => h("option", { value: c, selected: c === f.value }, c || S.null)));
+  if (f.kind === "int") return h("input", Object.assign({ type: "number", min: f.min, max: f.max, step: 1, value: f.value == null ? "" : f.value, placeholder: f.min + "–" + f.max }, common));
+  return h("input", Object.assign({ value: f.value == null ? "" : f.value, maxlength: f.maxLength }, common));
+}
+
+function drawForm(d, title, fields, go) {
+  const admin = role === "admin";
+  const inputs = fields.map((f) => [f, input(f, admin)]);
+  const read = () => {
+    const out = {};
+    for (const [f, e] of inputs) {
+      if (f.kind === "bool") out[f.name] = e.checked;
+      else if (e.value === "") { if (f.nullable) out[f.name] = null; }
+      else out[f.name] = f.kind === "int" ? Number(e.value) : e.value;
+    }
+    return out;
+  };
+  return h("details", { "data-form": title }, h("summary", {}, title),
+    h("div", { class: "row" }, inputs.map(([f, e]) => h("label", {}, f.name + (f.kind === "int" ? " (" + f.min + "–" + f.max + ")" : ""), e)),
+      h("button", { type: "button", disabled: !admin, onclick: () => go(read()) }, S.send)));
+}
+
+function drawRename(d) {
+  const admin = role === "admin";
+  const name = h("input", { value: d.name, maxlength: 60, disabled: !admin, "aria-label": S.name });
+  const room = h("input", { value: d.roomId || "", disabled: !admin, "aria-label": S.room });
+  return h("details", { "data-form": "rename" }, h("summary", {}, S.rename), h("div", { class: "row" },
+    h("label", {}, S.name, name), h("button", { type: "button", disabled: !admin, onclick: () => send(d, { setName: name.value }) }, S.set),
+    h("label", {}, S.room, room), h("button", { type: "button", disabled: !admin, onclick: () => send(d, { setRoom: room.value || null }) }, S.set)));
+}
+
+async function send(d, request) {
+  const card = document.getElementById("card-" + key(d)), error = card && card.querySelector(".error");
+  if (error) error.textContent = "";
+  const r = await api("/api/devices/" + encodeURIComponent(d.id) + "/request", request);
+  if (r.ok) return;
+  const e = r.error || {};
+  const text = e.status === "busy" ? S.busy : S.failed + ": " + (e.message || r.httpStatus);
+  const again = document.getElementById("card-" + key(d)), where = again && again.querySelector(".error");
+  if (where) where.textContent = text;
+}
+
+document.addEventListener("focusout", () => setTimeout(() => {
+  for (const k of [...pending]) { pending.delete(k); const [hub, ...id] = k.split("/"); drawDevice(id.join("/"), hub === hubID ? undefined : hub); }
+}, 0));
+
+$("login").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  $("login-error").textContent = "";
+  const setup = $("login").dataset.setup === "1";
+  const r = setup ? await api("/api/setup", { code: $("code").value, password: $("password").value })
+    : await api("/api/login", { user: $("user").value, password: $("password").value });
+  $("password").value = "";
+  if (!r.ok) { $("login-error").textContent = S.wrong + ": " + ((r.error || {}).message || r.httpStatus); return; }
+  start();
+});
+$("logout").addEventListener("click", async () => { await api("/api/logout", {}); if (source) source.close(); source = null; docs.clear(); home = []; $("rooms").replaceChildren(); banner(); start(); });
+$("password-open").addEventListener("click", () => show("password-form"));
+$("password-close").addEventListener("click", () => show("home"));
+$("users-close").addEventListener("click", () => show("home"));
+$("password-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const r = await api("/api/password", { current: $("current").value, new: $("new").value });
+  $("current").value = $("new").value = "";
+  $("password-error").textContent = r.ok ? S.passwordChanged : ((r.error || {}).message || r.httpStatus);
+});
+async function drawUsers() {
+  const r = await api("/api/users");
+  $("users").replaceChildren(...(r.users || []).filter((u) => u.role === "viewer").map((u) => h("li", {}, u.name + " ",
+    h("button", { type: "button", class: "ghost", onclick: async () => { await api("/api/users/" + encodeURIComponent(u.name), undefined, "DELETE"); drawUsers(); } }, S.remove))));
+}
+$("users-open").addEventListener("click", () => { show("users-form"); drawUsers(); });
+$("users-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const r = await api("/api/users", { name: $("viewer-name").value, password: $("viewer-password").value });
+  $("users-error").textContent = r.ok ? "" : ((r.error || {}).message || r.httpStatus);
+  if (r.ok) { $("viewer-name").value = $("viewer-password").value = ""; drawUsers(); }
+});
+start();

@@ -1,0 +1,23 @@
+// The page's three files as responses (their text is in PageFiles, written by scripts/web-page). Sent whole and
+// uncompressed: the three together are a few kilobytes gzipped, and compressing on the hub would cost CPU and a
+// library for little.
+
+enum PageAssets {
+    static let index = response(PageFiles.indexHTML, type: "text/html; charset=utf-8")
+    static let css = response(PageFiles.appCSS, type: "text/css; charset=utf-8")
+    static let js = response(PageFiles.appJS, type: "text/javascript; charset=utf-8")
+
+    static func asset(_ path: String) -> WebResponse? {
+        switch path {
+        case "/", "/index.html": index
+        case "/app.css": css
+        case "/app.js": js
+        default: nil
+        }
+    }
+
+    private static func response(_ text: String, type: String) -> WebResponse {
+        // `no-cache`: revalidated on each load, so a new hearthd's page is never mixed with an old one's script.
+        WebResponse(status: 200, headers: [("Content-Type", type), ("Cache-Control", "no-cache")], body: Array((text + "\n").utf8))
+    }
+}
