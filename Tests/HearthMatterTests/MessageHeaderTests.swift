@@ -127,8 +127,14 @@ struct ToyCipher: MessageCipher {
     func tag(_ key: [UInt8], _ nonce: [UInt8], _ aad: [UInt8], _ ciphertext: [UInt8]) -> [UInt8] {
         var state: UInt64 = 0xCBF2_9CE4_8422_2325
         var out: [UInt8] = []
+        // Built in steps: older compilers give up type-checking the one-expression concatenation.
+        var input: [UInt8] = key + nonce
+        input.append(0xFF)
+        input += aad
+        input.append(0xFE)
+        input += ciphertext
         for round in 0..<16 {
-            for b in key + nonce + [0xFF] + aad + [0xFE] + ciphertext + [UInt8(round)] { state = (state ^ UInt64(b)) &* 0x100_0000_01B3 }
+            for b in input + [UInt8(round)] { state = (state ^ UInt64(b)) &* 0x100_0000_01B3 }
             out.append(UInt8(truncatingIfNeeded: state >> 29))
         }
         return out
