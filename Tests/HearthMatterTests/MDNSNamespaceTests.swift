@@ -109,10 +109,8 @@ struct MDNSNamespaceTests {
             ((try? String(contentsOfFile: listener.outputFile, encoding: .utf8)) ?? "").split(separator: "\n")
         }
         func waitFor(_ what: String, _ condition: () -> Bool) async throws {
-            let deadline = ContinuousClock.now + .seconds(20)
-            while !condition() {
-                guard ContinuousClock.now < deadline else { throw TestFixtureError("\(what): \(lines())") }
-                try await Task.sleep(for: .milliseconds(20))
+            guard await poll(within: .seconds(20), every: .milliseconds(20), condition) else {
+                throw TestFixtureError("\(what): \(lines())")
             }
         }
         try await waitFor("the listener did not start") { lines().contains("listening") }
@@ -193,12 +191,11 @@ struct MDNSNamespaceTests {
     /// Waits (at most 30 s) until the neighbour says it is up: avahi's "Server startup complete", zeroconf's
     /// "registered".
     static func waitForStart(of neighbour: (kind: String, process: TestProcess)) async throws {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while ContinuousClock.now < deadline {
+        let started = await poll(within: .seconds(30), every: .milliseconds(50)) {
             let log = (try? String(contentsOfFile: neighbour.process.outputFile, encoding: .utf8)) ?? ""
-            if log.contains("Server startup complete") || log.contains("registered") { return }
-            try await Task.sleep(for: .milliseconds(50))
+            return log.contains("Server startup complete") || log.contains("registered")
         }
+        if started { return }
         throw TestFixtureError("\(neighbour.kind) did not start in 30 s")
     }
 

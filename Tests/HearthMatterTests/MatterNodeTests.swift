@@ -1,5 +1,6 @@
 import HearthCrypto
 import HearthMatter
+import HearthTestKit
 import HearthSync
 import NIOCore
 import NIOPosix
@@ -49,7 +50,7 @@ final class MessageRecorder: ExchangeHandler, @unchecked Sendable {
                                      payload: request.encoded, now: layer.exchanges.now)
             return exchange
         }
-        #expect(await eventuallyAsync(within: .seconds(20)) { pase.count == 1 })
+        #expect(await eventually(within: .seconds(20)) { pase.count == 1 })
         let responseMessage = pase.message(0)
         #expect(responseMessage.payloadHeader.opcode == SecureChannelOpcode.pbkdfParamResponse.rawValue)
         let response = try PBKDFParamResponse(payload: responseMessage.payload)
@@ -64,7 +65,7 @@ final class MessageRecorder: ExchangeHandler, @unchecked Sendable {
             try layer.exchanges.send(on: paseExchange, protocolID: .secureChannel, opcode: SecureChannelOpcode.pasePake1.rawValue,
                                      payload: PAKEMessage.pake1(pA: pA), now: layer.exchanges.now)
         }
-        #expect(await eventuallyAsync(within: .seconds(20)) { pase.count == 2 })
+        #expect(await eventually(within: .seconds(20)) { pase.count == 2 })
         let (pB, cB) = try PAKEMessage.readPake2(pase.message(1).payload)
         let cA = try prover.finish(pB: pB, cB: cB)
 
@@ -73,7 +74,7 @@ final class MessageRecorder: ExchangeHandler, @unchecked Sendable {
             try layer.exchanges.send(on: paseExchange, protocolID: .secureChannel, opcode: SecureChannelOpcode.pasePake3.rawValue,
                                      payload: PAKEMessage.pake3(cA: cA), now: layer.exchanges.now)
         }
-        #expect(await eventuallyAsync(within: .seconds(20)) { pase.count == 3 })
+        #expect(await eventually(within: .seconds(20)) { pase.count == 3 })
         let status = try StatusReport(decoding: pase.message(2).payload)
         #expect(status == .sessionEstablishmentSuccess)
 
@@ -92,7 +93,7 @@ final class MessageRecorder: ExchangeHandler, @unchecked Sendable {
             try layer.exchanges.send(on: exchange, protocolID: .interactionModel, opcode: InteractionModelOpcode.readRequest.rawValue,
                                      payload: readRequest.encoded().encoded(), now: layer.exchanges.now)
         }
-        #expect(await eventuallyAsync(within: .seconds(20)) { read.count == 1 })
+        #expect(await eventually(within: .seconds(20)) { read.count == 1 })
         let reply = read.message(0)
         #expect(reply.payloadHeader.opcode == InteractionModelOpcode.reportData.rawValue)
         let report = try ReportData(decoding: reply.payload)

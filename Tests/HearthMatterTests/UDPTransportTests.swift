@@ -75,7 +75,7 @@ final class InboxHandler: ExchangeHandler {
         #expect(try await a.withMessageLayer { $0.exchanges.nextDeadline } == MatterInstant(milliseconds: 750))
         clock.advance(by: 200)
         await a.runTimers()
-        #expect(await eventuallyAsync(within: .seconds(20)) {
+        #expect(await eventually(within: .seconds(20)) {
             (try? await b.withMessageLayer { $0.exchanges.nextDeadline == nil }) == true
         })
         let countersA = try await a.withMessageLayer { $0.exchanges.counters }
@@ -87,7 +87,7 @@ final class InboxHandler: ExchangeHandler {
         var buffer = raw.allocator.buffer(capacity: 3)
         buffer.writeBytes([0xFF, 0x00, 0x01])
         try await raw.writeAndFlush(AddressedEnvelope(remoteAddress: bAddress, data: buffer))
-        #expect(await eventuallyAsync(within: .seconds(20)) {
+        #expect(await eventually(within: .seconds(20)) {
             (try? await b.withMessageLayer { $0.counters.malformed }) == before.malformed + 1
         })
         #expect(atB.count == 1)
@@ -119,7 +119,7 @@ final class InboxHandler: ExchangeHandler {
         }
         #expect(await eventually(within: .seconds(20)) { atB.count == 1 })
         // B's acknowledgement (alone, after 200 ms) ends A's retransmissions.
-        #expect(await eventuallyAsync(within: .seconds(20)) {
+        #expect(await eventually(within: .seconds(20)) {
             (try? await a.withMessageLayer { $0.exchanges.nextDeadline == nil }) == true
         })
         // At least the lost transmission and one retransmission (more only if this machine was too busy to deliver
@@ -140,16 +140,5 @@ final class InboxHandler: ExchangeHandler {
         await #expect(throws: MatterTransportError.self) { try await second.start(addresses: [taken]) }
         try await first.stop()
         try await group.shutdownGracefully()
-    }
-}
-
-/// `eventually` for a condition that has to hop to an event loop: polls until it holds, `timeout` has passed or
-/// the task is cancelled.
-func eventuallyAsync(within timeout: Duration, _ condition: @Sendable () async -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while true {
-        if await condition() { return true }
-        if ContinuousClock.now >= deadline || Task.isCancelled { return false }
-        try? await Task.sleep(for: .milliseconds(5))
     }
 }

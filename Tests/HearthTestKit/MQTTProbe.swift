@@ -89,18 +89,19 @@ extension Array where Element == UInt8 {
 
 /// Waits up to `timeout` for `condition` to hold; false on timeout, or at once when the task is cancelled (a test's
 /// time limit ran out), so that a broken test fails instead of hanging.
-public func eventually(within timeout: Duration = .seconds(15), _ condition: @Sendable () -> Bool) async -> Bool {
+public func eventually(within timeout: Duration = .seconds(15), _ condition: @Sendable () async -> Bool) async -> Bool {
     await poll(within: timeout, condition)
 }
 
 /// The one polling loop behind every wait of the test kit: checks `condition` every few milliseconds until it
 /// holds, `timeout` has passed or the task is cancelled. For conditions that have no event to await (a file's
-/// content, a child's exit, what a broker logged); a test waits on a condition, never on a bare sleep.
+/// content, a child's exit, what a broker logged, a state that lives on an event loop); a test waits on a
+/// condition, never on a bare sleep.
 public func poll(within timeout: Duration, every interval: Duration = .milliseconds(5),
-                 _ condition: () -> Bool) async -> Bool {
+                 _ condition: () async -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while true {
-        if condition() { return true }
+        if await condition() { return true }
         if ContinuousClock.now >= deadline || Task.isCancelled { return false }
         try? await Task.sleep(for: interval)
     }

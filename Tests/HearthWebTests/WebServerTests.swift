@@ -64,12 +64,9 @@ final class WebRig: @unchecked Sendable {
 
     /// Waits until the page answers.
     func waitForPage() async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while ContinuousClock.now < deadline && !Task.isCancelled {
-            if (try? await HTTPTestClient.request(port: webPort, .GET, "/"))?.status == 200 { return true }
-            try? await Task.sleep(for: .milliseconds(50))  // the condition is polled: the hub is starting
+        await poll(within: .seconds(30), every: .milliseconds(50)) {
+            (try? await HTTPTestClient.request(port: webPort, .GET, "/"))?.status == 200
         }
-        return false
     }
 
     /// The setup code the hub printed to its log.
