@@ -124,6 +124,8 @@ public protocol ClusterServer: AnyObject, Sendable {
     var attributes: [AttributeDefinition] { get }
     var acceptedCommands: [CommandDefinition] { get }
     var generatedCommands: [CommandID] { get }
+    /// The events the cluster can emit (`DataModel.emitEvent`).
+    var events: [EventDefinition] { get }
 
     /// The attribute's value; fabric-scoped lists filtered as `context` asks.
     func read(_ attribute: AttributeID, context: ReadContext) throws(IMError) -> TLVValue
@@ -138,6 +140,7 @@ extension ClusterServer {
     public var featureMap: UInt32 { 0 }
     public var acceptedCommands: [CommandDefinition] { [] }
     public var generatedCommands: [CommandID] { [] }
+    public var events: [EventDefinition] { [] }
 
     public func write(_ attribute: AttributeID, value: TLVValue, context: ActionContext) throws(IMError) {
         throw IMError(.unsupportedWrite, "attribute 0x\(String(attribute, radix: 16)) is not writable")

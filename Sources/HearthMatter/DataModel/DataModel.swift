@@ -169,6 +169,19 @@ public final class DataModel: Sendable {
         state.changed.insert(path)
     }
 
+    // MARK: Events
+
+    /// Records an event the cluster at `path` emitted, with the next event number and the node's timestamp, for reads
+    /// and subscriptions; returns its number. `data` is the event's fields structure.
+    @discardableResult
+    public func emitEvent(_ path: ConcreteEventPath, priority: EventPriority, data: TLVElement) -> UInt64 {
+        // The event log is not kept yet: events are numbered and dropped.
+        state.withLock { state in
+            state.changeCount &+= 1
+            return state.changeCount
+        }
+    }
+
     // MARK: Access
 
     private func granted(_ subject: SubjectDescriptor, _ required: Privilege, _ path: ConcreteClusterPath) -> Bool {
