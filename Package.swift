@@ -78,12 +78,18 @@ let package = Package(
             "HearthSync", "HearthCrypto", "CQREncode",
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
         ], swiftSettings: strict),
+        // The hub's devices as bridged endpoints of a Matter node: clusters from the engine's trait descriptors,
+        // values to and from TLV, HomeError as IM status, endpoint numbers kept by device id. A door onto the engine.
+        .target(name: "HearthMatterBridge", dependencies: [
+            "HearthSync", "HearthModel", "HearthEngine", "HearthMatter", "HearthCrypto",
+        ], swiftSettings: strict),
 
         // The hub service: publishing the engine over MQTT, peer routing, configuration, persistence, and the services
         // a board runs, assembled for `hearthd`.
         .target(name: "HearthHub", dependencies: ["HearthSync", 
             "HearthEngine", "HearthContract", "HearthJSON", "HearthMQTT", "HearthHardware", "HearthHardwareLinux",
             "HearthSimulator", "HearthConfig", "HearthLinux", "HearthHomeAssistant", "HearthMatter", "HearthCrypto",
+            "HearthMatterBridge",
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -186,6 +192,9 @@ let package = Package(
         .testTarget(name: "HearthMatterTests", dependencies: [
             "HearthMatter", "HearthCrypto", "HearthTestKit", "HearthSync",
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+        ], swiftSettings: strict),
+        .testTarget(name: "HearthMatterBridgeTests", dependencies: [
+            "HearthMatterBridge", "HearthMatter", "HearthEngine", "HearthModel", "HearthSync", "HearthTestKit",
         ], swiftSettings: strict),
         .testTarget(name: "HearthLinuxTests", dependencies: ["HearthSync", "HearthLinux", "HearthTestKit"], swiftSettings: strict),
     ]

@@ -58,6 +58,12 @@ public struct DeviceTypeView: Sendable {
     public func traitDescriptor(_ index: Int) -> TraitDescriptor { type(of: endpoint.traits[index]).descriptor }
     /// A trait's id, without a copy of its descriptor.
     public func traitID(_ index: Int) -> TraitID { endpoint.traitID(at: index) }
+    /// A trait's Matter FeatureMap.
+    public func featureMap(_ index: Int) -> UInt32 { endpoint.featureMaps[index] }
+    /// Whether the type mirrors another hub's device (its owner is another hub).
+    public var isMirrored: Bool { endpoint.isMirrored }
+    /// A trait's connectivity.
+    public func connectivity(_ index: Int) -> SourceConnectivity { endpoint.connectivity[index] }
     /// One object for every device type whose traits are of the same types in the same order (the engine's tables
     /// shared by such endpoints): what a writer keys what it works out per list of traits by, instead of by each id.
     public var traitTypes: any AnyObject & Sendable { endpoint.traitTypes }

@@ -5,6 +5,10 @@ struct Endpoint: Sendable {
     let descriptor: DeviceTypeDescriptor
     let isPrimary: Bool
     var traits: [any TraitServer]
+    /// Each trait's Matter FeatureMap, from the features it was made with.
+    let featureMaps: [UInt32]
+    /// Whether the type's traits mirror another hub's device.
+    let isMirrored: Bool
     var connectivity: [SourceConnectivity]
     let actuator: (any EndpointActuator)?
     /// What the hardware was last asked to show, so unchanged steps cost nothing below.
@@ -66,12 +70,14 @@ struct Endpoint: Sendable {
     var scenes: ScenesManagementServer? { shape.scenesIndex.flatMap { traits[$0] as? ScenesManagementServer } }
 
     /// `shapes`: the shapes made so far, by ``Shape/key(_:)``; this endpoint's is taken from there or added.
-    init(descriptor: DeviceTypeDescriptor, isPrimary: Bool, traits: [any TraitServer],
-         connectivity: [SourceConnectivity], actuator: (any EndpointActuator)?,
+    init(descriptor: DeviceTypeDescriptor, isPrimary: Bool, traits: [any TraitServer], featureMaps: [UInt32],
+         isMirrored: Bool, connectivity: [SourceConnectivity], actuator: (any EndpointActuator)?,
          shapes: inout [[ObjectIdentifier]: Shape]) {
         self.descriptor = descriptor
         self.isPrimary = isPrimary
         self.traits = traits
+        self.featureMaps = featureMaps
+        self.isMirrored = isMirrored
         self.connectivity = connectivity
         self.actuator = actuator
         let key = Shape.key(traits)

@@ -131,6 +131,8 @@ public final class Home: Sendable {
             var traits: [any TraitServer] = []
             // Kept for the device's life: exactly as many as it has, not the doubling growth's capacity.
             traits.reserveCapacity(traitConfigs.count)
+            var featureMaps: [UInt32] = []
+            featureMaps.reserveCapacity(traitConfigs.count)
             for tc in traitConfigs {
                 func ta() -> String { "\(at()) trait \(tc.id)" }
                 guard let standard = registry.server(for: tc.id) else {
@@ -141,8 +143,9 @@ public final class Home: Sendable {
                 do throws(HomeError) {
                     // Most traits have neither configured nor required features: no set is made for them.
                     let required = type.requiredFeatures.isEmpty ? nil : type.requiredFeatures[tc.id]
-                    trait = try server.init(features: required.map { tc.features.isEmpty ? $0 : tc.features.union($0) }
-                                                      ?? tc.features)
+                    let features = required.map { tc.features.isEmpty ? $0 : tc.features.union($0) } ?? tc.features
+                    trait = try server.init(features: features)
+                    featureMaps.append(server.descriptor.featureMap(of: features))
                 } catch {
                     throw HomeError(code: error.code, status: error.status, message: "\(ta()): \(error.message)")
                 }
@@ -194,7 +197,8 @@ public final class Home: Sendable {
                 var context = TraitContext(now: now, stepInterval: stepInterval, output: EndpointOutput())
                 traits[i].startUp(context: &context)
             }
-            endpoints.append(Endpoint(descriptor: type, isPrimary: isPrimary, traits: traits,
+            endpoints.append(Endpoint(descriptor: type, isPrimary: isPrimary, traits: traits, featureMaps: featureMaps,
+                                      isMirrored: typeConfig.isMirrored,
                                       connectivity: traitConfigs.map(\.connectivity), actuator: typeConfig.actuator,
                                       shapes: &shapes))
         }

@@ -163,19 +163,36 @@ public struct EventDescriptor: Sendable, Hashable {
     public func field(named name: String) -> FieldDescriptor? { fields.first { $0.name == name } }
 }
 
+/// One feature of a trait: its bit in Matter's FeatureMap and its lowerCamelCase name (what a configuration says).
+public struct FeatureDescriptor: Sendable, Hashable {
+    public var bit: Int
+    public var name: String
+
+    public init(bit: Int, _ name: String) {
+        self.bit = bit
+        self.name = name
+    }
+}
+
 /// Describes a trait: its identity, Matter cluster, attributes, commands and events.
 public struct TraitDescriptor: Sendable, Hashable {
     public var id: TraitID
     public var clusterID: UInt32
+    /// The Matter 1.4 revision of the cluster the trait implements (its ClusterRevision).
+    public var revision: UInt16
+    /// The cluster's features, with their FeatureMap bits; an instance has those its configuration names.
+    public var features: [FeatureDescriptor]
     public var attributes: [AttributeDescriptor]
     public var commands: [CommandDescriptor]
     /// The events the trait can emit (e.g. the Switch's `initialPress`).
     public var events: [EventDescriptor]
 
-    public init(id: TraitID, clusterID: UInt32, attributes: [AttributeDescriptor],
-                commands: [CommandDescriptor] = [], events: [EventDescriptor] = []) {
+    public init(id: TraitID, clusterID: UInt32, revision: UInt16 = 1, features: [FeatureDescriptor] = [],
+                attributes: [AttributeDescriptor], commands: [CommandDescriptor] = [], events: [EventDescriptor] = []) {
         self.id = id
         self.clusterID = clusterID
+        self.revision = revision
+        self.features = features
         self.attributes = attributes
         self.commands = commands
         self.events = events
@@ -185,4 +202,9 @@ public struct TraitDescriptor: Sendable, Hashable {
     public func attribute(id: UInt32) -> AttributeDescriptor? { attributes.first { $0.id == id } }
     public func command(named name: String) -> CommandDescriptor? { commands.first { $0.name == name } }
     public func event(named name: String) -> EventDescriptor? { events.first { $0.name == name } }
+
+    /// The FeatureMap of an instance with these features (names the trait does not know add nothing).
+    public func featureMap(of names: Set<String>) -> UInt32 {
+        features.reduce(0) { names.contains($1.name) ? $0 | 1 << UInt32($1.bit) : $0 }
+    }
 }

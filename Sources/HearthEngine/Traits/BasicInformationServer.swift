@@ -20,7 +20,7 @@ public struct BasicInformationServer: TraitServer {
     }
 
     public static let descriptor = TraitDescriptor(
-        id: .basicInformation, clusterID: 0x0028,
+        id: .basicInformation, clusterID: 0x0028, revision: 4,
         attributes: [Attribute.vendorName, Attribute.vendorID, Attribute.productName, Attribute.productID,
                      Attribute.nodeLabel, Attribute.hardwareVersionString, Attribute.softwareVersionString,
                      Attribute.serialNumber, Attribute.reachable, Attribute.uniqueID])

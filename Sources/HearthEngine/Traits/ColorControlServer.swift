@@ -92,7 +92,11 @@ public struct ColorControlServer: TraitServer {
     public static let listensToSignals = true
 
     public static let descriptor = TraitDescriptor(
-        id: .colorControl, clusterID: 0x0300,
+        id: .colorControl, clusterID: 0x0300, revision: 7,
+        features: [
+            .init(bit: 0, "hueSaturation"), .init(bit: 1, "enhancedHue"), .init(bit: 2, "colorLoop"),
+            .init(bit: 3, "xy"), .init(bit: 4, "colorTemperature"),
+        ],
         attributes: [Attribute.remainingTime, Attribute.colorTemperatureMireds, Attribute.colorMode, Attribute.options,
                      Attribute.numberOfPrimaries, Attribute.enhancedColorMode, Attribute.colorCapabilities,
                      Attribute.colorTempPhysicalMinMireds, Attribute.colorTempPhysicalMaxMireds,

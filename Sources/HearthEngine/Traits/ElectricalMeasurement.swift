@@ -130,7 +130,11 @@ public struct ElectricalPowerMeasurementServer: TraitServer {
     }
 
     public static let descriptor = TraitDescriptor(
-        id: .electricalPowerMeasurement, clusterID: 0x0090,
+        id: .electricalPowerMeasurement, clusterID: 0x0090, revision: 1,
+        features: [
+            .init(bit: 0, "directCurrent"), .init(bit: 1, "alternatingCurrent"), .init(bit: 2, "polyphasePower"),
+            .init(bit: 3, "harmonics"), .init(bit: 4, "powerQuality"),
+        ],
         attributes: [Attribute.powerMode, Attribute.numberOfMeasurementTypes, Attribute.accuracy, Attribute.voltage,
                      Attribute.activeCurrent, Attribute.activePower])
 
@@ -250,7 +254,11 @@ public struct ElectricalEnergyMeasurementServer: TraitServer {
     }
 
     public static let descriptor = TraitDescriptor(
-        id: .electricalEnergyMeasurement, clusterID: 0x0091,
+        id: .electricalEnergyMeasurement, clusterID: 0x0091, revision: 1,
+        features: [
+            .init(bit: 0, "importedEnergy"), .init(bit: 1, "exportedEnergy"), .init(bit: 2, "cumulativeEnergy"),
+            .init(bit: 3, "periodicEnergy"),
+        ],
         attributes: [Attribute.accuracy, Attribute.cumulativeEnergyImported], events: [Event.cumulativeEnergyMeasured])
 
     public static let defaultAccuracy = ElectricalMeasurement.accuracy(

@@ -38,7 +38,11 @@ public struct FanControlServer: TraitServer {
     }
 
     public static let descriptor = TraitDescriptor(
-        id: .fanControl, clusterID: 0x0202,
+        id: .fanControl, clusterID: 0x0202, revision: 4,
+        features: [
+            .init(bit: 0, "multiSpeed"), .init(bit: 1, "auto"), .init(bit: 2, "rocking"), .init(bit: 3, "wind"),
+            .init(bit: 4, "step"), .init(bit: 5, "airflowDirection"),
+        ],
         attributes: [Attribute.fanMode, Attribute.fanModeSequence, Attribute.percentSetting, Attribute.percentCurrent,
                      Attribute.speedMax, Attribute.speedSetting, Attribute.speedCurrent])
 

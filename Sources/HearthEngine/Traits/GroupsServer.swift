@@ -36,7 +36,8 @@ public struct GroupsServer: TraitServer {
     }
 
     public static let descriptor = TraitDescriptor(
-        id: .groups, clusterID: 0x0004, attributes: [Attribute.nameSupport],
+        id: .groups, clusterID: 0x0004, revision: 4,
+        features: [.init(bit: 0, "groupNames")], attributes: [Attribute.nameSupport],
         commands: [Command.addGroup, Command.viewGroup, Command.getGroupMembership, Command.removeGroup,
                    Command.removeAllGroups, Command.addGroupIfIdentifying])
 

@@ -23,7 +23,7 @@ public struct IdentifyServer: TraitServer {
     }
 
     public static let descriptor = TraitDescriptor(
-        id: .identify, clusterID: 0x0003, attributes: [Attribute.identifyTime, Attribute.identifyType],
+        id: .identify, clusterID: 0x0003, revision: 5, attributes: [Attribute.identifyTime, Attribute.identifyType],
         commands: [Command.identify])
 
     /// Half a blink period.

@@ -77,7 +77,8 @@ public struct LevelControlServer: TraitServer {
     public static let listensToSignals = true
 
     public static let descriptor = TraitDescriptor(
-        id: .levelControl, clusterID: 0x0008,
+        id: .levelControl, clusterID: 0x0008, revision: 6,
+        features: [.init(bit: 0, "onOff"), .init(bit: 1, "lighting"), .init(bit: 2, "frequency")],
         attributes: [Attribute.currentLevel, Attribute.remainingTime, Attribute.minLevel, Attribute.maxLevel,
                      Attribute.options, Attribute.onOffTransitionTime, Attribute.onLevel, Attribute.onTransitionTime,
                      Attribute.offTransitionTime, Attribute.defaultMoveRate, Attribute.startUpCurrentLevel],

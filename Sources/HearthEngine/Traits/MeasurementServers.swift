@@ -87,7 +87,7 @@ public struct RelativeHumidityMeasurementServer: MeasurementServer {
     public static let valueType = ValueType.uint16
     public static let range = 0...10_000
     public static let descriptor = TraitDescriptor(
-        id: .relativeHumidityMeasurement, clusterID: 0x0405, attributes: attributes(maximumTolerance: 2048))
+        id: .relativeHumidityMeasurement, clusterID: 0x0405, revision: 3, attributes: attributes(maximumTolerance: 2048))
     public var measurement = MeasurementState()
     public init() {}
 }
@@ -97,7 +97,7 @@ public struct TemperatureMeasurementServer: MeasurementServer {
     public static let valueType = ValueType.int16
     public static let range = -27_315...32_767
     public static let descriptor = TraitDescriptor(
-        id: .temperatureMeasurement, clusterID: 0x0402, attributes: attributes(maximumTolerance: 2048))
+        id: .temperatureMeasurement, clusterID: 0x0402, revision: 4, attributes: attributes(maximumTolerance: 2048))
     public var measurement = MeasurementState()
     public init() {}
 }

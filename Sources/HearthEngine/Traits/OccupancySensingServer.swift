@@ -43,7 +43,12 @@ public struct OccupancySensingServer: TraitServer {
     }
 
     public static let descriptor = TraitDescriptor(
-        id: .occupancySensing, clusterID: 0x0406,
+        id: .occupancySensing, clusterID: 0x0406, revision: 5,
+        features: [
+            .init(bit: 0, "other"), .init(bit: 1, "passiveInfrared"), .init(bit: 2, "ultrasonic"),
+            .init(bit: 3, "physicalContact"), .init(bit: 4, "activeInfrared"), .init(bit: 5, "radar"),
+            .init(bit: 6, "rfSensing"), .init(bit: 7, "vision"),
+        ],
         attributes: [Attribute.occupancy, Attribute.occupancySensorType, Attribute.occupancySensorTypeBitmap,
                      Attribute.holdTime, Attribute.holdTimeLimits],
         events: [Event.occupancyChanged])

@@ -42,7 +42,8 @@ public struct OnOffServer: TraitServer {
     public static let listensToSignals = true
 
     public static let descriptor = TraitDescriptor(
-        id: .onOff, clusterID: 0x0006,
+        id: .onOff, clusterID: 0x0006, revision: 6,
+        features: [.init(bit: 0, "lighting"), .init(bit: 1, "deadFrontBehavior"), .init(bit: 2, "offOnly")],
         attributes: [Attribute.onOff, Attribute.globalSceneControl, Attribute.onTime, Attribute.offWaitTime,
                      Attribute.startUpOnOff],
         commands: [Command.off, Command.on, Command.toggle, Command.offWithEffect, Command.onWithRecallGlobalScene,

@@ -68,7 +68,8 @@ public struct ScenesManagementServer: TraitServer {
     }
 
     public static let descriptor = TraitDescriptor(
-        id: .scenesManagement, clusterID: 0x0062,
+        id: .scenesManagement, clusterID: 0x0062, revision: 1,
+        features: [.init(bit: 0, "sceneNames")],
         attributes: [Attribute.sceneTableSize, Attribute.fabricSceneInfo],
         commands: [Command.addScene, Command.viewScene, Command.removeScene, Command.removeAllScenes,
                    Command.storeScene, Command.recallScene, Command.getSceneMembership])

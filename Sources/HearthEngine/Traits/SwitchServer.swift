@@ -12,7 +12,12 @@ public struct SwitchServer: TraitServer {
     }
 
     public static let descriptor = TraitDescriptor(
-        id: .switchTrait, clusterID: 0x003B,
+        id: .switchTrait, clusterID: 0x003B, revision: 2,
+        features: [
+            .init(bit: 0, "latchingSwitch"), .init(bit: 1, "momentarySwitch"),
+            .init(bit: 2, "momentarySwitchRelease"), .init(bit: 3, "momentarySwitchLongPress"),
+            .init(bit: 4, "momentarySwitchMultiPress"), .init(bit: 5, "actionSwitch"),
+        ],
         attributes: [Attribute.numberOfPositions, Attribute.currentPosition, Attribute.multiPressMax],
         events: [
             EventDescriptor(id: 0x00, name: "switchLatched", fields: [FieldDescriptor("newPosition", .uint8)]),

@@ -60,7 +60,11 @@ public struct WindowCoveringServer: TraitServer {
     }
 
     public static let descriptor = TraitDescriptor(
-        id: .windowCovering, clusterID: 0x0102,
+        id: .windowCovering, clusterID: 0x0102, revision: 5,
+        features: [
+            .init(bit: 0, "lift"), .init(bit: 1, "tilt"), .init(bit: 2, "positionAwareLift"),
+            .init(bit: 3, "absolutePosition"), .init(bit: 4, "positionAwareTilt"),
+        ],
         attributes: [Attribute.type, Attribute.configStatus, Attribute.currentPositionLiftPercentage,
                      Attribute.operationalStatus, Attribute.targetPositionLiftPercent100ths, Attribute.endProductType,
                      Attribute.currentPositionLiftPercent100ths, Attribute.mode],

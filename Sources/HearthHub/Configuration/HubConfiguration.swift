@@ -428,7 +428,7 @@ public struct HubConfiguration {
         var device = DeviceConfiguration(id: id, name: m.text("name") ?? id, types: [])
         device.roomID = m.text("room")
         device.structureID = m.text("structure")
-        device.isMatterDevice = m.bool("matter") ?? false
+        device.isMatterDevice = m.bool("matter") ?? true
         var bindings: [(Int, ConfigValue)] = []
 
         var typeValues: [ConfigMap] = []

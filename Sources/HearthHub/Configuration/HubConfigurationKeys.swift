@@ -165,7 +165,7 @@ extension HubConfiguration {
                 ConfigKey("name", .text, "what users see; a user's rename wins once made; default the id"),
                 ConfigKey("room", .text, "the room's id"),
                 ConfigKey("structure", .text, "the structure's (home's) id"),
-                ConfigKey("matter", .bool, "expose it as a Matter device; default false"),
+                ConfigKey("matter", .bool, "on the hub's Matter bridge (when matter.enabled); default true"),
                 ConfigKey("info", infoShape, "basicInformation of the primary type: vendorName, productName, serialNumber, …"),
                 ConfigKey("type", .choice(typeNames), "the device type, when it has one (then traits and binding sit here too)"),
                 ConfigKey("types", .list(.named("deviceType", .section(deviceType))),

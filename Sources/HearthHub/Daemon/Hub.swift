@@ -116,6 +116,10 @@ public final class Hub {
             return failed(HubDaemon.stateError)
         }
 
+        // A device is a Matter device when the hub's node is on and its configuration does not leave it off.
+        let matterEnabled = config.matter.isEnabled(simulatedBoard: plan.board.isSimulated)
+        if !matterEnabled { for i in plan.devices.indices { plan.devices[i].isMatterDevice = false } }
+
         let home: Home
         do throws(HomeError) {
             home = try Home(devices: plan.devices, saved: saved,
@@ -198,8 +202,8 @@ public final class Hub {
             .init(service: BindingsService(bindings: plan.bindings.map(\.binding)), serviceName: "hardware"),
             .init(service: MQTTService(hub: mqtt), serviceName: "mqtt"),
         ]
-        if config.matter.isEnabled(simulatedBoard: plan.board.isSimulated) {
-            guard let matter = MatterHub.service(config, logger: logger) else {
+        if matterEnabled {
+            guard let matter = MatterHub.service(config, home: home, door: MQTTBridgeDoor(hub: mqtt), logger: logger) else {
                 for (_, binding) in plan.bindings { binding.stop() }
                 return failed(HubDaemon.stateError)
             }

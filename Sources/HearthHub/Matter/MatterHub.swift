@@ -9,7 +9,9 @@ import Glibc
 #endif
 public import HearthConfig
 import HearthCrypto
+import HearthEngine
 import HearthMatter
+import HearthMatterBridge
 import HearthSync
 import Logging
 import NIOCore
@@ -119,7 +121,7 @@ public enum MatterHub {
     }
 
     /// The node's service for a hub, ready to run; nil with the reason logged when its state cannot be used.
-    static func service(_ config: HubConfiguration, logger: Logger) -> MatterService? {
+    static func service(_ config: HubConfiguration, home: Home, door: any BridgeDoor, logger: Logger) -> MatterService? {
         let pairing: MatterPairing
         do { pairing = try Self.pairing(config.matter, stateDirectory: config.stateDirectory) } catch {
             logger.critical("matter: \(error)")
@@ -146,6 +148,17 @@ public enum MatterHub {
             logger.critical("matter: the node's state in \(directory(stateDirectory: config.stateDirectory)) cannot be used: \(error)")
             return nil
         }
+        // Every device of the hub on the node, as a bridge (docs/matter.md, "The bridge").
+        let bridge: MatterBridge
+        do {
+            bridge = MatterBridge(home: home, door: door, dataModel: core.dataModel,
+                                  numbers: try EndpointNumbers(storage: storage), hubID: config.hubID,
+                                  log: { logger.notice("\($0)") })
+            try bridge.start()
+        } catch {
+            logger.critical("matter: the bridge's endpoint numbers cannot be kept: \(error)")
+            return nil
+        }
         let verifier: PASEVerifier
         do {
             verifier = try PASEVerifier.compute(passcode: pairing.passcode, salt: try SecureRandom.bytes(32), iterations: 1000)
@@ -163,7 +176,7 @@ public enum MatterHub {
             productID: MatterPairing.productID, deviceName: String(config.hubID.prefix(32)))
         let node = MatterNode(core: core, options: options, eventLoop: MultiThreadedEventLoopGroup.singleton.next(),
                               clock: clock, log: { logger.notice("\($0)") })
-        return MatterService(node: node, pairing: pairing, logger: logger)
+        return MatterService(node: node, bridge: bridge, pairing: pairing, logger: logger)
     }
 
     /// Every interface with an address but loopback, by name.
@@ -237,6 +250,7 @@ public enum MatterHub {
 /// Runs the hub's Matter node from start to shutdown, printing the pairing codes while it has no fabric.
 struct MatterService: Service {
     let node: MatterNode
+    let bridge: MatterBridge
     let pairing: MatterPairing
     let logger: Logger
 
@@ -254,6 +268,7 @@ struct MatterService: Service {
             _ = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
         }
         try? await gracefulShutdown()
+        bridge.stop()
         await node.stop()
     }
 }

@@ -13,13 +13,17 @@ extension MQTTHub {
     /// a peer's answer). Never blocks the caller.
     package func request(_ payload: [UInt8], device deviceID: String, reply: @escaping @Sendable (JSON) -> Void) {
         let (transaction, parsed) = HubRequest.parse(payload)
-        let request: HubRequest
         switch parsed {
         case .failure(let error):
             reply(HubResponse.failure(transaction: transaction, device: deviceID, error))
-            return
-        case .success(let r): request = r
+        case .success(let request):
+            perform(request, device: deviceID, reply: reply)
         }
+    }
+
+    /// Runs a request a door made itself (Matter's commands and writes) as `request` runs a parsed one.
+    func perform(_ request: HubRequest, device deviceID: String, reply: @escaping @Sendable (JSON) -> Void) {
+        let transaction = request.transaction
         if let router, let (owner, device, forwarded) = router.target(of: request, device: deviceID) {
             if let error = router.forward(forwarded, transaction: transaction, device: deviceID, to: owner,
                                            ownerDevice: device, reply: reply) {
