@@ -145,7 +145,7 @@ let package = Package(
         // promises on any bytes (scripts/fuzz, docs/reliability.md).
         .target(name: "HearthFuzzing", dependencies: ["HearthSync", 
             "HearthJSON", "HearthContract", "HearthModel", "HearthEngine", "HearthConfig", "HearthHardware",
-            "HearthSimulator", "HearthMQTT", "HearthHub", "HearthWeb", "HearthCrypto", "HearthMatter",
+            "HearthSimulator", "HearthMQTT", "HearthHub", "HearthWeb", "HearthCrypto", "HearthMatter", "HearthMatterBridge",
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         // `hearth-fuzz`: HearthFuzzing's targets under libFuzzer when scripts/fuzz builds it, an input replayer otherwise.

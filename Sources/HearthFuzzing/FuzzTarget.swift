@@ -36,6 +36,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case matterSecureChannel = "matter-secure-channel"
     /// Matter Interaction Model messages (opcode byte, TLV payload) answered by a node core.
     case matterIM = "matter-im"
+    /// A Matter command's fields as the bridge decodes them for the engine, and back.
+    case matterBridge = "matter-bridge"
 
     /// Runs the target on one input; throws the first broken promise.
     public func run(_ bytes: [UInt8]) throws(FuzzFailure) {
@@ -55,6 +57,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .matterCertificate: try MatterCertificateTarget.run(bytes)
         case .matterSecureChannel: try MatterSecureChannelTarget.run(bytes)
         case .matterIM: try MatterIMTarget.run(bytes)
+        case .matterBridge: try MatterBridgeTarget.run(bytes)
         }
     }
 }

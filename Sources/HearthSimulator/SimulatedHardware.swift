@@ -216,10 +216,26 @@ public final class SimulatedHardware: InputTraitsBackend {
         case flip
         /// The contact closes with bounce: it flips five times in a row and stays closed.
         case bounce
+        /// The input's chip goes away (a cable pulled): the line fails and cannot be opened again until `plug`.
+        case unplug
+        /// The chip is back: the binding's next attempt opens the line.
+        case plug
     }
 
     /// Moves the contact of the input at `key` and reports the edges at the input's clock's instant.
     public func act(_ action: SwitchAction, on key: String) {
+        switch action {
+        case .unplug:
+            let error = HardwareError(.gone, message: "the simulated chip was unplugged", operation: "read",
+                                      context: key)
+            failOpens(key: key, error)
+            failInput(key: key, error)
+            return
+        case .plug:
+            failOpens(key: key, nil)
+            return
+        case .press, .release, .flip, .bounce: break
+        }
         let (handler, events) = state.withLock { s -> ((@Sendable (InputLineEvent) -> Void)?, [(level: Bool, at: EngineInstant)]) in
             var input = s.inputs[key] ?? Input()
             let now = input.clock?.now ?? EngineInstant(milliseconds: 0)
@@ -229,6 +245,7 @@ public final class SimulatedHardware: InputTraitsBackend {
             case .release: levels = input.level ? [false] : []
             case .flip: levels = [!input.level]
             case .bounce: levels = input.level ? [false, true, false, true] : [true, false, true, false, true]
+            case .unplug, .plug: levels = []
             }
             if let last = levels.last { input.level = last }
             s.inputs[key] = input

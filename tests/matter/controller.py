@@ -20,6 +20,10 @@ without pairing again. The commissioned node gets --node-id (default 1).
   invoke-armfailsafe                       GeneralCommissioning.ArmFailSafe(60) then ArmFailSafe(0) on endpoint 0
   invoke-identify ENDPOINT                 Identify.Identify(5) on ENDPOINT, then reads IdentifyTime
   read-after-restart                       BasicInformation again, from a fresh process, over CASE only
+  bridge-layout, bridge-commands, bridge-from-outside, bridge-refused, bridge-rename, bridge-reachable,
+  bridge-numbers, bridge-complete, bridge-bench
+                                           the bridge's checks (tests/matter/bridge.py) against hearthd on
+                                           examples/sim.yaml; --mqtt-ns NS names the namespace of its mosquitto
 
 Oracles (no network, no store): the controller's own codecs, to check what Hearth's code produces. The setup-payload
 ones start the native library, so they too need a private /data and /tmp: `scripts/test-matter --oracle …` runs them
@@ -48,6 +52,8 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import bridge  # noqa: E402  (tests/matter/bridge.py: the bridge's checks)
 DEFAULT_PAA = HERE.parent.parent / "Tests" / "Matter" / "credentials" / "paa"
 CONTROLLER_NODE_ID = 112233
 FABRIC_ID = 1
@@ -499,6 +505,14 @@ def parse_args() -> argparse.Namespace:
     sub.add_parser("invoke-armfailsafe")
     sub.add_parser("invoke-identify").add_argument("endpoint", type=int)
     sub.add_parser("read-after-restart")
+    for name in ("bridge-layout", "bridge-commands", "bridge-from-outside", "bridge-refused", "bridge-rename",
+                 "bridge-reachable", "bridge-numbers", "bridge-complete", "bridge-bench"):
+        p = sub.add_parser(name)
+        p.add_argument("--mqtt-ns", default="", help="the network namespace of the hub's mosquitto (bridge checks)")
+        p.add_argument("--count", type=int, default=100,
+                       help="bridge-bench: how many toggles; bridge-complete: how many devices the bridge has")
+        p.add_argument("--device-pid", type=int, default=0, help="bridge-bench: the device's pid, for its CPU time")
+        p.add_argument("--endpoint", type=int, default=0, help="bridge-bench: the light's endpoint (default: the porch light)")
     sub.add_parser("tlv-decode").add_argument("hex")
     sub.add_parser("tlv-encode").add_argument("json")
     sub.add_parser("parse-qr").add_argument("payload")
@@ -522,7 +536,24 @@ NETWORK_COMMANDS = {
     "invoke-armfailsafe": invoke_armfailsafe,
     "invoke-identify": invoke_identify,
     "read-after-restart": read_after_restart,
+    "bridge-layout": lambda c, a: bridge_check(bridge.layout, c, a),
+    "bridge-commands": lambda c, a: bridge_check(bridge.commands, c, a),
+    "bridge-from-outside": lambda c, a: bridge_check(bridge.from_outside, c, a),
+    "bridge-refused": lambda c, a: bridge_check(bridge.refused, c, a),
+    "bridge-rename": lambda c, a: bridge_check(bridge.rename, c, a),
+    "bridge-reachable": lambda c, a: bridge_check(bridge.reachable, c, a),
+    "bridge-numbers": lambda c, a: bridge_check(bridge.numbers, c, a),
+    "bridge-complete": lambda c, a: bridge_check(bridge.complete, c, a),
+    "bridge-bench": lambda c, a: bridge_check(bridge.bench, c, a),
 }
+
+
+async def bridge_check(check, ctrl: Controller, args: argparse.Namespace) -> dict[str, Any]:
+    """A check of tests/matter/bridge.py, its failures as this script's."""
+    try:
+        return await check(ctrl, args)
+    except bridge.Failed as e:
+        raise CheckFailed(str(e), e.details)
 
 
 async def run_network(args: argparse.Namespace) -> dict[str, Any]:
