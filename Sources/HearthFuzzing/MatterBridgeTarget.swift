@@ -9,9 +9,14 @@ import HearthModel
 /// command's fields, and encode back to TLV that decodes to the same values (so what the engine saw is what was sent).
 /// The engine's validation then takes or refuses them with a HomeError (never a crash).
 enum MatterBridgeTarget {
-    static let commands: [CommandDescriptor] = TraitRegistry.standard.servers.values
-        .sorted { $0.descriptor.clusterID < $1.descriptor.clusterID }
-        .flatMap(\.descriptor.commands)
+    static let commands: [CommandDescriptor] = {
+        var descriptors: [TraitDescriptor] = []
+        for server in TraitRegistry.standard.servers.values { descriptors.append(server.descriptor) }
+        descriptors.sort { $0.clusterID < $1.clusterID }
+        var commands: [CommandDescriptor] = []
+        for descriptor in descriptors { commands += descriptor.commands }
+        return commands
+    }()
 
     static func run(_ bytes: [UInt8]) throws(FuzzFailure) {
         guard let first = bytes.first, !commands.isEmpty else { return }

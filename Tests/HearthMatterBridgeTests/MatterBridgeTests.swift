@@ -40,7 +40,8 @@ private struct EngineDoor: BridgeDoor {
     }
 }
 
-private let admin = SubjectDescriptor.caseSession(fabricIndex: 1, node: 112233)
+// A PASE session: the access check grants it everything, so these tests need no ACL.
+private let admin = SubjectDescriptor.pase()
 private let read = ReadContext(subject: admin, isFabricFiltered: true)
 private func action(_ endpoint: EndpointID) -> ActionContext {
     ActionContext(subject: admin, endpoint: endpoint, now: MatterInstant(milliseconds: 0))

@@ -4,8 +4,8 @@
 
 extension DevHearth {
     /// `dev.hearth.simulatedSwitch`, cluster 0xFFF1FC01: `dev.hearth.simulatedSwitch` on the hub.
-    /// Commands: press, release, flip, bounce.
-    /// Events (on the hub's events topic; HearthKit does not deliver them): press, release, flip, bounce.
+    /// Commands: press, release, flip, bounce, unplug, plug.
+    /// Events (on the hub's events topic; HearthKit does not deliver them): press, release, flip, bounce, unplug, plug.
     public struct SimulatedSwitchTrait: Trait {
         public static let identifier = "dev.hearth.simulatedSwitch"
         public static let clusterID: UInt32 = 0xFFF1FC01
@@ -43,6 +43,22 @@ extension DevHearth {
         /// `bounce` (command 0x03).
         public func bounce() async throws {
             try await dynamic.invoke("bounce")
+        }
+
+        /// Whether this trait instance takes `unplug` (the device's features decide; an Off-only OnOff has no `toggle`).
+        public var supportsUnplugCommand: Bool { dynamic.supports(command: "unplug") }
+
+        /// `unplug` (command 0x04).
+        public func unplug() async throws {
+            try await dynamic.invoke("unplug")
+        }
+
+        /// Whether this trait instance takes `plug` (the device's features decide; an Off-only OnOff has no `toggle`).
+        public var supportsPlugCommand: Bool { dynamic.supports(command: "plug") }
+
+        /// `plug` (command 0x05).
+        public func plug() async throws {
+            try await dynamic.invoke("plug")
         }
     }
 }
