@@ -292,62 +292,102 @@ public final class DataModel: Sendable {
 
     // MARK: Write
 
-    /// Writes one attribute (a whole list for a list attribute) and answers its status; nothing changes on refusal.
-    public func write(_ path: ConcreteAttributePath, value: TLVValue, dataVersion: UInt32?,
-                      context: ActionContext) -> StatusIB {
+    /// Writes one attribute (a whole list for a list attribute) and answers its status through `completion`: at once
+    /// for a synchronous cluster, when the cluster finishes for a `DeferredClusterServer` (on whichever thread it
+    /// finishes on). Nothing changes on refusal. Every check of the Interaction Model — access, existence, writability,
+    /// timing, DataVersion — is done here first; a deferred cluster marks its change itself when the value moves.
+    public func write(_ path: ConcreteAttributePath, value: TLVValue, dataVersion: UInt32?, context: ActionContext,
+                      completion: @escaping @Sendable (StatusIB) -> Void) {
+        let clusterPath = path.clusterPath
+        let server: any ClusterServer
+        do throws(IMError) {
+            server = try checkWrite(path, value: value, dataVersion: dataVersion, context: context)
+        } catch {
+            completion(StatusIB(error))
+            return
+        }
+        if let deferred = server as? any DeferredClusterServer {
+            deferred.write(path.attribute, value: value, context: context) { error in
+                completion(error.map(StatusIB.init) ?? .success)
+            }
+            return
+        }
+        do throws(IMError) {
+            try server.write(path.attribute, value: value, context: context)
+            markChanged(clusterPath)
+            completion(.success)
+        } catch {
+            completion(StatusIB(error))
+        }
+    }
+
+    private func checkWrite(_ path: ConcreteAttributePath, value: TLVValue, dataVersion: UInt32?,
+                            context: ActionContext) throws(IMError) -> any ClusterServer {
         let clusterPath = path.clusterPath
         let server = cluster(clusterPath)
         let definition = server?.attributeDefinition(path.attribute)
-        do throws(IMError) {
-            let required = definition?.writePrivilege ?? .operate
-            guard granted(context.subject, required, clusterPath) else {
-                throw IMError(.unsupportedAccess, "writing \(path) needs \(required)")
-            }
-            guard endpoint(path.endpoint) != nil else { throw IMError(.unsupportedEndpoint, "no endpoint \(path.endpoint)") }
-            guard let server else { throw IMError(.unsupportedCluster, "no cluster \(clusterPath)") }
-            guard let definition else { throw IMError(.unsupportedAttribute, "no attribute \(path)") }
-            guard definition.isWritable else { throw IMError(.unsupportedWrite, "\(definition.name) is read-only") }
-            if definition.qualities.contains(.timedWrite) && !context.isTimed {
-                throw IMError(.needsTimedInteraction, "\(definition.name) is written only in a timed interaction")
-            }
-            if let dataVersion, dataVersion != self.dataVersion(clusterPath) {
-                throw IMError(.dataVersionMismatch, "\(clusterPath) is no longer at DataVersion \(dataVersion)")
-            }
-            if definition.isList, case .array = value {} else if definition.isList {
-                throw IMError(.invalidDataType, "\(definition.name) is a list; the write is a \(value.typeName)")
-            }
-            try server.write(path.attribute, value: value, context: context)
-            markChanged(clusterPath)
-            return .success
-        } catch {
-            return StatusIB(error)
+        let required = definition?.writePrivilege ?? .operate
+        guard granted(context.subject, required, clusterPath) else {
+            throw IMError(.unsupportedAccess, "writing \(path) needs \(required)")
         }
+        guard endpoint(path.endpoint) != nil else { throw IMError(.unsupportedEndpoint, "no endpoint \(path.endpoint)") }
+        guard let server else { throw IMError(.unsupportedCluster, "no cluster \(clusterPath)") }
+        guard let definition else { throw IMError(.unsupportedAttribute, "no attribute \(path)") }
+        guard definition.isWritable else { throw IMError(.unsupportedWrite, "\(definition.name) is read-only") }
+        if definition.qualities.contains(.timedWrite) && !context.isTimed {
+            throw IMError(.needsTimedInteraction, "\(definition.name) is written only in a timed interaction")
+        }
+        if let dataVersion, dataVersion != self.dataVersion(clusterPath) {
+            throw IMError(.dataVersionMismatch, "\(clusterPath) is no longer at DataVersion \(dataVersion)")
+        }
+        if definition.isList, case .array = value {} else if definition.isList {
+            throw IMError(.invalidDataType, "\(definition.name) is a list; the write is a \(value.typeName)")
+        }
+        return server
     }
 
     // MARK: Invoke
 
-    /// Runs one command at a concrete path.
-    public func invoke(_ path: CommandPath, fields: TLVElement?, context: ActionContext) -> Result<CommandResult, IMError> {
+    /// Runs one command at a concrete path and answers through `completion`: at once for a synchronous cluster, when
+    /// the cluster finishes for a `DeferredClusterServer` (on whichever thread it finishes on). Access, existence and
+    /// timing are checked here first.
+    public func invoke(_ path: CommandPath, fields: TLVElement?, context: ActionContext,
+                       completion: @escaping @Sendable (Result<CommandResult, IMError>) -> Void) {
+        let server: any ClusterServer
+        do throws(IMError) {
+            server = try checkInvoke(path, context: context)
+        } catch {
+            completion(.failure(error))
+            return
+        }
+        if let deferred = server as? any DeferredClusterServer {
+            deferred.invoke(path.command, fields: fields, context: context, completion: completion)
+            return
+        }
+        do throws(IMError) {
+            completion(.success(try server.invoke(path.command, fields: fields, context: context)))
+        } catch {
+            completion(.failure(error))
+        }
+    }
+
+    private func checkInvoke(_ path: CommandPath, context: ActionContext) throws(IMError) -> any ClusterServer {
         guard let endpointID = path.endpoint else {
-            return .failure(IMError(.invalidAction, "a command path needs an endpoint outside a group"))
+            throw IMError(.invalidAction, "a command path needs an endpoint outside a group")
         }
         let clusterPath = ConcreteClusterPath(endpoint: endpointID, cluster: path.cluster)
         let server = cluster(clusterPath)
         let definition = server?.acceptedCommands.first { $0.id == path.command }
         let required = definition?.privilege ?? .operate
         guard granted(context.subject, required, clusterPath) else {
-            return .failure(IMError(.unsupportedAccess, "invoking \(path) needs \(required)"))
+            throw IMError(.unsupportedAccess, "invoking \(path) needs \(required)")
         }
-        guard endpoint(endpointID) != nil else { return .failure(IMError(.unsupportedEndpoint, "no endpoint \(endpointID)")) }
-        guard let server else { return .failure(IMError(.unsupportedCluster, "no cluster \(clusterPath)")) }
-        guard let definition else { return .failure(IMError(.unsupportedCommand, "no command \(path)")) }
+        guard endpoint(endpointID) != nil else { throw IMError(.unsupportedEndpoint, "no endpoint \(endpointID)") }
+        guard let server else { throw IMError(.unsupportedCluster, "no cluster \(clusterPath)") }
+        guard let definition else { throw IMError(.unsupportedCommand, "no command \(path)") }
         if definition.requiresTimedInvoke && !context.isTimed {
-            return .failure(IMError(.needsTimedInteraction, "\(definition.name) is invoked only in a timed interaction"))
+            throw IMError(.needsTimedInteraction, "\(definition.name) is invoked only in a timed interaction")
         }
-        do {
-            return .success(try server.invoke(path.command, fields: fields, context: context))
-        } catch {
-            return .failure(error)
-        }
+        return server
     }
 }

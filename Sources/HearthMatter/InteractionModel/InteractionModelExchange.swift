@@ -7,16 +7,20 @@ public final class InteractionModelExchange: ExchangeHandler {
     private let core: MatterNodeCore
     private let subject: (SessionHandle) -> SubjectDescriptor?
     private let now: () -> MatterInstant
+    private let hop: @Sendable (@escaping @Sendable () -> Void) -> Void
     private var state: IMExchangeState
 
     /// `subject` tells who a secure session's peer is (nil for a session the Interaction Model must not serve: an
-    /// unsecured one, or one that is gone).
+    /// unsecured one, or one that is gone). `hop` runs a closure where the exchange manager runs: a deferred answer
+    /// (a deferred cluster's command or write) is sent from there when it is ready.
     public init(core: MatterNodeCore, subject: @escaping (SessionHandle) -> SubjectDescriptor?,
-                now: @escaping () -> MatterInstant, state: IMExchangeState = IMExchangeState()) {
+                now: @escaping () -> MatterInstant, state: IMExchangeState = IMExchangeState(),
+                hop: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void = { $0() }) {
         self.core = core
         self.subject = subject
         self.now = now
         self.state = state
+        self.hop = hop
     }
 
     /// Serves every Interaction Model exchange a peer opens.
@@ -54,6 +58,23 @@ public final class InteractionModelExchange: ExchangeHandler {
         }
         let reply = core.receive(opcode: message.payloadHeader.opcode, payload: message.payload, exchange: &state,
                                  subject: subject, now: time)
+        if let deferred = reply.deferred {
+            // The exchange stays open (MRP acknowledges the request alone meanwhile) until the answer is ready.
+            let bound = LoopBound((self, manager))
+            let hop = self.hop
+            deferred.whenReady { reply in
+                hop {
+                    let (handler, manager) = bound.value
+                    guard manager.isOpen(exchange) else { return }
+                    handler.answer(reply, on: exchange, manager: manager, now: handler.now())
+                }
+            }
+            return
+        }
+        answer(reply, on: exchange, manager: manager, now: time)
+    }
+
+    private func answer(_ reply: IMReply, on exchange: ExchangeKey, manager: ExchangeManager, now time: MatterInstant) {
         if let answer = reply.message {
             do {
                 try manager.send(on: exchange, protocolID: .interactionModel, opcode: answer.opcode.rawValue,

@@ -24,12 +24,97 @@ public struct IMReply: Sendable, Equatable {
     public var message: IMMessage?
     /// Whether the exchange is over after it (no further message of the peer is expected).
     public var closesExchange: Bool
+    /// An answer that comes later (a deferred cluster's command or write is still running): `message` is nil and the
+    /// exchange stays open until the deferred reply, which carries the message and whether the exchange closes, is
+    /// ready. The exchange's state has already moved on when this is returned.
+    public var deferred: DeferredIMReply?
+
+    public init(message: IMMessage?, closesExchange: Bool, deferred: DeferredIMReply? = nil) {
+        self.message = message
+        self.closesExchange = closesExchange
+        self.deferred = deferred
+    }
 
     static func close(_ message: IMMessage?) -> IMReply { IMReply(message: message, closesExchange: true) }
     static func `continue`(_ message: IMMessage) -> IMReply { IMReply(message: message, closesExchange: false) }
     static func status(_ code: IMStatusCode) -> IMReply {
         .close(IMMessage(.statusResponse, StatusResponse(code).encoded()))
     }
+    static func later(_ deferred: DeferredIMReply) -> IMReply {
+        IMReply(message: nil, closesExchange: false, deferred: deferred)
+    }
+
+    /// Two replies are equal when they say the same now and both or neither answer later.
+    public static func == (a: IMReply, b: IMReply) -> Bool {
+        a.message == b.message && a.closesExchange == b.closesExchange && (a.deferred == nil) == (b.deferred == nil)
+    }
+}
+
+/// The answer to a request whose actions finish later, off the caller's thread.
+public struct DeferredIMReply: Sendable {
+    private let start: @Sendable (@escaping @Sendable (IMReply) -> Void) -> Void
+
+    init(_ start: @escaping @Sendable (@escaping @Sendable (IMReply) -> Void) -> Void) { self.start = start }
+
+    /// Calls `completion` exactly once with the reply (never itself deferred) when every action of the request has
+    /// finished: at once if they all have, else on the thread that finishes the last one.
+    public func whenReady(_ completion: @escaping @Sendable (IMReply) -> Void) { start(completion) }
+}
+
+/// Results of actions that finish in any order on any thread, kept in the order they were started; whoever waits
+/// hears once, when every started action has finished and no more will be started.
+final class ResultGatherer<Value: Sendable>: Sendable {
+    private struct State {
+        var values: [Value?] = []
+        var missing = 0
+        var sealed = false
+        var waiter: (@Sendable ([Value]) -> Void)?
+    }
+
+    private let state = Locked(State())
+
+    /// A place for the next result, in start order.
+    func reserve() -> Int {
+        state.withLock { state in
+            state.values.append(nil)
+            state.missing += 1
+            return state.values.count - 1
+        }
+    }
+
+    /// Fills a reserved place; a second result for the same place is ignored.
+    func fill(_ index: Int, _ value: Value) {
+        let ready: (@Sendable ([Value]) -> Void, [Value])? = state.withLock { state in
+            guard state.values.indices.contains(index), state.values[index] == nil else { return nil }
+            state.values[index] = value
+            state.missing -= 1
+            guard state.sealed, state.missing == 0, let waiter = state.waiter else { return nil }
+            state.waiter = nil
+            return (waiter, state.values.map { $0! })
+        }
+        if let (waiter, values) = ready { waiter(values) }
+    }
+
+    /// No more actions start: the results, if they are all in already.
+    func seal() -> [Value]? {
+        state.withLock { state in
+            state.sealed = true
+            return state.missing == 0 ? state.values.map { $0! } : nil
+        }
+    }
+
+    /// Calls `waiter` once every result is in (at once if they are).
+    func whenComplete(_ waiter: @escaping @Sendable ([Value]) -> Void) {
+        let values: [Value]? = state.withLock { state in
+            if state.missing == 0 { return state.values.map { $0! } }
+            state.waiter = waiter
+            return nil
+        }
+        if let values { waiter(values) }
+    }
+
+    /// A slot that holds a result already known.
+    func add(_ value: Value) { fill(reserve(), value) }
 }
 
 /// The Interaction Model's state on one exchange, owned by the caller and passed back with each message.
@@ -210,11 +295,18 @@ public final class InteractionModelServer: Sendable {
         }
         var pending: IMExchangeState.PendingList?
         if case .writing(_, let held) = exchange.phase { pending = held }
-        var statuses: [AttributeStatusIB] = []
+        // Statuses in request order; a deferred cluster's comes when its write finishes.
+        let statuses = ResultGatherer<AttributeStatusIB>()
+        let dataModel = self.dataModel
+        func write(_ path: ConcreteAttributePath, _ value: TLVValue, dataVersion: UInt32?) {
+            let context = ActionContext(subject: subject, endpoint: path.endpoint, now: now, isTimed: timed)
+            let slot = statuses.reserve()
+            dataModel.write(path, value: value, dataVersion: dataVersion, context: context) { status in
+                statuses.fill(slot, AttributeStatusIB(path: AttributePath(path), status: status))
+            }
+        }
         func apply(_ list: IMExchangeState.PendingList) {
-            let context = ActionContext(subject: subject, endpoint: list.path.endpoint, now: now, isTimed: timed)
-            let status = dataModel.write(list.path, value: .array(list.items), dataVersion: list.dataVersion, context: context)
-            statuses.append(AttributeStatusIB(path: AttributePath(list.path), status: status))
+            write(list.path, .array(list.items), dataVersion: list.dataVersion)
         }
 
         var index = 0
@@ -234,7 +326,7 @@ public final class InteractionModelServer: Sendable {
             defer { index = max(next, index + 1) }
             switch first.path.listIndex {
             case .index:
-                statuses.append(AttributeStatusIB(path: AttributePath(path), status: StatusIB(.invalidAction)))
+                statuses.add(AttributeStatusIB(path: AttributePath(path), status: StatusIB(.invalidAction)))
                 continue
             case .append:
                 if let held = pending, held.path == path {
@@ -250,12 +342,12 @@ public final class InteractionModelServer: Sendable {
                 switch current {
                 case .data(let data):
                     guard case .array(let items) = data.data else {
-                        statuses.append(AttributeStatusIB(path: AttributePath(path), status: StatusIB(.invalidDataType)))
+                        statuses.add(AttributeStatusIB(path: AttributePath(path), status: StatusIB(.invalidDataType)))
                         continue
                     }
                     pending = IMExchangeState.PendingList(path: path, dataVersion: nil, items: items + appended)
                 case .status(let failure):
-                    statuses.append(AttributeStatusIB(path: AttributePath(path), status: failure.status))
+                    statuses.add(AttributeStatusIB(path: AttributePath(path), status: failure.status))
                     continue
                 }
             case nil:
@@ -267,11 +359,9 @@ public final class InteractionModelServer: Sendable {
                 if isList, case .array(let items) = first.data {
                     pending = IMExchangeState.PendingList(path: path, dataVersion: first.dataVersion, items: items + appended)
                 } else if !appended.isEmpty {
-                    statuses.append(AttributeStatusIB(path: AttributePath(path), status: StatusIB(.invalidDataType)))
+                    statuses.add(AttributeStatusIB(path: AttributePath(path), status: StatusIB(.invalidDataType)))
                 } else {
-                    let context = ActionContext(subject: subject, endpoint: path.endpoint, now: now, isTimed: timed)
-                    let status = dataModel.write(path, value: first.data, dataVersion: first.dataVersion, context: context)
-                    statuses.append(AttributeStatusIB(path: AttributePath(path), status: status))
+                    write(path, first.data, dataVersion: first.dataVersion)
                 }
             }
             // A list still open at the end of a chunk may go on in the next one; any other is written now.
@@ -290,9 +380,17 @@ public final class InteractionModelServer: Sendable {
         } else {
             exchange.phase = request.moreChunkedMessages ? .writing(timed: timed, pending: nil) : .idle
         }
-        if request.suppressResponse && !request.moreChunkedMessages { return .close(nil) }
-        let response = IMMessage(.writeResponse, WriteResponse(writeResponses: statuses).encoded())
-        return request.moreChunkedMessages ? .continue(response) : .close(response)
+        if request.suppressResponse && !request.moreChunkedMessages {
+            _ = statuses.seal()
+            return .close(nil)
+        }
+        let more = request.moreChunkedMessages
+        @Sendable func reply(_ statuses: [AttributeStatusIB]) -> IMReply {
+            let response = IMMessage(.writeResponse, WriteResponse(writeResponses: statuses).encoded())
+            return more ? .continue(response) : .close(response)
+        }
+        if let done = statuses.seal() { return reply(done) }
+        return .later(DeferredIMReply { completion in statuses.whenComplete { completion(reply($0)) } })
     }
 
     // MARK: Invoke
@@ -300,22 +398,33 @@ public final class InteractionModelServer: Sendable {
     private func handleInvoke(_ request: InvokeRequest, subject: SubjectDescriptor, now: MatterInstant,
                               timed: Bool) -> IMReply {
         guard request.invokeRequests.count <= Self.maximumPathsPerInvoke else { return .status(.invalidAction) }
-        var responses: [InvokeResponseIB] = []
+        let responses = ResultGatherer<InvokeResponseIB>()
         for command in request.invokeRequests {
             let context = ActionContext(subject: subject, endpoint: command.path.endpoint ?? 0, now: now, isTimed: timed)
-            switch dataModel.invoke(command.path, fields: command.fields, context: context) {
-            case .success(.success):
-                responses.append(.status(CommandStatusIB(path: command.path, status: .success, commandRef: command.commandRef)))
-            case .success(.response(let id, let fields)):
-                let path = CommandPath(endpoint: command.path.endpoint, cluster: command.path.cluster, command: id)
-                responses.append(.command(CommandDataIB(path: path, fields: fields, commandRef: command.commandRef)))
-            case .failure(let error):
-                responses.append(.status(CommandStatusIB(path: command.path, status: StatusIB(error),
-                                                         commandRef: command.commandRef)))
+            let slot = responses.reserve()
+            dataModel.invoke(command.path, fields: command.fields, context: context) { result in
+                responses.fill(slot, Self.invokeResponse(command, result))
             }
         }
+        let all = responses.seal()
         if request.suppressResponse { return .close(nil) }
-        return .close(IMMessage(.invokeResponse, InvokeResponse(invokeResponses: responses).encoded()))
+        @Sendable func reply(_ responses: [InvokeResponseIB]) -> IMReply {
+            .close(IMMessage(.invokeResponse, InvokeResponse(invokeResponses: responses).encoded()))
+        }
+        if let all { return reply(all) }
+        return .later(DeferredIMReply { completion in responses.whenComplete { completion(reply($0)) } })
+    }
+
+    private static func invokeResponse(_ command: CommandDataIB, _ result: Result<CommandResult, IMError>) -> InvokeResponseIB {
+        switch result {
+        case .success(.success):
+            return .status(CommandStatusIB(path: command.path, status: .success, commandRef: command.commandRef))
+        case .success(.response(let id, let fields)):
+            let path = CommandPath(endpoint: command.path.endpoint, cluster: command.path.cluster, command: id)
+            return .command(CommandDataIB(path: path, fields: fields, commandRef: command.commandRef))
+        case .failure(let error):
+            return .status(CommandStatusIB(path: command.path, status: StatusIB(error), commandRef: command.commandRef))
+        }
     }
 
     // MARK: Subscribe

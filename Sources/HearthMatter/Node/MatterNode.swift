@@ -249,7 +249,7 @@ public final class MatterNode: @unchecked Sendable {
         if let established = step.established {
             establishments[key] = nil
             manager.close(key, now: now)
-            install(established, from: key.session)
+            if let peer = layer?.peerAddress(of: key.session) { install(established, peer: peer) }
         } else if let failure = step.failure {
             if case .pase = establishments[key]?.responder { failedPASEAttempts += 1 }
             establishments[key] = nil
@@ -291,8 +291,9 @@ public final class MatterNode: @unchecked Sendable {
         return nil
     }
 
-    private func install(_ session: EstablishedSession, from unsecured: SessionHandle) {
-        guard let layer, let peer = layer.peerAddress(of: unsecured) else { return }
+    /// Installs a session PASE or CASE established with the peer at `peer` (on the loop).
+    func install(_ session: EstablishedSession, peer: SocketAddress) {
+        guard let layer else { return }
         var record = SessionRecord(kind: .pase, localSessionID: session.localSessionID, fabricIndex: 0, peerNodeID: 0, cats: [],
                                    attestationChallenge: session.keys.attestationChallenge, lastActive: now)
         var localNodeID: UInt64 = 0
@@ -322,6 +323,9 @@ public final class MatterNode: @unchecked Sendable {
         }
     }
 
+    /// The secure sessions the node has (on the loop).
+    var sessionCount: Int { sessions.count }
+
     private func removeSession(_ handle: SessionHandle) {
         sessions[handle] = nil
         layer?.removeSession(handle)
@@ -339,6 +343,21 @@ public final class MatterNode: @unchecked Sendable {
         sessions[key.session]?.lastActive = now
         let reply = core.receive(opcode: message.payloadHeader.opcode, payload: message.payload, exchange: &state,
                                  subject: record.subject, now: now)
+        if let deferred = reply.deferred {
+            // A deferred cluster is still at work: the exchange stays open (its pending acknowledgement goes alone
+            // when MRP's standalone-ack timer fires) and the answer is sent from the loop when it comes.
+            let loop = transport.eventLoop
+            let bound = LoopBound(self)
+            deferred.whenReady { reply in
+                loop.execute { bound.value.answerLater(reply, on: key) }
+            }
+        } else {
+            answer(reply, on: key, manager: manager)
+        }
+        handleCommissioningEvents(session: key.session)
+    }
+
+    private func answer(_ reply: IMReply, on key: ExchangeKey, manager: ExchangeManager) {
         if let answer = reply.message {
             do {
                 try manager.send(on: key, protocolID: .interactionModel, opcode: answer.opcode.rawValue, payload: answer.payload,
@@ -348,7 +367,18 @@ public final class MatterNode: @unchecked Sendable {
             }
         }
         if reply.closesExchange { manager.close(key, now: now) }
-        handleCommissioningEvents(session: key.session)
+    }
+
+    /// Sends a deferred answer (on the loop), unless its exchange or session went meanwhile.
+    private func answerLater(_ reply: IMReply, on key: ExchangeKey) {
+        transport.onLoop { layer in
+            guard sessions[key.session] != nil, layer.exchanges.isOpen(key) else {
+                log("matter: a late answer on \(key) is dropped: the exchange or its session is gone")
+                return
+            }
+            answer(reply, on: key, manager: layer.exchanges)
+            handleCommissioningEvents(session: key.session)
+        }
     }
 
     private func handleCommissioningEvents(session: SessionHandle?) {

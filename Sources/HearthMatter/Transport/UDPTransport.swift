@@ -95,6 +95,14 @@ public final class MatterUDPTransport: @unchecked Sendable {
         }.get()
     }
 
+    /// Runs `body` with the message layer from code already on the event loop (a timer's, an `execute`'s), then
+    /// schedules the retransmission and acknowledgement timers for whatever `body` sent.
+    public func onLoop<T>(_ body: (MessageLayer) throws -> T) rethrows -> T {
+        eventLoop.preconditionInEventLoop()
+        defer { rescheduleTimer() }
+        return try body(layer)
+    }
+
     /// Fires what is due on the clock now (for `.external` timer driving).
     public func runTimers() async {
         try? await eventLoop.submit { self.fireTimers() }.get()

@@ -1,0 +1,170 @@
+// A `MatterNode` over real UDP on loopback, as a controller sees it: a deferred command answered late on its own
+// exchange (acknowledged alone meanwhile), and subscription reports the node sends on exchanges it opens to the
+// subscriber's CASE session. The CASE session is installed on both ends with keys the test chooses (CASE itself is
+// tested on its own), so that the node's fabric can use the fixture's stand-in credentials.
+
+import HearthCrypto
+@testable import HearthMatter
+import HearthSync
+import HearthTestKit
+import NIOCore
+import NIOPosix
+import Testing
+
+/// Records every message of an exchange and answers each ReportData with `status` (as a subscriber does).
+final class SubscriberHandler: ExchangeHandler, @unchecked Sendable {
+    let messages = Locked<[MatterMessage]>([])
+    let status: IMStatusCode
+
+    init(status: IMStatusCode = .success) { self.status = status }
+
+    var reports: [ReportData] {
+        messages.withLock { $0 }.filter { $0.payloadHeader.opcode == InteractionModelOpcode.reportData.rawValue }
+            .compactMap { try? ReportData(decoding: $0.payload) }
+    }
+
+    func exchange(_ exchange: ExchangeKey, received message: MatterMessage, manager: ExchangeManager) {
+        messages.withLock { $0.append(message) }
+        guard message.payloadHeader.opcode == InteractionModelOpcode.reportData.rawValue,
+              let report = try? ReportData(decoding: message.payload), !report.suppressResponse else { return }
+        try? manager.send(on: exchange, protocolID: .interactionModel, opcode: InteractionModelOpcode.statusResponse.rawValue,
+                          payload: StatusResponse(status).encoded().encoded(), now: manager.now)
+        if !report.moreChunkedMessages { manager.close(exchange, now: manager.now) }
+    }
+
+    func exchange(_ exchange: ExchangeKey, failed error: ExchangeError, manager: ExchangeManager) {}
+}
+
+/// Log lines a node wrote.
+final class LogLines: Sendable {
+    private let lines = Locked<[String]>([])
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
+    func contains(_ text: String) -> Bool { lines.withLock { $0.contains { $0.contains(text) } } }
+}
+
+/// A node on loopback and a controller's message layer that talks to it over a secure session installed on both.
+struct NodeOverUDP {
+    let group: MultiThreadedEventLoopGroup
+    let fixture: MatterNodeFixture
+    let node: MatterNode
+    let controller: MatterUDPTransport
+    let nodeAddress: SocketAddress
+    let logs: LogLines
+
+    static func start() async throws -> NodeOverUDP {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let fixture = try MatterNodeFixture()
+        let options = MatterNodeOptions(
+            addresses: [try SocketAddress(ipAddress: "127.0.0.1", port: 0)], announceInterfaces: [], hostLabel: "TEST", port: 0,
+            discriminator: 3840, verifier: try PASEVerifier.compute(passcode: 20_202_021, salt: [UInt8](repeating: 1, count: 32),
+                                                                   iterations: 1000),
+            vendorID: 0xFFF1, productID: 0x8000, deviceName: "test")
+        let logs = LogLines()
+        let node = MatterNode(core: fixture.node, options: options, eventLoop: group.next(), log: { logs.append($0) })
+        try await node.start()
+        let nodeAddress = try #require(await node.localAddresses.first)
+        let controller = MatterUDPTransport(eventLoop: group.next(), cipher: AESCCMMessageCipher())
+        try await controller.start(addresses: [try SocketAddress(ipAddress: "127.0.0.1", port: 0)])
+        return NodeOverUDP(group: group, fixture: fixture, node: node, controller: controller, nodeAddress: nodeAddress, logs: logs)
+    }
+
+    /// Installs a session on the node (PASE, or CASE as `peer` on `fabric`) and its counterpart on the controller;
+    /// returns the controller's handle.
+    func session(case peer: (fabric: FabricIndex, node: NodeID)?, localSessionID: UInt16 = 0x0101,
+                 controllerSessionID: UInt16 = 0x4242) async throws -> SessionHandle {
+        let keys = try SessionKeys(secret: [UInt8](repeating: 0x33, count: 32), salt: [], info: "SessionKeys")
+        let kind: EstablishedSession.Kind = peer.map { .case(fabricIndex: $0.fabric, peerNodeID: $0.node, peerCASEAuthenticatedTags: []) }
+            ?? .pase
+        let established = EstablishedSession(kind: kind, localSessionID: localSessionID, peerSessionID: controllerSessionID,
+                                             keys: keys, peerParameters: nil, resumed: false)
+        let controllerAddress = try #require(await controller.localAddresses.first)
+        try await node.transport.eventLoop.submit { [node] in node.install(established, peer: controllerAddress) }.get()
+        let nodeID = peer.flatMap { peer in fixture.node.commissioning.fabrics.first { $0.index == peer.fabric }?.identity.nodeID } ?? 0
+        let nodeAddress = self.nodeAddress
+        let handle = try await controller.withMessageLayer { layer in
+            layer.addSecureSession(SecureSessionParameters(
+                localSessionID: controllerSessionID, peerSessionID: localSessionID, encryptionKey: keys.initiatorToResponder,
+                decryptionKey: keys.responderToInitiator, localNodeID: peer?.node ?? 0, peerNodeID: nodeID,
+                peerAddress: nodeAddress))
+        }
+        return try #require(handle)
+    }
+
+    /// Sends one Interaction Model request on a new exchange of `session`; returns the recorder of the exchange.
+    func request(_ opcode: InteractionModelOpcode, _ element: TLVElement, on session: SessionHandle) async throws -> MessageRecorder {
+        let recorder = MessageRecorder()
+        try await controller.withMessageLayer { layer in
+            let exchange = layer.exchanges.openExchange(on: session, handler: recorder)
+            try layer.exchanges.send(on: exchange, protocolID: .interactionModel, opcode: opcode.rawValue,
+                                     payload: element.encoded(), now: layer.exchanges.now)
+        }
+        return recorder
+    }
+
+    func stop() async throws {
+        try await controller.stop()
+        await node.stop()
+        try await group.shutdownGracefully()
+    }
+}
+
+@Suite(.serialized) struct MatterNodeReportingTests {
+    @Test(.timeLimit(.minutes(1)))
+    func aDeferredCommandIsAcknowledgedAloneThenAnsweredOnItsExchange() async throws {
+        let harness = try await NodeOverUDP.start()
+        let held = HeldCluster()
+        harness.fixture.node.dataModel.addEndpoint(EndpointDefinition(id: 1, deviceTypes: [], clusters: [held]))
+        let session = try await harness.session(case: nil)
+        let request = InvokeRequest(invokeRequests: [
+            CommandDataIB(path: CommandPath(endpoint: 1, cluster: held.id, command: 1), fields: TLVElement(.structure([]))),
+        ])
+        let recorder = try await harness.request(.invokeRequest, request.encoded(), on: session)
+        #expect(await eventually(within: .seconds(20)) { held.heldCount == 1 })
+        // The node acknowledges the request alone: the controller stops retransmitting, with nothing answered yet.
+        #expect(await eventually(within: .seconds(20)) {
+            (try? await harness.controller.withMessageLayer { $0.exchanges.nextDeadline == nil }) ?? false
+        })
+        #expect(recorder.count == 0)
+        // The device finishes on another thread; the answer comes on the request's exchange.
+        await Task.detached { held.release() }.value
+        #expect(await eventually(within: .seconds(20)) { recorder.count == 1 })
+        let answer = recorder.message(0)
+        #expect(answer.payloadHeader.opcode == InteractionModelOpcode.invokeResponse.rawValue)
+        let response = try InvokeResponse(decoding: answer.payload)
+        guard case .command(let data) = response.invokeResponses.first else {
+            Issue.record("expected a response command, got \(response)")
+            return
+        }
+        #expect(data.fields?[context: 0]?.unsignedValue == 42)
+        try await harness.stop()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aLateAnswerWhoseSessionIsGoneIsDropped() async throws {
+        let harness = try await NodeOverUDP.start()
+        let held = HeldCluster()
+        harness.fixture.node.dataModel.addEndpoint(EndpointDefinition(id: 1, deviceTypes: [], clusters: [held]))
+        let session = try await harness.session(case: nil)
+        let request = InvokeRequest(invokeRequests: [
+            CommandDataIB(path: CommandPath(endpoint: 1, cluster: held.id, command: 0), fields: TLVElement(.structure([]))),
+        ])
+        let recorder = try await harness.request(.invokeRequest, request.encoded(), on: session)
+        #expect(await eventually(within: .seconds(20)) { held.heldCount == 1 })
+        // The controller closes the session before the device finishes.
+        let close = StatusReport(.success, .closeSession)
+        try await harness.controller.withMessageLayer { layer in
+            let exchange = layer.exchanges.openExchange(on: session, handler: MessageRecorder())
+            try layer.exchanges.send(on: exchange, protocolID: .secureChannel, opcode: SecureChannelOpcode.statusReport.rawValue,
+                                     payload: close.encoded(), reliable: false, now: layer.exchanges.now)
+        }
+        #expect(await eventually(within: .seconds(20)) {
+            (try? await harness.node.transport.eventLoop.submit { harness.node.sessionCount }.get()) == 0
+        })
+        held.release()
+        #expect(await eventually(within: .seconds(20)) {
+            harness.logs.contains("late answer")
+        })
+        #expect(recorder.count == 0)
+        try await harness.stop()
+    }
+}
