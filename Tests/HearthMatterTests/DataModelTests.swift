@@ -436,8 +436,9 @@ final class ProbeCluster: ClusterServer {
         try #require(keepAlive.count == 1)
         let empty = try ReportData(decoding: keepAlive[0].message.payload)
         #expect(empty.attributeReports.isEmpty)
-        #expect(empty.suppressResponse)
-        #expect(!keepAlive[0].expectsResponse)
+        // Answered like every subscription report: the subscriber's StatusResponse says it is still there.
+        #expect(!empty.suppressResponse)
+        #expect(keepAlive[0].expectsResponse)
         #expect(server.nextKeepAliveDeadline == fixture.clock.now + 60_000)
     }
 

@@ -149,6 +149,7 @@ public struct SubscriptionRecord: Sendable, Equatable {
     public var id: UInt32
     public var subject: SubjectDescriptor
     public var paths: [AttributePath]
+    public var eventPaths: [EventPath]
     public var isFabricFiltered: Bool
     public var minIntervalSeconds: UInt16
     public var maxIntervalSeconds: UInt16
@@ -156,6 +157,8 @@ public struct SubscriptionRecord: Sendable, Equatable {
     public var lastReport: MatterInstant
     /// The DataVersion of each cluster instance the subscription covers, as last reported.
     public var reportedVersions: [ConcreteClusterPath: UInt32]
+    /// Every event numbered below it was reported (or was not the subscriber's to see).
+    public var nextEventNumber: UInt64
 }
 
 /// A report the node sends for a subscription: the first message on a new exchange to the subscriber, and the
@@ -248,7 +251,8 @@ public final class InteractionModelServer: Sendable {
             let request = try ReadRequest(decoding: payload)
             let context = ReadContext(subject: subject, isFabricFiltered: request.isFabricFiltered)
             let reports = dataModel.read(request.attributeRequests, filters: request.dataVersionFilters, context: context)
-            var chunks = chunked(reports, subscriptionID: nil)
+            let events = dataModel.readEvents(request.eventRequests, from: Self.eventMin(request.eventFilters), context: context)
+            var chunks = chunked(reports, events: events, subscriptionID: nil)
             chunks[chunks.count - 1].suppressResponse = true
             return nextChunk(remaining: chunks.map { IMMessage(.reportData, $0.encoded()) }, after: nil, exchange: &exchange)
         case .subscribeRequest:
@@ -434,53 +438,72 @@ public final class InteractionModelServer: Sendable {
         guard subject.authMode == .case else {
             throw IMError(.unsupportedAccess, "a subscription needs a CASE session")
         }
+        // Events from here on are the reports' to send; the priming report has those before.
+        let eventLimit = dataModel.nextEventNumber
         let record = subscriptionState.withLock { state in
             if !request.keepSubscriptions {
                 state.records.removeAll { $0.subject.fabricIndex == subject.fabricIndex && $0.subject.subject == subject.subject }
             }
+            // The subscriber's ceiling is the node's MaxInterval: within what the specification allows (at least the
+            // floor, at most the larger of the ceiling and an hour), and the soonest the subscriber hears of silence.
             let record = SubscriptionRecord(
-                id: state.nextID, subject: subject, paths: request.attributeRequests,
+                id: state.nextID, subject: subject, paths: request.attributeRequests, eventPaths: request.eventRequests,
                 isFabricFiltered: request.isFabricFiltered, minIntervalSeconds: request.minIntervalFloorSeconds,
                 maxIntervalSeconds: max(request.maxIntervalCeilingSeconds, request.minIntervalFloorSeconds, 1),
-                lastReport: now, reportedVersions: dataModel.versions(covering: request.attributeRequests))
+                lastReport: now, reportedVersions: dataModel.versions(covering: request.attributeRequests),
+                nextEventNumber: eventLimit)
             state.nextID &+= 1
             state.records.append(record)
             return record
         }
         let context = ReadContext(subject: subject, isFabricFiltered: request.isFabricFiltered)
         let reports = dataModel.read(request.attributeRequests, filters: request.dataVersionFilters, context: context)
-        let chunks = chunked(reports, subscriptionID: record.id).map { IMMessage(.reportData, $0.encoded()) }
+        let events = dataModel.readEvents(request.eventRequests, from: Self.eventMin(request.eventFilters), below: eventLimit,
+                                          context: context)
+        let chunks = chunked(reports, events: events, subscriptionID: record.id).map { IMMessage(.reportData, $0.encoded()) }
         let response = SubscribeResponse(subscriptionID: record.id, maxIntervalSeconds: record.maxIntervalSeconds)
         return nextChunk(remaining: chunks, after: IMMessage(.subscribeResponse, response.encoded()), exchange: &exchange)
     }
 
-    /// The reports due at `now`: for each subscription past its minimum interval whose clusters changed since its
-    /// last report, the attributes of those clusters (chunked); for one at its maximum interval with nothing
-    /// changed, an empty keep-alive report. The node sends each on a new exchange to the subscriber's session.
+    /// The reports due at `now`: for each subscription past its minimum interval whose clusters changed or that has
+    /// new events since its last report, the attributes of those clusters and the events (chunked); for one at its
+    /// maximum interval with nothing new, an empty keep-alive report. New events on an urgent path do not wait for the
+    /// minimum interval. The node sends each on a new exchange to the subscriber's session; the subscriber answers
+    /// each with a StatusResponse.
     public func reportsDue(now: MatterInstant) -> [DueReport] {
         let records = subscriptions
         var due: [DueReport] = []
         for record in records {
             let minimum = record.lastReport + Int64(record.minIntervalSeconds) * 1000
             let maximum = record.lastReport + Int64(record.maxIntervalSeconds) * 1000
-            guard now >= minimum else { continue }
-            let filters = record.reportedVersions.map { DataVersionFilter(path: $0.key, dataVersion: $0.value) }
             let context = ReadContext(subject: record.subject, isFabricFiltered: record.isFabricFiltered)
+            let eventLimit = dataModel.nextEventNumber
+            if now < minimum {
+                let urgent = record.eventPaths.filter(\.isUrgent)
+                guard !dataModel.readEvents(urgent, from: record.nextEventNumber, below: eventLimit, context: context,
+                                            statuses: false).isEmpty else { continue }
+            }
+            let filters = record.reportedVersions.map { DataVersionFilter(path: $0.key, dataVersion: $0.value) }
             let reports = dataModel.read(record.paths, filters: filters, context: context)
+            let events = dataModel.readEvents(record.eventPaths, from: record.nextEventNumber, below: eventLimit,
+                                              context: context, statuses: false)
             var exchange = IMExchangeState()
             exchange.subscriptionID = record.id
             let report: DueReport
-            if !reports.isEmpty {
-                var messages = chunked(reports, subscriptionID: record.id).map { IMMessage(.reportData, $0.encoded()) }
+            if !reports.isEmpty || !events.isEmpty {
+                var messages = chunked(reports, events: events, subscriptionID: record.id).map { IMMessage(.reportData, $0.encoded()) }
                 let first = messages.removeFirst()
                 // The last chunk is answered too: the exchange waits for that StatusResponse before it closes.
                 exchange.phase = .reporting(remaining: messages, after: nil)
                 report = DueReport(subscriptionID: record.id, subject: record.subject, message: first, expectsResponse: true,
                                    exchange: exchange)
             } else if now >= maximum {
-                let keepAlive = ReportData(subscriptionID: record.id, attributeReports: [], suppressResponse: true)
+                // Answered like any report (only a read's last report suppresses the response): the subscriber's
+                // StatusResponse, or its silence, says whether the subscription is still alive.
+                let keepAlive = ReportData(subscriptionID: record.id, attributeReports: [])
+                exchange.phase = .reporting(remaining: [], after: nil)
                 report = DueReport(subscriptionID: record.id, subject: record.subject,
-                                   message: IMMessage(.reportData, keepAlive.encoded()), expectsResponse: false, exchange: exchange)
+                                   message: IMMessage(.reportData, keepAlive.encoded()), expectsResponse: true, exchange: exchange)
             } else {
                 continue
             }
@@ -490,6 +513,7 @@ public final class InteractionModelServer: Sendable {
                 guard let i = state.records.firstIndex(where: { $0.id == record.id }) else { return }
                 state.records[i].lastReport = now
                 state.records[i].reportedVersions = versions
+                state.records[i].nextEventNumber = eventLimit
             }
         }
         return due
@@ -501,25 +525,35 @@ public final class InteractionModelServer: Sendable {
         subscriptions.map { $0.lastReport + Int64($0.maxIntervalSeconds) * 1000 }.min()
     }
 
+    /// The largest EventMin of a request's filters: the client has seen every event below it.
+    static func eventMin(_ filters: [EventFilter]) -> UInt64 { filters.map(\.eventMin).max() ?? 0 }
+
     // MARK: Chunking
 
     /// Splits reports into ReportData messages that each fit `maximumPayloadSize`, every one but the last marked
-    /// MoreChunkedMessages. A list too long for one message is sent as an empty list and then item by item
-    /// (ListIndex null: append), as the specification's chunking of lists asks; an item that fits nowhere is
-    /// answered RESOURCE_EXHAUSTED.
-    func chunked(_ reports: [AttributeReportIB], subscriptionID: UInt32?) -> [ReportData] {
+    /// MoreChunkedMessages; events follow the attributes. A list too long for one message is sent as an empty list
+    /// and then item by item (ListIndex null: append), as the specification's chunking of lists asks; an item or an
+    /// event that fits nowhere is answered RESOURCE_EXHAUSTED.
+    func chunked(_ reports: [AttributeReportIB], events: [EventReportIB] = [], subscriptionID: UInt32?) -> [ReportData] {
         let overhead = ReportData.overhead(subscriptionID: subscriptionID)
         let budget = maximumPayloadSize - overhead
         var messages: [ReportData] = []
         var current: [AttributeReportIB] = []
+        var currentEvents: [EventReportIB] = []
         var used = 0
 
-        func add(_ report: AttributeReportIB, size: Int) {
-            if used + size > budget && !current.isEmpty {
-                messages.append(ReportData(subscriptionID: subscriptionID, attributeReports: current, moreChunkedMessages: true))
+        func flushIfFull(adding size: Int) {
+            if used + size > budget && !(current.isEmpty && currentEvents.isEmpty) {
+                messages.append(ReportData(subscriptionID: subscriptionID, attributeReports: current, eventReports: currentEvents,
+                                           moreChunkedMessages: true))
                 current = []
+                currentEvents = []
                 used = 0
             }
+        }
+
+        func add(_ report: AttributeReportIB, size: Int) {
+            flushIfFull(adding: size)
             current.append(report)
             used += size
         }
@@ -545,7 +579,18 @@ public final class InteractionModelServer: Sendable {
                 add(itemSize <= budget ? itemReport : Self.exhausted(itemReport), size: itemSize <= budget ? itemSize : 0)
             }
         }
-        messages.append(ReportData(subscriptionID: subscriptionID, attributeReports: current))
+        for event in events {
+            var report = event
+            var size = report.encoded().encoded().count
+            if size > budget, case .data(let data) = event {
+                report = .status(EventStatusIB(path: EventPath(data.path), status: StatusIB(.resourceExhausted)))
+                size = report.encoded().encoded().count
+            }
+            flushIfFull(adding: size)
+            currentEvents.append(report)
+            used += size
+        }
+        messages.append(ReportData(subscriptionID: subscriptionID, attributeReports: current, eventReports: currentEvents))
         return messages
     }
 
@@ -565,6 +610,7 @@ extension ReportData {
         TLVElement.message {
             if let subscriptionID { TLVElement(context: 0, .uint(subscriptionID)) }
             TLVElement(context: 1, .array([]))
+            TLVElement(context: 2, .array([]))
             TLVElement(context: 3, .bool(true))
             TLVElement(context: 4, .bool(true))
         }.encoded().count
