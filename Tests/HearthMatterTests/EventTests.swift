@@ -251,9 +251,15 @@ final class EventfulCluster: ClusterServer {
         return report.eventReports
     }
 
+    /// The events of the reports due now, each report answered by the subscriber.
     func dueEvents(_ fixture: MatterNodeFixture) throws -> [[UInt64]] {
         try fixture.node.interactionModel.reportsDue(now: fixture.clock.now).map { due in
-            EventTests.data(try ReportData(decoding: due.message.payload).eventReports).map(\.eventNumber)
+            var exchange = due.exchange
+            let answer = fixture.node.receive(opcode: InteractionModelOpcode.statusResponse.rawValue,
+                                              payload: StatusResponse(.success).encoded().encoded(), exchange: &exchange,
+                                              subject: due.subject, now: fixture.clock.now)
+            #expect(answer.closesExchange)
+            return EventTests.data(try ReportData(decoding: due.message.payload).eventReports).map(\.eventNumber)
         }
     }
 

@@ -159,6 +159,8 @@ public struct SubscriptionRecord: Sendable, Equatable {
     public var reportedVersions: [ConcreteClusterPath: UInt32]
     /// Every event numbered below it was reported (or was not the subscriber's to see).
     public var nextEventNumber: UInt64
+    /// Whether a report was sent and the subscriber has not answered its last chunk yet: the next report waits.
+    public var isReportInFlight = false
 }
 
 /// A report the node sends for a subscription: the first message on a new exchange to the subscriber, and the
@@ -213,6 +215,7 @@ public final class InteractionModelServer: Sendable {
             case .reporting(let remaining, let after):
                 guard opcode == .statusResponse else {
                     exchange.phase = .idle
+                    if let id = exchange.subscriptionID { removeSubscriptions { $0.id == id } }
                     return .status(.invalidAction)
                 }
                 let status = try StatusResponse(decoding: payload)
@@ -221,6 +224,12 @@ public final class InteractionModelServer: Sendable {
                     exchange.phase = .idle
                     if let id = exchange.subscriptionID { removeSubscriptions { $0.id == id } }
                     return .close(nil)
+                }
+                if remaining.isEmpty, after == nil, let id = exchange.subscriptionID {
+                    // The subscriber has the whole report: the next one may go.
+                    subscriptionState.withLock { state in
+                        if let i = state.records.firstIndex(where: { $0.id == id }) { state.records[i].isReportInFlight = false }
+                    }
                 }
                 return nextChunk(remaining: remaining, after: after, exchange: &exchange)
             case .timed(let deadline):
@@ -239,6 +248,8 @@ public final class InteractionModelServer: Sendable {
                 return try handleIdle(opcode, payload, exchange: &exchange, subject: subject, now: now, timed: false)
             }
         } catch {
+            // A report the subscriber answered with something unreadable: the subscription is void.
+            if case .reporting = exchange.phase, let id = exchange.subscriptionID { removeSubscriptions { $0.id == id } }
             exchange.phase = .idle
             return .status(error.status)
         }
@@ -473,15 +484,13 @@ public final class InteractionModelServer: Sendable {
     public func reportsDue(now: MatterInstant) -> [DueReport] {
         let records = subscriptions
         var due: [DueReport] = []
-        for record in records {
+        for record in records where !record.isReportInFlight {
             let minimum = record.lastReport + Int64(record.minIntervalSeconds) * 1000
             let maximum = record.lastReport + Int64(record.maxIntervalSeconds) * 1000
             let context = ReadContext(subject: record.subject, isFabricFiltered: record.isFabricFiltered)
             let eventLimit = dataModel.nextEventNumber
             if now < minimum {
-                let urgent = record.eventPaths.filter(\.isUrgent)
-                guard !dataModel.readEvents(urgent, from: record.nextEventNumber, below: eventLimit, context: context,
-                                            statuses: false).isEmpty else { continue }
+                guard hasUrgentEvents(record, paths: record.eventPaths, below: eventLimit) else { continue }
             }
             let filters = record.reportedVersions.map { DataVersionFilter(path: $0.key, dataVersion: $0.value) }
             let reports = dataModel.read(record.paths, filters: filters, context: context)
@@ -505,6 +514,14 @@ public final class InteractionModelServer: Sendable {
                 report = DueReport(subscriptionID: record.id, subject: record.subject,
                                    message: IMMessage(.reportData, keepAlive.encoded()), expectsResponse: true, exchange: exchange)
             } else {
+                // Nothing the subscriber may see changed: what did change is taken as reported, so that it is not
+                // looked at again (and the node's report timer does not wake for it).
+                let versions = dataModel.versions(covering: record.paths)
+                subscriptionState.withLock { state in
+                    guard let i = state.records.firstIndex(where: { $0.id == record.id }) else { return }
+                    state.records[i].reportedVersions = versions
+                    state.records[i].nextEventNumber = eventLimit
+                }
                 continue
             }
             due.append(report)
@@ -514,9 +531,47 @@ public final class InteractionModelServer: Sendable {
                 state.records[i].lastReport = now
                 state.records[i].reportedVersions = versions
                 state.records[i].nextEventNumber = eventLimit
+                state.records[i].isReportInFlight = true
             }
         }
         return due
+    }
+
+    /// When a report may next be due: now or at the minimum interval for a subscription with something new to
+    /// report (at once for an event on an urgent path), else at its maximum interval; nil without subscriptions.
+    /// A subscription whose report is still unanswered waits for that answer. The node calls `reportsDue` then.
+    public var nextReportDeadline: MatterInstant? {
+        var earliest: MatterInstant?
+        for record in subscriptions where !record.isReportInFlight {
+            let deadline: MatterInstant
+            let news = newEvents(of: record)
+            if hasUrgentEvents(record, paths: news) {
+                deadline = record.lastReport
+            } else if !news.isEmpty || dataModel.versions(covering: record.paths) != record.reportedVersions {
+                deadline = record.lastReport + Int64(record.minIntervalSeconds) * 1000
+            } else {
+                deadline = record.lastReport + Int64(record.maxIntervalSeconds) * 1000
+            }
+            if earliest.map({ deadline < $0 }) ?? true { earliest = deadline }
+        }
+        return earliest
+    }
+
+    /// Whether events logged since the subscription's last report, on its urgent paths among `paths`, are the
+    /// subscriber's to read: such a report does not wait for the minimum interval.
+    private func hasUrgentEvents(_ record: SubscriptionRecord, paths: [EventPath], below limit: UInt64 = .max) -> Bool {
+        let urgent = paths.filter(\.isUrgent)
+        guard !urgent.isEmpty else { return false }
+        let context = ReadContext(subject: record.subject, isFabricFiltered: record.isFabricFiltered)
+        return !dataModel.readEvents(urgent, from: record.nextEventNumber, below: limit, context: context, statuses: false).isEmpty
+    }
+
+    /// The paths of a subscription that events logged since its last report match (access is checked when they are
+    /// read: this only says whether to look).
+    private func newEvents(of record: SubscriptionRecord) -> [EventPath] {
+        guard !record.eventPaths.isEmpty, dataModel.nextEventNumber > record.nextEventNumber else { return [] }
+        let logged = dataModel.loggedEvents(from: record.nextEventNumber)
+        return record.eventPaths.filter { path in logged.contains { path.matches($0.path) } }
     }
 
     /// When `reportsDue` must next be called at the latest (the earliest maximum interval); a change may make a

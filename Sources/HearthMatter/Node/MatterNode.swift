@@ -102,6 +102,10 @@ public final class MatterNode: @unchecked Sendable {
     private let mdns = Locked<MDNSResponder?>(nil)
     private var advertised: [String: DNSSDService] = [:]
     private let commissionableInstance: String
+    private var reportTimer: Scheduled<Void>?
+    /// Whether a wake-up for subscription reports is already on its way to the loop: changes made in a burst (a
+    /// device's several attributes, from any thread) are gathered in one pass.
+    private let reportWakePending = Locked(false)
 
     /// How long an establishment may wait for the peer's next message before another peer may start one.
     public static let establishmentTimeout: Int64 = 30_000
@@ -121,6 +125,7 @@ public final class MatterNode: @unchecked Sendable {
         transport = MatterUDPTransport(eventLoop: eventLoop, clock: clock, cipher: AESCCMMessageCipher())
         var generator = SystemRandomNumberGenerator()
         commissionableInstance = MatterServiceNames.randomCommissionableInstance(using: &generator)
+        core.dataModel.onChange { [weak self] in self?.dataModelChanged() }
     }
 
     private var now: MatterInstant { transport.clock.now }
@@ -159,7 +164,10 @@ public final class MatterNode: @unchecked Sendable {
                 throw .discovery(error)
             }
         }
-        _ = try? await transport.eventLoop.submit { self.updateAdvertisements() }.get()
+        _ = try? await transport.eventLoop.submit {
+            self.updateAdvertisements()
+            self.scheduleReports()
+        }.get()
     }
 
     /// Says goodbye on mDNS and closes the sockets.
@@ -172,6 +180,9 @@ public final class MatterNode: @unchecked Sendable {
         _ = try? await transport.eventLoop.submit {
             self.failSafeTimer?.cancel()
             self.failSafeTimer = nil
+            self.reportTimer?.cancel()
+            self.reportTimer = nil
+            self.layer = nil
         }.get()
         try? await transport.stop()
     }
@@ -268,9 +279,14 @@ public final class MatterNode: @unchecked Sendable {
     }
 
     /// MRP gave up on a message of the exchange: an establishment on it is over (the peer is gone), so that the next
-    /// attempt is not answered busy.
-    fileprivate func exchangeFailed(_ key: ExchangeKey) {
+    /// attempt is not answered busy; a subscription whose report it carried ends.
+    fileprivate func exchangeFailed(_ key: ExchangeKey, subscriptionID: UInt32?) {
         if establishments.removeValue(forKey: key) != nil { log("matter: session establishment abandoned: no answer") }
+        if let subscriptionID {
+            log("matter: subscription \(subscriptionID) ended: its subscriber did not acknowledge a report")
+            core.interactionModel.removeSubscriptions { $0.id == subscriptionID }
+            scheduleReports()
+        }
     }
 
     private func dropStaleEstablishments() {
@@ -355,6 +371,8 @@ public final class MatterNode: @unchecked Sendable {
             answer(reply, on: key, manager: manager)
         }
         handleCommissioningEvents(session: key.session)
+        // A subscription made, a report answered, one ended: when the next report is due may have moved.
+        scheduleReports()
     }
 
     private func answer(_ reply: IMReply, on key: ExchangeKey, manager: ExchangeManager) {
@@ -378,6 +396,69 @@ public final class MatterNode: @unchecked Sendable {
             }
             answer(reply, on: key, manager: layer.exchanges)
             handleCommissioningEvents(session: key.session)
+        }
+    }
+
+    // MARK: Subscription reports
+
+    /// The data model changed (on any thread): the loop looks at what is due, once for a burst of changes.
+    private func dataModelChanged() {
+        let alreadyPending = reportWakePending.withLock { pending in
+            defer { pending = true }
+            return pending
+        }
+        guard !alreadyPending else { return }
+        transport.eventLoop.execute { [weak self] in
+            guard let self else { return }
+            self.reportWakePending.withLock { $0 = false }
+            self.sendDueReports()
+        }
+    }
+
+    /// Sends every report due now, each on a new exchange to its subscriber's CASE session (on the loop). Reports
+    /// read only the data model, whose clusters keep their values: no report waits for a device.
+    private func sendDueReports() {
+        guard layer != nil else { return }
+        transport.onLoop { layer in
+            for report in core.interactionModel.reportsDue(now: now) { send(report, manager: layer.exchanges) }
+        }
+        scheduleReports()
+    }
+
+    private func send(_ report: DueReport, manager: ExchangeManager) {
+        let subject = report.subject
+        // The subscriber's session: CASE, same fabric and node; the one it used last when it has several.
+        let session = sessions.filter { $0.value.kind == .case && $0.value.fabricIndex == subject.fabricIndex
+            && $0.value.peerNodeID == subject.subject }
+            .max { $0.value.lastActive < $1.value.lastActive }?.key
+        guard let session else {
+            log("matter: subscription \(report.subscriptionID) ended: no CASE session with node \(subject.subject) of fabric \(subject.fabricIndex)")
+            core.interactionModel.removeSubscriptions { $0.id == report.subscriptionID }
+            return
+        }
+        let handler = NodeExchangeHandler(node: self, protocolID: .interactionModel, state: report.exchange)
+        let key = manager.openExchange(on: session, handler: handler)
+        do {
+            try manager.send(on: key, protocolID: .interactionModel, opcode: report.message.opcode.rawValue,
+                             payload: report.message.payload, now: now)
+        } catch {
+            manager.close(key, now: now)
+            log("matter: subscription \(report.subscriptionID) ended: its report could not be sent: \(error)")
+            core.interactionModel.removeSubscriptions { $0.id == report.subscriptionID }
+            return
+        }
+        if !report.expectsResponse { manager.close(key, now: now) }
+    }
+
+    /// Sets the report timer to the next moment a report may be due (on the loop).
+    private func scheduleReports() {
+        reportTimer?.cancel()
+        reportTimer = nil
+        guard layer != nil, let deadline = core.interactionModel.nextReportDeadline else { return }
+        reportTimer = transport.eventLoop.scheduleTask(in: .milliseconds(max(0, deadline - now))) { [weak self] in
+            guard let self else { return }
+            self.reportTimer = nil
+            self.sendDueReports()
         }
     }
 
@@ -457,11 +538,13 @@ public final class MatterNode: @unchecked Sendable {
 private final class NodeExchangeHandler: ExchangeHandler {
     private unowned let node: MatterNode
     private let protocolID: ProtocolID
-    private var state = IMExchangeState()
+    private var state: IMExchangeState
 
-    init(node: MatterNode, protocolID: ProtocolID) {
+    /// `state` is a report's, on an exchange the node opens to a subscriber.
+    init(node: MatterNode, protocolID: ProtocolID, state: IMExchangeState = IMExchangeState()) {
         self.node = node
         self.protocolID = protocolID
+        self.state = state
     }
 
     func exchange(_ exchange: ExchangeKey, received message: MatterMessage, manager: ExchangeManager) {
@@ -475,6 +558,6 @@ private final class NodeExchangeHandler: ExchangeHandler {
     }
 
     func exchange(_ exchange: ExchangeKey, failed error: ExchangeError, manager: ExchangeManager) {
-        node.exchangeFailed(exchange)
+        node.exchangeFailed(exchange, subscriptionID: state.subscriptionID)
     }
 }
