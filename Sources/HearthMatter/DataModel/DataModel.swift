@@ -1,7 +1,9 @@
 // The node's data model: its endpoints, the cluster instances on each, their DataVersions, and the read, write and
 // invoke of the Interaction Model against them — path expansion with wildcards, the access check, the global
-// attributes and each request's status. Endpoints can be added and removed while the node runs (a bridge's devices
-// come and go); every endpoint gets its Descriptor cluster from here, so PartsList always follows.
+// attributes and each request's status (a deferred cluster's write or command answers through a completion, after
+// every check here). Endpoints can be added and removed while the node runs (a bridge's devices come and go); every
+// endpoint gets its Descriptor cluster from here, so PartsList always follows. It also keeps the event log, and tells
+// whoever registered a change hook (the node, for subscription reports) of every change.
 
 import HearthSync
 

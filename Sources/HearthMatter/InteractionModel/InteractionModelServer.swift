@@ -1,7 +1,8 @@
 // The Interaction Model's server side as a pure function of messages: one message in on an exchange, at most one
-// message out, with the exchange's state (chunks still to send, a timed window) kept in a value the caller holds.
-// No sockets, no sessions: the node's exchange layer calls `receive` with the decrypted payload and the session's
-// subject, sends what comes back on the same exchange, and closes it when told. Time is an argument.
+// message out — at once, or later when a deferred cluster's actions finish — with the exchange's state (chunks still
+// to send, a timed window) kept in a value the caller holds. No sockets, no sessions: the node's exchange layer calls
+// `receive` with the decrypted payload and the session's subject, sends what comes back on the same exchange, and
+// closes it when told; it asks `reportsDue` for the subscription reports to send. Time is an argument.
 
 import HearthSync
 

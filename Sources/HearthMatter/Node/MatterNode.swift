@@ -1,10 +1,11 @@
 // A Matter node on the network: the UDP transport with its message layer and exchanges, the Secure Channel's PASE
-// and CASE responders, the Interaction Model served by a `MatterNodeCore`, the fail-safe's timer and the node's
-// DNS-SD advertisements (`_matterc._udp` while it has no fabric, `_matter._tcp` for each fabric it has).
+// and CASE responders, the Interaction Model served by a `MatterNodeCore` (answers of deferred clusters sent when they
+// come, subscription reports sent on exchanges the node opens), the fail-safe's and the reports' timers and the
+// node's DNS-SD advertisements (`_matterc._udp` while it has no fabric, `_matter._tcp` for each fabric it has).
 //
 // Everything but `start` and `stop` runs on the transport's one event loop: the message layer calls the exchange
-// handlers there, and the node's own state (its sessions, the establishment under way, the fail-safe timer) is
-// touched nowhere else. Storage writes of commissioning (a few hundred bytes, written atomically) happen on that
+// handlers there, and the node's own state (its sessions, the establishment under way, the timers) is touched nowhere
+// else: a deferred cluster's completion and a data model change, which come on any thread, hop to the loop. Storage writes of commissioning (a few hundred bytes, written atomically) happen on that
 // loop too, where the Interaction Model handles the command that needs them.
 
 import HearthCrypto
