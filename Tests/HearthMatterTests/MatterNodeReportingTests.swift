@@ -60,14 +60,15 @@ struct NodeOverUDP {
     let nodeAddress: SocketAddress
     let logs: LogLines
 
-    static func start() async throws -> NodeOverUDP {
+    static func start(deferredAnswerTimeout: Int64 = 30_000) async throws -> NodeOverUDP {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let fixture = try MatterNodeFixture()
-        let options = MatterNodeOptions(
+        var options = MatterNodeOptions(
             addresses: [try SocketAddress(ipAddress: "127.0.0.1", port: 0)], announceInterfaces: [], hostLabel: "TEST", port: 0,
             discriminator: 3840, verifier: try PASEVerifier.compute(passcode: 20_202_021, salt: [UInt8](repeating: 1, count: 32),
                                                                    iterations: 1000),
             vendorID: 0xFFF1, productID: 0x8000, deviceName: "test")
+        options.deferredAnswerTimeout = deferredAnswerTimeout
         let logs = LogLines()
         let node = MatterNode(core: fixture.node, options: options, eventLoop: group.next(), log: { logs.append($0) })
         try await node.start()
@@ -199,6 +200,27 @@ struct NodeOverUDP {
             harness.logs.contains("late answer")
         })
         #expect(recorder.count == 0)
+        try await harness.stop()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aDeviceThatNeverAnswersGetsTheRequestAnsweredTimeout() async throws {
+        let harness = try await NodeOverUDP.start(deferredAnswerTimeout: 300)
+        let held = HeldCluster()
+        harness.fixture.node.dataModel.addEndpoint(EndpointDefinition(id: 1, deviceTypes: [], clusters: [held]))
+        let session = try await harness.session(case: nil)
+        let request = InvokeRequest(invokeRequests: [
+            CommandDataIB(path: CommandPath(endpoint: 1, cluster: held.id, command: 0), fields: TLVElement(.structure([]))),
+        ])
+        let recorder = try await harness.request(.invokeRequest, request.encoded(), on: session)
+        #expect(await eventually(within: .seconds(20)) { recorder.count == 1 })
+        let answer = recorder.message(0)
+        #expect(answer.payloadHeader.opcode == InteractionModelOpcode.statusResponse.rawValue)
+        #expect(try StatusResponse(decoding: answer.payload).status == .timeout)
+        // The device finishes after all: its answer has no exchange to go on.
+        held.release()
+        #expect(await eventually(within: .seconds(20)) { harness.logs.contains("late answer") })
+        #expect(recorder.count == 1)
         try await harness.stop()
     }
 

@@ -28,6 +28,9 @@ public struct MatterNodeOptions: Sendable {
     public var productID: UInt16
     /// The DNS-SD `DN` key while commissionable.
     public var deviceName: String?
+    /// How long (ms) the node waits for a deferred cluster's answer before it answers the request TIMEOUT itself and
+    /// closes the exchange (a device that never finishes must not hold exchanges forever); a later answer is dropped.
+    public var deferredAnswerTimeout: Int64 = 30_000
 
     public init(addresses: [SocketAddress], announceInterfaces: [String], hostLabel: String, port: UInt16,
                 discriminator: UInt16, verifier: PASEVerifier, vendorID: UInt16, productID: UInt16, deviceName: String?) {
@@ -104,6 +107,8 @@ public final class MatterNode: @unchecked Sendable {
     private var advertised: [String: DNSSDService] = [:]
     private let commissionableInstance: String
     private var reportTimer: Scheduled<Void>?
+    /// The exchanges waiting for a deferred cluster's answer, with the timer that gives up on it.
+    private var deferredAnswers: [ExchangeKey: Scheduled<Void>] = [:]
     /// Whether a wake-up for subscription reports is already on its way to the loop: changes made in a burst (a
     /// device's several attributes, from any thread) are gathered in one pass.
     private let reportWakePending = Locked(false)
@@ -183,6 +188,8 @@ public final class MatterNode: @unchecked Sendable {
             self.failSafeTimer = nil
             self.reportTimer?.cancel()
             self.reportTimer = nil
+            for timer in self.deferredAnswers.values { timer.cancel() }
+            self.deferredAnswers = [:]
             self.layer = nil
         }.get()
         try? await transport.stop()
@@ -340,6 +347,16 @@ public final class MatterNode: @unchecked Sendable {
         }
     }
 
+    /// A deferred cluster took too long: the request is answered TIMEOUT and its exchange closed (on the loop).
+    private func abandonAnswer(on key: ExchangeKey) {
+        deferredAnswers[key] = nil
+        transport.onLoop { layer in
+            guard sessions[key.session] != nil, layer.exchanges.isOpen(key) else { return }
+            log("matter: no answer on \(key) after \(options.deferredAnswerTimeout) ms: the request is answered TIMEOUT")
+            answer(.status(.timeout), on: key, manager: layer.exchanges)
+        }
+    }
+
     /// The secure sessions the node has (on the loop).
     var sessionCount: Int { sessions.count }
 
@@ -365,6 +382,10 @@ public final class MatterNode: @unchecked Sendable {
             // when MRP's standalone-ack timer fires) and the answer is sent from the loop when it comes.
             let loop = transport.eventLoop
             let bound = LoopBound(self)
+            deferredAnswers[key]?.cancel()
+            deferredAnswers[key] = loop.scheduleTask(in: .milliseconds(options.deferredAnswerTimeout)) { [weak self] in
+                self?.abandonAnswer(on: key)
+            }
             deferred.whenReady { reply in
                 loop.execute { bound.value.answerLater(reply, on: key) }
             }
@@ -390,6 +411,7 @@ public final class MatterNode: @unchecked Sendable {
 
     /// Sends a deferred answer (on the loop), unless its exchange or session went meanwhile.
     private func answerLater(_ reply: IMReply, on key: ExchangeKey) {
+        deferredAnswers.removeValue(forKey: key)?.cancel()
         transport.onLoop { layer in
             guard sessions[key.session] != nil, layer.exchanges.isOpen(key) else {
                 log("matter: a late answer on \(key) is dropped: the exchange or its session is gone")
