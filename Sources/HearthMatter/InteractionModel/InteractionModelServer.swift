@@ -493,6 +493,9 @@ public final class InteractionModelServer: Sendable {
             if now < minimum {
                 guard hasUrgentEvents(record, paths: record.eventPaths, below: eventLimit) else { continue }
             }
+            // The versions are taken before the read: a change made meanwhile (a bridge marks changes from its own
+            // threads) is then reported again next time rather than never.
+            let versions = dataModel.versions(covering: record.paths)
             let filters = record.reportedVersions.map { DataVersionFilter(path: $0.key, dataVersion: $0.value) }
             let reports = dataModel.read(record.paths, filters: filters, context: context)
             let events = dataModel.readEvents(record.eventPaths, from: record.nextEventNumber, below: eventLimit,
@@ -517,7 +520,6 @@ public final class InteractionModelServer: Sendable {
             } else {
                 // Nothing the subscriber may see changed: what did change is taken as reported, so that it is not
                 // looked at again (and the node's report timer does not wake for it).
-                let versions = dataModel.versions(covering: record.paths)
                 subscriptionState.withLock { state in
                     guard let i = state.records.firstIndex(where: { $0.id == record.id }) else { return }
                     state.records[i].reportedVersions = versions
@@ -526,7 +528,6 @@ public final class InteractionModelServer: Sendable {
                 continue
             }
             due.append(report)
-            let versions = dataModel.versions(covering: record.paths)
             subscriptionState.withLock { state in
                 guard let i = state.records.firstIndex(where: { $0.id == record.id }) else { return }
                 state.records[i].lastReport = now

@@ -5,8 +5,9 @@
 //
 // Everything but `start` and `stop` runs on the transport's one event loop: the message layer calls the exchange
 // handlers there, and the node's own state (its sessions, the establishment under way, the timers) is touched nowhere
-// else: a deferred cluster's completion and a data model change, which come on any thread, hop to the loop. Storage writes of commissioning (a few hundred bytes, written atomically) happen on that
-// loop too, where the Interaction Model handles the command that needs them.
+// else: a deferred cluster's completion and a data model change, which come on any thread, hop to the loop. Storage
+// writes of commissioning (a few hundred bytes, written atomically) happen on that loop too, where the Interaction
+// Model handles the command that needs them.
 
 import HearthCrypto
 import HearthSync
@@ -381,13 +382,12 @@ public final class MatterNode: @unchecked Sendable {
             // A deferred cluster is still at work: the exchange stays open (its pending acknowledgement goes alone
             // when MRP's standalone-ack timer fires) and the answer is sent from the loop when it comes.
             let loop = transport.eventLoop
-            let bound = LoopBound(self)
             deferredAnswers[key]?.cancel()
             deferredAnswers[key] = loop.scheduleTask(in: .milliseconds(options.deferredAnswerTimeout)) { [weak self] in
                 self?.abandonAnswer(on: key)
             }
             deferred.whenReady { reply in
-                loop.execute { bound.value.answerLater(reply, on: key) }
+                loop.execute { self.answerLater(reply, on: key) }
             }
         } else {
             answer(reply, on: key, manager: manager)
