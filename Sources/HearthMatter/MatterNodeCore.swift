@@ -30,7 +30,9 @@ public final class MatterNodeCore: Sendable {
                 verifier: any OperationalCertificateVerifier, attestation: any DeviceAttestationCredentials,
                 started: MatterInstant, now: @escaping @Sendable () -> MatterInstant) throws(StorageError) {
         let commissioning = try CommissioningState(storage: storage, keys: keys, verifier: verifier, attestation: attestation)
-        let dataModel = DataModel(initialDataVersion: configuration.initialDataVersion) { [commissioning] in commissioning.acl }
+        let eventNumbers = try EventNumberSource(storage: storage)
+        let dataModel = DataModel(initialDataVersion: configuration.initialDataVersion,
+                                  acl: { [commissioning] in commissioning.acl }, eventNumbers: eventNumbers, now: now)
         let interfaces = configuration.networkInterfaces
         dataModel.addEndpoint(EndpointDefinition(id: 0, deviceTypes: [.rootNode], clusters: [
             AccessControlCluster(state: commissioning),
@@ -44,6 +46,11 @@ public final class MatterNodeCore: Sendable {
         commissioning.onChange { [weak dataModel] cluster in
             dataModel?.markChanged(ConcreteClusterPath(endpoint: 0, cluster: cluster))
         }
+        // StartUp {0: SoftwareVersion}: a controller reading events learns that the node (re)started.
+        dataModel.emitEvent(ConcreteEventPath(endpoint: 0, cluster: BasicInformationCluster.clusterID,
+                                              event: BasicInformationCluster.startUpEvent),
+                            priority: .critical,
+                            data: .structure { TLVElement(context: 0, .uint(configuration.basicInformation.softwareVersion)) })
         let interactionModel = InteractionModelServer(dataModel: dataModel)
         commissioning.onFabricsRemoved { [weak interactionModel] fabrics in
             interactionModel?.removeSubscriptions { fabrics.contains($0.subject.fabricIndex) }

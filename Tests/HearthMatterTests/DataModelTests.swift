@@ -436,8 +436,9 @@ final class ProbeCluster: ClusterServer {
         try #require(keepAlive.count == 1)
         let empty = try ReportData(decoding: keepAlive[0].message.payload)
         #expect(empty.attributeReports.isEmpty)
-        #expect(empty.suppressResponse)
-        #expect(!keepAlive[0].expectsResponse)
+        // Answered like every subscription report: the subscriber's StatusResponse says it is still there.
+        #expect(!empty.suppressResponse)
+        #expect(keepAlive[0].expectsResponse)
         #expect(server.nextKeepAliveDeadline == fixture.clock.now + 60_000)
     }
 
@@ -513,5 +514,90 @@ extension SubscriptionReportTests {
         manager.receive(MatterMessage(header: MessageHeader(messageCounter: 2), payloadHeader: header, payload: request),
                         from: SessionHandle(8), isDuplicate: false, now: fixture.clock.now)
         #expect(transport.takeSent().allSatisfy { $0.payloadHeader.opcode != InteractionModelOpcode.reportData.rawValue })
+    }
+}
+
+extension SubscriptionReportTests {
+    /// Subscribes `subject` and answers the priming report; returns the subscription's id.
+    func subscribe(_ fixture: MatterNodeFixture, _ paths: [AttributePath], min: UInt16, max: UInt16,
+                   as subject: SubjectDescriptor) throws -> UInt32 {
+        var exchange = IMExchangeState()
+        let request = SubscribeRequest(minIntervalFloorSeconds: min, maxIntervalCeilingSeconds: max, attributeRequests: paths)
+        _ = fixture.send(.subscribeRequest, request.encoded(), exchange: &exchange, as: subject)
+        let answer = fixture.send(.statusResponse, StatusResponse(.success).encoded(), exchange: &exchange, as: subject)
+        return try SubscribeResponse(decoding: try #require(answer.message).payload).subscriptionID
+    }
+
+    @Test func theNextReportWaitsForTheMinimumIntervalAndForTheLastAnswer() throws {
+        let fixture = try MatterNodeFixture()
+        let index = try fixture.addFabric()
+        _ = try fixture.completeCommissioning(fabric: index)
+        let admin = SubjectDescriptor.caseSession(fabricIndex: index, node: 112233)
+        let server = fixture.node.interactionModel
+        #expect(server.nextReportDeadline == nil)
+        _ = try subscribe(fixture, [AttributePath(endpoint: 0, cluster: 0x28)], min: 2, max: 60, as: admin)
+        let subscribed = fixture.clock.now
+        // Nothing new: the keep-alive at the maximum interval.
+        #expect(server.nextReportDeadline == subscribed + 60_000)
+        fixture.node.dataModel.markChanged(ConcreteClusterPath(endpoint: 0, cluster: 0x28))
+        #expect(server.nextReportDeadline == subscribed + 2000)
+        fixture.clock.advance(.seconds(2))
+        let due = server.reportsDue(now: fixture.clock.now)
+        try #require(due.count == 1)
+        // While the subscriber has not answered, no further report goes, however much changes.
+        #expect(server.subscriptions.first?.isReportInFlight == true)
+        fixture.node.dataModel.markChanged(ConcreteClusterPath(endpoint: 0, cluster: 0x28))
+        #expect(server.nextReportDeadline == nil)
+        fixture.clock.advance(.seconds(5))
+        #expect(server.reportsDue(now: fixture.clock.now).isEmpty)
+        var exchange = due[0].exchange
+        _ = fixture.node.receive(opcode: InteractionModelOpcode.statusResponse.rawValue,
+                                 payload: StatusResponse(.success).encoded().encoded(), exchange: &exchange, subject: admin,
+                                 now: fixture.clock.now)
+        // Answered: the change made meanwhile is due (its minimum interval has passed).
+        #expect(server.subscriptions.first?.isReportInFlight == false)
+        #expect(try #require(server.nextReportDeadline) <= fixture.clock.now)
+        #expect(server.reportsDue(now: fixture.clock.now).count == 1)
+    }
+
+    @Test func aChangeTheSubscriberMayNotSeeIsNotLookedAtAgain() throws {
+        let fixture = try MatterNodeFixture()
+        let index = try fixture.addFabric()
+        _ = try fixture.completeCommissioning(fabric: index)
+        let admin = SubjectDescriptor.caseSession(fabricIndex: index, node: 112233)
+        let acl = fixture.node.commissioning.acl + [ACLEntry(privilege: .view, authMode: .case, subjects: [5], fabricIndex: index)]
+        #expect(try fixture.write([AttributeDataIB(dataVersion: nil, path: AttributePath(endpoint: 0, cluster: 0x1F, attribute: 0),
+                                                   data: .array(acl.map { $0.encoded(includingFabricIndex: false) }))],
+                                  as: admin) == [.success])
+        let viewer = SubjectDescriptor.caseSession(fabricIndex: index, node: 5)
+        let server = fixture.node.interactionModel
+        // A wildcard over endpoints for the ACL, which only administrators read: the viewer sees nothing of it.
+        _ = try subscribe(fixture, [AttributePath(cluster: 0x1F, attribute: 0)], min: 1, max: 60, as: viewer)
+        let subscribed = fixture.clock.now
+        fixture.node.dataModel.markChanged(ConcreteClusterPath(endpoint: 0, cluster: 0x1F))
+        #expect(server.nextReportDeadline == subscribed + 1000)
+        fixture.clock.advance(.seconds(1))
+        // Nothing to report; the change is taken as reported, so the node's timer goes back to the keep-alive
+        // instead of waking at once forever.
+        #expect(server.reportsDue(now: fixture.clock.now).isEmpty)
+        #expect(server.nextReportDeadline == subscribed + 60_000)
+    }
+
+    @Test func theMaximumIntervalIsTheSubscribersCeiling() throws {
+        let fixture = try MatterNodeFixture()
+        let index = try fixture.addFabric()
+        _ = try fixture.completeCommissioning(fabric: index)
+        let admin = SubjectDescriptor.caseSession(fabricIndex: index, node: 112233)
+        for (floor, ceiling, expected) in [(UInt16(0), UInt16(0), UInt16(1)), (2, 7200, 7200), (10, 10, 10)] {
+            var exchange = IMExchangeState()
+            let request = SubscribeRequest(keepSubscriptions: true, minIntervalFloorSeconds: floor, maxIntervalCeilingSeconds: ceiling,
+                                           attributeRequests: [AttributePath(endpoint: 0, cluster: 0x28, attribute: 5)])
+            _ = fixture.send(.subscribeRequest, request.encoded(), exchange: &exchange, as: admin)
+            let answer = fixture.send(.statusResponse, StatusResponse(.success).encoded(), exchange: &exchange, as: admin)
+            let response = try SubscribeResponse(decoding: try #require(answer.message).payload)
+            #expect(response.maxIntervalSeconds == expected)
+            // Within what the specification allows: at least the floor, at most max(ceiling, 60 minutes).
+            #expect(response.maxIntervalSeconds >= floor && response.maxIntervalSeconds <= max(ceiling, 3600))
+        }
     }
 }

@@ -11,7 +11,8 @@ import NIOCore
 import NIOPosix
 import Testing
 
-/// Records every message of an exchange and answers each ReportData with `status` (as a subscriber does).
+/// A subscriber's side of the Interaction Model: records every message and answers each ReportData that asks for it
+/// with `status`; a report exchange ends with the answer to its last chunk.
 final class SubscriberHandler: ExchangeHandler, @unchecked Sendable {
     let messages = Locked<[MatterMessage]>([])
     let status: IMStatusCode
@@ -23,13 +24,21 @@ final class SubscriberHandler: ExchangeHandler, @unchecked Sendable {
             .compactMap { try? ReportData(decoding: $0.payload) }
     }
 
+    var subscribeResponse: SubscribeResponse? {
+        messages.withLock { $0 }.first { $0.payloadHeader.opcode == InteractionModelOpcode.subscribeResponse.rawValue }
+            .flatMap { try? SubscribeResponse(decoding: $0.payload) }
+    }
+
     func exchange(_ exchange: ExchangeKey, received message: MatterMessage, manager: ExchangeManager) {
         messages.withLock { $0.append(message) }
+        if message.payloadHeader.opcode == InteractionModelOpcode.subscribeResponse.rawValue {
+            manager.close(exchange, now: manager.now)
+            return
+        }
         guard message.payloadHeader.opcode == InteractionModelOpcode.reportData.rawValue,
               let report = try? ReportData(decoding: message.payload), !report.suppressResponse else { return }
         try? manager.send(on: exchange, protocolID: .interactionModel, opcode: InteractionModelOpcode.statusResponse.rawValue,
                           payload: StatusResponse(status).encoded().encoded(), now: manager.now)
-        if !report.moreChunkedMessages { manager.close(exchange, now: manager.now) }
     }
 
     func exchange(_ exchange: ExchangeKey, failed error: ExchangeError, manager: ExchangeManager) {}
@@ -51,14 +60,15 @@ struct NodeOverUDP {
     let nodeAddress: SocketAddress
     let logs: LogLines
 
-    static func start() async throws -> NodeOverUDP {
+    static func start(deferredAnswerTimeout: Int64 = 30_000) async throws -> NodeOverUDP {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let fixture = try MatterNodeFixture()
-        let options = MatterNodeOptions(
+        var options = MatterNodeOptions(
             addresses: [try SocketAddress(ipAddress: "127.0.0.1", port: 0)], announceInterfaces: [], hostLabel: "TEST", port: 0,
             discriminator: 3840, verifier: try PASEVerifier.compute(passcode: 20_202_021, salt: [UInt8](repeating: 1, count: 32),
                                                                    iterations: 1000),
             vendorID: 0xFFF1, productID: 0x8000, deviceName: "test")
+        options.deferredAnswerTimeout = deferredAnswerTimeout
         let logs = LogLines()
         let node = MatterNode(core: fixture.node, options: options, eventLoop: group.next(), log: { logs.append($0) })
         try await node.start()
@@ -99,6 +109,31 @@ struct NodeOverUDP {
                                      payload: element.encoded(), now: layer.exchanges.now)
         }
         return recorder
+    }
+
+    /// Commissions the fixture's node onto a fabric, installs a CASE session with its administrator (node 112233)
+    /// and serves the reports the node sends on it with `subscriber`; returns the controller's session.
+    func caseSessionWithSubscriber(_ subscriber: SubscriberHandler) async throws -> (session: SessionHandle, fabric: FabricIndex) {
+        let index = try fixture.addFabric()
+        _ = try fixture.completeCommissioning(fabric: index)
+        let session = try await session(case: (index, 112233))
+        try await controller.withMessageLayer { layer in
+            layer.exchanges.registerUnsolicitedHandler(for: .interactionModel) { _ in subscriber }
+        }
+        return (session, index)
+    }
+
+    /// Subscribes on `session`; returns the subscription id once the SubscribeResponse came.
+    func subscribe(_ request: SubscribeRequest, on session: SessionHandle) async throws -> SubscribeResponse {
+        let priming = SubscriberHandler()
+        try await controller.withMessageLayer { layer in
+            let exchange = layer.exchanges.openExchange(on: session, handler: priming)
+            try layer.exchanges.send(on: exchange, protocolID: .interactionModel,
+                                     opcode: InteractionModelOpcode.subscribeRequest.rawValue,
+                                     payload: request.encoded().encoded(), now: layer.exchanges.now)
+        }
+        #expect(await eventually(within: .seconds(20)) { priming.subscribeResponse != nil })
+        return try #require(priming.subscribeResponse)
     }
 
     func stop() async throws {
@@ -166,5 +201,133 @@ struct NodeOverUDP {
         })
         #expect(recorder.count == 0)
         try await harness.stop()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aDeviceThatNeverAnswersGetsTheRequestAnsweredTimeout() async throws {
+        let harness = try await NodeOverUDP.start(deferredAnswerTimeout: 300)
+        let held = HeldCluster()
+        harness.fixture.node.dataModel.addEndpoint(EndpointDefinition(id: 1, deviceTypes: [], clusters: [held]))
+        let session = try await harness.session(case: nil)
+        let request = InvokeRequest(invokeRequests: [
+            CommandDataIB(path: CommandPath(endpoint: 1, cluster: held.id, command: 0), fields: TLVElement(.structure([]))),
+        ])
+        let recorder = try await harness.request(.invokeRequest, request.encoded(), on: session)
+        #expect(await eventually(within: .seconds(20)) { recorder.count == 1 })
+        let answer = recorder.message(0)
+        #expect(answer.payloadHeader.opcode == InteractionModelOpcode.statusResponse.rawValue)
+        #expect(try StatusResponse(decoding: answer.payload).status == .timeout)
+        // The device finishes after all: its answer has no exchange to go on.
+        held.release()
+        #expect(await eventually(within: .seconds(20)) { harness.logs.contains("late answer") })
+        #expect(recorder.count == 1)
+        try await harness.stop()
+    }
+
+    static let nodeLabel = AttributePath(endpoint: 0, cluster: 0x28, attribute: 5)
+
+    @Test(.timeLimit(.minutes(1)))
+    func changesAndEventsAreReportedToTheSubscriber() async throws {
+        let harness = try await NodeOverUDP.start()
+        let subscriber = SubscriberHandler()
+        let (session, fabric) = try await harness.caseSessionWithSubscriber(subscriber)
+        let admin = SubjectDescriptor.caseSession(fabricIndex: fabric, node: 112233)
+        let cluster = EventfulCluster()
+        harness.fixture.node.dataModel.addEndpoint(EndpointDefinition(id: 1, deviceTypes: [], clusters: [cluster]))
+        let subscribed = try await harness.subscribe(SubscribeRequest(
+            minIntervalFloorSeconds: 0, maxIntervalCeilingSeconds: 120, attributeRequests: [Self.nodeLabel],
+            eventRequests: [EventPath(endpoint: 1)]), on: session)
+        #expect(subscribed.maxIntervalSeconds == 120)
+
+        // An attribute changes (here through a write; a bridge's clusters call markChanged): the node reports it.
+        #expect(try harness.fixture.write([AttributeDataIB(dataVersion: nil, path: Self.nodeLabel, data: .utf8("Hall"))], as: admin)
+            == [.success])
+        #expect(await eventually(within: .seconds(20)) {
+            subscriber.reports.contains { $0.attributeReports.contains { report in
+                if case .data(let data) = report { data.data == .utf8("Hall") } else { false }
+            } }
+        })
+        #expect(subscriber.reports.allSatisfy { $0.subscriptionID == subscribed.subscriptionID })
+
+        // An event, emitted on another thread.
+        let number = await Task.detached {
+            harness.fixture.node.dataModel.emitEvent(ConcreteEventPath(endpoint: 1, cluster: cluster.id, event: 0), priority: .info,
+                                                     data: EventTests.pressed(7))
+        }.value
+        #expect(await eventually(within: .seconds(20)) {
+            subscriber.reports.contains { EventTests.data($0.eventReports).map(\.eventNumber) == [number] }
+        })
+        // The subscriber answered every report; the subscription lives on.
+        #expect(harness.fixture.node.interactionModel.subscriptions.map(\.id) == [subscribed.subscriptionID])
+        try await harness.stop()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func silenceIsBrokenByKeepAlivesAtTheMaximumInterval() async throws {
+        let harness = try await NodeOverUDP.start()
+        let subscriber = SubscriberHandler()
+        let (session, _) = try await harness.caseSessionWithSubscriber(subscriber)
+        let subscribed = try await harness.subscribe(SubscribeRequest(
+            minIntervalFloorSeconds: 0, maxIntervalCeilingSeconds: 1, attributeRequests: [Self.nodeLabel]), on: session)
+        #expect(subscribed.maxIntervalSeconds == 1)
+        #expect(await eventually(within: .seconds(20)) { subscriber.reports.count >= 2 })
+        let keepAlive = try #require(subscriber.reports.first)
+        #expect(keepAlive.attributeReports.isEmpty && keepAlive.eventReports.isEmpty)
+        #expect(keepAlive.subscriptionID == subscribed.subscriptionID)
+        #expect(!keepAlive.suppressResponse)
+        try await harness.stop()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aSubscriberThatRefusesAReportEndsItsSubscription() async throws {
+        let harness = try await NodeOverUDP.start()
+        let subscriber = SubscriberHandler(status: .invalidSubscription)
+        let (session, _) = try await harness.caseSessionWithSubscriber(subscriber)
+        _ = try await harness.subscribe(SubscribeRequest(
+            minIntervalFloorSeconds: 0, maxIntervalCeilingSeconds: 60, attributeRequests: [Self.nodeLabel]), on: session)
+        harness.fixture.node.dataModel.markChanged(ConcreteClusterPath(endpoint: 0, cluster: 0x28))
+        #expect(await eventually(within: .seconds(20)) { subscriber.reports.count == 1 })
+        #expect(await eventually(within: .seconds(20)) { harness.fixture.node.interactionModel.subscriptions.isEmpty })
+        try await harness.stop()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aSubscriptionWithoutASessionToReportOnIsDropped() async throws {
+        let harness = try await NodeOverUDP.start()
+        let subscriber = SubscriberHandler()
+        let (session, _) = try await harness.caseSessionWithSubscriber(subscriber)
+        _ = try await harness.subscribe(SubscribeRequest(
+            minIntervalFloorSeconds: 0, maxIntervalCeilingSeconds: 60, attributeRequests: [Self.nodeLabel]), on: session)
+        // The controller closes its session.
+        try await harness.controller.withMessageLayer { layer in
+            let exchange = layer.exchanges.openExchange(on: session, handler: MessageRecorder())
+            try layer.exchanges.send(on: exchange, protocolID: .secureChannel, opcode: SecureChannelOpcode.statusReport.rawValue,
+                                     payload: StatusReport(.success, .closeSession).encoded(), reliable: false,
+                                     now: layer.exchanges.now)
+        }
+        #expect(await eventually(within: .seconds(20)) {
+            (try? await harness.node.transport.eventLoop.submit { harness.node.sessionCount }.get()) == 0
+        })
+        harness.fixture.node.dataModel.markChanged(ConcreteClusterPath(endpoint: 0, cluster: 0x28))
+        #expect(await eventually(within: .seconds(20)) { harness.fixture.node.interactionModel.subscriptions.isEmpty })
+        #expect(harness.logs.contains("no CASE session"))
+        #expect(subscriber.reports.isEmpty)
+        try await harness.stop()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aSubscriberThatStopsAnsweringLosesItsSubscriptionWhenMRPGivesUp() async throws {
+        let harness = try await NodeOverUDP.start()
+        let subscriber = SubscriberHandler()
+        let (session, _) = try await harness.caseSessionWithSubscriber(subscriber)
+        _ = try await harness.subscribe(SubscribeRequest(
+            minIntervalFloorSeconds: 0, maxIntervalCeilingSeconds: 60, attributeRequests: [Self.nodeLabel]), on: session)
+        // The controller goes away without a word.
+        try await harness.controller.stop()
+        harness.fixture.node.dataModel.markChanged(ConcreteClusterPath(endpoint: 0, cluster: 0x28))
+        #expect(await eventually(within: .seconds(40)) { harness.fixture.node.interactionModel.subscriptions.isEmpty })
+        #expect(harness.logs.contains("did not acknowledge"))
+        await harness.node.stop()
+        try await harness.group.shutdownGracefully()
     }
 }

@@ -92,9 +92,17 @@ final class BasicInformationCluster: ClusterServer {
         static let maxPathsPerInvoke: AttributeID = 0x16
     }
 
+    /// StartUp, emitted when the node starts (ShutDown and Leave are not emitted by this node).
+    static let startUpEvent: EventID = 0x00
+
     let id = BasicInformationCluster.clusterID
     let revision: UInt16 = 4
     let attributes: [AttributeDefinition]
+    let events = [
+        EventDefinition(startUpEvent, "StartUp", priority: .critical),
+        EventDefinition(0x01, "ShutDown", priority: .critical),
+        EventDefinition(0x02, "Leave", priority: .info),
+    ]
     private let configuration: BasicInformationConfiguration
     private let state: CommissioningState
 

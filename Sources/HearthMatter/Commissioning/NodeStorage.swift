@@ -20,6 +20,8 @@ public struct StorageKey: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let nodeSettings = StorageKey(rawValue: "matter-node-settings")
     /// RebootCount and the like.
     public static let counters = StorageKey(rawValue: "matter-counters")
+    /// The first event number not yet reserved: events are numbered below it until the next block is reserved.
+    public static let eventNumbers = StorageKey(rawValue: "matter-event-numbers")
     /// The device attestation key and certificate made at first start.
     public static let attestation = StorageKey(rawValue: "matter-attestation")
 

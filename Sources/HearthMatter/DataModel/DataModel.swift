@@ -1,7 +1,9 @@
 // The node's data model: its endpoints, the cluster instances on each, their DataVersions, and the read, write and
 // invoke of the Interaction Model against them — path expansion with wildcards, the access check, the global
-// attributes and each request's status. Endpoints can be added and removed while the node runs (a bridge's devices
-// come and go); every endpoint gets its Descriptor cluster from here, so PartsList always follows.
+// attributes and each request's status (a deferred cluster's write or command answers through a completion, after
+// every check here). Endpoints can be added and removed while the node runs (a bridge's devices come and go); every
+// endpoint gets its Descriptor cluster from here, so PartsList always follows. It also keeps the event log, and tells
+// whoever registered a change hook (the node, for subscription reports) of every change.
 
 import HearthSync
 
@@ -45,11 +47,35 @@ public final class DataModel: Sendable {
     private let state: Locked<State>
     /// The Access Control List the access check reads (the AccessControl cluster's entries).
     private let acl: @Sendable () -> [ACLEntry]
+    private let events: Locked<EventLog>
+    private let eventNumbers: EventNumberSource
+    /// The node's clock: an event's SystemTimestamp.
+    private let now: @Sendable () -> MatterInstant
+    private let changeHooks = Locked<[@Sendable () -> Void]>([])
 
-    /// `initialDataVersion` is drawn at random by the node (injected, so tests are repeatable).
-    public init(initialDataVersion: UInt32, acl: @escaping @Sendable () -> [ACLEntry]) {
+    /// `initialDataVersion` is drawn at random by the node (injected, so tests are repeatable); `eventNumbers` numbers
+    /// events (kept across restarts by the node), `now` timestamps them.
+    public init(initialDataVersion: UInt32, acl: @escaping @Sendable () -> [ACLEntry],
+                eventNumbers: EventNumberSource = EventNumberSource(), eventCapacity: EventLogCapacity = EventLogCapacity(),
+                now: @escaping @Sendable () -> MatterInstant = { MatterInstant(milliseconds: 0) }) {
         self.state = Locked(State(nextInitialVersion: initialDataVersion))
         self.acl = acl
+        self.events = Locked(EventLog(capacity: eventCapacity))
+        self.eventNumbers = eventNumbers
+        self.now = now
+    }
+
+    // MARK: Changes
+
+    /// Calls `hook` after every change a subscription may have to report: an attribute marked changed, an event
+    /// emitted, an endpoint added or removed. It is called on the thread that made the change, outside the model's
+    /// lock; the node hops to its event loop from it and gathers what is due.
+    public func onChange(_ hook: @escaping @Sendable () -> Void) {
+        changeHooks.withLock { $0.append(hook) }
+    }
+
+    private func changed() {
+        for hook in changeHooks.withLock({ $0 }) { hook() }
     }
 
     // MARK: Endpoints
@@ -77,6 +103,7 @@ public final class DataModel: Sendable {
                 Self.bump(&state, ConcreteClusterPath(endpoint: parent, cluster: DescriptorCluster.clusterID))
             }
         }
+        changed()
     }
 
     /// Removes an endpoint and its clusters.
@@ -90,6 +117,7 @@ public final class DataModel: Sendable {
                 Self.bump(&state, ConcreteClusterPath(endpoint: parent, cluster: DescriptorCluster.clusterID))
             }
         }
+        changed()
     }
 
     /// The endpoint ids, in order.
@@ -133,6 +161,7 @@ public final class DataModel: Sendable {
     /// Records that an attribute of a cluster instance changed: its DataVersion moves on.
     public func markChanged(_ path: ConcreteClusterPath) {
         state.withLock { Self.bump(&$0, path) }
+        changed()
     }
 
     /// How many changes the model has seen; a subscription compares it with the count at its last report.
@@ -172,14 +201,72 @@ public final class DataModel: Sendable {
     // MARK: Events
 
     /// Records an event the cluster at `path` emitted, with the next event number and the node's timestamp, for reads
-    /// and subscriptions; returns its number. `data` is the event's fields structure.
+    /// and subscriptions; returns its number. `data` is the event's fields structure. May be called on any thread.
     @discardableResult
     public func emitEvent(_ path: ConcreteEventPath, priority: EventPriority, data: TLVElement) -> UInt64 {
-        // The event log is not kept yet: events are numbered and dropped.
-        state.withLock { state in
-            state.changeCount &+= 1
-            return state.changeCount
+        let timestamp = UInt64(clamping: now().milliseconds)
+        let number = events.withLock { log in
+            // Numbered under the log's lock, so that the log holds events in number order.
+            let number = eventNumbers.take()
+            log.append(EventRecord(number: number, path: path, priority: priority, systemTimestamp: timestamp, data: data))
+            return number
         }
+        changed()
+        return number
+    }
+
+    /// The number the next event will get: a subscription has reported every event below it.
+    public var nextEventNumber: UInt64 { events.withLock { _ in eventNumbers.next } }
+
+    /// The events kept from number `minimum` on, in number order (for tests and diagnostics; reads go through
+    /// `readEvents`, which checks access).
+    public func loggedEvents(from minimum: UInt64 = 0) -> [EventRecord] { events.withLock { $0.events(from: minimum) } }
+
+    /// The reports for a read's event paths: the events kept that a path names, numbered `minimum` or above and below
+    /// `limit`, that the subject may read (each event's read privilege), in number order and each once; and a status
+    /// for each concrete path to an endpoint, cluster or event that does not exist or that the subject may not read.
+    public func readEvents(_ paths: [EventPath], from minimum: UInt64, below limit: UInt64 = .max,
+                           context: ReadContext, statuses: Bool = true) -> [EventReportIB] {
+        guard !paths.isEmpty else { return [] }
+        var reports: [EventReportIB] = []
+        if statuses {
+            for path in paths {
+                guard let concrete = path.concrete else { continue }
+                if let error = eventPathError(concrete, subject: context.subject) {
+                    reports.append(.status(EventStatusIB(path: path, status: StatusIB(error))))
+                }
+            }
+        }
+        var privileges: [ConcreteEventPath: Privilege?] = [:]
+        for record in loggedEvents(from: minimum) where record.number < limit {
+            guard paths.contains(where: { $0.matches(record.path) }) else { continue }
+            let privilege: Privilege? = privileges[record.path] ?? {
+                let found = cluster(ConcreteClusterPath(endpoint: record.path.endpoint, cluster: record.path.cluster))?
+                    .events.first { $0.id == record.path.event }?.readPrivilege
+                privileges[record.path] = .some(found)
+                return found
+            }()
+            // An event of a cluster gone since is not read: nobody can say who may see it.
+            guard let privilege else { continue }
+            let clusterPath = ConcreteClusterPath(endpoint: record.path.endpoint, cluster: record.path.cluster)
+            guard granted(context.subject, privilege, clusterPath) else { continue }
+            reports.append(.data(record.dataIB))
+        }
+        return reports
+    }
+
+    /// Why a concrete event path names nothing the subject may read, if it does not.
+    private func eventPathError(_ path: ConcreteEventPath, subject: SubjectDescriptor) -> IMError? {
+        let clusterPath = ConcreteClusterPath(endpoint: path.endpoint, cluster: path.cluster)
+        guard endpoint(path.endpoint) != nil else { return IMError(.unsupportedEndpoint, "no endpoint \(path.endpoint)") }
+        guard let server = cluster(clusterPath) else { return IMError(.unsupportedCluster, "no cluster \(clusterPath)") }
+        guard let definition = server.events.first(where: { $0.id == path.event }) else {
+            return IMError(.unsupportedEvent, "no event \(path)")
+        }
+        guard granted(subject, definition.readPrivilege, clusterPath) else {
+            return IMError(.unsupportedAccess, "reading \(path) needs \(definition.readPrivilege)")
+        }
+        return nil
     }
 
     // MARK: Access

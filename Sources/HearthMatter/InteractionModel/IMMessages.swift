@@ -285,15 +285,16 @@ public enum InvokeResponseIB: Equatable, Sendable {
 /// Read Request (opcode 0x02).
 public struct ReadRequest: Equatable, Sendable {
     public var attributeRequests: [AttributePath]
-    /// Event paths are accepted and answered with no events: this node has none yet.
-    public var eventRequestCount: Int
+    public var eventRequests: [EventPath]
+    public var eventFilters: [EventFilter]
     public var isFabricFiltered: Bool
     public var dataVersionFilters: [DataVersionFilter]
 
-    public init(attributeRequests: [AttributePath], eventRequestCount: Int = 0, isFabricFiltered: Bool = true,
-                dataVersionFilters: [DataVersionFilter] = []) {
+    public init(attributeRequests: [AttributePath], eventRequests: [EventPath] = [], eventFilters: [EventFilter] = [],
+                isFabricFiltered: Bool = true, dataVersionFilters: [DataVersionFilter] = []) {
         self.attributeRequests = attributeRequests
-        self.eventRequestCount = eventRequestCount
+        self.eventRequests = eventRequests
+        self.eventFilters = eventFilters
         self.isFabricFiltered = isFabricFiltered
         self.dataVersionFilters = dataVersionFilters
     }
@@ -302,6 +303,12 @@ public struct ReadRequest: Equatable, Sendable {
         .message {
             if !attributeRequests.isEmpty {
                 TLVElement.array(tag: .context(0)) { attributeRequests.map { $0.encoded() } }
+            }
+            if !eventRequests.isEmpty {
+                TLVElement.array(tag: .context(1)) { eventRequests.map { $0.encoded() } }
+            }
+            if !eventFilters.isEmpty {
+                TLVElement.array(tag: .context(2)) { eventFilters.map { $0.encoded() } }
             }
             TLVElement(context: 3, .bool(isFabricFiltered))
             if !dataVersionFilters.isEmpty {
@@ -314,10 +321,11 @@ public struct ReadRequest: Equatable, Sendable {
         let what = "ReadRequestMessage"
         let element = try decodeMessageStructure(bytes, what)
         attributeRequests = try decodeArray(element, 0, what) { e throws(IMError) in try AttributePath(decoding: e) } ?? []
-        eventRequestCount = try decodeArray(element, 1, what) { e throws(IMError) in e }?.count ?? 0
+        eventRequests = try decodeArray(element, 1, what) { e throws(IMError) in try EventPath(decoding: e) } ?? []
+        eventFilters = try decodeArray(element, 2, what) { e throws(IMError) in try EventFilter(decoding: e) } ?? []
         isFabricFiltered = try requiredBool(element, 3, what)
         dataVersionFilters = try decodeArray(element, 4, what) { e throws(IMError) in try DataVersionFilter(decoding: e) } ?? []
-        if attributeRequests.isEmpty && eventRequestCount == 0 {
+        if attributeRequests.isEmpty && eventRequests.isEmpty {
             throw .malformed("\(what) names no attribute and no event")
         }
     }
@@ -327,13 +335,15 @@ public struct ReadRequest: Equatable, Sendable {
 public struct ReportData: Equatable, Sendable {
     public var subscriptionID: UInt32?
     public var attributeReports: [AttributeReportIB]
+    public var eventReports: [EventReportIB]
     public var moreChunkedMessages: Bool
     public var suppressResponse: Bool
 
-    public init(subscriptionID: UInt32? = nil, attributeReports: [AttributeReportIB], moreChunkedMessages: Bool = false,
-                suppressResponse: Bool = false) {
+    public init(subscriptionID: UInt32? = nil, attributeReports: [AttributeReportIB], eventReports: [EventReportIB] = [],
+                moreChunkedMessages: Bool = false, suppressResponse: Bool = false) {
         self.subscriptionID = subscriptionID
         self.attributeReports = attributeReports
+        self.eventReports = eventReports
         self.moreChunkedMessages = moreChunkedMessages
         self.suppressResponse = suppressResponse
     }
@@ -343,6 +353,9 @@ public struct ReportData: Equatable, Sendable {
             if let subscriptionID { TLVElement(context: 0, .uint(subscriptionID)) }
             if !attributeReports.isEmpty {
                 TLVElement.array(tag: .context(1)) { attributeReports.map { $0.encoded() } }
+            }
+            if !eventReports.isEmpty {
+                TLVElement.array(tag: .context(2)) { eventReports.map { $0.encoded() } }
             }
             if moreChunkedMessages { TLVElement(context: 3, .bool(true)) }
             if suppressResponse { TLVElement(context: 4, .bool(true)) }
@@ -354,6 +367,7 @@ public struct ReportData: Equatable, Sendable {
         let element = try decodeMessageStructure(bytes, what)
         subscriptionID = try tlv(what) { () throws(TLVFieldError) in try element.optionalField(0)?.unsigned(UInt32.self) }
         attributeReports = try decodeArray(element, 1, what) { e throws(IMError) in try AttributeReportIB(decoding: e) } ?? []
+        eventReports = try decodeArray(element, 2, what) { e throws(IMError) in try EventReportIB(decoding: e) } ?? []
         moreChunkedMessages = try optionalBool(element, 3, what) ?? false
         suppressResponse = try optionalBool(element, 4, what) ?? false
     }
@@ -513,18 +527,20 @@ public struct SubscribeRequest: Equatable, Sendable {
     public var minIntervalFloorSeconds: UInt16
     public var maxIntervalCeilingSeconds: UInt16
     public var attributeRequests: [AttributePath]
-    public var eventRequestCount: Int
+    public var eventRequests: [EventPath]
+    public var eventFilters: [EventFilter]
     public var isFabricFiltered: Bool
     public var dataVersionFilters: [DataVersionFilter]
 
     public init(keepSubscriptions: Bool = false, minIntervalFloorSeconds: UInt16, maxIntervalCeilingSeconds: UInt16,
-                attributeRequests: [AttributePath], eventRequestCount: Int = 0, isFabricFiltered: Bool = true,
-                dataVersionFilters: [DataVersionFilter] = []) {
+                attributeRequests: [AttributePath], eventRequests: [EventPath] = [], eventFilters: [EventFilter] = [],
+                isFabricFiltered: Bool = true, dataVersionFilters: [DataVersionFilter] = []) {
         self.keepSubscriptions = keepSubscriptions
         self.minIntervalFloorSeconds = minIntervalFloorSeconds
         self.maxIntervalCeilingSeconds = maxIntervalCeilingSeconds
         self.attributeRequests = attributeRequests
-        self.eventRequestCount = eventRequestCount
+        self.eventRequests = eventRequests
+        self.eventFilters = eventFilters
         self.isFabricFiltered = isFabricFiltered
         self.dataVersionFilters = dataVersionFilters
     }
@@ -536,6 +552,12 @@ public struct SubscribeRequest: Equatable, Sendable {
             TLVElement(context: 2, .uint(maxIntervalCeilingSeconds))
             if !attributeRequests.isEmpty {
                 TLVElement.array(tag: .context(3)) { attributeRequests.map { $0.encoded() } }
+            }
+            if !eventRequests.isEmpty {
+                TLVElement.array(tag: .context(4)) { eventRequests.map { $0.encoded() } }
+            }
+            if !eventFilters.isEmpty {
+                TLVElement.array(tag: .context(5)) { eventFilters.map { $0.encoded() } }
             }
             TLVElement(context: 7, .bool(isFabricFiltered))
             if !dataVersionFilters.isEmpty {
@@ -552,10 +574,11 @@ public struct SubscribeRequest: Equatable, Sendable {
             (try element.field(1).unsigned(UInt16.self), try element.field(2).unsigned(UInt16.self))
         }
         attributeRequests = try decodeArray(element, 3, what) { e throws(IMError) in try AttributePath(decoding: e) } ?? []
-        eventRequestCount = try decodeArray(element, 4, what) { e throws(IMError) in e }?.count ?? 0
+        eventRequests = try decodeArray(element, 4, what) { e throws(IMError) in try EventPath(decoding: e) } ?? []
+        eventFilters = try decodeArray(element, 5, what) { e throws(IMError) in try EventFilter(decoding: e) } ?? []
         isFabricFiltered = try requiredBool(element, 7, what)
         dataVersionFilters = try decodeArray(element, 8, what) { e throws(IMError) in try DataVersionFilter(decoding: e) } ?? []
-        if attributeRequests.isEmpty && eventRequestCount == 0 {
+        if attributeRequests.isEmpty && eventRequests.isEmpty {
             throw .malformed("\(what) names no attribute and no event")
         }
         if minIntervalFloorSeconds > maxIntervalCeilingSeconds {

@@ -1,7 +1,8 @@
 // The Interaction Model's server side as a pure function of messages: one message in on an exchange, at most one
-// message out, with the exchange's state (chunks still to send, a timed window) kept in a value the caller holds.
-// No sockets, no sessions: the node's exchange layer calls `receive` with the decrypted payload and the session's
-// subject, sends what comes back on the same exchange, and closes it when told. Time is an argument.
+// message out — at once, or later when a deferred cluster's actions finish — with the exchange's state (chunks still
+// to send, a timed window) kept in a value the caller holds. No sockets, no sessions: the node's exchange layer calls
+// `receive` with the decrypted payload and the session's subject, sends what comes back on the same exchange, and
+// closes it when told; it asks `reportsDue` for the subscription reports to send. Time is an argument.
 
 import HearthSync
 
@@ -149,6 +150,7 @@ public struct SubscriptionRecord: Sendable, Equatable {
     public var id: UInt32
     public var subject: SubjectDescriptor
     public var paths: [AttributePath]
+    public var eventPaths: [EventPath]
     public var isFabricFiltered: Bool
     public var minIntervalSeconds: UInt16
     public var maxIntervalSeconds: UInt16
@@ -156,6 +158,10 @@ public struct SubscriptionRecord: Sendable, Equatable {
     public var lastReport: MatterInstant
     /// The DataVersion of each cluster instance the subscription covers, as last reported.
     public var reportedVersions: [ConcreteClusterPath: UInt32]
+    /// Every event numbered below it was reported (or was not the subscriber's to see).
+    public var nextEventNumber: UInt64
+    /// Whether a report was sent and the subscriber has not answered its last chunk yet: the next report waits.
+    public var isReportInFlight = false
 }
 
 /// A report the node sends for a subscription: the first message on a new exchange to the subscriber, and the
@@ -210,6 +216,7 @@ public final class InteractionModelServer: Sendable {
             case .reporting(let remaining, let after):
                 guard opcode == .statusResponse else {
                     exchange.phase = .idle
+                    if let id = exchange.subscriptionID { removeSubscriptions { $0.id == id } }
                     return .status(.invalidAction)
                 }
                 let status = try StatusResponse(decoding: payload)
@@ -218,6 +225,12 @@ public final class InteractionModelServer: Sendable {
                     exchange.phase = .idle
                     if let id = exchange.subscriptionID { removeSubscriptions { $0.id == id } }
                     return .close(nil)
+                }
+                if remaining.isEmpty, after == nil, let id = exchange.subscriptionID {
+                    // The subscriber has the whole report: the next one may go.
+                    subscriptionState.withLock { state in
+                        if let i = state.records.firstIndex(where: { $0.id == id }) { state.records[i].isReportInFlight = false }
+                    }
                 }
                 return nextChunk(remaining: remaining, after: after, exchange: &exchange)
             case .timed(let deadline):
@@ -236,6 +249,8 @@ public final class InteractionModelServer: Sendable {
                 return try handleIdle(opcode, payload, exchange: &exchange, subject: subject, now: now, timed: false)
             }
         } catch {
+            // A report the subscriber answered with something unreadable: the subscription is void.
+            if case .reporting = exchange.phase, let id = exchange.subscriptionID { removeSubscriptions { $0.id == id } }
             exchange.phase = .idle
             return .status(error.status)
         }
@@ -248,7 +263,8 @@ public final class InteractionModelServer: Sendable {
             let request = try ReadRequest(decoding: payload)
             let context = ReadContext(subject: subject, isFabricFiltered: request.isFabricFiltered)
             let reports = dataModel.read(request.attributeRequests, filters: request.dataVersionFilters, context: context)
-            var chunks = chunked(reports, subscriptionID: nil)
+            let events = dataModel.readEvents(request.eventRequests, from: Self.eventMin(request.eventFilters), context: context)
+            var chunks = chunked(reports, events: events, subscriptionID: nil)
             chunks[chunks.count - 1].suppressResponse = true
             return nextChunk(remaining: chunks.map { IMMessage(.reportData, $0.encoded()) }, after: nil, exchange: &exchange)
         case .subscribeRequest:
@@ -434,65 +450,130 @@ public final class InteractionModelServer: Sendable {
         guard subject.authMode == .case else {
             throw IMError(.unsupportedAccess, "a subscription needs a CASE session")
         }
+        // Events from here on are the reports' to send; the priming report has those before.
+        let eventLimit = dataModel.nextEventNumber
         let record = subscriptionState.withLock { state in
             if !request.keepSubscriptions {
                 state.records.removeAll { $0.subject.fabricIndex == subject.fabricIndex && $0.subject.subject == subject.subject }
             }
+            // The subscriber's ceiling is the node's MaxInterval: within what the specification allows (at least the
+            // floor, at most the larger of the ceiling and an hour), and the soonest the subscriber hears of silence.
             let record = SubscriptionRecord(
-                id: state.nextID, subject: subject, paths: request.attributeRequests,
+                id: state.nextID, subject: subject, paths: request.attributeRequests, eventPaths: request.eventRequests,
                 isFabricFiltered: request.isFabricFiltered, minIntervalSeconds: request.minIntervalFloorSeconds,
                 maxIntervalSeconds: max(request.maxIntervalCeilingSeconds, request.minIntervalFloorSeconds, 1),
-                lastReport: now, reportedVersions: dataModel.versions(covering: request.attributeRequests))
+                lastReport: now, reportedVersions: dataModel.versions(covering: request.attributeRequests),
+                nextEventNumber: eventLimit)
             state.nextID &+= 1
             state.records.append(record)
             return record
         }
         let context = ReadContext(subject: subject, isFabricFiltered: request.isFabricFiltered)
         let reports = dataModel.read(request.attributeRequests, filters: request.dataVersionFilters, context: context)
-        let chunks = chunked(reports, subscriptionID: record.id).map { IMMessage(.reportData, $0.encoded()) }
+        let events = dataModel.readEvents(request.eventRequests, from: Self.eventMin(request.eventFilters), below: eventLimit,
+                                          context: context)
+        let chunks = chunked(reports, events: events, subscriptionID: record.id).map { IMMessage(.reportData, $0.encoded()) }
         let response = SubscribeResponse(subscriptionID: record.id, maxIntervalSeconds: record.maxIntervalSeconds)
         return nextChunk(remaining: chunks, after: IMMessage(.subscribeResponse, response.encoded()), exchange: &exchange)
     }
 
-    /// The reports due at `now`: for each subscription past its minimum interval whose clusters changed since its
-    /// last report, the attributes of those clusters (chunked); for one at its maximum interval with nothing
-    /// changed, an empty keep-alive report. The node sends each on a new exchange to the subscriber's session.
+    /// The reports due at `now`: for each subscription past its minimum interval whose clusters changed or that has
+    /// new events since its last report, the attributes of those clusters and the events (chunked); for one at its
+    /// maximum interval with nothing new, an empty keep-alive report. New events on an urgent path do not wait for the
+    /// minimum interval. The node sends each on a new exchange to the subscriber's session; the subscriber answers
+    /// each with a StatusResponse.
     public func reportsDue(now: MatterInstant) -> [DueReport] {
         let records = subscriptions
         var due: [DueReport] = []
-        for record in records {
+        for record in records where !record.isReportInFlight {
             let minimum = record.lastReport + Int64(record.minIntervalSeconds) * 1000
             let maximum = record.lastReport + Int64(record.maxIntervalSeconds) * 1000
-            guard now >= minimum else { continue }
-            let filters = record.reportedVersions.map { DataVersionFilter(path: $0.key, dataVersion: $0.value) }
             let context = ReadContext(subject: record.subject, isFabricFiltered: record.isFabricFiltered)
+            let eventLimit = dataModel.nextEventNumber
+            if now < minimum {
+                guard hasUrgentEvents(record, paths: record.eventPaths, below: eventLimit) else { continue }
+            }
+            // The versions are taken before the read: a change made meanwhile (a bridge marks changes from its own
+            // threads) is then reported again next time rather than never.
+            let versions = dataModel.versions(covering: record.paths)
+            let filters = record.reportedVersions.map { DataVersionFilter(path: $0.key, dataVersion: $0.value) }
             let reports = dataModel.read(record.paths, filters: filters, context: context)
+            let events = dataModel.readEvents(record.eventPaths, from: record.nextEventNumber, below: eventLimit,
+                                              context: context, statuses: false)
             var exchange = IMExchangeState()
             exchange.subscriptionID = record.id
             let report: DueReport
-            if !reports.isEmpty {
-                var messages = chunked(reports, subscriptionID: record.id).map { IMMessage(.reportData, $0.encoded()) }
+            if !reports.isEmpty || !events.isEmpty {
+                var messages = chunked(reports, events: events, subscriptionID: record.id).map { IMMessage(.reportData, $0.encoded()) }
                 let first = messages.removeFirst()
                 // The last chunk is answered too: the exchange waits for that StatusResponse before it closes.
                 exchange.phase = .reporting(remaining: messages, after: nil)
                 report = DueReport(subscriptionID: record.id, subject: record.subject, message: first, expectsResponse: true,
                                    exchange: exchange)
             } else if now >= maximum {
-                let keepAlive = ReportData(subscriptionID: record.id, attributeReports: [], suppressResponse: true)
+                // Answered like any report (only a read's last report suppresses the response): the subscriber's
+                // StatusResponse, or its silence, says whether the subscription is still alive.
+                let keepAlive = ReportData(subscriptionID: record.id, attributeReports: [])
+                exchange.phase = .reporting(remaining: [], after: nil)
                 report = DueReport(subscriptionID: record.id, subject: record.subject,
-                                   message: IMMessage(.reportData, keepAlive.encoded()), expectsResponse: false, exchange: exchange)
+                                   message: IMMessage(.reportData, keepAlive.encoded()), expectsResponse: true, exchange: exchange)
             } else {
+                // Nothing the subscriber may see changed: what did change is taken as reported, so that it is not
+                // looked at again (and the node's report timer does not wake for it).
+                subscriptionState.withLock { state in
+                    guard let i = state.records.firstIndex(where: { $0.id == record.id }) else { return }
+                    state.records[i].reportedVersions = versions
+                    state.records[i].nextEventNumber = eventLimit
+                }
                 continue
             }
             due.append(report)
-            let versions = dataModel.versions(covering: record.paths)
             subscriptionState.withLock { state in
                 guard let i = state.records.firstIndex(where: { $0.id == record.id }) else { return }
                 state.records[i].lastReport = now
                 state.records[i].reportedVersions = versions
+                state.records[i].nextEventNumber = eventLimit
+                state.records[i].isReportInFlight = true
             }
         }
         return due
+    }
+
+    /// When a report may next be due: now or at the minimum interval for a subscription with something new to
+    /// report (at once for an event on an urgent path), else at its maximum interval; nil without subscriptions.
+    /// A subscription whose report is still unanswered waits for that answer. The node calls `reportsDue` then.
+    public var nextReportDeadline: MatterInstant? {
+        var earliest: MatterInstant?
+        for record in subscriptions where !record.isReportInFlight {
+            let deadline: MatterInstant
+            let news = newEvents(of: record)
+            if hasUrgentEvents(record, paths: news) {
+                deadline = record.lastReport
+            } else if !news.isEmpty || dataModel.versions(covering: record.paths) != record.reportedVersions {
+                deadline = record.lastReport + Int64(record.minIntervalSeconds) * 1000
+            } else {
+                deadline = record.lastReport + Int64(record.maxIntervalSeconds) * 1000
+            }
+            if earliest.map({ deadline < $0 }) ?? true { earliest = deadline }
+        }
+        return earliest
+    }
+
+    /// Whether events logged since the subscription's last report, on its urgent paths among `paths`, are the
+    /// subscriber's to read: such a report does not wait for the minimum interval.
+    private func hasUrgentEvents(_ record: SubscriptionRecord, paths: [EventPath], below limit: UInt64 = .max) -> Bool {
+        let urgent = paths.filter(\.isUrgent)
+        guard !urgent.isEmpty else { return false }
+        let context = ReadContext(subject: record.subject, isFabricFiltered: record.isFabricFiltered)
+        return !dataModel.readEvents(urgent, from: record.nextEventNumber, below: limit, context: context, statuses: false).isEmpty
+    }
+
+    /// The paths of a subscription that events logged since its last report match (access is checked when they are
+    /// read: this only says whether to look).
+    private func newEvents(of record: SubscriptionRecord) -> [EventPath] {
+        guard !record.eventPaths.isEmpty, dataModel.nextEventNumber > record.nextEventNumber else { return [] }
+        let logged = dataModel.loggedEvents(from: record.nextEventNumber)
+        return record.eventPaths.filter { path in logged.contains { path.matches($0.path) } }
     }
 
     /// When `reportsDue` must next be called at the latest (the earliest maximum interval); a change may make a
@@ -501,25 +582,35 @@ public final class InteractionModelServer: Sendable {
         subscriptions.map { $0.lastReport + Int64($0.maxIntervalSeconds) * 1000 }.min()
     }
 
+    /// The largest EventMin of a request's filters: the client has seen every event below it.
+    static func eventMin(_ filters: [EventFilter]) -> UInt64 { filters.map(\.eventMin).max() ?? 0 }
+
     // MARK: Chunking
 
     /// Splits reports into ReportData messages that each fit `maximumPayloadSize`, every one but the last marked
-    /// MoreChunkedMessages. A list too long for one message is sent as an empty list and then item by item
-    /// (ListIndex null: append), as the specification's chunking of lists asks; an item that fits nowhere is
-    /// answered RESOURCE_EXHAUSTED.
-    func chunked(_ reports: [AttributeReportIB], subscriptionID: UInt32?) -> [ReportData] {
+    /// MoreChunkedMessages; events follow the attributes. A list too long for one message is sent as an empty list
+    /// and then item by item (ListIndex null: append), as the specification's chunking of lists asks; an item or an
+    /// event that fits nowhere is answered RESOURCE_EXHAUSTED.
+    func chunked(_ reports: [AttributeReportIB], events: [EventReportIB] = [], subscriptionID: UInt32?) -> [ReportData] {
         let overhead = ReportData.overhead(subscriptionID: subscriptionID)
         let budget = maximumPayloadSize - overhead
         var messages: [ReportData] = []
         var current: [AttributeReportIB] = []
+        var currentEvents: [EventReportIB] = []
         var used = 0
 
-        func add(_ report: AttributeReportIB, size: Int) {
-            if used + size > budget && !current.isEmpty {
-                messages.append(ReportData(subscriptionID: subscriptionID, attributeReports: current, moreChunkedMessages: true))
+        func flushIfFull(adding size: Int) {
+            if used + size > budget && !(current.isEmpty && currentEvents.isEmpty) {
+                messages.append(ReportData(subscriptionID: subscriptionID, attributeReports: current, eventReports: currentEvents,
+                                           moreChunkedMessages: true))
                 current = []
+                currentEvents = []
                 used = 0
             }
+        }
+
+        func add(_ report: AttributeReportIB, size: Int) {
+            flushIfFull(adding: size)
             current.append(report)
             used += size
         }
@@ -545,7 +636,18 @@ public final class InteractionModelServer: Sendable {
                 add(itemSize <= budget ? itemReport : Self.exhausted(itemReport), size: itemSize <= budget ? itemSize : 0)
             }
         }
-        messages.append(ReportData(subscriptionID: subscriptionID, attributeReports: current))
+        for event in events {
+            var report = event
+            var size = report.encoded().encoded().count
+            if size > budget, case .data(let data) = event {
+                report = .status(EventStatusIB(path: EventPath(data.path), status: StatusIB(.resourceExhausted)))
+                size = report.encoded().encoded().count
+            }
+            flushIfFull(adding: size)
+            currentEvents.append(report)
+            used += size
+        }
+        messages.append(ReportData(subscriptionID: subscriptionID, attributeReports: current, eventReports: currentEvents))
         return messages
     }
 
@@ -565,6 +667,7 @@ extension ReportData {
         TLVElement.message {
             if let subscriptionID { TLVElement(context: 0, .uint(subscriptionID)) }
             TLVElement(context: 1, .array([]))
+            TLVElement(context: 2, .array([]))
             TLVElement(context: 3, .bool(true))
             TLVElement(context: 4, .bool(true))
         }.encoded().count

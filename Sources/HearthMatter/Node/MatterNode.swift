@@ -1,11 +1,13 @@
 // A Matter node on the network: the UDP transport with its message layer and exchanges, the Secure Channel's PASE
-// and CASE responders, the Interaction Model served by a `MatterNodeCore`, the fail-safe's timer and the node's
-// DNS-SD advertisements (`_matterc._udp` while it has no fabric, `_matter._tcp` for each fabric it has).
+// and CASE responders, the Interaction Model served by a `MatterNodeCore` (answers of deferred clusters sent when they
+// come, subscription reports sent on exchanges the node opens), the fail-safe's and the reports' timers and the
+// node's DNS-SD advertisements (`_matterc._udp` while it has no fabric, `_matter._tcp` for each fabric it has).
 //
 // Everything but `start` and `stop` runs on the transport's one event loop: the message layer calls the exchange
-// handlers there, and the node's own state (its sessions, the establishment under way, the fail-safe timer) is
-// touched nowhere else. Storage writes of commissioning (a few hundred bytes, written atomically) happen on that
-// loop too, where the Interaction Model handles the command that needs them.
+// handlers there, and the node's own state (its sessions, the establishment under way, the timers) is touched nowhere
+// else: a deferred cluster's completion and a data model change, which come on any thread, hop to the loop. Storage
+// writes of commissioning (a few hundred bytes, written atomically) happen on that loop too, where the Interaction
+// Model handles the command that needs them.
 
 import HearthCrypto
 import HearthSync
@@ -27,6 +29,9 @@ public struct MatterNodeOptions: Sendable {
     public var productID: UInt16
     /// The DNS-SD `DN` key while commissionable.
     public var deviceName: String?
+    /// How long (ms) the node waits for a deferred cluster's answer before it answers the request TIMEOUT itself and
+    /// closes the exchange (a device that never finishes must not hold exchanges forever); a later answer is dropped.
+    public var deferredAnswerTimeout: Int64 = 30_000
 
     public init(addresses: [SocketAddress], announceInterfaces: [String], hostLabel: String, port: UInt16,
                 discriminator: UInt16, verifier: PASEVerifier, vendorID: UInt16, productID: UInt16, deviceName: String?) {
@@ -102,6 +107,12 @@ public final class MatterNode: @unchecked Sendable {
     private let mdns = Locked<MDNSResponder?>(nil)
     private var advertised: [String: DNSSDService] = [:]
     private let commissionableInstance: String
+    private var reportTimer: Scheduled<Void>?
+    /// The exchanges waiting for a deferred cluster's answer, with the timer that gives up on it.
+    private var deferredAnswers: [ExchangeKey: Scheduled<Void>] = [:]
+    /// Whether a wake-up for subscription reports is already on its way to the loop: changes made in a burst (a
+    /// device's several attributes, from any thread) are gathered in one pass.
+    private let reportWakePending = Locked(false)
 
     /// How long an establishment may wait for the peer's next message before another peer may start one.
     public static let establishmentTimeout: Int64 = 30_000
@@ -121,6 +132,7 @@ public final class MatterNode: @unchecked Sendable {
         transport = MatterUDPTransport(eventLoop: eventLoop, clock: clock, cipher: AESCCMMessageCipher())
         var generator = SystemRandomNumberGenerator()
         commissionableInstance = MatterServiceNames.randomCommissionableInstance(using: &generator)
+        core.dataModel.onChange { [weak self] in self?.dataModelChanged() }
     }
 
     private var now: MatterInstant { transport.clock.now }
@@ -159,7 +171,10 @@ public final class MatterNode: @unchecked Sendable {
                 throw .discovery(error)
             }
         }
-        _ = try? await transport.eventLoop.submit { self.updateAdvertisements() }.get()
+        _ = try? await transport.eventLoop.submit {
+            self.updateAdvertisements()
+            self.scheduleReports()
+        }.get()
     }
 
     /// Says goodbye on mDNS and closes the sockets.
@@ -172,6 +187,11 @@ public final class MatterNode: @unchecked Sendable {
         _ = try? await transport.eventLoop.submit {
             self.failSafeTimer?.cancel()
             self.failSafeTimer = nil
+            self.reportTimer?.cancel()
+            self.reportTimer = nil
+            for timer in self.deferredAnswers.values { timer.cancel() }
+            self.deferredAnswers = [:]
+            self.layer = nil
         }.get()
         try? await transport.stop()
     }
@@ -268,9 +288,14 @@ public final class MatterNode: @unchecked Sendable {
     }
 
     /// MRP gave up on a message of the exchange: an establishment on it is over (the peer is gone), so that the next
-    /// attempt is not answered busy.
-    fileprivate func exchangeFailed(_ key: ExchangeKey) {
+    /// attempt is not answered busy; a subscription whose report it carried ends.
+    fileprivate func exchangeFailed(_ key: ExchangeKey, subscriptionID: UInt32?) {
         if establishments.removeValue(forKey: key) != nil { log("matter: session establishment abandoned: no answer") }
+        if let subscriptionID {
+            log("matter: subscription \(subscriptionID) ended: its subscriber did not acknowledge a report")
+            core.interactionModel.removeSubscriptions { $0.id == subscriptionID }
+            scheduleReports()
+        }
     }
 
     private func dropStaleEstablishments() {
@@ -323,6 +348,16 @@ public final class MatterNode: @unchecked Sendable {
         }
     }
 
+    /// A deferred cluster took too long: the request is answered TIMEOUT and its exchange closed (on the loop).
+    private func abandonAnswer(on key: ExchangeKey) {
+        deferredAnswers[key] = nil
+        transport.onLoop { layer in
+            guard sessions[key.session] != nil, layer.exchanges.isOpen(key) else { return }
+            log("matter: no answer on \(key) after \(options.deferredAnswerTimeout) ms: the request is answered TIMEOUT")
+            answer(.status(.timeout), on: key, manager: layer.exchanges)
+        }
+    }
+
     /// The secure sessions the node has (on the loop).
     var sessionCount: Int { sessions.count }
 
@@ -347,14 +382,19 @@ public final class MatterNode: @unchecked Sendable {
             // A deferred cluster is still at work: the exchange stays open (its pending acknowledgement goes alone
             // when MRP's standalone-ack timer fires) and the answer is sent from the loop when it comes.
             let loop = transport.eventLoop
-            let bound = LoopBound(self)
+            deferredAnswers[key]?.cancel()
+            deferredAnswers[key] = loop.scheduleTask(in: .milliseconds(options.deferredAnswerTimeout)) { [weak self] in
+                self?.abandonAnswer(on: key)
+            }
             deferred.whenReady { reply in
-                loop.execute { bound.value.answerLater(reply, on: key) }
+                loop.execute { self.answerLater(reply, on: key) }
             }
         } else {
             answer(reply, on: key, manager: manager)
         }
         handleCommissioningEvents(session: key.session)
+        // A subscription made, a report answered, one ended: when the next report is due may have moved.
+        scheduleReports()
     }
 
     private func answer(_ reply: IMReply, on key: ExchangeKey, manager: ExchangeManager) {
@@ -371,6 +411,7 @@ public final class MatterNode: @unchecked Sendable {
 
     /// Sends a deferred answer (on the loop), unless its exchange or session went meanwhile.
     private func answerLater(_ reply: IMReply, on key: ExchangeKey) {
+        deferredAnswers.removeValue(forKey: key)?.cancel()
         transport.onLoop { layer in
             guard sessions[key.session] != nil, layer.exchanges.isOpen(key) else {
                 log("matter: a late answer on \(key) is dropped: the exchange or its session is gone")
@@ -378,6 +419,69 @@ public final class MatterNode: @unchecked Sendable {
             }
             answer(reply, on: key, manager: layer.exchanges)
             handleCommissioningEvents(session: key.session)
+        }
+    }
+
+    // MARK: Subscription reports
+
+    /// The data model changed (on any thread): the loop looks at what is due, once for a burst of changes.
+    private func dataModelChanged() {
+        let alreadyPending = reportWakePending.withLock { pending in
+            defer { pending = true }
+            return pending
+        }
+        guard !alreadyPending else { return }
+        transport.eventLoop.execute { [weak self] in
+            guard let self else { return }
+            self.reportWakePending.withLock { $0 = false }
+            self.sendDueReports()
+        }
+    }
+
+    /// Sends every report due now, each on a new exchange to its subscriber's CASE session (on the loop). Reports
+    /// read only the data model, whose clusters keep their values: no report waits for a device.
+    private func sendDueReports() {
+        guard layer != nil else { return }
+        transport.onLoop { layer in
+            for report in core.interactionModel.reportsDue(now: now) { send(report, manager: layer.exchanges) }
+        }
+        scheduleReports()
+    }
+
+    private func send(_ report: DueReport, manager: ExchangeManager) {
+        let subject = report.subject
+        // The subscriber's session: CASE, same fabric and node; the one it used last when it has several.
+        let session = sessions.filter { $0.value.kind == .case && $0.value.fabricIndex == subject.fabricIndex
+            && $0.value.peerNodeID == subject.subject }
+            .max { $0.value.lastActive < $1.value.lastActive }?.key
+        guard let session else {
+            log("matter: subscription \(report.subscriptionID) ended: no CASE session with node \(subject.subject) of fabric \(subject.fabricIndex)")
+            core.interactionModel.removeSubscriptions { $0.id == report.subscriptionID }
+            return
+        }
+        let handler = NodeExchangeHandler(node: self, protocolID: .interactionModel, state: report.exchange)
+        let key = manager.openExchange(on: session, handler: handler)
+        do {
+            try manager.send(on: key, protocolID: .interactionModel, opcode: report.message.opcode.rawValue,
+                             payload: report.message.payload, now: now)
+        } catch {
+            manager.close(key, now: now)
+            log("matter: subscription \(report.subscriptionID) ended: its report could not be sent: \(error)")
+            core.interactionModel.removeSubscriptions { $0.id == report.subscriptionID }
+            return
+        }
+        if !report.expectsResponse { manager.close(key, now: now) }
+    }
+
+    /// Sets the report timer to the next moment a report may be due (on the loop).
+    private func scheduleReports() {
+        reportTimer?.cancel()
+        reportTimer = nil
+        guard layer != nil, let deadline = core.interactionModel.nextReportDeadline else { return }
+        reportTimer = transport.eventLoop.scheduleTask(in: .milliseconds(max(0, deadline - now))) { [weak self] in
+            guard let self else { return }
+            self.reportTimer = nil
+            self.sendDueReports()
         }
     }
 
@@ -457,11 +561,13 @@ public final class MatterNode: @unchecked Sendable {
 private final class NodeExchangeHandler: ExchangeHandler {
     private unowned let node: MatterNode
     private let protocolID: ProtocolID
-    private var state = IMExchangeState()
+    private var state: IMExchangeState
 
-    init(node: MatterNode, protocolID: ProtocolID) {
+    /// `state` is a report's, on an exchange the node opens to a subscriber.
+    init(node: MatterNode, protocolID: ProtocolID, state: IMExchangeState = IMExchangeState()) {
         self.node = node
         self.protocolID = protocolID
+        self.state = state
     }
 
     func exchange(_ exchange: ExchangeKey, received message: MatterMessage, manager: ExchangeManager) {
@@ -475,6 +581,6 @@ private final class NodeExchangeHandler: ExchangeHandler {
     }
 
     func exchange(_ exchange: ExchangeKey, failed error: ExchangeError, manager: ExchangeManager) {
-        node.exchangeFailed(exchange)
+        node.exchangeFailed(exchange, subscriptionID: state.subscriptionID)
     }
 }
