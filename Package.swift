@@ -126,7 +126,8 @@ let package = Package(
 
         // Hardware bindings (relays, wall switches, PWM dimmers, humidity sensors), board files, and the backend
         // protocols they open hardware through, in platform-neutral types and errors (`HardwareError`).
-        .target(name: "HearthHardware", dependencies: ["HearthSync", "HearthEngine", "HearthConfig"], swiftSettings: strict),
+        .target(name: "HearthHardware", dependencies: ["HearthSync", "HearthClock", "HearthEngine", "HearthConfig"],
+                swiftSettings: strict),
         // The Linux backend of HearthHardware (`LinuxHardware`): GPIO, PWM and sensors through HearthLinux.
         .target(name: "HearthHardwareLinux", dependencies: ["HearthSync", "HearthClock", "HearthHardware", "HearthLinux"],
                 swiftSettings: strict),
