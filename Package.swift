@@ -38,10 +38,12 @@ let package = Package(
     targets: [
         // The one lock every module uses: Synchronization's Mutex, annotated for ThreadSanitizer in its builds.
         .target(name: "HearthSync", swiftSettings: strict),
+        // Time as the hub sees it: instants, the clock protocol, the monotonic and the manual clock (engine and hardware).
+        .target(name: "HearthClock", dependencies: ["HearthSync"], swiftSettings: strict),
         // What a client sees: devices, device types, traits, attribute and command descriptors, errors, connectivity.
         .target(name: "HearthModel", swiftSettings: strict),
         // What happens: Matter cluster state machines, transitions on an injected clock, the device registry and its events.
-        .target(name: "HearthEngine", dependencies: ["HearthSync", "HearthModel"], swiftSettings: strict),
+        .target(name: "HearthEngine", dependencies: ["HearthSync", "HearthClock", "HearthModel"], swiftSettings: strict),
         // libyaml's C API (YAML 1.1/1.2 parser events), found with pkg-config (Debian: libyaml-dev).
         .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
         // The hub configuration and board files: YAML (libyaml, YAML 1.2 core schema) with line and column, secrets,
@@ -124,9 +126,11 @@ let package = Package(
 
         // Hardware bindings (relays, wall switches, PWM dimmers, humidity sensors), board files, and the backend
         // protocols they open hardware through, in platform-neutral types and errors (`HardwareError`).
-        .target(name: "HearthHardware", dependencies: ["HearthSync", "HearthEngine", "HearthConfig"], swiftSettings: strict),
+        .target(name: "HearthHardware", dependencies: ["HearthSync", "HearthClock", "HearthEngine", "HearthConfig"],
+                swiftSettings: strict),
         // The Linux backend of HearthHardware (`LinuxHardware`): GPIO, PWM and sensors through HearthLinux.
-        .target(name: "HearthHardwareLinux", dependencies: ["HearthSync", "HearthHardware", "HearthLinux"], swiftSettings: strict),
+        .target(name: "HearthHardwareLinux", dependencies: ["HearthSync", "HearthClock", "HearthHardware", "HearthLinux"],
+                swiftSettings: strict),
         // A board in memory (`SimulatedHardware`): lines, PWM, drifting sensors and the simulated-switch trait.
         .target(name: "HearthSimulator", dependencies: ["HearthSync", "HearthHardware", "HearthEngine"], swiftSettings: strict),
 

@@ -1,5 +1,5 @@
 import Glibc
-public import HearthEngine
+public import HearthClock
 public import HearthHardware
 public import HearthLinux
 import HearthSync
@@ -51,7 +51,7 @@ public struct LinuxHardware: HardwareBackend {
         }
     }
 
-    public func openInput(_ pin: PinAddress, bias: InputBias, activeLow: Bool, clock: any EngineClock)
+    public func openInput(_ pin: PinAddress, bias: InputBias, activeLow: Bool, clock: any HubClock)
         throws(HardwareError) -> any InputLine
     {
         try mapLinuxErrors { () throws(LinuxIOError) in
@@ -212,10 +212,10 @@ final class LinuxPWMOutput: PWMOutput {
 /// descriptor), so a switch costs nothing while nobody touches it and never ties up a Swift concurrency thread.
 final class LinuxInputLine: InputLine {
     let line: GPIOInputLine
-    let clock: any EngineClock
+    let clock: any HubClock
     private let thread = Locked<pthread_t?>(nil)
 
-    init(line: GPIOInputLine, clock: any EngineClock) {
+    init(line: GPIOInputLine, clock: any HubClock) {
         self.line = line
         self.clock = clock
     }
@@ -232,10 +232,10 @@ final class LinuxInputLine: InputLine {
                     if line.isInterrupted { return }
                     guard !events.isEmpty else { continue }
                     let now = clock.now
-                    // Kernel timestamps are CLOCK_MONOTONIC, the engine's clock; an old kernel's CLOCK_REALTIME
+                    // Kernel timestamps are CLOCK_MONOTONIC, the hub's clock; an old kernel's CLOCK_REALTIME
                     // stamps would lie in the future, so never trust one beyond now.
                     handler(.edges(events.map { event in
-                        let at = EngineInstant(milliseconds: Int64(clamping: event.timestampNanoseconds / 1_000_000))
+                        let at = HubInstant(milliseconds: Int64(clamping: event.timestampNanoseconds / 1_000_000))
                         return (event.edge == .rising, min(at, now))
                     }))
                 } catch {

@@ -65,6 +65,9 @@ final class InterlockRecorder: InputTraitsBackend {
     func openSensor(_ sensor: SensorAddress, quantity: SensorQuantity) throws(HardwareError) -> any SensorSource {
         try sim.openSensor(sensor, quantity: quantity)
     }
+    func openPowerMeter(_ meter: SensorAddress, shuntMicroohms: Int?) throws(HardwareError) -> any PowerMeterSource {
+        try sim.openPowerMeter(meter, shuntMicroohms: shuntMicroohms)
+    }
     func traits(forInput pin: PinAddress) -> [TraitConfiguration] { sim.traits(forInput: pin) }
     func traitEvent(_ event: String, of trait: TraitID, forInput pin: PinAddress) {
         sim.traitEvent(event, of: trait, forInput: pin)

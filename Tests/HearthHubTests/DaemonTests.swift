@@ -253,6 +253,55 @@ func attribute(_ doc: JSON?, _ trait: String, _ name: String) -> JSON? {
         #expect(roundsRestoringTheirOwnState > 0)
     }
 
+    /// A window covering's position (Window Covering's non-volatile CurrentPositionLiftPercent100ths) is saved as its
+    /// run reports it, and a hub killed mid-run comes back with the saved position in the blind's first document,
+    /// the only one it publishes until something changes; nothing moves. The blind starts fully open (a saved
+    /// state) and closes over a minute, so whenever the kill lands it is between the ends.
+    @Test func aCoverKilledMidRunComesBackWithThePositionItSaved() async throws {
+        let rig = try DaemonRig(devices: """
+              - id: blind
+                name: Blind
+                type: WindowCovering
+                binding: {kind: relayCover, up: blind-up, down: blind-down, openTime: 60s, closeTime: 60s}
+            """, board: "sim")
+        try FileManager.default.createDirectory(atPath: "\(rig.directory)/state", withIntermediateDirectories: true)
+        try #"{"version":1,"devices":{"blind":{"attributes":{"WindowCovering":{"windowCovering":{"currentPositionLiftPercent100ths":0}}}}}}"#
+            .write(toFile: rig.stateFile, atomically: true, encoding: .utf8)
+        @Sendable func position(_ doc: JSON?) -> Int? {
+            if case .int(let p)? = attribute(doc, "windowCovering", "currentPositionLiftPercent100ths") { p } else { nil }
+        }
+        func saved() -> Int? {
+            let file = try? JSON.parse(Array(String(contentsOfFile: rig.stateFile, encoding: .utf8).utf8))
+            let value = file?["devices"]?["blind"]?["attributes"]?["WindowCovering"]?["windowCovering"]?["currentPositionLiftPercent100ths"]
+            if case .int(let p)? = value { return p } else { return nil }
+        }
+        let watcher = try await Watcher(port: rig.broker.port)
+        try rig.start()
+        #expect(await watcher.waitFor(status: "online"), "\(rig.daemon?.output ?? "")")
+        #expect(position(watcher.document("blind")) == 0)
+        #expect(try await watcher.request("blind", #""trait":"windowCovering","command":"downOrClose""#)?["ok"] == .bool(true))
+        // Moving: reported once a second, saved at most once a second after that.
+        let moving = await watcher.first("hearth/e2e/devices/blind") { doc in position(doc).map { $0 > 0 } ?? false }
+        #expect(moving != nil, "\(rig.daemon?.output ?? "")")
+        #expect(await poll(within: .seconds(20)) { (saved() ?? 0) > 0 }, "\((try? String(contentsOfFile: rig.stateFile, encoding: .utf8)) ?? "")")
+        await rig.daemon?.kill()
+        let kept = try #require(saved())
+        #expect(kept > 0 && kept < 10_000)
+
+        watcher.clear()
+        try rig.start()
+        #expect(await watcher.waitFor(status: "online"), "\(rig.daemon?.output ?? "")")
+        let first = await watcher.first("hearth/e2e/devices/blind").flatMap { try? JSON.parse($0.payload) }
+        #expect(position(first) == kept)
+        #expect(attribute(first, "windowCovering", "targetPositionLiftPercent100ths") == .int(kept))
+        let status = attribute(first, "windowCovering", "operationalStatus")
+        #expect(status?["globalClosing"] == .bool(false) && status?["liftClosing"] == .bool(false), "\(String(describing: status))")
+        rig.daemon?.signal(SIGTERM)
+        #expect(await rig.daemon?.exitStatus() == 0)
+        // A clean stop saves once more: still where it stopped, since nothing moved.
+        #expect(saved() == kept)
+    }
+
     @Test func aCorruptStateFileIsMovedAsideAndTheHubStarts() async throws {
         let rig = try DaemonRig()
         try FileManager.default.createDirectory(atPath: "\(rig.directory)/state", withIntermediateDirectories: true)

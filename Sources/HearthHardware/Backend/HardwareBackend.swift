@@ -1,8 +1,9 @@
-public import HearthEngine
-public import HearthModel
+public import HearthClock
 
 // The seam between bindings and hardware: one small protocol per kind of device, in terms no platform owns, so
-// the bindings here never see a Linux type. The real implementation over the kernel is `LinuxHardware`
+// the bindings here never see a Linux type, and only real operations, so a backend over real hardware implements
+// nothing else (the simulator's hooks are `InputTraitsBackend`, beside this file). It speaks of time on the hub's
+// clock (HearthClock), not the engine's types. The real implementation over the kernel is `LinuxHardware`
 // (HearthHardwareLinux), the in-memory one `SimulatedHardware` (HearthSimulator); the daemon picks one per board
 // and hands it to the bindings in their `BindingContext`.
 
@@ -124,8 +125,8 @@ public protocol OutputLine: AnyObject, Sendable {
 
 /// What an input line reports, from whatever thread watches it.
 public enum InputLineEvent: Sendable {
-    /// Logical levels after each edge, with the instant (on the engine's clock) the edge happened.
-    case edges([(level: Bool, at: EngineInstant)])
+    /// Logical levels after each edge, with the instant (on the hub's clock) the edge happened.
+    case edges([(level: Bool, at: HubInstant)])
     /// The line stopped working (the chip went away).
     case failed(HardwareError)
 }
@@ -176,34 +177,17 @@ public protocol PowerMeterSource: AnyObject, Sendable {
 }
 
 /// Opens hardware by address. Every failure is a `HardwareError` whose message says what to fix.
+///
+/// Every operation is required: a backend that has no power monitors says so in its own `openPowerMeter`.
 public protocol HardwareBackend: Sendable {
     func openOutput(_ pin: PinAddress, initialValue: Bool, activeLow: Bool, drive: OutputDrive)
         throws(HardwareError) -> any OutputLine
-    func openInput(_ pin: PinAddress, bias: InputBias, activeLow: Bool, clock: any EngineClock)
+    func openInput(_ pin: PinAddress, bias: InputBias, activeLow: Bool, clock: any HubClock)
         throws(HardwareError) -> any InputLine
     func openPWM(_ pwm: PWMAddress) throws(HardwareError) -> any PWMOutput
     func openSensor(_ sensor: SensorAddress, quantity: SensorQuantity) throws(HardwareError) -> any SensorSource
     /// A power monitor; `shuntMicroohms`, when given, is written to the driver before the first reading.
     func openPowerMeter(_ meter: SensorAddress, shuntMicroohms: Int?) throws(HardwareError) -> any PowerMeterSource
-}
-
-/// A backend whose inputs exist only in memory serves traits of its own on the device types that watch them: the
-/// simulator's `dev.hearth.simulatedSwitch`, through which a person presses a switch, closes a door or walks past a
-/// PIR. Real hardware is not one: its inputs are pressed by hand.
-public protocol InputTraitsBackend: HardwareBackend {
-    /// Traits the backend serves on a device type that watches the input `pin`, beyond those its binding reports.
-    func traits(forInput pin: PinAddress) -> [TraitConfiguration]
-
-    /// One of `traits(forInput: pin)` emitted `event` in the home (their commands do): act on the input.
-    func traitEvent(_ event: String, of trait: TraitID, forInput pin: PinAddress)
-}
-
-extension HardwareBackend {
-    /// A backend without power monitors (a test's) says so.
-    public func openPowerMeter(_ meter: SensorAddress, shuntMicroohms: Int?) throws(HardwareError) -> any PowerMeterSource {
-        throw HardwareError(.notFound, message: "this backend has no power monitors (\(meter))", operation: "open",
-                            context: "\(meter)")
-    }
 }
 
 /// The sensor drivers Hearth knows, and which kernel subsystem reports their readings.
