@@ -89,6 +89,8 @@ public final class SimulatedHardware: InputTraitsBackend {
         var heldBy: [String: String] = [:]
         /// Failures the next opens of a key meet (a missing chip, a PWM channel that cannot be exported).
         var openFaults: [String: HardwareError] = [:]
+        /// Inputs whose chip is unplugged (`SwitchAction.unplug`), until when on their clock.
+        var unpluggedUntil: [String: EngineInstant] = [:]
         /// Failures every write to a key meets until cleared.
         var writeFaults: [String: HardwareError] = [:]
         /// Every write that succeeded, in order.
@@ -216,23 +218,28 @@ public final class SimulatedHardware: InputTraitsBackend {
         case flip
         /// The contact closes with bounce: it flips five times in a row and stays closed.
         case bounce
-        /// The input's chip goes away (a cable pulled): the line fails and cannot be opened again until `plug`.
+        /// The input's chip goes away (a cable pulled) for `unpluggedTime`: the line fails, and the binding's
+        /// attempts to open it again fail until then. (It comes back by itself: while it is away the device is
+        /// offline, and an offline device takes no command that could plug it back.)
         case unplug
-        /// The chip is back: the binding's next attempt opens the line.
-        case plug
+    }
+
+    /// How long an `unplug` lasts, in milliseconds of the input's clock.
+    public static let unpluggedTime: Int64 = 5_000
+
+    static func unplugged(_ key: String) -> HardwareError {
+        HardwareError(.gone, message: "the simulated chip was unplugged", operation: "read", context: key)
     }
 
     /// Moves the contact of the input at `key` and reports the edges at the input's clock's instant.
     public func act(_ action: SwitchAction, on key: String) {
         switch action {
         case .unplug:
-            let error = HardwareError(.gone, message: "the simulated chip was unplugged", operation: "read",
-                                      context: key)
-            failOpens(key: key, error)
-            failInput(key: key, error)
-            return
-        case .plug:
-            failOpens(key: key, nil)
+            state.withLock { s in
+                let now = s.inputs[key]?.clock?.now ?? EngineInstant(milliseconds: 0)
+                s.unpluggedUntil[key] = EngineInstant(milliseconds: now.milliseconds + Self.unpluggedTime)
+            }
+            failInput(key: key, Self.unplugged(key))
             return
         case .press, .release, .flip, .bounce: break
         }
@@ -245,7 +252,7 @@ public final class SimulatedHardware: InputTraitsBackend {
             case .release: levels = input.level ? [false] : []
             case .flip: levels = [!input.level]
             case .bounce: levels = input.level ? [false, true, false, true] : [true, false, true, false, true]
-            case .unplug, .plug: levels = []
+            case .unplug: levels = []
             }
             if let last = levels.last { input.level = last }
             s.inputs[key] = input
@@ -403,6 +410,9 @@ public final class SimulatedHardware: InputTraitsBackend {
 
     private static func checkOpen(_ key: String, pin: PinAddress, in s: State) throws(HardwareError) {
         if let fault = s.openFaults[key] { throw fault }
+        if let until = s.unpluggedUntil[key], let now = s.inputs[key]?.clock?.now, now < until {
+            throw unplugged(key)
+        }
         if let holder = s.heldBy[key] { throw busy(pin, holder: holder) }
     }
 

@@ -18,18 +18,16 @@ public struct SimulatedSwitchServer: TraitServer {
         public static let flip = CommandDescriptor(id: 0x02, name: "flip")
         /// Closes the contact with bounce (five flips in a row), as a worn switch does.
         public static let bounce = CommandDescriptor(id: 0x03, name: "bounce")
-        /// Unplugs the input's chip: the line fails until `plug` (the device goes offline, then back).
+        /// Unplugs the input's chip for five seconds: the line fails (the device goes offline), then comes back.
         public static let unplug = CommandDescriptor(id: 0x04, name: "unplug")
-        /// Plugs the chip back in.
-        public static let plug = CommandDescriptor(id: 0x05, name: "plug")
     }
 
     public static let descriptor = TraitDescriptor(
         id: id, clusterID: 0xFFF1_FC01, attributes: [],
-        commands: [Command.press, Command.release, Command.flip, Command.bounce, Command.unplug, Command.plug],
+        commands: [Command.press, Command.release, Command.flip, Command.bounce, Command.unplug],
         events: [EventDescriptor(id: 0x00, name: "press"), EventDescriptor(id: 0x01, name: "release"),
                  EventDescriptor(id: 0x02, name: "flip"), EventDescriptor(id: 0x03, name: "bounce"),
-                 EventDescriptor(id: 0x04, name: "unplug"), EventDescriptor(id: 0x05, name: "plug")])
+                 EventDescriptor(id: 0x04, name: "unplug")])
 
     public init(features: Set<String>) throws(HomeError) {
         if let f = features.first { throw .constraintError("\(Self.id) has no feature '\(f)'") }

@@ -4,8 +4,8 @@
 
 extension DevHearth {
     /// `dev.hearth.simulatedSwitch`, cluster 0xFFF1FC01: `dev.hearth.simulatedSwitch` on the hub.
-    /// Commands: press, release, flip, bounce, unplug, plug.
-    /// Events (on the hub's events topic; HearthKit does not deliver them): press, release, flip, bounce, unplug, plug.
+    /// Commands: press, release, flip, bounce, unplug.
+    /// Events (on the hub's events topic; HearthKit does not deliver them): press, release, flip, bounce, unplug.
     public struct SimulatedSwitchTrait: Trait {
         public static let identifier = "dev.hearth.simulatedSwitch"
         public static let clusterID: UInt32 = 0xFFF1FC01
@@ -51,14 +51,6 @@ extension DevHearth {
         /// `unplug` (command 0x04).
         public func unplug() async throws {
             try await dynamic.invoke("unplug")
-        }
-
-        /// Whether this trait instance takes `plug` (the device's features decide; an Off-only OnOff has no `toggle`).
-        public var supportsPlugCommand: Bool { dynamic.supports(command: "plug") }
-
-        /// `plug` (command 0x05).
-        public func plug() async throws {
-            try await dynamic.invoke("plug")
         }
     }
 }
