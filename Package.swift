@@ -77,7 +77,7 @@ let package = Package(
         // A Matter 1.4 node: TLV, messages over UDP with MRP, PASE and CASE, fabrics and certificates, the Interaction
         // Model, the root node's clusters and DNS-SD. It knows nothing of MQTT or of the hub.
         .target(name: "HearthMatter", dependencies: [
-            "HearthSync", "HearthCrypto", "CQREncode",
+            "HearthSync", "HearthClock", "HearthCrypto", "CQREncode",
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
         ], swiftSettings: strict),
         // The hub's devices as bridged endpoints of a Matter node: clusters from the engine's trait descriptors,

@@ -128,7 +128,9 @@ public enum MatterHub {
             return nil
         }
         let storage = FileNodeStorage(directory: directory(stateDirectory: config.stateDirectory))
-        let clock = MatterMonotonicClock()
+        // The hub's own clock, so that the node's times are on the engine's timeline. A real one (the daemon's home
+        // runs on CLOCK_MONOTONIC), as the node's timers run on its event loop.
+        let clock = home.clock
         let interfaces = config.matter.interfaces.isEmpty ? nonLoopbackInterfaces() : config.matter.interfaces
         let core: MatterNodeCore
         do {

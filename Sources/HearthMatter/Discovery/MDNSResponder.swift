@@ -13,31 +13,6 @@ import HearthSync
 public import NIOCore
 import NIOPosix
 
-/// The responder's time source, injected so that announcements are tested without sleeping.
-public protocol DiscoveryClock: Sendable {
-    /// Milliseconds on a monotonic timeline.
-    var nowMilliseconds: Int64 { get }
-    /// Returns once `nowMilliseconds >= deadline`; throws `CancellationError` when the task is cancelled.
-    func sleep(untilMilliseconds deadline: Int64) async throws
-}
-
-/// CLOCK_MONOTONIC, which no change of the wall clock moves.
-public struct MonotonicDiscoveryClock: DiscoveryClock {
-    public init() {}
-    public var nowMilliseconds: Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
-    }
-    public func sleep(untilMilliseconds deadline: Int64) async throws {
-        while true {
-            let remaining = deadline - nowMilliseconds
-            if remaining <= 0 { return }
-            try await Task.sleep(for: .milliseconds(remaining))
-        }
-    }
-}
-
 /// Why the responder could not start.
 public enum MDNSResponderError: Error, Sendable, Hashable, CustomStringConvertible {
     case noSuchInterface(String)
@@ -74,7 +49,9 @@ public final class MDNSResponder: Sendable {
     private let core: Locked<MDNSResponderCore>
     private let endpoints: Locked<[Endpoint]>
     private let timer = Locked<Task<Void, Never>?>(nil)
-    private let clock: any DiscoveryClock
+    /// The time of announcements and of answers' rate limits, injected so that announcements are tested without
+    /// sleeping.
+    private let clock: any MatterClock
 
     /// The host name its A and AAAA records are under: `<hostLabel>.local`.
     public var hostName: DNSName { core.withLock { $0.hostName } }
@@ -87,7 +64,7 @@ public final class MDNSResponder: Sendable {
     ///   - hostLabel: the host's label (`MatterServiceNames.hostLabel(macAddress:)`).
     ///   - eventLoopGroup: where the sockets run; SwiftNIO's shared group when nil.
     public init(interfaces names: [String], hostLabel: String, eventLoopGroup: (any EventLoopGroup)? = nil,
-                clock: any DiscoveryClock = MonotonicDiscoveryClock()) async throws(MDNSResponderError) {
+                clock: any MatterClock = MatterMonotonicClock()) async throws(MDNSResponderError) {
         let eventLoopGroup = eventLoopGroup ?? MultiThreadedEventLoopGroup.singleton
         guard !names.isEmpty else { throw .noInterfaces }
         let devices: [NIONetworkDevice]
@@ -186,7 +163,7 @@ public final class MDNSResponder: Sendable {
     public func refreshAddresses() throws(MDNSResponderError) {
         let devices: [NIONetworkDevice]
         do { devices = try System.enumerateDevices() } catch { throw .socket(interface: "*", family: .ipv4, "\(error)") }
-        let now = clock.nowMilliseconds
+        let now = clock.now.milliseconds
         let packets = core.withLock { core in
             var packets: [MDNSPacket] = []
             for old in core.interfaces {
@@ -211,7 +188,7 @@ public final class MDNSResponder: Sendable {
 
     /// Advertises `service`, or updates the one with the same instance name (withdrawing what it no longer has).
     public func advertise(_ service: DNSSDService) throws(DNSMessageError) {
-        let now = clock.nowMilliseconds
+        let now = clock.now.milliseconds
         let packets = try core.withLock { core throws(DNSMessageError) in try core.advertise(service, now: now) }
         send(packets, to: nil)
         scheduleAnnouncements()
@@ -237,7 +214,7 @@ public final class MDNSResponder: Sendable {
     }
 
     fileprivate func received(_ bytes: [UInt8], interface: String, family: MDNSAddressFamily, from sender: SocketAddress) {
-        let now = clock.nowMilliseconds
+        let now = clock.now.milliseconds
         let source = MDNSQuerySource(interface: interface, family: family, port: sender.port ?? 0,
                                      address: Self.addressBytes(sender) ?? [])
         send(core.withLock { $0.receive(bytes, from: source, now: now) }, to: sender)
@@ -271,8 +248,8 @@ public final class MDNSResponder: Sendable {
     private func scheduleAnnouncements() {
         let task = Task { [weak self] in
             while let self, let deadline = self.core.withLock({ $0.nextDeadline }) {
-                do { try await self.clock.sleep(untilMilliseconds: deadline) } catch { return }
-                let now = self.clock.nowMilliseconds
+                do { try await self.clock.sleep(until: MatterInstant(milliseconds: deadline)) } catch { return }
+                let now = self.clock.now.milliseconds
                 self.send(self.core.withLock { $0.due(now: now) }, to: nil)
             }
         }
