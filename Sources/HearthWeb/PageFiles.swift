@@ -17,7 +17,7 @@ enum PageFiles {
 <header id="bar"><h1 id="title">Hearth</h1><span id="link" class="pill"></span><nav id="menu" hidden><button id="users-open" type="button" class="ghost"></button><button id="password-open" type="button" class="ghost"></button><button id="logout" type="button" class="ghost"></button></nav><div id="banner" role="status" hidden></div></header>
 <main id="main">
 <form id="login" class="panel" hidden><h2 id="login-title"></h2><p id="login-hint" class="hint"></p><label id="code-row"><span id="code-label"></span><input id="code" autocomplete="one-time-code" spellcheck="false"></label><label id="user-row"><span id="user-label"></span><input id="user" autocomplete="username" value="admin"></label><label><span id="password-label"></span><input id="password" type="password" autocomplete="current-password"></label><button id="login-go" type="submit"></button><p id="login-error" class="error" role="alert"></p></form>
-<section id="home" hidden><div id="peers" class="hint"></div><div id="rooms"></div></section>
+<section id="home" hidden><div id="peers" class="hint"></div><div id="groups"></div><div id="rooms"></div></section>
 <form id="password-form" class="panel" hidden><h2 id="password-title"></h2><label><span id="current-label"></span><input id="current" type="password" autocomplete="current-password"></label><label><span id="new-label"></span><input id="new" type="password" autocomplete="new-password"></label><button id="password-go" type="submit"></button><button id="password-close" type="button" class="ghost"></button><p id="password-error" class="error" role="alert"></p></form>
 <form id="users-form" class="panel" hidden><h2 id="users-title"></h2><ul id="users"></ul><label><span id="viewer-label"></span><input id="viewer-name" autocomplete="off"></label><label><span id="viewer-password-label"></span><input id="viewer-password" type="password" autocomplete="new-password"></label><button id="viewer-go" type="submit"></button><button id="users-close" type="button" class="ghost"></button><p id="users-error" class="error" role="alert"></p></form>
 </main>
@@ -70,6 +70,7 @@ details{font-size:.85rem}summary{cursor:pointer;color:var(--mute)}
 .error{color:var(--bad);font-size:.85rem;margin:0;min-height:1em}
 .note{color:var(--warn);font-size:.85rem;margin:0}
 .hint{color:var(--mute);font-size:.85rem}
+.answer{font-size:.85rem}.answer p{margin:.1rem 0}
 ul{padding-left:1.2rem}
 """##
 
@@ -87,10 +88,12 @@ const S = {
   rename: "Name and room", name: "Name", room: "Room (empty: none)", send: "Send", set: "Set", busy: "The device is busy: try again in a moment.",
   viewer: "Viewer: you see the home but cannot change it.", peerDevice: "Shown as its hub summarises it; open that hub's page to control it.",
   failed: "Refused", information: "Device information", wrong: "Could not sign in", null: "none", passwordChanged: "Password changed.",
+  groups: "Groups", group: "group", members: "Members", groupOn: "On", groupOff: "Off", groupToggle: "Toggle", scenes: "Scenes",
+  ran: "ran on", ranNothing: "ran on no device", refusedBy: "refused by", sending: "Sending…",
 };
 const $ = (id) => document.getElementById(id);
 const docs = new Map(), pending = new Set();
-let home = [], traits = {}, status = null, role = "viewer", source = null, hubID = "";
+let home = [], traits = {}, status = null, role = "viewer", source = null, hubID = "", groups = [], sent = 0;
 
 function h(tag, attrs, ...kids) {
   const e = document.createElement(tag);
@@ -153,7 +156,7 @@ function connect() {
   if (source) source.close();
   source = new EventSource("/api/events");
   source.addEventListener("status", (e) => { status = JSON.parse(e.data); hubID = status.hub; drawStatus(); });
-  source.addEventListener("home", (e) => { home = JSON.parse(e.data); drawAll(); });
+  source.addEventListener("home", (e) => { home = JSON.parse(e.data); drawAll(); loadGroups(); });
   source.addEventListener("device", (e) => { const d = JSON.parse(e.data); docs.set(d.id, d); drawDevice(d.id); });
   source.addEventListener("ready", () => { if ($("banner").dataset.kind === "stream") banner(); });
   source.onerror = async () => {
@@ -320,6 +323,56 @@ async function send(d, request) {
   if (where) where.textContent = text;
 }
 
+// Groups: this hub's memberships (GET /api/groups, as on <prefix>/<hub>/groups), one card per group.
+async function loadGroups() {
+  const r = await api("/api/groups");
+  if (Array.isArray(r)) { groups = r; drawGroups(); }
+}
+
+function deviceName(id) { const d = home.find((x) => x.id === id && (x.hub || hubID) === hubID); return d ? d.name || d.id : id; }
+
+function drawGroups() {
+  const by = new Map();
+  for (const m of groups) {
+    if (!by.has(m.group)) by.set(m.group, { id: m.group, name: "", members: [], scenes: new Map() });
+    const g = by.get(m.group);
+    if (!g.name && m.name) g.name = m.name;
+    if (!g.members.includes(m.device)) g.members.push(m.device);
+    for (const sc of m.scenes || []) if (!g.scenes.has(sc.scene)) g.scenes.set(sc.scene, sc);
+  }
+  const root = $("groups"), admin = role === "admin";
+  if (!by.size) return root.replaceChildren();
+  root.replaceChildren(h("h3", {}, S.groups), h("div", { class: "grid" }, [...by.values()].map((g) => {
+    const old = document.getElementById("group-" + g.id), answer = old ? old.querySelector(".answer").cloneNode(true) : h("div", { class: "answer", role: "status" });
+    const button = (text, attrs, request) => h("button", Object.assign({ type: "button", disabled: !admin, onclick: () => sendGroup(g.id, request) }, attrs), text);
+    return h("article", { class: "card", id: "group-" + g.id, "data-group": g.id },
+      h("div", { class: "head" }, h("span", { class: "name" }, g.name || S.group + " " + g.id), h("span", { class: "src" }, S.group + " " + g.id)),
+      h("p", { class: "hint" }, S.members + ": " + g.members.map(deviceName).join(", ")),
+      h("div", { class: "cmds" }, [["on", S.groupOn], ["off", S.groupOff], ["toggle", S.groupToggle]].map(([c, text]) =>
+        button(text, { "data-group-command": c }, { trait: "onOff", command: c }))),
+      g.scenes.size ? h("div", { class: "cmds" }, h("span", { class: "tname" }, S.scenes + ":"), [...g.scenes.values()].map((sc) =>
+        button(sc.name || "#" + sc.scene, { "data-scene": sc.scene }, { trait: "scenesManagement", command: "recallScene", args: { sceneId: sc.scene } }))) : null,
+      answer);
+  })));
+}
+
+// One send for the whole group; the hub's summary says where it ran and who refused, and why.
+async function sendGroup(id, request) {
+  const where = () => document.querySelector("#group-" + id + " .answer");
+  const transaction = "page-" + Date.now() + "-" + ++sent;
+  if (where()) where().replaceChildren(S.sending);
+  const r = await api("/api/groups/" + id + "/request", Object.assign({ transaction }, request));
+  const lines = [];
+  if (r.error) lines.push(h("p", { class: "error" }, (r.hub ? r.hub + ": " : "") + S.failed + ": " + (r.error.message || r.httpStatus)));
+  else {
+    lines.push(h("p", { "data-hub": r.hub }, r.hub + ": " + (r.ran && r.ran.length ? S.ran + " " + r.ran.map(deviceName).join(", ") : S.ranNothing)));
+    for (const x of r.refused || []) lines.push(h("p", { class: "error", "data-refused": x.device }, r.hub + ": " + S.refusedBy + " " + deviceName(x.device) + ": " +
+      (x.error.status === "busy" ? S.busy : x.error.message)));
+  }
+  if (where()) where().replaceChildren(...lines);
+  loadGroups();  // a scene stored or a membership changed shows at once
+}
+
 document.addEventListener("focusout", () => setTimeout(() => {
   for (const k of [...pending]) { pending.delete(k); const [hub, ...id] = k.split("/"); drawDevice(id.join("/"), hub === hubID ? undefined : hub); }
 }, 0));
@@ -334,7 +387,7 @@ $("login").addEventListener("submit", async (ev) => {
   if (!r.ok) { $("login-error").textContent = S.wrong + ": " + ((r.error || {}).message || r.httpStatus); return; }
   start();
 });
-$("logout").addEventListener("click", async () => { await api("/api/logout", {}); if (source) source.close(); source = null; docs.clear(); home = []; $("rooms").replaceChildren(); banner(); start(); });
+$("logout").addEventListener("click", async () => { await api("/api/logout", {}); if (source) source.close(); source = null; docs.clear(); home = []; groups = []; $("rooms").replaceChildren(); $("groups").replaceChildren(); banner(); start(); });
 $("password-open").addEventListener("click", () => show("password-form"));
 $("password-close").addEventListener("click", () => show("home"));
 $("users-close").addEventListener("click", () => show("home"));

@@ -120,6 +120,14 @@ final class WebAPI: Sendable {
             guard session.role == .admin else { return reply(Self.viewerRefused()) }
             // The same request objects and responses as MQTT (`docs/mqtt-api.md`); HTTP 200 whatever the answer.
             mqtt.request(r.body, device: id) { response in reply(Self.raw(200, response.bytes)) }
+        case ("GET", ["groups"]): reply(Self.raw(200, mqtt.groupsView()))
+        case ("POST", _) where route.count == 3 && route[0] == "groups" && route[2] == "request":
+            guard let group = Int(route[1]), (1...65535).contains(group) else {
+                return reply(Self.error(404, HomeError(.notFound, "no group '\(route[1])': a group is a number 1…65535")))
+            }
+            guard session.role == .admin else { return reply(Self.viewerRefused()) }
+            // One send for every member of this hub, as on `<prefix>/groups/<group>/set`; its summary names what ran.
+            mqtt.groupRequest(r.body, group: group) { summary in reply(Self.raw(200, summary.bytes)) }
         case ("GET", ["events"]): done(.events(session))
         case ("GET", ["users"]):
             guard session.role == .admin else { return reply(Self.viewerRefused()) }

@@ -122,6 +122,41 @@ def test_a_peers_device_is_shown(rig, browser):
     assert "attic" in d.find_element(By.ID, "peers").text
 
 
+def test_a_group_and_its_scene_from_the_page(rig, browser):
+    d = browser.driver
+    group = wait_until(lambda: d.find_element(By.ID, "group-1"), 10, "the group's card")
+    wait_until(lambda: "Evening" in group.text and "Kitchen lamp" in group.text and "Porch light" in group.text, 10,
+               "the group's name, members and scene")
+
+    def answer():
+        return d.find_element(By.CSS_SELECTOR, "#group-1 .answer").text
+
+    def both(value: str) -> bool:
+        return all(attribute(d, "web", device, "onOff.onOff") == value for device in ("porch", "lamp"))
+
+    # One send turns every member off; the hub's answer names where it ran.
+    click(d.find_element(By.CSS_SELECTOR, '#group-1 [data-group-command="off"]'))
+    wait_until(lambda: both("false"), 5, "both members off on the page")
+    wait_until(lambda: answer() == "web: ran on Kitchen lamp, Porch light", 5, "the hub's answer")
+    wait_until(lambda: mqtt_attribute(rig, "porch", "onOff", "onOff") is False
+               and mqtt_attribute(rig, "lamp", "onOff", "onOff") is False, 5, "both MQTT documents off")
+
+    # The scene: on, and the lamp at its level.
+    d.execute_script("document.querySelector('#group-1 .answer').textContent = ''")
+    click(d.find_element(By.CSS_SELECTOR, '#group-1 [data-scene="1"]'))
+    wait_until(lambda: both("true") and attribute(d, "web", "lamp", "levelControl.currentLevel") == "80", 5,
+               "the scene on both members")
+    wait_until(lambda: answer() == "web: ran on Kitchen lamp, Porch light", 5, "the hub's answer to the scene")
+    d.execute_script("document.getElementById('group-1').scrollIntoView({block: 'center'})")
+    browser.screenshot("group-scene")
+
+    # Toggle: each member changes.
+    click(d.find_element(By.CSS_SELECTOR, '#group-1 [data-group-command="toggle"]'))
+    wait_until(lambda: both("false"), 5, "both members toggled off")
+    wait_until(lambda: mqtt_attribute(rig, "porch", "onOff", "onOff") is False
+               and mqtt_attribute(rig, "lamp", "onOff", "onOff") is False, 5, "both MQTT documents toggled")
+
+
 def test_the_broker_stopped_is_said_and_the_page_recovers(rig, browser):
     d = browser.driver
     rig.broker.stop()
@@ -193,9 +228,15 @@ def test_a_viewer_changes_nothing(rig, browser):
     button = wait_until(lambda: card(d, "web", "porch").find_element(By.CSS_SELECTOR, '[data-command="onOff.toggle"]'),
                         10, "the viewer's page")
     assert not button.is_enabled()
+    group_button = wait_until(lambda: d.find_element(By.CSS_SELECTOR, '#group-1 [data-group-command="toggle"]'), 10,
+                              "the viewer's groups")
+    assert not group_button.is_enabled()
     browser.screenshot("viewer")
     viewer = rig.hub.login("guest", "guest password 1")
     status, _, body = rig.hub.request("POST", "/api/devices/porch/request", {"trait": "onOff", "command": "toggle"},
+                                      cookie=viewer)
+    assert status == 403 and body["error"]["code"] == "permissionDenied"
+    status, _, body = rig.hub.request("POST", "/api/groups/1/request", {"trait": "onOff", "command": "toggle"},
                                       cookie=viewer)
     assert status == 403 and body["error"]["code"] == "permissionDenied"
 
