@@ -26,8 +26,9 @@ def click(element):
 
 
 def attribute(driver, hub: str, device: str, name: str) -> str | None:
+    """The attribute's value as JSON (`data-value`: "true", "254"); the page shows it in words."""
     try:
-        return card(driver, hub, device).find_element(By.CSS_SELECTOR, f'[data-attribute="{name}"]').text
+        return card(driver, hub, device).find_element(By.CSS_SELECTOR, f'[data-attribute="{name}"]').get_attribute("data-value")
     except Exception:  # noqa: BLE001 - not drawn yet
         return None
 
@@ -103,6 +104,23 @@ def test_a_wall_switch_press_and_a_sensor_change_appear_without_reload(rig, brow
     first = wait_until(lambda: attribute(d, "web", "climate", "relativeHumidityMeasurement.measuredValue"), 5, "a humidity")
     wait_until(lambda: attribute(d, "web", "climate", "relativeHumidityMeasurement.measuredValue") != first, 20,
                "the humidity to drift")
+
+
+def test_names_and_values_read_as_words(rig, browser):
+    d = browser.driver
+    lamp = card(d, "web", "lamp")
+    # Commands, traits, attributes and fields: the catalogue's words, or lowerCamelCase split.
+    assert lamp.find_element(By.CSS_SELECTOR, '[data-command="onOff.toggle"]').text == "Toggle"
+    assert lamp.find_element(By.CSS_SELECTOR, '[data-trait="levelControl"] .tname').text == "Brightness · Dimmable light"
+    dim = lamp.find_element(By.CSS_SELECTOR, 'details[data-form="moveToLevelWithOnOff"] summary')
+    assert dim.text == "Dim"
+    labels = [e.get_attribute("textContent") for e in lamp.find_elements(By.CSS_SELECTOR, '[data-trait="levelControl"] dt')]
+    assert "Level" in labels and "currentLevel" not in labels, labels
+    switch = card(d, "web", "hall-switch")
+    assert "Simulated switch" in switch.text, switch.text
+    # A boolean as yes or no; its JSON stays in data-value for scripts.
+    shown = lamp.find_element(By.CSS_SELECTOR, '[data-attribute="onOff.onOff"]')
+    assert shown.text == ("yes" if shown.get_attribute("data-value") == "true" else "no")
 
 
 def test_a_refused_value_shows_the_hubs_message(rig, browser):
