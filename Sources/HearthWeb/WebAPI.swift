@@ -371,8 +371,11 @@ extension Substring {
 /// A request path in segments, each percent-decoded (`/api/devices/porch%20lamp` → `api`, `devices`, `porch lamp`);
 /// nil for a path that does not start with `/`, a bad escape, or a segment that is not UTF-8.
 public enum PathReader {
+    /// The longest path read, in bytes as sent (percent-encoded).
+    public static let maximumLength = 2048
+
     public static func segments(_ path: String) -> [String]? {
-        guard path.hasPrefix("/"), path.utf8.count <= 2048 else { return nil }
+        guard path.hasPrefix("/"), path.utf8.count <= maximumLength else { return nil }
         var out: [String] = []
         for raw in path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
             var bytes: [UInt8] = []
