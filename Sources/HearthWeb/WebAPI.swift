@@ -120,6 +120,14 @@ final class WebAPI: Sendable {
             guard session.role == .admin else { return reply(Self.viewerRefused()) }
             // The same request objects and responses as MQTT (`docs/mqtt-api.md`); HTTP 200 whatever the answer.
             mqtt.request(r.body, device: id) { response in reply(Self.raw(200, response.bytes)) }
+        case ("GET", ["groups"]): reply(Self.raw(200, mqtt.groupsView()))
+        case ("POST", _) where route.count == 3 && route[0] == "groups" && route[2] == "request":
+            guard let group = Int(route[1]), (1...65535).contains(group) else {
+                return reply(Self.error(404, HomeError(.notFound, "no group '\(route[1])': a group is a number 1…65535")))
+            }
+            guard session.role == .admin else { return reply(Self.viewerRefused()) }
+            // One send for every member of this hub, as on `<prefix>/groups/<group>/set`; its summary names what ran.
+            mqtt.groupRequest(r.body, group: group) { summary in reply(Self.raw(200, summary.bytes)) }
         case ("GET", ["events"]): done(.events(session))
         case ("GET", ["users"]):
             guard session.role == .admin else { return reply(Self.viewerRefused()) }
@@ -363,8 +371,11 @@ extension Substring {
 /// A request path in segments, each percent-decoded (`/api/devices/porch%20lamp` → `api`, `devices`, `porch lamp`);
 /// nil for a path that does not start with `/`, a bad escape, or a segment that is not UTF-8.
 public enum PathReader {
+    /// The longest path read, in bytes as sent (percent-encoded).
+    public static let maximumLength = 2048
+
     public static func segments(_ path: String) -> [String]? {
-        guard path.hasPrefix("/"), path.utf8.count <= 2048 else { return nil }
+        guard path.hasPrefix("/"), path.utf8.count <= maximumLength else { return nil }
         var out: [String] = []
         for raw in path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
             var bytes: [UInt8] = []

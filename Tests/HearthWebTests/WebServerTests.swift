@@ -21,7 +21,7 @@ final class WebRig: @unchecked Sendable {
     var configFile: String { "\(directory)/hearth.yaml" }
     var starts = 0
 
-    init(web: String? = nil, peers: String = "", webPort: Int? = nil) throws {
+    init(web: String? = nil, peers: String = "", groups: String = "", webPort: Int? = nil) throws {
         broker = try TestBroker()
         self.webPort = try webPort ?? Self.freeLoopbackPort()
         directory = NSTemporaryDirectory() + "hearth-web-\(UUID().uuidString)"
@@ -36,7 +36,7 @@ final class WebRig: @unchecked Sendable {
           - {id: lamp, name: Lamp, room: kitchen, type: DimmableLight, binding: {kind: pwmDimmer, pwm: dimmer-1, relay: dimmer-relay}}
           - {id: porch, name: Porch, type: OnOffLight, binding: {kind: relay, pin: relay-1}}
           - {id: virtual, name: Virtual lamp, type: DimmableLight}
-
+        \(groups)
         """.write(toFile: configFile, atomically: true, encoding: .utf8)
     }
 
@@ -109,6 +109,12 @@ final class WebRig: @unchecked Sendable {
 }
 
 func parse(_ r: HTTPResult) -> JSON? { try? JSON.parse(r.body) }
+
+/// The first element of a JSON array.
+func first(_ array: JSON?) -> JSON? {
+    guard case .array(let elements)? = array else { return nil }
+    return elements.first
+}
 
 /// The first device type's `onOff` attribute in a device document.
 func onOff(_ doc: JSON?) -> JSON? {
@@ -263,6 +269,65 @@ func onOff(_ doc: JSON?) -> JSON? {
         #expect(await again.waitFor { !$0.events("ready").isEmpty })
         #expect(again.events("device").contains { $0.contains(#""onOff":true"#) })
         again.close()
+    }
+
+    /// A group request from the page: one send, run on every member of this hub through the group path, answered
+    /// with the hub's summary (what ran, who refused and why), as on `<prefix>/groups/<id>/set`.
+    @Test func aGroupRequestRunsOnEveryMemberAndSaysWhere() async throws {
+        let rig = try WebRig(groups: """
+        groups:
+          - id: 1
+            name: Downstairs
+            members: [lamp, porch, virtual]
+            scenes: [{id: 2, name: Evening, values: {onOff: {onOff: true}, levelControl: {currentLevel: 80}}}]
+        """)
+        try rig.start()
+        #expect(await rig.waitForPage(), "\(rig.daemon?.output ?? "")")
+        let cookie = try await rig.setUp()
+
+        // The memberships, exactly the payload of <prefix>/<hub>/groups.
+        let list = try #require(parse(try await rig.get("/api/groups", cookie: cookie)))
+        guard case .array(let memberships) = list else { Issue.record("groups is \(list)"); return }
+        #expect(memberships.compactMap { $0["device"] } == [.string("lamp"), .string("porch"), .string("virtual")])
+        #expect(memberships.allSatisfy { $0["group"] == .int(1) && $0["name"] == .string("Downstairs") })
+        #expect(first(memberships.first?["scenes"])?["name"] == .string("Evening"))
+
+        let off = try await rig.post("/api/groups/1/request", #"{"transaction":"g1","trait":"onOff","command":"off"}"#, cookie: cookie)
+        #expect(off.status == 200)
+        #expect(parse(off)?["transaction"] == .string("g1"))
+        #expect(parse(off)?["hub"] == .string("web"))
+        #expect(parse(off)?["ok"] == .bool(true), "\(off.text)")
+        #expect(parse(off)?["ran"] == .array([.string("lamp"), .string("porch"), .string("virtual")]))
+
+        // A scene: every member takes its values; the documents say so.
+        let recall = try await rig.post("/api/groups/1/request",
+                                        #"{"trait":"scenesManagement","command":"recallScene","args":{"sceneId":2}}"#, cookie: cookie)
+        #expect(parse(recall)?["ok"] == .bool(true), "\(recall.text)")
+        func document(_ id: String) async -> JSON? { (try? await rig.get("/api/devices/\(id)", cookie: cookie)).flatMap(parse) }
+        #expect(await poll(within: .seconds(10), every: .milliseconds(20)) {
+            guard let lamp = await document("lamp"), let porch = await document("porch") else { return false }
+            return onOff(lamp) == .bool(true) && onOff(porch) == .bool(true)
+                && first(lamp["types"])?["traits"]?["levelControl"]?["attributes"]?["currentLevel"] == .int(80)
+        })
+
+        // A member without the trait refuses; the others run; the summary names each.
+        let level = try await rig.post("/api/groups/1/request",
+                                       #"{"trait":"levelControl","command":"moveToLevel","args":{"level":20}}"#, cookie: cookie)
+        #expect(parse(level)?["ok"] == .bool(false), "\(level.text)")
+        #expect(parse(level)?["ran"] == .array([.string("lamp"), .string("virtual")]))
+        #expect(first(parse(level)?["refused"])?["device"] == .string("porch"))
+        #expect(first(parse(level)?["refused"])?["error"]?["message"] != nil)
+
+        // Bad input: a request that cannot be read is refused by every member, nothing runs; a group with no member
+        // here, and a group that is not a number.
+        let bad = try await rig.post("/api/groups/1/request", #"{"trait":"onOff","command":"toggle","extra":1}"#, cookie: cookie)
+        #expect(parse(bad)?["ok"] == .bool(false))
+        #expect(parse(bad)?["ran"] == .array([]))
+        let none = try await rig.post("/api/groups/7/request", #"{"trait":"onOff","command":"on"}"#, cookie: cookie)
+        #expect(parse(none)?["error"]?["code"] == .string("notFound"), "\(none.text)")
+        #expect(try await rig.post("/api/groups/x/request", #"{"trait":"onOff","command":"on"}"#, cookie: cookie).status == 404)
+        #expect(try await rig.post("/api/groups/70000/request", #"{"trait":"onOff","command":"on"}"#, cookie: cookie).status == 404)
+        #expect(try await rig.post("/api/groups/1/request", #"{"trait":"onOff","command":"on"}"#).status == 401)
     }
 
     @Test func aTakenPortIsAConfigurationError() async throws {

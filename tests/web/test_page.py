@@ -26,8 +26,9 @@ def click(element):
 
 
 def attribute(driver, hub: str, device: str, name: str) -> str | None:
+    """The attribute's value as JSON (`data-value`: "true", "254"); the page shows it in words."""
     try:
-        return card(driver, hub, device).find_element(By.CSS_SELECTOR, f'[data-attribute="{name}"]').text
+        return card(driver, hub, device).find_element(By.CSS_SELECTOR, f'[data-attribute="{name}"]').get_attribute("data-value")
     except Exception:  # noqa: BLE001 - not drawn yet
         return None
 
@@ -105,6 +106,23 @@ def test_a_wall_switch_press_and_a_sensor_change_appear_without_reload(rig, brow
                "the humidity to drift")
 
 
+def test_names_and_values_read_as_words(rig, browser):
+    d = browser.driver
+    lamp = card(d, "web", "lamp")
+    # Commands, traits, attributes and fields: the catalogue's words, or lowerCamelCase split.
+    assert lamp.find_element(By.CSS_SELECTOR, '[data-command="onOff.toggle"]').text == "Toggle"
+    assert lamp.find_element(By.CSS_SELECTOR, '[data-trait="levelControl"] .tname').text == "Brightness · Dimmable light"
+    dim = lamp.find_element(By.CSS_SELECTOR, 'details[data-form="moveToLevelWithOnOff"] summary')
+    assert dim.text == "Dim"
+    labels = [e.get_attribute("textContent") for e in lamp.find_elements(By.CSS_SELECTOR, '[data-trait="levelControl"] dt')]
+    assert "Level" in labels and "currentLevel" not in labels, labels
+    switch = card(d, "web", "hall-switch")
+    assert "Simulated switch" in switch.text, switch.text
+    # A boolean as yes or no; its JSON stays in data-value for scripts.
+    shown = lamp.find_element(By.CSS_SELECTOR, '[data-attribute="onOff.onOff"]')
+    assert shown.text == ("yes" if shown.get_attribute("data-value") == "true" else "no")
+
+
 def test_a_refused_value_shows_the_hubs_message(rig, browser):
     d = browser.driver
     form = card(d, "web", "lamp").find_element(By.CSS_SELECTOR, 'details[data-form="moveToLevel"]')
@@ -120,6 +138,41 @@ def test_a_peers_device_is_shown(rig, browser):
     d = browser.driver
     wait_until(lambda: "Attic fan" in card(d, "attic", "attic-fan").text, 10, "the peer's device")
     assert "attic" in d.find_element(By.ID, "peers").text
+
+
+def test_a_group_and_its_scene_from_the_page(rig, browser):
+    d = browser.driver
+    group = wait_until(lambda: d.find_element(By.ID, "group-1"), 10, "the group's card")
+    wait_until(lambda: "Evening" in group.text and "Kitchen lamp" in group.text and "Porch light" in group.text, 10,
+               "the group's name, members and scene")
+
+    def answer():
+        return d.find_element(By.CSS_SELECTOR, "#group-1 .answer").text
+
+    def both(value: str) -> bool:
+        return all(attribute(d, "web", device, "onOff.onOff") == value for device in ("porch", "lamp"))
+
+    # One send turns every member off; the hub's answer names where it ran.
+    click(d.find_element(By.CSS_SELECTOR, '#group-1 [data-group-command="off"]'))
+    wait_until(lambda: both("false"), 5, "both members off on the page")
+    wait_until(lambda: answer() == "web: ran on Kitchen lamp, Porch light", 5, "the hub's answer")
+    wait_until(lambda: mqtt_attribute(rig, "porch", "onOff", "onOff") is False
+               and mqtt_attribute(rig, "lamp", "onOff", "onOff") is False, 5, "both MQTT documents off")
+
+    # The scene: on, and the lamp at its level.
+    d.execute_script("document.querySelector('#group-1 .answer').textContent = ''")
+    click(d.find_element(By.CSS_SELECTOR, '#group-1 [data-scene="1"]'))
+    wait_until(lambda: both("true") and attribute(d, "web", "lamp", "levelControl.currentLevel") == "80", 5,
+               "the scene on both members")
+    wait_until(lambda: answer() == "web: ran on Kitchen lamp, Porch light", 5, "the hub's answer to the scene")
+    d.execute_script("document.getElementById('group-1').scrollIntoView({block: 'center'})")
+    browser.screenshot("group-scene")
+
+    # Toggle: each member changes.
+    click(d.find_element(By.CSS_SELECTOR, '#group-1 [data-group-command="toggle"]'))
+    wait_until(lambda: both("false"), 5, "both members toggled off")
+    wait_until(lambda: mqtt_attribute(rig, "porch", "onOff", "onOff") is False
+               and mqtt_attribute(rig, "lamp", "onOff", "onOff") is False, 5, "both MQTT documents toggled")
 
 
 def test_the_broker_stopped_is_said_and_the_page_recovers(rig, browser):
@@ -193,9 +246,15 @@ def test_a_viewer_changes_nothing(rig, browser):
     button = wait_until(lambda: card(d, "web", "porch").find_element(By.CSS_SELECTOR, '[data-command="onOff.toggle"]'),
                         10, "the viewer's page")
     assert not button.is_enabled()
+    group_button = wait_until(lambda: d.find_element(By.CSS_SELECTOR, '#group-1 [data-group-command="toggle"]'), 10,
+                              "the viewer's groups")
+    assert not group_button.is_enabled()
     browser.screenshot("viewer")
     viewer = rig.hub.login("guest", "guest password 1")
     status, _, body = rig.hub.request("POST", "/api/devices/porch/request", {"trait": "onOff", "command": "toggle"},
+                                      cookie=viewer)
+    assert status == 403 and body["error"]["code"] == "permissionDenied"
+    status, _, body = rig.hub.request("POST", "/api/groups/1/request", {"trait": "onOff", "command": "toggle"},
                                       cookie=viewer)
     assert status == 403 and body["error"]["code"] == "permissionDenied"
 

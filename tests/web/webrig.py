@@ -101,6 +101,11 @@ WEB_DEVICES = """\
     type: HumiditySensor
     binding: {kind: humiditySensor, sensor: humidity-1, interval: 1s}
   - {id: hall-switch, name: Hall switch, room: hall, type: GenericSwitch, binding: {kind: wallSwitch, pin: wall-switch-1, mode: momentary, controls: porch}}
+groups:
+  - id: 1
+    name: Downstairs
+    members: [porch, lamp]
+    scenes: [{id: 1, name: Evening, values: {onOff: {onOff: true}, levelControl: {currentLevel: 80}}}]
 """
 
 ATTIC_DEVICES = """\

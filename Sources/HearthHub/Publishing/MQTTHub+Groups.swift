@@ -72,22 +72,33 @@ extension MQTTHub {
         }
         // A copy of a group command (QoS 1) is answered with the first one's summary, not run again.
         guard case .run(let key) = admit(message, transaction: transaction, what: "for group \(group)") else { return }
+        runGroup(request.action, transaction: transaction, group: group, members: members) { [self] summary, ran in
+            remember(key, summary, ran: ran)
+            respond(message, summary)
+        }
+    }
+
+    /// Runs a group request on `members` (this hub's, of `group`), each on its own lane when it has hardware, and
+    /// calls `done` once with the summary when the last has answered, and whether anything ran. Shared by the group
+    /// topic and the doors inside the hub (`groupRequest`).
+    func runGroup(_ requested: HubRequest.Action, transaction: JSON, group: Int, members: [GroupMembership],
+                  done: @escaping @Sendable (JSON, Bool) -> Void) {
         let collector = Locked(GroupCollector(expected: members.count))
         let finish: @Sendable (String, HomeError?) -> Void = { [self] device, error in
-            let done = collector.withLock { c -> GroupCollector? in
+            let complete = collector.withLock { c -> GroupCollector? in
                 c.record(device, error)
                 return c.isComplete ? c : nil
             }
-            guard let done else { return }
+            guard let complete else { return }
             // In device order, whichever lane finished first.
             let summary = HubResponse.groupSummary(transaction: transaction, group: group, hub: topics.hub,
-                                                   ran: done.ran.sorted(), refused: done.refused.sorted { $0.device < $1.device })
-            remember(key, summary, ran: !done.ran.isEmpty)
-            respond(message, summary)
+                                                   ran: complete.ran.sorted(),
+                                                   refused: complete.refused.sorted { $0.device < $1.device })
+            done(summary, !complete.ran.isEmpty)
         }
         for member in members {
             let action: HubRequest.Action
-            do throws(HomeError) { action = try groupAction(request.action, for: member) } catch {
+            do throws(HomeError) { action = try groupAction(requested, for: member) } catch {
                 finish(member.deviceID, error)
                 continue
             }

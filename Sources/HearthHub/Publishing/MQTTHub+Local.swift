@@ -44,6 +44,33 @@ extension MQTTHub {
         }
     }
 
+    /// Runs one group request (the payload of a `<prefix>/groups/<group>/set` message) on this hub's members of
+    /// `group`, as that message runs it, and calls `reply` once with this hub's summary (`ran`, `refused`). A group
+    /// this hub has no member of is answered `notFound`. Never blocks the caller.
+    package func groupRequest(_ payload: [UInt8], group: Int, reply: @escaping @Sendable (JSON) -> Void) {
+        let members = home.groupMemberships().filter { $0.group == group }
+        let (transaction, parsed) = HubRequest.parse(payload)
+        guard !members.isEmpty else {
+            let error = HomeError(.notFound, "no device of hub '\(topics.hub)' is in group \(group)")
+            return reply(.object([("transaction", transaction), ("group", .int(group)), ("hub", .string(topics.hub)),
+                                  ("ok", .bool(false)), ("error", .object([
+                                      ("code", .string(error.code.rawValue)), ("status", .string(error.status.rawValue)),
+                                      ("message", .string(error.message))]))]))
+        }
+        switch parsed {
+        case .failure(let error):
+            reply(HubResponse.groupSummary(transaction: transaction, group: group, hub: topics.hub, ran: [],
+                                           refused: members.map { ($0.deviceID, error) }))
+        case .success(let request):
+            runGroup(request.action, transaction: transaction, group: group, members: members) { summary, _ in reply(summary) }
+        }
+    }
+
+    /// This hub's group memberships with their scenes, as `<prefix>/<hub>/groups` holds them.
+    package func groupsView() -> [UInt8] {
+        Self.groupsDocument(home.groupMemberships()).bytes
+    }
+
     /// The whole home as `…/home` holds it: this hub's devices, then every peer's it has heard of.
     package func homeView() -> [UInt8] {
         if let router { return router.homeDocument().bytes }

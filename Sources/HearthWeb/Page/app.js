@@ -11,10 +11,35 @@ const S = {
   rename: "Name and room", name: "Name", room: "Room (empty: none)", send: "Send", set: "Set", busy: "The device is busy: try again in a moment.",
   viewer: "Viewer: you see the home but cannot change it.", peerDevice: "Shown as its hub summarises it; open that hub's page to control it.",
   failed: "Refused", information: "Device information", wrong: "Could not sign in", null: "none", passwordChanged: "Password changed.",
+  groups: "Groups", group: "group", members: "Members", groupOn: "On", groupOff: "Off", groupToggle: "Toggle", scenes: "Scenes",
+  ran: "ran on", ranNothing: "ran on no device", refusedBy: "refused by", sending: "Sending…", yes: "yes", no: "no",
+  // Traits, attributes, commands, fields and enumeration cases as a person reads them; any other name is split from
+  // lowerCamelCase (words below), so a maker's own trait reads as words too.
+  names: {
+    onOff: "On", currentLevel: "Level", minLevel: "Lowest level", maxLevel: "Highest level",
+    moveToLevel: "Set level", moveToLevelWithOnOff: "Dim", stopWithOnOff: "Stop and switch", stopMoveStep: "Stop",
+    transitionTime: "Transition (0.1 s)", onOffTransitionTime: "On/off transition (0.1 s)", onTransitionTime: "On transition (0.1 s)",
+    offTransitionTime: "Off transition (0.1 s)", onLevel: "Level when switched on", startUpCurrentLevel: "Level at power-up",
+    startUpOnOff: "State at power-up", globalSceneControl: "Scene in control", onTime: "On for (0.1 s)", offWaitTime: "Off wait (0.1 s)",
+    offWithEffect: "Off with effect", onWithTimedOff: "On for a time", onWithRecallGlobalScene: "On with the last scene",
+    identifyTime: "Identify for (s)", identifyType: "Identify by", measuredValue: "Reading", minMeasuredValue: "Lowest reading", maxMeasuredValue: "Highest reading",
+    tolerance: "Tolerance", sceneTableSize: "Scene slots", fabricSceneInfo: "Scenes held",
+    colorTemperatureMireds: "Colour temperature (mired)", currentPosition: "Position",
+    numberOfPositions: "Positions", multiPressMax: "Most presses", fanMode: "Mode", percentSetting: "Speed (%)",
+    percentCurrent: "Speed now (%)", upOrOpen: "Open", downOrClose: "Close", stopMotion: "Stop",
+    goToLiftPercentage: "Go to (%)", currentPositionLiftPercentage: "Open (%)",
+    vendorName: "Maker", vendorID: "Maker id", productName: "Product", productID: "Product id", nodeLabel: "Label",
+    hardwareVersionString: "Hardware version", softwareVersionString: "Software version", serialNumber: "Serial number",
+    uniqueID: "Unique id", reachable: "Reachable", featureMap: "Features", OnOffPlugInUnit: "Plug", GenericSwitch: "Switch",
+  },
+  traits: {
+    onOff: "Power", levelControl: "Brightness", relativeHumidityMeasurement: "Humidity", temperatureMeasurement: "Temperature",
+    scenesManagement: "Scenes", colorControl: "Colour", fanControl: "Fan", windowCovering: "Blind", occupancySensing: "Occupancy",
+  },
 };
 const $ = (id) => document.getElementById(id);
 const docs = new Map(), pending = new Set();
-let home = [], traits = {}, status = null, role = "viewer", source = null, hubID = "";
+let home = [], traits = {}, status = null, role = "viewer", source = null, hubID = "", groups = [], sent = 0;
 
 function h(tag, attrs, ...kids) {
   const e = document.createElement(tag);
@@ -77,7 +102,7 @@ function connect() {
   if (source) source.close();
   source = new EventSource("/api/events");
   source.addEventListener("status", (e) => { status = JSON.parse(e.data); hubID = status.hub; drawStatus(); });
-  source.addEventListener("home", (e) => { home = JSON.parse(e.data); drawAll(); });
+  source.addEventListener("home", (e) => { home = JSON.parse(e.data); drawAll(); loadGroups(); });
   source.addEventListener("device", (e) => { const d = JSON.parse(e.data); docs.set(d.id, d); drawDevice(d.id); });
   source.addEventListener("ready", () => { if ($("banner").dataset.kind === "stream") banner(); });
   source.onerror = async () => {
@@ -139,7 +164,7 @@ function drawDevice(id, hub) {
   if (card.dataset.shape === shape && doc) {
     for (const t of d.types) for (const [name, trait] of Object.entries(t.traits || {})) for (const [a, v] of Object.entries(trait.attributes || {})) {
       const e = card.querySelector('[data-attribute="' + CSS.escape(name + "." + a) + '"]');
-      if (e) e.textContent = value(v);
+      if (e) showValue(e, v, ((traits[name] || {}).attributes || {})[a]);
     }
     return;
   }
@@ -166,48 +191,64 @@ function ordered(traits) {
 
 function formKey(e) { const t = e.closest("[data-trait]"); return (t ? t.dataset.trait : "") + "/" + e.dataset.form; }
 
-function value(v) {
-  if (v === null) return S.null;
-  if (typeof v === "object") return JSON.stringify(v);
+// A name as words: the catalogue's entry, or lowerCamelCase split (`dev.hearth.simulatedSwitch` → "Simulated switch").
+function words(k, names) {
+  const base = String(k).split(".").pop(), known = names || S.names;
+  if (Object.hasOwn(known, k)) return known[k];
+  if (Object.hasOwn(known, base)) return known[base];
+  const w = base.replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2").replace(/_/g, " ").toLowerCase();
+  return w.charAt(0).toUpperCase() + w.slice(1);
+}
+
+// A value as a person reads it: yes/no, an enumeration by its case's name in words, lists and structures spelled out.
+function value(v, shape) {
+  if (v === null || v === undefined) return S.null;
+  if (v === true || v === false) return v ? S.yes : S.no;
+  if (Array.isArray(v)) return v.length ? v.map((x) => value(x)).join("; ") : S.null;
+  if (typeof v === "object") return Object.entries(v).map(([k, x]) => words(k) + " " + value(x)).join(", ");
+  if (typeof v === "string" && shape && shape.kind === "enum") return words(v);
   return String(v);
 }
+
+function showValue(e, v, shape) { e.textContent = value(v, shape); e.dataset.value = JSON.stringify(v); }
 
 function drawTrait(d, t, name, trait) {
   const desc = (traits[name] || { attributes: {}, commands: {} }), admin = role === "admin";
   const attrs = h("dl", { class: "attrs" });
   const edits = [];
   for (const [a, v] of Object.entries(trait.attributes || {})) {
-    attrs.append(h("dt", {}, a), h("dd", { "data-attribute": name + "." + a }, value(v)));
-    const info = (trait.attributeInfo || {})[a], shape = desc.attributes[a];
+    const info = (trait.attributeInfo || {})[a], shape = desc.attributes[a], dd = h("dd", { "data-attribute": name + "." + a });
+    showValue(dd, v, shape);
+    attrs.append(h("dt", { title: a }, words(a)), dd);
     if (info && info.writable && shape && shape.kind !== "other") edits.push([a, shape, v]);
   }
   const cmds = h("div", { class: "cmds" }), forms = [];
   for (const cmd of trait.commands || []) {
     // Bitmaps, structs and lists (kind "other") are left out: the hub takes their defaults.
     const fields = (((desc.commands[cmd] || {}).fields) || []).filter((f) => f.kind !== "other");
-    if (!fields.length) cmds.append(h("button", { type: "button", disabled: !admin, "data-command": name + "." + cmd, onclick: () => send(d, { type: t.type, trait: name, command: cmd }) }, cmd));
-    else forms.push(drawForm(d, cmd, fields, (args) => send(d, { type: t.type, trait: name, command: cmd, args })));
+    if (!fields.length) cmds.append(h("button", { type: "button", disabled: !admin, "data-command": name + "." + cmd, onclick: () => send(d, { type: t.type, trait: name, command: cmd }) }, words(cmd)));
+    else forms.push(drawForm(d, cmd, words(cmd), fields, (args) => send(d, { type: t.type, trait: name, command: cmd, args })));
   }
   const more = [];
   if (edits.length) {
-    const f = drawForm(d, S.set, edits.map(([a, shape, v]) => Object.assign({ name: a, value: v }, shape)), (values) => send(d, { type: t.type, trait: name, update: values }));
+    const f = drawForm(d, "set", S.set, edits.map(([a, shape, v]) => Object.assign({ name: a, value: v }, shape)), (values) => send(d, { type: t.type, trait: name, update: values }));
     more.push(f);
   }
-  const title = h("div", { class: "tname" }, name + (t.type ? " · " + t.type : ""));
+  const title = h("div", { class: "tname", title: name }, words(name, S.traits) + (t.type ? " · " + words(t.type) : ""));
   // What a device says about itself is kept folded: the state and controls come first.
   if (name === "basicInformation") return h("details", { class: "trait", "data-trait": name, "data-form": "information" }, h("summary", {}, S.information), attrs, cmds, forms, more);
   return h("div", { class: "trait", "data-trait": name }, title, attrs, cmds, forms, more);
 }
 
 function input(f, admin) {
-  const common = { name: f.name, disabled: !admin, "aria-label": f.name };
+  const common = { name: f.name, disabled: !admin, "aria-label": words(f.name) };
   if (f.kind === "bool") return h("input", Object.assign({ type: "checkbox", checked: f.value === true }, common));
-  if (f.kind === "enum") return h("select", common, (f.nullable ? [""] : []).concat(f.cases).map((c) => h("option", { value: c, selected: c === f.value }, c || S.null)));
+  if (f.kind === "enum") return h("select", common, (f.nullable ? [""] : []).concat(f.cases).map((c) => h("option", { value: c, selected: c === f.value }, c ? words(c) : S.null)));
   if (f.kind === "int") return h("input", Object.assign({ type: "number", min: f.min, max: f.max, step: 1, value: f.value == null ? "" : f.value, placeholder: f.min + "–" + f.max }, common));
   return h("input", Object.assign({ value: f.value == null ? "" : f.value, maxlength: f.maxLength }, common));
 }
 
-function drawForm(d, title, fields, go) {
+function drawForm(d, key, title, fields, go) {
   const admin = role === "admin";
   const inputs = fields.map((f) => [f, input(f, admin)]);
   const read = () => {
@@ -219,8 +260,8 @@ function drawForm(d, title, fields, go) {
     }
     return out;
   };
-  return h("details", { "data-form": title }, h("summary", {}, title),
-    h("div", { class: "row" }, inputs.map(([f, e]) => h("label", {}, f.name + (f.kind === "int" ? " (" + f.min + "–" + f.max + ")" : ""), e)),
+  return h("details", { "data-form": key }, h("summary", {}, title),
+    h("div", { class: "row" }, inputs.map(([f, e]) => h("label", {}, words(f.name) + (f.kind === "int" ? " (" + f.min + "–" + f.max + ")" : ""), e)),
       h("button", { type: "button", disabled: !admin, onclick: () => go(read()) }, S.send)));
 }
 
@@ -244,6 +285,56 @@ async function send(d, request) {
   if (where) where.textContent = text;
 }
 
+// Groups: this hub's memberships (GET /api/groups, as on <prefix>/<hub>/groups), one card per group.
+async function loadGroups() {
+  const r = await api("/api/groups");
+  if (Array.isArray(r)) { groups = r; drawGroups(); }
+}
+
+function deviceName(id) { const d = home.find((x) => x.id === id && (x.hub || hubID) === hubID); return d ? d.name || d.id : id; }
+
+function drawGroups() {
+  const by = new Map();
+  for (const m of groups) {
+    if (!by.has(m.group)) by.set(m.group, { id: m.group, name: "", members: [], scenes: new Map() });
+    const g = by.get(m.group);
+    if (!g.name && m.name) g.name = m.name;
+    if (!g.members.includes(m.device)) g.members.push(m.device);
+    for (const sc of m.scenes || []) if (!g.scenes.has(sc.scene)) g.scenes.set(sc.scene, sc);
+  }
+  const root = $("groups"), admin = role === "admin";
+  if (!by.size) return root.replaceChildren();
+  root.replaceChildren(h("h3", {}, S.groups), h("div", { class: "grid" }, [...by.values()].map((g) => {
+    const old = document.getElementById("group-" + g.id), answer = old ? old.querySelector(".answer").cloneNode(true) : h("div", { class: "answer", role: "status" });
+    const button = (text, attrs, request) => h("button", Object.assign({ type: "button", disabled: !admin, onclick: () => sendGroup(g.id, request) }, attrs), text);
+    return h("article", { class: "card", id: "group-" + g.id, "data-group": g.id },
+      h("div", { class: "head" }, h("span", { class: "name" }, g.name || S.group + " " + g.id), h("span", { class: "src" }, S.group + " " + g.id)),
+      h("p", { class: "hint" }, S.members + ": " + g.members.map(deviceName).join(", ")),
+      h("div", { class: "cmds" }, [["on", S.groupOn], ["off", S.groupOff], ["toggle", S.groupToggle]].map(([c, text]) =>
+        button(text, { "data-group-command": c }, { trait: "onOff", command: c }))),
+      g.scenes.size ? h("div", { class: "cmds" }, h("span", { class: "tname" }, S.scenes + ":"), [...g.scenes.values()].map((sc) =>
+        button(sc.name || "#" + sc.scene, { "data-scene": sc.scene }, { trait: "scenesManagement", command: "recallScene", args: { sceneId: sc.scene } }))) : null,
+      answer);
+  })));
+}
+
+// One send for the whole group; the hub's summary says where it ran and who refused, and why.
+async function sendGroup(id, request) {
+  const where = () => document.querySelector("#group-" + id + " .answer");
+  const transaction = "page-" + Date.now() + "-" + ++sent;
+  if (where()) where().replaceChildren(S.sending);
+  const r = await api("/api/groups/" + id + "/request", Object.assign({ transaction }, request));
+  const lines = [];
+  if (r.error) lines.push(h("p", { class: "error" }, (r.hub ? r.hub + ": " : "") + S.failed + ": " + (r.error.message || r.httpStatus)));
+  else {
+    lines.push(h("p", { "data-hub": r.hub }, r.hub + ": " + (r.ran && r.ran.length ? S.ran + " " + r.ran.map(deviceName).join(", ") : S.ranNothing)));
+    for (const x of r.refused || []) lines.push(h("p", { class: "error", "data-refused": x.device }, r.hub + ": " + S.refusedBy + " " + deviceName(x.device) + ": " +
+      (x.error.status === "busy" ? S.busy : x.error.message)));
+  }
+  if (where()) where().replaceChildren(...lines);
+  loadGroups();  // a scene stored or a membership changed shows at once
+}
+
 document.addEventListener("focusout", () => setTimeout(() => {
   for (const k of [...pending]) { pending.delete(k); const [hub, ...id] = k.split("/"); drawDevice(id.join("/"), hub === hubID ? undefined : hub); }
 }, 0));
@@ -258,7 +349,7 @@ $("login").addEventListener("submit", async (ev) => {
   if (!r.ok) { $("login-error").textContent = S.wrong + ": " + ((r.error || {}).message || r.httpStatus); return; }
   start();
 });
-$("logout").addEventListener("click", async () => { await api("/api/logout", {}); if (source) source.close(); source = null; docs.clear(); home = []; $("rooms").replaceChildren(); banner(); start(); });
+$("logout").addEventListener("click", async () => { await api("/api/logout", {}); if (source) source.close(); source = null; docs.clear(); home = []; groups = []; $("rooms").replaceChildren(); $("groups").replaceChildren(); banner(); start(); });
 $("password-open").addEventListener("click", () => show("password-form"));
 $("password-close").addEventListener("click", () => show("home"));
 $("users-close").addEventListener("click", () => show("home"));
