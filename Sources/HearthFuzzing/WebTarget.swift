@@ -20,9 +20,11 @@ enum WebTarget {
             let header = String(decoding: input, as: UTF8.self)
             for name in ["hearth_session", "a", ""] {
                 if let value = CookieHeader.value(named: name, in: header) {
-                    try require(!value.contains(";"), "cookie '\(name)' read as '\(shown(value))' from '\(shown(header))'")
-                    try require(header.contains(name + "=") || header.contains(name + " =") || header.contains(name + "\t="),
-                                "cookie '\(name)' read from '\(shown(header))', which names no such cookie")
+                    try require(
+                        !value.contains(";"), "cookie '\(name)' read as '\(shown(value))' from '\(shown(header))'")
+                    try require(
+                        header.contains(name + "=") || header.contains(name + " =") || header.contains(name + "\t="),
+                        "cookie '\(name)' read from '\(shown(header))', which names no such cookie")
                 }
             }
         case "login":
@@ -64,7 +66,9 @@ enum WebTarget {
     static func percentEncoded(_ s: String) -> String {
         var out = ""
         for b in s.utf8 {
-            if (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2D || b == 0x2E || b == 0x5F {
+            if (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2D
+                || b == 0x2E || b == 0x5F
+            {
                 out.unicodeScalars.append(Unicode.Scalar(b))
             } else {
                 let digits = Array("0123456789ABCDEF")

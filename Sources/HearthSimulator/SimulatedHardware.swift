@@ -117,9 +117,14 @@ public final class SimulatedHardware: InputTraitsBackend {
         let key = try resolve(pin)
         try state.withLock { (s) throws(HardwareError) in
             try Self.checkOpen(key, pin: pin, in: s)
-            if s.outputs[key]?.isHeld == true || s.inputs[key]?.isOpen == true { throw Self.busy(pin, holder: "hearthd") }
-            var output = s.outputs[key] ?? Output(value: initialValue, activeLow: activeLow, drive: drive, history: [],
-                                                  isHeld: true)
+            if s.outputs[key]?.isHeld == true || s.inputs[key]?.isOpen == true {
+                throw Self.busy(pin, holder: "hearthd")
+            }
+            var output =
+                s.outputs[key]
+                ?? Output(
+                    value: initialValue, activeLow: activeLow, drive: drive, history: [],
+                    isHeld: true)
             output.value = initialValue
             output.activeLow = activeLow
             output.drive = drive
@@ -137,7 +142,9 @@ public final class SimulatedHardware: InputTraitsBackend {
         let key = try resolve(pin)
         try state.withLock { (s) throws(HardwareError) in
             try Self.checkOpen(key, pin: pin, in: s)
-            if s.outputs[key]?.isHeld == true || s.inputs[key]?.isOpen == true { throw Self.busy(pin, holder: "hearthd") }
+            if s.outputs[key]?.isHeld == true || s.inputs[key]?.isOpen == true {
+                throw Self.busy(pin, holder: "hearthd")
+            }
             var input = s.inputs[key] ?? Input()
             input.isOpen = true
             input.handler = nil
@@ -158,7 +165,8 @@ public final class SimulatedHardware: InputTraitsBackend {
         return SimulatedPWMOutput(world: self, key: key)
     }
 
-    public func openSensor(_ sensor: SensorAddress, quantity: SensorQuantity) throws(HardwareError) -> any SensorSource {
+    public func openSensor(_ sensor: SensorAddress, quantity: SensorQuantity) throws(HardwareError) -> any SensorSource
+    {
         if case .oneWire(let id) = sensor {
             // As the kernel's w1 bus: the id must be on it, and "the only one" needs exactly one.
             let ids = thermometers.map(\.id)
@@ -169,9 +177,12 @@ public final class SimulatedHardware: InputTraitsBackend {
                                     operation: "lookup", context: "w1")
             }
             if id == nil && ids.count != 1 {
-                throw HardwareError(ids.isEmpty ? .notFound : .invalid,
-                                    message: "\(ids.count) 1-Wire thermometers on the simulated bus (\(found)): name the one to read (w1: <id>)",
-                                    operation: "lookup", context: "w1")
+                throw HardwareError(
+                    ids.isEmpty ? .notFound : .invalid,
+                    message:
+                        "\(ids.count) 1-Wire thermometers on the simulated bus (\(found)): name the one to read (w1: "
+                            + "<id>)",
+                    operation: "lookup", context: "w1")
             }
         }
         let key = sensor.simulationKey
@@ -182,7 +193,9 @@ public final class SimulatedHardware: InputTraitsBackend {
         return SimulatedSensor(world: self, key: key, quantity: quantity)
     }
 
-    public func openPowerMeter(_ meter: SensorAddress, shuntMicroohms: Int?) throws(HardwareError) -> any PowerMeterSource {
+    public func openPowerMeter(_ meter: SensorAddress, shuntMicroohms: Int?) throws(HardwareError)
+        -> any PowerMeterSource
+    {
         let key = meter.simulationKey
         try state.withLock { (s) throws(HardwareError) in
             if let fault = s.openFaults[key] { throw fault }
@@ -220,7 +233,8 @@ public final class SimulatedHardware: InputTraitsBackend {
 
     /// Moves the contact of the input at `key` and reports the edges at the input's clock's instant.
     public func act(_ action: SwitchAction, on key: String) {
-        let (handler, events) = state.withLock { s -> ((@Sendable (InputLineEvent) -> Void)?, [(level: Bool, at: EngineInstant)]) in
+        let (handler, events) = state.withLock {
+            s -> ((@Sendable (InputLineEvent) -> Void)?, [(level: Bool, at: EngineInstant)]) in
             var input = s.inputs[key] ?? Input()
             let now = input.clock?.now ?? EngineInstant(milliseconds: 0)
             var levels: [Bool] = []
@@ -497,7 +511,9 @@ final class SimulatedPWMOutput: PWMOutput {
         self.key = key
     }
 
-    func start(periodNanoseconds: UInt64, dutyCycleNanoseconds: UInt64, polarity: PWMOutputPolarity) throws(HardwareError) {
+    func start(periodNanoseconds: UInt64, dutyCycleNanoseconds: UInt64, polarity: PWMOutputPolarity)
+        throws(HardwareError)
+    {
         try world.withState { (s) throws(HardwareError) in
             if let fault = s.writeFaults[key] { throw fault }
             s.pwm[key]?.periodNanoseconds = periodNanoseconds

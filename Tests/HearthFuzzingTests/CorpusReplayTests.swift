@@ -19,7 +19,9 @@ import Testing
         let files = FuzzTarget.inputs(at: "\(Self.corpus)/\(target.rawValue)")
         #expect(files.count >= 3, "the \(target.rawValue) corpus has \(files.count) inputs")
         let failures = await withCheckedContinuation { done in
-            DispatchQueue(label: "hearth.corpus-replay.\(target.rawValue)").async { done.resume(returning: target.replay(files)) }
+            DispatchQueue(label: "hearth.corpus-replay.\(target.rawValue)").async {
+                done.resume(returning: target.replay(files))
+            }
         }
         for (file, failure) in failures {
             Issue.record("\(file.split(separator: "/").suffix(2).joined(separator: "/")): \(failure)")

@@ -71,7 +71,9 @@ final class HubRig: @unchecked Sendable {
         }
         let connected = try outcome.get()
         _ = try await first(connected.devices().batched()) { devices in
-            ids.allSatisfy { id in devices.contains { $0.id == id && $0.sourceConnectivity.connectivityState == .online } }
+            ids.allSatisfy { id in
+                devices.contains { $0.id == id && $0.sourceConnectivity.connectivityState == .online }
+            }
         }
         return connected
     }

@@ -143,7 +143,8 @@ public protocol InputLine: AnyObject, Sendable {
 /// A PWM output (a dimmer's MOSFET gate).
 public protocol PWMOutput: AnyObject, Sendable {
     /// Sets period and polarity, then enables the channel at `dutyCycle`.
-    func start(periodNanoseconds: UInt64, dutyCycleNanoseconds: UInt64, polarity: PWMOutputPolarity) throws(HardwareError)
+    func start(periodNanoseconds: UInt64, dutyCycleNanoseconds: UInt64, polarity: PWMOutputPolarity)
+        throws(HardwareError)
     func setDutyCycle(_ nanoseconds: UInt64) throws(HardwareError)
     /// Duty 0, disabled, given back.
     func stop() throws(HardwareError)
@@ -200,9 +201,12 @@ public protocol InputTraitsBackend: HardwareBackend {
 
 extension HardwareBackend {
     /// A backend without power monitors (a test's) says so.
-    public func openPowerMeter(_ meter: SensorAddress, shuntMicroohms: Int?) throws(HardwareError) -> any PowerMeterSource {
-        throw HardwareError(.notFound, message: "this backend has no power monitors (\(meter))", operation: "open",
-                            context: "\(meter)")
+    public func openPowerMeter(_ meter: SensorAddress, shuntMicroohms: Int?) throws(HardwareError)
+        -> any PowerMeterSource
+    {
+        throw HardwareError(
+            .notFound, message: "this backend has no power monitors (\(meter))", operation: "open",
+            context: "\(meter)")
     }
 }
 
