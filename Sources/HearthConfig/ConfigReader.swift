@@ -213,10 +213,13 @@ public struct ConfigValue {
             refused = true
             let names = names()
             let near = names.first { $0.lowercased() == entry.key.lowercased() }
-            diagnostics.add(ConfigProblem(file: file, line: entry.keyLine, column: entry.keyColumn,
-                                          path: path.isEmpty ? entry.key : "\(path).\(entry.key)",
-                                          message: "unknown key '\(entry.key)'" + (near.map { "; did you mean '\($0)'?" }
-                                              ?? "; allowed: \(names.joined(separator: ", "))")))
+            diagnostics.add(
+                ConfigProblem(
+                    file: file, line: entry.keyLine, column: entry.keyColumn,
+                    path: path.isEmpty ? entry.key : "\(path).\(entry.key)",
+                    message: "unknown key '\(entry.key)'"
+                        + (near.map { "; did you mean '\($0)'?" }
+                            ?? "; allowed: \(names.joined(separator: ", "))")))
         }
         return ConfigMap(owner: self, entries: refused ? entries.filter { admits($0.key) } : entries)
     }
@@ -283,7 +286,9 @@ public struct ConfigValue {
         case .int?, .float?:
             return scalarText
         case .bool?:
-            problem("expected text, found \(kind), which is a boolean; write \"\(scalarText ?? "")\" in quotes if it is text")
+            problem(
+                "expected text, found \(kind), which is a boolean; write \"\(scalarText ?? "")\" in quotes if it is "
+                    + "text")
             return nil
         default:
             problem("expected text, found \(kind)")
@@ -320,7 +325,8 @@ public struct ConfigValue {
 
     public func int(in range: ClosedRange<Int>, unit: String = "") -> Int? {
         if refuseSecret() { return nil }
-        func expected() -> String { "expected a whole number (\(range.lowerBound)…\(range.upperBound)\(unit))" }  // for a message only
+        // For a message only.
+        func expected() -> String { "expected a whole number (\(range.lowerBound)…\(range.upperBound)\(unit))" }
         switch node.typed {
         case .int(let v)?:
             guard range.contains(v) else {
@@ -341,7 +347,8 @@ public struct ConfigValue {
 
     public func double(in range: ClosedRange<Double>, unit: String = "") -> Double? {
         if refuseSecret() { return nil }
-        func expected() -> String { "expected a number (\(range.lowerBound)…\(range.upperBound)\(unit))" }  // for a message only
+        // For a message only.
+        func expected() -> String { "expected a number (\(range.lowerBound)…\(range.upperBound)\(unit))" }
         let v: Double
         switch node.typed {
         case .int(let i)?: v = Double(i)
@@ -361,7 +368,9 @@ public struct ConfigValue {
     }
 
     /// The units a duration may be written in, and what they are in seconds.
-    public static let durationUnits: [(suffix: String, seconds: Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)]
+    public static let durationUnits: [(suffix: String, seconds: Double)] = [
+        ("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)
+    ]
 
     /// A duration written as `20ms`, `2s`, `1.5s`, `5m` or a bare number of `defaultUnit`.
     public func duration(in range: ClosedRange<Duration>, defaultUnit: String = "ms") -> Duration? {
@@ -373,8 +382,12 @@ public struct ConfigValue {
         case .int(let i)?: number = Double(i)
         case .float(let d)?: number = d
         case .string(let s)?:
-            guard let unit = Self.durationUnits.first(where: { s.hasSuffix($0.suffix) && Self.isDecimal(s.dropLast($0.suffix.count)) }),
-                  let v = Double(s.dropLast(unit.suffix.count)) else {
+            guard
+                let unit = Self.durationUnits.first(where: {
+                    s.hasSuffix($0.suffix) && Self.isDecimal(s.dropLast($0.suffix.count))
+                }),
+                let v = Double(s.dropLast(unit.suffix.count))
+            else {
                 problem("\(expected), found \(kind)")
                 return nil
             }
@@ -400,7 +413,13 @@ public struct ConfigValue {
     static func isDecimal(_ s: Substring) -> Bool {
         var digits = 0, dots = 0
         for c in s.utf8 {
-            if c == UInt8(ascii: ".") { dots += 1 } else if c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9") { digits += 1 } else { return false }
+            if c == UInt8(ascii: ".") {
+                dots += 1
+            } else if c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9") {
+                digits += 1
+            } else {
+                return false
+            }
         }
         return digits > 0 && dots <= 1
     }
@@ -585,7 +604,8 @@ enum CompiledPatterns {
     /// (configuration files are read one at a time; the lock is never contended in practice).
     private static let compiled = Locked<[String: Matcher]>([:])
 
-    /// Whether `text` has a match of `pattern`, code point by code point; a pattern that does not compile refuses nothing.
+    /// Whether `text` has a match of `pattern`, code point by code point; a pattern that does not compile refuses
+    /// nothing.
     static func matches(_ pattern: String, _ text: String) -> Bool {
         compiled.withLock { cache in
             let matcher: Matcher

@@ -107,10 +107,12 @@ public struct ConfigRule: Sendable {
         switch kind {
         case .atMostOne:
             guard count > 1 else { return nil }
-            return message ?? "give only one of \(ConfigRule.list(keys)) (found \(ConfigRule.list(keys.filter(present.contains))))"
+            return message
+                ?? "give only one of \(ConfigRule.list(keys)) (found \(ConfigRule.list(keys.filter(present.contains))))"
         case .allOrNone:
             guard count > 0, count < keys.count else { return nil }
-            return message ?? "\(ConfigRule.list(keys)) go together: add \(ConfigRule.list(keys.filter { !present.contains($0) }))"
+            return message
+                ?? "\(ConfigRule.list(keys)) go together: add \(ConfigRule.list(keys.filter { !present.contains($0) }))"
         case .atLeastOne:
             guard count == 0 else { return nil }
             return message ?? "give \(keys.count == 2 ? "either" : "one of") \(ConfigRule.list(keys, or: true))"
@@ -173,7 +175,9 @@ public indirect enum SchemaJSON: Sendable, Hashable {
                 .joined(separator: ",\n") + "\n\(indent)}"
         case .array(let items):
             if items.isEmpty { return "[]" }
-            let flat = items.allSatisfy { if case .object = $0 { false } else if case .array = $0 { false } else { true } }
+            let flat = items.allSatisfy {
+                if case .object = $0 { false } else if case .array = $0 { false } else { true }
+            }
             let line = "[" + items.map { $0.rendered() }.joined(separator: ", ") + "]"
             if flat && line.count + indent.count <= 110 { return line }
             return "[\n" + items.map { inner + $0.rendered(indent: inner) }.joined(separator: ",\n") + "\n\(indent)]"
@@ -291,7 +295,9 @@ public struct ConfigSchema {
         case .anyOf(let shapes):
             return .object([("anyOf", .array(shapes.map { schema($0) }))])
         case .scalar:
-            return .object([("type", .array([.string("string"), .string("number"), .string("boolean"), .string("null")]))])
+            return .object([
+                ("type", .array([.string("string"), .string("number"), .string("boolean"), .string("null")]))
+            ])
         case .any:
             return .object([])
         case .named(let name, let inner):
@@ -343,7 +349,8 @@ public struct ConfigSchema {
                     dependencies.append((key, .array(rule.keys.filter { $0 != key }.map(SchemaJSON.string))))
                 }
             case .atLeastOne:
-                all.append(.object([("anyOf", .array(rule.keys.map { .object([("required", .array([.string($0)]))]) }))]))
+                all.append(
+                    .object([("anyOf", .array(rule.keys.map { .object([("required", .array([.string($0)]))]) }))]))
             }
         }
         if !dependencies.isEmpty { o.append(("dependencies", .object(dependencies))) }

@@ -32,8 +32,11 @@ public enum SecretFile {
         guard st.st_mode & S_IFMT == S_IFREG else { return .failure(.unreadable("\(path) is not a regular file")) }
         if let exposure = exposure(mode: st.st_mode, owner: st.st_uid, group: st.st_gid) {
             let mode = String(st.st_mode & 0o7777, radix: 8)
-            return .failure(.exposed("\(path) can be read by \(exposure) (mode \(String(repeating: "0", count: max(0, 4 - mode.count)))\(mode)), "
-                                     + "and it holds a secret: run chmod 600 \(path)"))
+            return .failure(
+                .exposed(
+                    "\(path) can be read by \(exposure) (mode "
+                        + "\(String(repeating: "0", count: max(0, 4 - mode.count)))\(mode)), "
+                        + "and it holds a secret: run chmod 600 \(path)"))
         }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
@@ -45,7 +48,9 @@ public enum SecretFile {
             }
             if n == 0 { break }
             bytes += chunk[..<n]
-            if bytes.count > 1 << 20 { return .failure(.invalid("\(path) is larger than 1 MiB; it cannot be a secret file")) }
+            if bytes.count > 1 << 20 {
+                return .failure(.invalid("\(path) is larger than 1 MiB; it cannot be a secret file"))
+            }
         }
         return .success(bytes)
     }
@@ -140,16 +145,20 @@ public final class SecretStore {
                 case .scalar(let text, _): secrets[e.key] = text
                 default:
                     ok = false
-                    diagnostics.add(ConfigProblem(file: file, line: e.keyLine, column: e.keyColumn, path: e.key,
-                                                  message: "a secret is one line of text (quote it if it has '#' or ': ')"))
+                    diagnostics.add(
+                        ConfigProblem(
+                            file: file, line: e.keyLine, column: e.keyColumn, path: e.key,
+                            message: "a secret is one line of text (quote it if it has '#' or ': ')"))
                 }
             }
         case .null:
             break
         default:
             ok = false
-            diagnostics.add(ConfigProblem(file: file, line: root.line, column: root.column, path: "",
-                                          message: "secrets.yaml is a mapping of names to values: mqtt_password: \"…\""))
+            diagnostics.add(
+                ConfigProblem(
+                    file: file, line: root.line, column: root.column, path: "",
+                    message: "secrets.yaml is a mapping of names to values: mqtt_password: \"…\""))
         }
         guard ok else { return nil }
         failed = false

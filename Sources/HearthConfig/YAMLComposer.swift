@@ -155,7 +155,8 @@ final class YAMLComposer {
     private static let core = "tag:yaml.org,2002:"
 
     // swiftlint:disable:next cyclomatic_complexity
-    private func node(_ event: YAMLEvent, path: () -> String, depth: Int) throws(Failure) -> (node: YAMLNode, size: Int) {
+    private func node(_ event: YAMLEvent, path: () -> String, depth: Int) throws(Failure) -> (node: YAMLNode, size: Int)
+    {
         let mark = event.start
         if depth > YAML.maximumDepth {
             throw .fatal(YAMLError(line: mark.line, column: mark.column, path: path(),
@@ -179,7 +180,9 @@ final class YAMLComposer {
             return (node, 1)
 
         case .sequenceStart(let tag, let anchor):
-            if let tag, tag != Self.core + "seq" { problem(mark, path, "the tag \(Self.shown(tag)) does not fit a list") }
+            if let tag, tag != Self.core + "seq" {
+                problem(mark, path, "the tag \(Self.shown(tag)) does not fit a list")
+            }
             try count(1, at: mark)
             var items: [YAMLNode] = []
             var size = 1
@@ -196,7 +199,9 @@ final class YAMLComposer {
             return (node, size)
 
         case .mappingStart(let tag, let anchor):
-            if let tag, tag != Self.core + "map" { problem(mark, path, "the tag \(Self.shown(tag)) does not fit a mapping") }
+            if let tag, tag != Self.core + "map" {
+                problem(mark, path, "the tag \(Self.shown(tag)) does not fit a mapping")
+            }
             try count(1, at: mark)
             let (node, size) = try mapping(at: mark, path: path, depth: depth)
             if let anchor { anchors[anchor] = (node, size) }
@@ -208,7 +213,9 @@ final class YAMLComposer {
         }
     }
 
-    private func mapping(at mark: YAMLMark, path: () -> String, depth: Int) throws(Failure) -> (node: YAMLNode, size: Int) {
+    private func mapping(at mark: YAMLMark, path: () -> String, depth: Int) throws(Failure) -> (
+        node: YAMLNode, size: Int
+    ) {
         // The explicit entries in document order, and the mappings `<<` merges in, each after the explicit entries
         // before it. A mapping of a configuration has a handful of keys: a duplicate is looked for by a scan, and
         // through an index only in a mapping of many (every device is a mapping; hashing its keys twice to find
@@ -263,7 +270,9 @@ final class YAMLComposer {
             }
             guard let key else { continue }
             if let earlier = first(key) {
-                problem(keyMark, childPath, "the key '\(key)' appears twice in this mapping (first on line \(earlier.keyLine)); "
+                problem(
+                    keyMark, childPath,
+                    "the key '\(key)' appears twice in this mapping (first on line \(earlier.keyLine)); "
                         + "keep one")
                 continue
             }
@@ -345,7 +354,9 @@ final class YAMLComposer {
             var n = node(.scalar("", quoted: true))
             n.secret = text
             guard !text.isEmpty else {
-                problem(mark, path, "!secret needs the name of a secret in secrets.yaml, e.g. password: !secret mqtt_password")
+                problem(
+                    mark, path,
+                    "!secret needs the name of a secret in secrets.yaml, e.g. password: !secret mqtt_password")
                 return n
             }
             switch secrets?(text) {

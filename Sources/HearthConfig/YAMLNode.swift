@@ -159,7 +159,8 @@ public enum YAMLScalar: Sendable, Hashable {
         switch first {
         case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "-"):
             break
-        case UInt8(ascii: "y"), UInt8(ascii: "Y"), UInt8(ascii: "n"), UInt8(ascii: "N"), UInt8(ascii: "o"), UInt8(ascii: "O"):
+        case UInt8(ascii: "y"), UInt8(ascii: "Y"), UInt8(ascii: "n"), UInt8(ascii: "N"), UInt8(ascii: "o"),
+            UInt8(ascii: "O"):
             if text.utf8.count > 3 { return nil }
         default:
             return nil

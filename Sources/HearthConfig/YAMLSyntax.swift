@@ -42,8 +42,9 @@ enum YAMLSyntax {
               bytes[digits + 4] == UInt8(ascii: "\\"), bytes[digits + 5] == UInt8(ascii: "u"),
               let low = hex(lowAt, 4), (0xDC00...0xDFFF).contains(low) else {
             let shown = String(decoding: bytes[(digits - 2)..<min(digits + 4, bytes.count)], as: UTF8.self)
-            return problem("\(shown) is half of a UTF-16 surrogate pair: follow it with the other half (\\uDC00…\\uDFFF), "
-                           + "or write the character itself or as one \\U escape such as \\U0001F4A1")
+            return problem(
+                "\(shown) is half of a UTF-16 surrogate pair: follow it with the other half (\\uDC00…\\uDFFF), "
+                    + "or write the character itself or as one \\U escape such as \\U0001F4A1")
         }
         let scalar = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)
         let hexDigits = String(scalar, radix: 16, uppercase: true)
@@ -83,7 +84,9 @@ enum YAMLSyntax {
         var i = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
         while i < min(offset, bytes.count) {
             let b = bytes[i]
-            if b == UInt8(ascii: "\n") || (b == UInt8(ascii: "\r") && (i + 1 >= bytes.count || bytes[i + 1] != UInt8(ascii: "\n"))) {
+            if b == UInt8(ascii: "\n")
+                || (b == UInt8(ascii: "\r") && (i + 1 >= bytes.count || bytes[i + 1] != UInt8(ascii: "\n")))
+            {
                 line += 1
                 column = 1
             } else if b & 0xC0 != 0x80 && b != UInt8(ascii: "\r") {
@@ -146,11 +149,15 @@ enum YAMLSyntax {
         let context = f.contextMark ?? f.mark
         switch f.problem {
         case "mapping values are not allowed in this context":
-            return at(f.mark, "a ':' here cannot start a key: the keys of one mapping line up under each other, and a value "
-                      + "with ': ' in it is quoted (name: \"a: b\")")
+            return at(
+                f.mark,
+                "a ':' here cannot start a key: the keys of one mapping line up under each other, and a value "
+                    + "with ': ' in it is quoted (name: \"a: b\")")
         case "did not find expected key":
-            return at(f.mark, "expected a key here, lined up with the other keys of the mapping that starts at \(started); "
-                      + "check this line's indentation")
+            return at(
+                f.mark,
+                "expected a key here, lined up with the other keys of the mapping that starts at \(started); "
+                    + "check this line's indentation")
         case "did not find expected '-' indicator":
             return at(f.mark, "expected another '- ' item here, lined up with the items of the list that starts at "
                       + "\(started); check this line's indentation")
@@ -180,15 +187,19 @@ enum YAMLSyntax {
         case "could not find expected ':'":
             return at(context, "expected ':' after this key; a key and its ':' are on one line")
         case "found incompatible YAML document":
-            return at(f.mark, "this %YAML version is not supported: Hearth reads YAML 1.2 (write %YAML 1.2, or nothing)")
+            return at(
+                f.mark, "this %YAML version is not supported: Hearth reads YAML 1.2 (write %YAML 1.2, or nothing)")
         case "block sequence entries are not allowed in this context":
-            return at(f.mark, "a '- ' list cannot start on this line: put its items on the next lines, indented under the key")
+            return at(
+                f.mark, "a '- ' list cannot start on this line: put its items on the next lines, indented under the key"
+            )
         case "did not find expected node content":
             return at(f.mark, "expected a value here")
         case "did not find expected <document start>":
             return at(f.mark, "only '---' can follow the end of a document ('...'); remove what is here")
         case "found undefined tag handle":
-            return at(f.mark, "unknown tag handle; Hearth knows !secret NAME and the standard !!str, !!int, !!float, !!bool")
+            return at(
+                f.mark, "unknown tag handle; Hearth knows !secret NAME and the standard !!str, !!int, !!float, !!bool")
         case "did not find expected alphabetic or numeric character":
             return at(f.mark, "an anchor or alias name (&name, *name) is letters, digits, '-' and '_'")
         default:

@@ -42,7 +42,8 @@ public enum DeviceDocument {
     static func type(_ t: DeviceTypeSnapshot) -> JSON {
         .object([
             ("type", .string(t.descriptor.name)), ("deviceTypeId", .int(Int(t.descriptor.id))),
-            ("isPrimaryType", .bool(t.metadata.isPrimaryType)), ("sourceConnectivity", connectivity(t.sourceConnectivity)),
+            ("isPrimaryType", .bool(t.metadata.isPrimaryType)),
+            ("sourceConnectivity", connectivity(t.sourceConnectivity)),
             ("traits", .object(t.traits.map { (key: $0.descriptor.id.qualifiedName, value: trait($0)) })),
         ])
     }

@@ -84,7 +84,8 @@ public struct HubRequest: Sendable, Hashable {
     private static func action(_ members: [(key: String, value: JSON)], _ json: JSON) throws(HomeError) -> Action {
         for (key, _) in members where !allKeys.contains(key) {
             // forwardedBy is for hubs, not people: it is accepted but not advertised.
-            throw .invalidCommand("unknown key '\(key)'; a request may have \(allKeys.dropLast().joined(separator: ", "))")
+            throw .invalidCommand(
+                "unknown key '\(key)'; a request may have \(allKeys.dropLast().joined(separator: ", "))")
         }
         // Counted without a list of them: the list is made only for the message (this runs for every request).
         var first: String?, count = 0
@@ -106,7 +107,8 @@ public struct HubRequest: Sendable, Hashable {
             }
         }
         func only(_ allowed: [String]) throws(HomeError) {
-            for (key, _) in members where key != "transaction" && key != "forwardedBy" && key != verb && !allowed.contains(key) {
+            for (key, _) in members
+            where key != "transaction" && key != "forwardedBy" && key != verb && !allowed.contains(key) {
                 throw .invalidCommand("'\(key)' does not go with \(verb)")
             }
         }
@@ -168,7 +170,9 @@ public enum HubResponse {
     }
 
     public static func ok(transaction: JSON, device: String, result: JSON? = nil) -> JSON {
-        var members: [(key: String, value: JSON)] = [("transaction", transaction), ("device", .string(device)), ("ok", .bool(true))]
+        var members: [(key: String, value: JSON)] = [
+            ("transaction", transaction), ("device", .string(device)), ("ok", .bool(true))
+        ]
         if let result { members.append(("result", result)) }
         return .object(members)
     }

@@ -173,7 +173,9 @@ public struct TopicScheme: Sendable, Hashable {
         let slash = UInt8(ascii: "/")
         let end = t.count
         let prefixCount = prefix.utf8.count
-        guard end > prefixCount, t[prefixCount] == slash, Self.bytes(t, 0..<prefixCount, equal: prefix) else { return nil }
+        guard end > prefixCount, t[prefixCount] == slash, Self.bytes(t, 0..<prefixCount, equal: prefix) else {
+            return nil
+        }
         // The levels below the prefix: at most four (`<hub>/devices/<device>/set`).
         let first = Self.level(t, from: prefixCount + 1)
         guard first.upperBound < end else { return nil }
@@ -250,7 +252,9 @@ public struct TopicScheme: Sendable, Hashable {
     }
 
     /// Whether the bytes of `t` at `range` are `part`.
-    private static func same(_ t: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ part: UnsafeBufferPointer<UInt8>) -> Bool {
+    private static func same(_ t: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ part: UnsafeBufferPointer<UInt8>)
+        -> Bool
+    {
         guard range.count == part.count else { return false }
         var i = 0
         while i < part.count {
@@ -302,7 +306,9 @@ public struct TopicScheme: Sendable, Hashable {
         if bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).contains(where: \.isEmpty) {
             return "it has an empty level (a leading, trailing or doubled '/')"
         }
-        if bytes.contains(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "#") }) { return "it contains '+' or '#'" }
+        if bytes.contains(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "#") }) {
+            return "it contains '+' or '#'"
+        }
         if bytes.contains(0) { return "it contains a NUL character" }
         if bytes.first == UInt8(ascii: "$") { return "it starts with '$', which brokers keep for their own topics" }
         return nil

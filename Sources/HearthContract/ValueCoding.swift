@@ -51,7 +51,8 @@ public enum ValueCoding {
             var bits = 0
             for (name, flag) in members {
                 guard let bit = b.bits.first(where: { $0.name == name })?.bit else {
-                    throw .constraintError("\(what) has no flag '\(name)'; its flags are \(b.bits.map(\.name).joined(separator: ", "))")
+                    throw .constraintError(
+                        "\(what) has no flag '\(name)'; its flags are \(b.bits.map(\.name).joined(separator: ", "))")
                 }
                 guard case .bool(let on) = flag else {
                     throw .invalidDataType("\(what).\(name) must be true or false, not \(flag.kind)")

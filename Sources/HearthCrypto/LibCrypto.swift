@@ -50,7 +50,9 @@ extension Array where Element == UInt8 {
     func withNonNullBytes<R, E: Error>(_ body: (UnsafePointer<UInt8>, Int) throws(E) -> R) throws(E) -> R {
         if isEmpty { return try body(UnsafePointer(emptyInputByte), 0) }
         let result: Result<R, E> = withUnsafeBufferPointer { buffer in
-            do throws(E) { return .success(try body(buffer.baseAddress!, buffer.count)) } catch { return .failure(error) }
+            do throws(E) { return .success(try body(buffer.baseAddress!, buffer.count)) } catch {
+                return .failure(error)
+            }
         }
         return try result.get()
     }
@@ -64,7 +66,9 @@ func requireIntLengths(_ operation: String, _ counts: Int...) throws(CryptoError
 }
 
 /// Encodes an OpenSSL object to DER with one of its `i2d_*` functions (asked first for the length, then to write).
-func derEncoded(_ operation: String, _ encode: (UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?) -> Int32) throws(CryptoError) -> [UInt8] {
+func derEncoded(_ operation: String, _ encode: (UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?) -> Int32)
+    throws(CryptoError) -> [UInt8]
+{
     let length = encode(nil)
     guard length > 0 else { throw CryptoError.openSSL(operation) }
     var output = [UInt8](repeating: 0, count: Int(length))

@@ -108,8 +108,11 @@ final class EVPKey {
         let made: UnsafeMutablePointer<OSSL_PARAM>? = "prime256v1".withCString { groupName in
             publicPoint.withNonNullBytes { bytes, count in
                 guard OSSL_PARAM_BLD_push_utf8_string(builder, hearth_param_group_name(), groupName, 0) == 1,
-                      OSSL_PARAM_BLD_push_octet_string(builder, hearth_param_public_key(), bytes, count) == 1 else { return nil }
-                if let privateScalar, OSSL_PARAM_BLD_push_BN(builder, hearth_param_private_key(), privateScalar.pointer) != 1 {
+                    OSSL_PARAM_BLD_push_octet_string(builder, hearth_param_public_key(), bytes, count) == 1
+                else { return nil }
+                if let privateScalar,
+                    OSSL_PARAM_BLD_push_BN(builder, hearth_param_private_key(), privateScalar.pointer) != 1
+                {
                     return nil
                 }
                 return OSSL_PARAM_BLD_to_param(builder)
@@ -204,7 +207,9 @@ extension P256 {
             }
         }
 
-        public static func == (a: Scalar, b: Scalar) -> Bool { constantTimeEqual(a.rawRepresentation, b.rawRepresentation) }
+        public static func == (a: Scalar, b: Scalar) -> Bool {
+            constantTimeEqual(a.rawRepresentation, b.rawRepresentation)
+        }
         public var description: String { "P256.Scalar(redacted)" }
         public var customMirror: Mirror { Mirror(self, children: []) }
     }
@@ -296,7 +301,9 @@ extension P256 {
         public static func - (a: Point, b: Point) throws(CryptoError) -> Point { try a + (try -b) }
 
         /// k1·P1 + k2·P2.
-        public static func multiplyAdd(_ k1: Scalar, _ p1: Point, _ k2: Scalar, _ p2: Point) throws(CryptoError) -> Point {
+        public static func multiplyAdd(_ k1: Scalar, _ p1: Point, _ k2: Scalar, _ p2: Point) throws(CryptoError)
+            -> Point
+        {
             try (p1 * k1) + (p2 * k2)
         }
 
@@ -332,7 +339,8 @@ extension P256 {
             if EC_POINT_is_at_infinity(curve.group, point.pointer) == 1 { return [0x00] }
             var output = [UInt8](repeating: 0, count: 65)
             let written = output.withUnsafeMutableBufferPointer {
-                EC_POINT_point2oct(curve.group, point.pointer, POINT_CONVERSION_UNCOMPRESSED, $0.baseAddress, 65, context)
+                EC_POINT_point2oct(
+                    curve.group, point.pointer, POINT_CONVERSION_UNCOMPRESSED, $0.baseAddress, 65, context)
             }
             guard written == 65 else { throw CryptoError.openSSL("P-256 point encoding") }
             return output
@@ -431,7 +439,9 @@ extension P256 {
 
         public var point: Point { get throws(CryptoError) { try Point(sec1: x963Representation) } }
 
-        func evpKey() throws(CryptoError) -> EVPKey { try EVPKey.p256(publicPoint: x963Representation, privateScalar: nil) }
+        func evpKey() throws(CryptoError) -> EVPKey {
+            try EVPKey.p256(publicPoint: x963Representation, privateScalar: nil)
+        }
 
         /// Whether `signature` is an ECDSA-with-SHA-256 signature of `message` by this key.
         public func isValidSignature(_ signature: Signature, for message: [UInt8]) -> Bool {
@@ -501,8 +511,11 @@ extension P256 {
             }
             var der = [UInt8](repeating: 0, count: length)
             try message.withNonNullBytes { (bytes, count) throws(CryptoError) in
-                try requireOne(der.withUnsafeMutableBufferPointer { EVP_DigestSign(context, $0.baseAddress, &length, bytes, count) },
-                               operation)
+                try requireOne(
+                    der.withUnsafeMutableBufferPointer {
+                        EVP_DigestSign(context, $0.baseAddress, &length, bytes, count)
+                    },
+                    operation)
             }
             return Array(der.prefix(length))
         }

@@ -124,7 +124,9 @@ public enum SPAKE2Plus {
         public mutating func respond(to pA: [UInt8]) throws(CryptoError) -> (pB: [UInt8], cB: [UInt8]) {
             let operation = "SPAKE2+ respond"
             guard expectedCA == nil else { throw CryptoError(operation: operation, reason: "already responded") }
-            guard pA.count == 65 else { throw CryptoError(operation: operation, reason: "pA is \(pA.count) bytes, not 65") }
+            guard pA.count == 65 else {
+                throw CryptoError(operation: operation, reason: "pA is \(pA.count) bytes, not 65")
+            }
             let x = try P256.Point(sec1: pA)
             let y: P256.Scalar
             if let fixedY { y = fixedY } else { y = try P256.Scalar.random() }
@@ -193,7 +195,9 @@ public enum SPAKE2Plus {
         /// Checks the verifier's pB and cB; returns cA = HMAC(KcA, pB) and sets `sharedKey`.
         public mutating func finish(pB: [UInt8], cB: [UInt8]) throws(CryptoError) -> [UInt8] {
             let operation = "SPAKE2+ prover finish"
-            guard pB.count == 65 else { throw CryptoError(operation: operation, reason: "pB is \(pB.count) bytes, not 65") }
+            guard pB.count == 65 else {
+                throw CryptoError(operation: operation, reason: "pB is \(pB.count) bytes, not 65")
+            }
             let y = try P256.Point(sec1: pB)
             // Z = x·(Y − w0·N), V = w1·(Y − w0·N).
             let unmasked = try y - (try SPAKE2Plus.n * w0)

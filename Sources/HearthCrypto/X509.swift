@@ -545,7 +545,9 @@ enum DERReader {
         var length = 0
         for byte in der[(offset + 2)..<(offset + 2 + count)] { length = length << 8 | Int(byte) }
         let contentStart = offset + 2 + count
-        guard length <= der.count - contentStart else { throw CryptoError(operation: operation, reason: "truncated DER") }
+        guard length <= der.count - contentStart else {
+            throw CryptoError(operation: operation, reason: "truncated DER")
+        }
         return (contentStart, length)
     }
 }

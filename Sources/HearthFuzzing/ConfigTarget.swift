@@ -26,7 +26,9 @@ enum ConfigTarget {
         let dir = Workspace.makeDirectory("config")
         _ = Workspace.makeDirectory("config/boards")
         guard let board = Workspace.read(repository + "/boards/sim.yaml") else {
-            fatalError("cannot read \(repository)/boards/sim.yaml: the fuzz targets run from the repository they were built in")
+            fatalError(
+                "cannot read \(repository)/boards/sim.yaml: the fuzz targets run from the repository they were built in"
+            )
         }
         Workspace.write("config/boards/sim.yaml", board, mode: 0o644)
         let text = secrets.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)\n" }.joined()
@@ -56,7 +58,9 @@ enum ConfigTarget {
         for p in diagnostics.problems + diagnostics.warnings {
             try require(!p.message.isEmpty, "a problem without a message at \(p.file):\(p.line)")
             if p.file == file {
-                try require(p.line >= 0 && p.line <= lineCount + 1, "a problem on line \(p.line) of a \(lineCount)-line file: \(p)")
+                try require(
+                    p.line >= 0 && p.line <= lineCount + 1,
+                    "a problem on line \(p.line) of a \(lineCount)-line file: \(p)")
             }
             for s in leaks { try require(!p.description.contains(s), "a message shows a secret's value: \(p)") }
         }
@@ -100,7 +104,8 @@ enum ConfigTarget {
             case 0x0A: lines += 1
             case 0x0D: lines += 1; if i + 1 < bytes.count, bytes[i + 1] == 0x0A { i += 1 }
             case 0xC2 where i + 1 < bytes.count && bytes[i + 1] == 0x85: lines += 1; i += 1
-            case 0xE2 where i + 2 < bytes.count && bytes[i + 1] == 0x80 && (bytes[i + 2] == 0xA8 || bytes[i + 2] == 0xA9):
+            case 0xE2
+            where i + 2 < bytes.count && bytes[i + 1] == 0x80 && (bytes[i + 2] == 0xA8 || bytes[i + 2] == 0xA9):
                 lines += 1; i += 2
             default: break
             }
@@ -111,7 +116,9 @@ enum ConfigTarget {
 
     static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
         guard needle.count <= haystack.count else { return false }
-        return (0...(haystack.count - needle.count)).contains { haystack[$0..<($0 + needle.count)].elementsEqual(needle) }
+        return (0...(haystack.count - needle.count)).contains {
+            haystack[$0..<($0 + needle.count)].elementsEqual(needle)
+        }
     }
 }
 
@@ -130,8 +137,9 @@ enum BoardTarget {
         for p in diagnostics.problems + diagnostics.warnings {
             try require(!p.message.isEmpty && p.line >= 0 && p.line <= lineCount + 1, "a problem without a place: \(p)")
         }
-        try require((board == nil) == !diagnostics.problems.isEmpty,
-                    board == nil ? "no board and no problem" : "a board was returned with problems: \(diagnostics.problems)")
+        try require(
+            (board == nil) == !diagnostics.problems.isEmpty,
+            board == nil ? "no board and no problem" : "a board was returned with problems: \(diagnostics.problems)")
         guard let board else { return }
         var names: Set<String> = []
         for name in board.pins.map(\.name) + board.pwmChannels.map(\.name) + board.sensors.map(\.name) {
@@ -142,7 +150,9 @@ enum BoardTarget {
             guard let chip = board.gpioChips.first(where: { $0.label == pin.chipLabel }) else {
                 throw FuzzFailure("line '\(pin.name)' is on no listed chip")
             }
-            try require(pin.offset >= 0 && pin.offset < chip.lineCount, "line '\(pin.name)' at \(pin.offset) of \(chip.lineCount)")
+            try require(
+                pin.offset >= 0 && pin.offset < chip.lineCount,
+                "line '\(pin.name)' at \(pin.offset) of \(chip.lineCount)")
         }
         if board.isSimulated { _ = SimulatedHardware(board: board, seed: board.seed) }
     }

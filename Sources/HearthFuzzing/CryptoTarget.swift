@@ -4,9 +4,9 @@ import HearthCrypto
 /// DER ECDSA signatures, a SPAKE2+ verifier answering a prover's share, and CMS signed messages (Certification
 /// Declarations). The first byte chooses the reader, the
 /// rest is its input. Promises: anything is refused with a `CryptoError` or read into a value that encodes back to
-/// what was read (a certificate, CSR or CMS message keeps its bytes, a point or signature re-encodes to one that reads back
-/// equal), a certificate's TBS is the part of its bytes the signature covers; a verifier refusing a share can still
-/// answer a good one, and a confirmation it did not make never gives a shared key.
+/// what was read (a certificate, CSR or CMS message keeps its bytes, a point or signature re-encodes to one that reads
+/// back equal), a certificate's TBS is the part of its bytes the signature covers; a verifier refusing a share can
+/// still answer a good one, and a confirmation it did not make never gives a shared key.
 enum CryptoTarget {
     static func run(_ bytes: [UInt8]) throws(FuzzFailure) {
         guard let selector = bytes.first else { return }
@@ -101,7 +101,9 @@ enum CryptoTarget {
 
     private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
         guard !needle.isEmpty, needle.count <= haystack.count else { return needle.isEmpty }
-        return (0...(haystack.count - needle.count)).contains { haystack[$0..<($0 + needle.count)].elementsEqual(needle) }
+        return (0...(haystack.count - needle.count)).contains {
+            haystack[$0..<($0 + needle.count)].elementsEqual(needle)
+        }
     }
 
     private static func decodeHex(_ text: String) -> [UInt8] {

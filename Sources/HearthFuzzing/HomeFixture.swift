@@ -30,7 +30,8 @@ enum HomeFixture {
                 DeviceTypeConfiguration(.humiditySensor), DeviceTypeConfiguration(.temperatureSensor),
             ]),
             DeviceConfiguration(id: "hall", name: "Hall switch", types: [
-                DeviceTypeConfiguration(.genericSwitch, traits: [TraitConfiguration(.switchTrait, features: ["momentarySwitch"])]),
+                DeviceTypeConfiguration(.genericSwitch,
+                                        traits: [TraitConfiguration(.switchTrait, features: ["momentarySwitch"])]),
             ]),
             DeviceConfiguration(id: "combo", name: "Plug and peer sensor", types: [
                 DeviceTypeConfiguration(.onOffPlugInUnit), DeviceTypeConfiguration(.humiditySensor, isMirrored: true),
@@ -86,7 +87,9 @@ enum HomeFixture {
             let devices = home.list()
             for device in devices {
                 let view: DeviceView
-                do throws(HomeError) { view = try home.view(device.id) } catch { throw FuzzFailure("no view of \(device.id)") }
+                do throws(HomeError) { view = try home.view(device.id) } catch {
+                    throw FuzzFailure("no view of \(device.id)")
+                }
                 let fast = writer.document(view)
                 if checked[device.id] == fast { continue }
                 try HomeFixture.checkValues(device)
@@ -117,8 +120,13 @@ enum HomeFixture {
                     }
                     let json = ValueCoding.json(value, as: a.type)
                     let back: Value?
-                    do throws(HomeError) { back = try ValueCoding.value(json, as: a.type, what: a.name) } catch { back = nil }
-                    try require(back == value, "\(at): \(value) is published as \(json.text), read back as \(back.map { "\($0)" } ?? "an error")")
+                    do throws(HomeError) { back = try ValueCoding.value(json, as: a.type, what: a.name) } catch {
+                        back = nil
+                    }
+                    try require(
+                        back == value,
+                        "\(at): \(value) is published as \(json.text), read back as "
+                            + "\(back.map { "\($0)" } ?? "an error")")
                 }
             }
         }

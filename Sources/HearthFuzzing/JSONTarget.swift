@@ -20,7 +20,8 @@ enum JSONTarget {
         case (.failure(let error), .success):
             throw FuzzFailure("refused valid JSON (\(error)): \(shown(bytes))")
         case (.success(let value), .failure(let why)):
-            throw FuzzFailure("accepted what is not JSON for Hearth (\(why.reason)): \(shown(bytes)) → \(shown(value.bytes))")
+            throw FuzzFailure(
+                "accepted what is not JSON for Hearth (\(why.reason)): \(shown(bytes)) → \(shown(value.bytes))")
         case (.success(let value), .success(let expected)):
             try require(value == expected, "read \(shown(value.bytes)), the grammar reads \(shown(expected.bytes))")
             try require(String(validating: bytes, as: UTF8.self) != nil, "accepted invalid UTF-8: \(shown(bytes))")

@@ -15,24 +15,31 @@ enum MDNSMessageTarget {
             if written.count <= DNSMessage.maximumLength {
                 let back: DNSMessage
                 do { back = try DNSMessage(decoding: written) } catch {
-                    throw FuzzFailure("a message read from \(shown(bytes)) was written as \(shown(written)), which reads as: \(error)")
+                    throw FuzzFailure(
+                        "a message read from \(shown(bytes)) was written as \(shown(written)), which reads as: \(error)"
+                    )
                 }
                 try require(back == message, "\(shown(bytes)) read as \(message), written and read back as \(back)")
             }
         }
 
-        let interface = MDNSInterface(name: "eth0", ipv4: [[10, 0, 0, 2]], ipv6: [[0xFE, 0x80] + [UInt8](repeating: 0, count: 13) + [2]])
+        let interface = MDNSInterface(
+            name: "eth0", ipv4: [[10, 0, 0, 2]], ipv6: [[0xFE, 0x80] + [UInt8](repeating: 0, count: 13) + [2]])
         guard var core = try? MDNSResponderCore(hostLabel: "001122334455", interfaces: [interface]),
               (try? core.advertise(service, now: 0)) != nil
         else { throw FuzzFailure("the responder does not start") }
         let before = core.services
         for port in [5353, 40_000] {
-            let packets = core.receive(bytes, from: MDNSQuerySource(interface: "eth0", family: .ipv4, port: port), now: 10_000)
-            try require(packets.count <= 1, "\(shown(bytes)) from port \(port) was answered with \(packets.count) packets")
+            let packets = core.receive(
+                bytes, from: MDNSQuerySource(interface: "eth0", family: .ipv4, port: port), now: 10_000)
+            try require(
+                packets.count <= 1, "\(shown(bytes)) from port \(port) was answered with \(packets.count) packets")
             for packet in packets {
                 let written = packet.message.encoded()
                 try require(written.count <= 1440, "an answer of \(written.count) bytes to \(shown(bytes))")
-                try require((try? DNSMessage(decoding: written)) == packet.message, "an answer that does not read back: \(shown(written))")
+                try require(
+                    (try? DNSMessage(decoding: written)) == packet.message,
+                    "an answer that does not read back: \(shown(written))")
                 try require(port == 5353 || packet.destination == .querier, "a one-shot query answered by multicast")
             }
         }

@@ -21,7 +21,9 @@ enum MatterIMTarget {
             node = try MatterNodeCore(
                 configuration: MatterNodeConfiguration(
                     basicInformation: BasicInformationConfiguration(serialNumber: "FUZZ", uniqueID: "fuzz"),
-                    networkInterfaces: { [NetworkInterfaceInfo(name: "eth0", isOperational: true, hardwareAddress: [2, 0, 0, 0, 0, 1])] },
+                    networkInterfaces: {
+                        [NetworkInterfaceInfo(name: "eth0", isOperational: true, hardwareAddress: [2, 0, 0, 0, 0, 1])]
+                    },
                     initialDataVersion: 1),
                 storage: storage, keys: FuzzKeys(), verifier: FuzzVerifier(), attestation: FuzzAttestation(),
                 started: start, now: { start })
@@ -30,11 +32,15 @@ enum MatterIMTarget {
         }
         let pase = SubjectDescriptor.pase(attestationChallenge: [UInt8](repeating: 1, count: 16))
         var arming = IMExchangeState()
-        let arm = InvokeRequest(invokeRequests: [CommandDataIB(
-            path: CommandPath(endpoint: 0, cluster: 0x30, command: 0),
-            fields: TLVElement(.structure([TLVElement(context: 0, .uint(UInt16(60))), TLVElement(context: 1, .uint(UInt64(0)))])))])
-        _ = node.receive(opcode: InteractionModelOpcode.invokeRequest.rawValue, payload: arm.encoded().encoded(), exchange: &arming,
-                         subject: pase, now: start)
+        let arm = InvokeRequest(invokeRequests: [
+            CommandDataIB(
+                path: CommandPath(endpoint: 0, cluster: 0x30, command: 0),
+                fields: TLVElement(
+                    .structure([TLVElement(context: 0, .uint(UInt16(60))), TLVElement(context: 1, .uint(UInt64(0)))])))
+        ])
+        _ = node.receive(
+            opcode: InteractionModelOpcode.invokeRequest.rawValue, payload: arm.encoded().encoded(), exchange: &arming,
+            subject: pase, now: start)
 
         let before = snapshot(node, storage)
         var exchange = IMExchangeState()
@@ -49,14 +55,17 @@ enum MatterIMTarget {
             if case .statusResponse = message.opcode, let status = try? StatusResponse(decoding: message.payload),
                status.status != .success, turns == 0 {
                 let after = snapshot(node, storage)
-                try require(after == before, "a message refused with \(status.status) changed the node: \(shown(bytes))")
+                try require(
+                    after == before, "a message refused with \(status.status) changed the node: \(shown(bytes))")
             }
             if reply.closesExchange { break }
             turns += 1
             try require(turns < 200, "a reply that never ends")
             if message.opcode == .statusResponse { break }
-            reply = node.receive(opcode: InteractionModelOpcode.statusResponse.rawValue, payload: StatusResponse(.success).encoded().encoded(),
-                                 exchange: &exchange, subject: pase, now: start)
+            reply = node.receive(
+                opcode: InteractionModelOpcode.statusResponse.rawValue,
+                payload: StatusResponse(.success).encoded().encoded(),
+                exchange: &exchange, subject: pase, now: start)
         }
     }
 
@@ -73,12 +82,15 @@ enum MatterIMTarget {
     private static func snapshot(_ node: MatterNodeCore, _ storage: InMemoryNodeStorage) -> Snapshot {
         let model = node.dataModel
         let versions = model.endpointIDs.flatMap { endpoint in
-            [0x1D, 0x1F, 0x28, 0x30, 0x31, 0x33, 0x3E, 0x3F].map { model.dataVersion(ConcreteClusterPath(endpoint: endpoint, cluster: $0)) }
+            [0x1D, 0x1F, 0x28, 0x30, 0x31, 0x33, 0x3E, 0x3F].map {
+                model.dataVersion(ConcreteClusterPath(endpoint: endpoint, cluster: $0))
+            }
         }
         let keys: [StorageKey] = [.fabrics, .nodeSettings, .counters]
-        return Snapshot(fabrics: node.commissioning.fabrics, acl: node.commissioning.acl, breadcrumb: node.commissioning.breadcrumb,
-                        armed: node.commissioning.isFailSafeArmed, settings: node.commissioning.settings, versions: versions,
-                        stored: keys.map { try? storage.load($0) })
+        return Snapshot(
+            fabrics: node.commissioning.fabrics, acl: node.commissioning.acl, breadcrumb: node.commissioning.breadcrumb,
+            armed: node.commissioning.isFailSafeArmed, settings: node.commissioning.settings, versions: versions,
+            stored: keys.map { try? storage.load($0) })
     }
 
     private static func checkDecodes(_ message: IMMessage) throws(FuzzFailure) {
@@ -98,7 +110,9 @@ enum MatterIMTarget {
 
     /// Whatever decodes as a message encodes to bytes that decode to the same message.
     private static func checkRoundTrip(_ opcode: UInt8, _ payload: [UInt8]) throws(FuzzFailure) {
-        func same<M: Equatable>(_ decode: ([UInt8]) throws(IMError) -> M, _ encode: (M) -> TLVElement) throws(FuzzFailure) {
+        func same<M: Equatable>(_ decode: ([UInt8]) throws(IMError) -> M, _ encode: (M) -> TLVElement)
+            throws(FuzzFailure)
+        {
             guard let first = try? decode(payload) else { return }
             let again: M
             do { again = try decode(encode(first).encoded()) } catch {
@@ -110,7 +124,8 @@ enum MatterIMTarget {
         case .readRequest?: try same({ (b) throws(IMError) in try ReadRequest(decoding: b) }, { $0.encoded() })
         case .writeRequest?: try same({ (b) throws(IMError) in try WriteRequest(decoding: b) }, { $0.encoded() })
         case .invokeRequest?: try same({ (b) throws(IMError) in try InvokeRequest(decoding: b) }, { $0.encoded() })
-        case .subscribeRequest?: try same({ (b) throws(IMError) in try SubscribeRequest(decoding: b) }, { $0.encoded() })
+        case .subscribeRequest?:
+            try same({ (b) throws(IMError) in try SubscribeRequest(decoding: b) }, { $0.encoded() })
         case .reportData?: try same({ (b) throws(IMError) in try ReportData(decoding: b) }, { $0.encoded() })
         case .invokeResponse?: try same({ (b) throws(IMError) in try InvokeResponse(decoding: b) }, { $0.encoded() })
         case .timedRequest?: try same({ (b) throws(IMError) in try TimedRequest(decoding: b) }, { $0.encoded() })
@@ -135,10 +150,13 @@ private struct FuzzVerifier: OperationalCertificateVerifier {
     func checkRoot(_ root: [UInt8]) throws(CredentialError) {
         if root.isEmpty { throw CredentialError("empty root") }
     }
-    func verifyChain(noc: [UInt8], icac: [UInt8]?, root: [UInt8]) throws(CredentialError) -> OperationalCertificateIdentity {
+    func verifyChain(noc: [UInt8], icac: [UInt8]?, root: [UInt8]) throws(CredentialError)
+        -> OperationalCertificateIdentity
+    {
         guard noc.count >= 2 else { throw CredentialError("short NOC") }
-        return OperationalCertificateIdentity(fabricID: UInt64(noc[0]), nodeID: UInt64(noc[1]) + 1, publicKey: FuzzKey().publicKey,
-                                   rootPublicKey: root)
+        return OperationalCertificateIdentity(
+            fabricID: UInt64(noc[0]), nodeID: UInt64(noc[1]) + 1, publicKey: FuzzKey().publicKey,
+            rootPublicKey: root)
     }
 }
 
@@ -146,5 +164,7 @@ private struct FuzzAttestation: DeviceAttestationCredentials {
     var deviceAttestationCertificate: [UInt8] { [0x30, 0x00] }
     var productAttestationIntermediate: [UInt8] { [0x30, 0x00] }
     var certificationDeclaration: [UInt8] { [0x30, 0x00] }
-    func signWithDeviceAttestationKey(_ message: [UInt8]) throws(CredentialError) -> [UInt8] { [UInt8](repeating: 0, count: 64) }
+    func signWithDeviceAttestationKey(_ message: [UInt8]) throws(CredentialError) -> [UInt8] {
+        [UInt8](repeating: 0, count: 64)
+    }
 }

@@ -39,7 +39,8 @@ enum MatterCertificateTarget {
 enum MatterSecureChannelTarget {
     static let paseVerifier: PASEVerifier = {
         do {
-            return try PASEVerifier.compute(passcode: 20_202_021, salt: Array("SPAKE2P Key Salt".utf8), iterations: 1000)
+            return try PASEVerifier.compute(
+                passcode: 20_202_021, salt: Array("SPAKE2P Key Salt".utf8), iterations: 1000)
         } catch {
             fatalError("PASE verifier: \(error)")
         }
@@ -87,8 +88,9 @@ enum MatterSecureChannelTarget {
                                           sessionIDs: { 2 }, now: { nil })
         for (opcode, payload) in messages {
             try check(pase.receive(opcode: opcode, payload: payload), busy: pase.isBusy, "PASE", opcode, payload)
-            try check(caseResponder.receive(opcode: opcode, payload: payload), busy: caseResponder.isBusy, "CASE", opcode,
-                      payload)
+            try check(
+                caseResponder.receive(opcode: opcode, payload: payload), busy: caseResponder.isBusy, "CASE", opcode,
+                payload)
         }
     }
 

@@ -20,11 +20,14 @@ enum MatterTLVTarget {
         }
         try require(again == element, "\(element) read back as \(again)")
         try require(again.encoded() == encoded, "\(element) is not written the same way twice")
-        try require(encoded.count <= bytes.count, "\(element) was written in \(encoded.count) bytes, read from \(bytes.count)")
+        try require(
+            encoded.count <= bytes.count, "\(element) was written in \(encoded.count) bytes, read from \(bytes.count)")
         guard let prefix = try? TLVElement.decodePrefix(of: bytes) else {
             throw FuzzFailure("'\(shown(bytes))' decodes whole but not as a prefix")
         }
-        try require(prefix.element == element && prefix.length == bytes.count, "the prefix reading of '\(shown(bytes))' differs")
+        try require(
+            prefix.element == element && prefix.length == bytes.count, "the prefix reading of '\(shown(bytes))' differs"
+        )
     }
 }
 
@@ -42,9 +45,13 @@ enum MatterMessageTarget {
             return
         }
         let encodedHeader = header.encoded()
-        try require(encodedHeader.count == headerLength, "\(header) read from \(headerLength) bytes, written in \(encodedHeader.count)")
-        try require(withoutReserved(encodedHeader, messageFlags: true) == withoutReserved(Array(bytes[..<headerLength]), messageFlags: true),
-                    "\(header) is written as other bytes than '\(shown(bytes[..<headerLength]))'")
+        try require(
+            encodedHeader.count == headerLength,
+            "\(header) read from \(headerLength) bytes, written in \(encodedHeader.count)")
+        try require(
+            withoutReserved(encodedHeader, messageFlags: true)
+                == withoutReserved(Array(bytes[..<headerLength]), messageFlags: true),
+            "\(header) is written as other bytes than '\(shown(bytes[..<headerLength]))'")
         guard let (reread, _) = try? MessageHeader.decode(encodedHeader), reread == header else {
             throw FuzzFailure("\(header) does not read back")
         }
@@ -54,18 +61,24 @@ enum MatterMessageTarget {
         do {
             (payloadHeader, payloadLength) = try PayloadHeader.decode(rest, baseOffset: headerLength)
         } catch {
-            try require((headerLength...bytes.count).contains(error.offset), "\(error) is outside the payload header's bytes")
+            try require(
+                (headerLength...bytes.count).contains(error.offset), "\(error) is outside the payload header's bytes")
             return
         }
         let encodedPayloadHeader = payloadHeader.encoded()
-        try require(encodedPayloadHeader.count == payloadLength, "\(payloadHeader) read from \(payloadLength) bytes, written in \(encodedPayloadHeader.count)")
-        try require(withoutReserved(encodedPayloadHeader, messageFlags: false) == withoutReserved(Array(rest[..<payloadLength]), messageFlags: false),
-                    "\(payloadHeader) is written as other bytes")
+        try require(
+            encodedPayloadHeader.count == payloadLength,
+            "\(payloadHeader) read from \(payloadLength) bytes, written in \(encodedPayloadHeader.count)")
+        try require(
+            withoutReserved(encodedPayloadHeader, messageFlags: false)
+                == withoutReserved(Array(rest[..<payloadLength]), messageFlags: false),
+            "\(payloadHeader) is written as other bytes")
         guard let message = try? MatterMessage.decodeUnsecured(bytes) else {
             throw FuzzFailure("'\(shown(bytes))' has both headers but is not read as a message")
         }
-        try require(message.header == header && message.payloadHeader == payloadHeader
-                    && message.payload == Array(rest[payloadLength...]), "the message read whole differs from its parts")
+        try require(
+            message.header == header && message.payloadHeader == payloadHeader
+                && message.payload == Array(rest[payloadLength...]), "the message read whole differs from its parts")
         if let report = try? StatusReport(decoding: message.payload) {
             try require(report.encoded() == message.payload, "\(report) is not written as it was read")
         }

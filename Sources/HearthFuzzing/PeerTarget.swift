@@ -99,11 +99,15 @@ enum PeerTarget {
                 if topic == .heartbeat(hub: "a") && message.payload.isEmpty { continue }
                 let json = try HomeFixture.requireJSON(message.payload, "what hub a published on \(message.topic)")
                 if topic == .responses(hub: "a") {
-                    try require(clientRequests.contains { json["transaction"] == $0.transaction && json["device"] == .string($0.device) },
-                                "a relayed answer is not for any client request: \(json.text)")
+                    try require(
+                        clientRequests.contains {
+                            json["transaction"] == $0.transaction && json["device"] == .string($0.device)
+                        },
+                        "a relayed answer is not for any client request: \(json.text)")
                 }
                 if case .set? = topic {
-                    try require(json["forwardedBy"] == .string("a"), "a forwarded request without forwardedBy: \(json.text)")
+                    try require(
+                        json["forwardedBy"] == .string("a"), "a forwarded request without forwardedBy: \(json.text)")
                     guard case .success = HubRequest.parse(message.payload).result else {
                         throw FuzzFailure("hub a forwarded a request its owner would refuse as malformed: \(json.text)")
                     }
@@ -117,7 +121,9 @@ enum PeerTarget {
     static func ownState(_ home: Home) -> [HomeDevice] {
         home.list().filter { $0.id != "desk" }.map { d in
             var own = d
-            own.types = d.types.filter { t in !mirrors.contains { $0.localDevice == d.id && $0.localType == t.descriptor.name } }
+            own.types = d.types.filter { t in
+                !mirrors.contains { $0.localDevice == d.id && $0.localType == t.descriptor.name }
+            }
             if own.types.count != d.types.count { own.sourceConnectivity = .notHeardFrom }
             return own
         }

@@ -54,10 +54,13 @@ enum RequestTarget {
             let before = HomeFixture.Snapshot(home, actuators)
             let eventsBefore = events.count
             let (transaction, parsed) = HubRequest.parse(payload)
-            try require(isTransaction(transaction), "transaction \(transaction.text) is neither null, a string nor a number")
+            try require(
+                isTransaction(transaction), "transaction \(transaction.text) is neither null, a string nor a number")
             switch parsed {
             case .failure(let error):
-                try require(transaction == .null || payload.count <= HubRequest.maximumSize, "transaction of an oversized request")
+                try require(
+                    transaction == .null || payload.count <= HubRequest.maximumSize,
+                    "transaction of an oversized request")
                 try respond(HubResponse.failure(transaction: transaction, device: device, error))
             case .success(let request):
                 try require(request.transaction == transaction, "the request's transaction is not the one returned")
@@ -111,31 +114,49 @@ enum RequestTarget {
     }
 
     /// What an accepted request did is what the device's document now says.
-    static func checkEffect(_ action: HubRequest.Action, answer: JSON?, on device: String, home: Home) throws(FuzzFailure) {
+    static func checkEffect(_ action: HubRequest.Action, answer: JSON?, on device: String, home: Home)
+        throws(FuzzFailure)
+    {
         let d: HomeDevice
-        do throws(HomeError) { d = try home.device(device) } catch { throw FuzzFailure("accepted a request for \(device), which does not exist") }
+        do throws(HomeError) { d = try home.device(device) } catch {
+            throw FuzzFailure("accepted a request for \(device), which does not exist")
+        }
         let document = DeviceDocument.document(d)
         switch action {
         case .update(let type, let trait, .object(let written)):
             let types: [JSON]
             if case .array(let t)? = document["types"] { types = t } else { types = [] }
-            let candidates = types.filter { ($0["type"] == type.map(JSON.string) || type == nil) && $0["traits"]?[trait] != nil }
-            try require(candidates.count == 1, "an update of \(trait) was accepted but \(candidates.count) types have it")
+            let candidates = types.filter {
+                ($0["type"] == type.map(JSON.string) || type == nil) && $0["traits"]?[trait] != nil
+            }
+            try require(
+                candidates.count == 1, "an update of \(trait) was accepted but \(candidates.count) types have it")
             let traitDocument = candidates[0]["traits"]?[trait]
             let descriptor = HomeFixture.registry.server(for: TraitID(qualifiedName: trait))?.descriptor
             for (name, sent) in written {
-                guard let attribute = descriptor?.attribute(named: name) else { throw FuzzFailure("wrote unknown \(trait).\(name)") }
+                guard let attribute = descriptor?.attribute(named: name) else {
+                    throw FuzzFailure("wrote unknown \(trait).\(name)")
+                }
                 let published = traitDocument?["attributes"]?[name]
                 let want: Value?, have: Value?
-                do throws(HomeError) { want = try ValueCoding.value(sent, as: attribute.type, what: name) } catch { want = nil }
-                do throws(HomeError) { have = try published.map { j throws(HomeError) in try ValueCoding.value(j, as: attribute.type, what: name) } } catch { have = nil }
-                try require(want != nil && want == have,
-                            "wrote \(trait).\(name) = \(sent.text), the document says \(published?.text ?? "nothing")")
+                do throws(HomeError) { want = try ValueCoding.value(sent, as: attribute.type, what: name) } catch {
+                    want = nil
+                }
+                do throws(HomeError) {
+                    have = try published.map { j throws(HomeError) in
+                        try ValueCoding.value(j, as: attribute.type, what: name)
+                    }
+                } catch { have = nil }
+                try require(
+                    want != nil && want == have,
+                    "wrote \(trait).\(name) = \(sent.text), the document says \(published?.text ?? "nothing")")
             }
         case .setName, .setRoom, .setStructure:
             guard case .object(let members)? = answer else { throw FuzzFailure("no result for a metadata change") }
             for (key, value) in members {
-                try require(document[key] == value, "the result says \(key) \(value.text), the document \(document[key]?.text ?? "nothing")")
+                try require(
+                    document[key] == value,
+                    "the result says \(key) \(value.text), the document \(document[key]?.text ?? "nothing")")
             }
         default:
             break
@@ -160,7 +181,9 @@ enum RequestTarget {
             return "before \(shown(DeviceDocument.document(x).bytes)), after \(shown(DeviceDocument.document(y).bytes))"
         }
         if a.saved != b.saved { return "saved state \(a.saved) → \(b.saved)" }
-        if a.nextDeadline != b.nextDeadline { return "next timer \(String(describing: a.nextDeadline)) → \(String(describing: b.nextDeadline))" }
+        if a.nextDeadline != b.nextDeadline {
+            return "next timer \(String(describing: a.nextDeadline)) → \(String(describing: b.nextDeadline))"
+        }
         if a.outputs != b.outputs { return "outputs \(a.outputs) → \(b.outputs)" }
         return "hardware \(a.driven) → \(b.driven)"
     }

@@ -27,7 +27,8 @@ enum StateTarget {
 
         if !loaded.warnings.isEmpty {
             try require(!decodable, "a state file that decodes was called corrupt: \(loaded.warnings)")
-            try require(loaded.devices.isEmpty && loaded.warnings.count == 1, "a corrupt file gave devices or several warnings")
+            try require(
+                loaded.devices.isEmpty && loaded.warnings.count == 1, "a corrupt file gave devices or several warnings")
             try require(Workspace.read(path) == nil, "the corrupt file was left in place")
             let aside = Workspace.list(directory).filter { $0.hasPrefix("state.json.corrupt-") }
             try require(aside.count == 1, "the corrupt file is not moved aside once (\(aside))")

@@ -30,7 +30,9 @@ enum TopicTarget {
         // the one made from what was read.
         let read = scheme.classify(topic)
         let expected = expectedTopic(topic, prefix: prefix)
-        try require(read == expected && (read.map { r in expected.map { identical(r, $0) } ?? false } ?? true), "'\(shown(topic))' read as \(read.map(described) ?? "nil"), expected \(expected.map(described) ?? "nil")")
+        try require(
+            read == expected && (read.map { r in expected.map { identical(r, $0) } ?? false } ?? true),
+            "'\(shown(topic))' read as \(read.map(described) ?? "nil"), expected \(expected.map(described) ?? "nil")")
         if let read {
             try require(Array(scheme.topic(read).utf8) == Array(topic.utf8),
                         "'\(shown(topic))' read as \(described(read)), whose topic is '\(shown(scheme.topic(read)))'")
@@ -52,22 +54,30 @@ enum TopicTarget {
         }
         var made: [HubTopic] = []
         for h in hubs {
-            made += [.status(hub: h), .heartbeat(hub: h), .summary(hub: h), .setWithoutDevice(hub: h), .responses(hub: h),
-                     .answers(hub: h), .home(hub: h), .groups(hub: h), .discoverySync(hub: h)]
-            for d in devices { made += [.document(hub: h, device: d), .set(hub: h, device: d), .events(hub: h, device: d)] }
+            made += [
+                .status(hub: h), .heartbeat(hub: h), .summary(hub: h), .setWithoutDevice(hub: h), .responses(hub: h),
+                .answers(hub: h), .home(hub: h), .groups(hub: h), .discoverySync(hub: h)
+            ]
+            for d in devices {
+                made += [.document(hub: h, device: d), .set(hub: h, device: d), .events(hub: h, device: d)]
+            }
         }
         let seed = bytes.reduce(0) { ($0 &* 31 &+ Int($1)) & 0xFFFF }
         for group in [1, 0xFFFF, 1 + seed % 0xFFFF] { made.append(.groupSet(group: group)) }
         for value in made {
             let made = scheme.topic(value)
             let back = scheme.classify(made)
-            try require(back.map { identical($0, value) } == true, "\(described(value)) made '\(shown(made))', read back as "
-                        + "\(back.map(described) ?? "nil")")
+            try require(
+                back.map { identical($0, value) } == true,
+                "\(described(value)) made '\(shown(made))', read back as "
+                    + "\(back.map(described) ?? "nil")")
         }
         // The named topics are the ones the values make.
         let named: [(String, HubTopic)] = [
-            (scheme.status, .status(hub: hub)), (scheme.heartbeat, .heartbeat(hub: hub)), (scheme.devices, .summary(hub: hub)),
-            (scheme.responses, .responses(hub: hub)), (scheme.answers, .answers(hub: hub)), (scheme.home, .home(hub: hub)),
+            (scheme.status, .status(hub: hub)), (scheme.heartbeat, .heartbeat(hub: hub)),
+            (scheme.devices, .summary(hub: hub)),
+            (scheme.responses, .responses(hub: hub)), (scheme.answers, .answers(hub: hub)),
+            (scheme.home, .home(hub: hub)),
             (scheme.groups, .groups(hub: hub)), (scheme.discoverySync, .discoverySync(hub: hub)),
         ] + devices.flatMap { d -> [(String, HubTopic)] in
             [(scheme.device(d), .document(hub: hub, device: d)), (scheme.set(d), .set(hub: hub, device: d)),
@@ -114,7 +124,8 @@ enum TopicTarget {
             return .document(hub: levels[0], device: levels[2])
         case 4 where !levels[0].isEmpty && levels[1] == "devices":
             switch levels[3] {
-            case "set": return levels[2].isEmpty ? .setWithoutDevice(hub: levels[0]) : .set(hub: levels[0], device: levels[2])
+            case "set":
+                return levels[2].isEmpty ? .setWithoutDevice(hub: levels[0]) : .set(hub: levels[0], device: levels[2])
             case "events" where !levels[2].isEmpty: return .events(hub: levels[0], device: levels[2])
             default: return nil
             }
@@ -149,6 +160,9 @@ enum TopicTarget {
 
     /// The rule for one level (a hub or device id) on bytes.
     static func isValidLevel(_ level: String) -> Bool {
-        !level.isEmpty && !level.utf8.contains { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "#") || $0 == 0 }
+        !level.isEmpty
+            && !level.utf8.contains {
+                $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "#") || $0 == 0
+            }
     }
 }

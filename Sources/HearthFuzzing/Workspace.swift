@@ -57,7 +57,9 @@ enum Workspace {
         var names: [String] = []
         while let entry = readdir(dir) {
             // In place: copying the whole `dirent` reads past readdir's buffer at its last entry.
-            let name = String(cString: UnsafeRawPointer(entry).advanced(by: MemoryLayout<dirent>.offset(of: \dirent.d_name)!).assumingMemoryBound(to: CChar.self))
+            let name = String(
+                cString: UnsafeRawPointer(entry).advanced(by: MemoryLayout<dirent>.offset(of: \dirent.d_name)!)
+                    .assumingMemoryBound(to: CChar.self))
             if name != "." && name != ".." { names.append(name) }
         }
         return names

@@ -2,7 +2,8 @@ public import HearthConfig
 public import HearthModel
 
 /// One kind of hardware binding, as a device type's `binding: {kind: …}` names it: the device types it drives, its
-/// section (the keys its reader admits and the JSON Schema lists) and the factory that reads the section into a binding.
+/// section (the keys its reader admits and the JSON Schema lists) and the factory that reads the section into a
+/// binding.
 ///
 /// Each kind is declared beside its configuration (`BindingKind.relay` in `Relay/RelayConfiguration.swift`) and listed
 /// once in `BindingKindRegistry.standard`, from which the dispatch, the kinds that fit a device type and the schema
@@ -22,8 +23,9 @@ public struct BindingKind: Sendable {
          rules: [ConfigRule], factory: @escaping @Sendable (BindingReader) -> (any HardwareBinding)?) {
         self.name = name
         self.deviceTypes = deviceTypes
-        section = ConfigSection([ConfigKey("kind", .choice([name]), required: true, "the kind of hardware binding")] + keys,
-                                help: help, rules: rules)
+        section = ConfigSection(
+            [ConfigKey("kind", .choice([name]), required: true, "the kind of hardware binding")] + keys,
+            help: help, rules: rules)
         self.factory = factory
     }
 

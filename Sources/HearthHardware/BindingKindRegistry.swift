@@ -47,8 +47,10 @@ public struct BindingKindRegistry: Sendable {
         let binding = kind.factory(BindingReader(config: config, context: context, section: kind.section))
         guard config.diagnostics.problems.count == before else { return nil }
         guard let binding else {
-            config.problem("the \(name) binding kind made no binding and named no problem in this section; "
-                           + "this is a fault in hearthd, not in the file (the \(context.typeName) would run without hardware)")
+            config.problem(
+                "the \(name) binding kind made no binding and named no problem in this section; "
+                    + "this is a fault in hearthd, not in the file (the \(context.typeName) would run without hardware)"
+            )
             return nil
         }
         return binding

@@ -123,8 +123,10 @@ public final class PinLedger: Sendable {
             return nil
         }
         guard let first else { return true }
-        value.problem("\(what) is already used by \(first.deviceID) \(first.typeName) at \(first.file):\(first.line):\(first.column) "
-                      + "(\(first.path)); each pin can drive only one binding")
+        value.problem(
+            "\(what) is already used by \(first.deviceID) \(first.typeName) at "
+                + "\(first.file):\(first.line):\(first.column) "
+                + "(\(first.path)); each pin can drive only one binding")
         return false
     }
 }

@@ -46,8 +46,10 @@ public struct LinuxHardware: HardwareBackend {
     {
         try mapLinuxErrors { () throws(LinuxIOError) in
             let chip = try openChip(pin.chip)
-            return LinuxOutputLine(try GPIOOutputLine(chip: chip, offset: offset(pin, on: chip), initialValue: initialValue,
-                                                      activeLow: activeLow, drive: GPIODrive(drive), consumer: consumer))
+            return LinuxOutputLine(
+                try GPIOOutputLine(
+                    chip: chip, offset: offset(pin, on: chip), initialValue: initialValue,
+                    activeLow: activeLow, drive: GPIODrive(drive), consumer: consumer))
         }
     }
 
@@ -69,7 +71,8 @@ public struct LinuxHardware: HardwareBackend {
         }
     }
 
-    public func openSensor(_ sensor: SensorAddress, quantity: SensorQuantity) throws(HardwareError) -> any SensorSource {
+    public func openSensor(_ sensor: SensorAddress, quantity: SensorQuantity) throws(HardwareError) -> any SensorSource
+    {
         try mapLinuxErrors { () throws(LinuxIOError) in try openLinuxSensor(sensor, quantity: quantity) }
     }
 
@@ -81,16 +84,21 @@ public struct LinuxHardware: HardwareBackend {
             return HwmonSensor(device: try HwmonDevice(named: name, root: root), quantity: quantity)
         case .oneWire(let id):
             guard quantity == .temperature else {
-                throw LinuxIOError(operation: "open", context: .path(root.path("/sys/bus/w1/devices")), errno: .invalidArgument,
-                                   message: "a 1-Wire thermometer measures temperature, not \(quantity.rawValue)")
+                throw LinuxIOError(
+                    operation: "open", context: .path(root.path("/sys/bus/w1/devices")), errno: .invalidArgument,
+                    message: "a 1-Wire thermometer measures temperature, not \(quantity.rawValue)")
             }
             return OneWireSensor(try OneWireThermometer(id: id, root: root))
         case .i2c(let s):
             // The device's own directory first: IIO names are not unique (si7020 names itself after its bus
             // address), and two sensors of one kind may share a bus.
             let client = root.path("/sys/bus/i2c/devices/\(s.bus)-\(hex4(s.address))")
-            if let device = try IIODevice.registered(by: client) { return IIOSensor(device: device, quantity: quantity) }
-            if let device = try HwmonDevice.registered(by: client) { return HwmonSensor(device: device, quantity: quantity) }
+            if let device = try IIODevice.registered(by: client) {
+                return IIOSensor(device: device, quantity: quantity)
+            }
+            if let device = try HwmonDevice.registered(by: client) {
+                return HwmonSensor(device: device, quantity: quantity)
+            }
             switch SensorDrivers.kind(of: s.driver) {
             case .hwmon?:
                 return HwmonSensor(device: try HwmonDevice(named: s.driver, root: root), quantity: quantity)
@@ -98,17 +106,20 @@ public struct LinuxHardware: HardwareBackend {
                 do throws(LinuxIOError) {
                     return IIOSensor(device: try IIODevice(named: s.driver, root: root), quantity: quantity)
                 } catch {
-                    throw LinuxIOError(operation: error.operation, context: .path(client), errno: error.errno,
-                                       message: "no \(s.driver) sensor at 0x\(String(s.address, radix: 16)) on i2c-\(s.bus) "
-                                           + "(\(client) has no IIO or hwmon device): is the overlay enabled "
-                                           + "(dtoverlay=i2c-sensor,\(s.driver)) and the chip wired to that bus? "
-                                           + "(\(error.message))")
+                    throw LinuxIOError(
+                        operation: error.operation, context: .path(client), errno: error.errno,
+                        message: "no \(s.driver) sensor at 0x\(String(s.address, radix: 16)) on i2c-\(s.bus) "
+                            + "(\(client) has no IIO or hwmon device): is the overlay enabled "
+                            + "(dtoverlay=i2c-sensor,\(s.driver)) and the chip wired to that bus? "
+                            + "(\(error.message))")
                 }
             }
         }
     }
 
-    public func openPowerMeter(_ meter: SensorAddress, shuntMicroohms: Int?) throws(HardwareError) -> any PowerMeterSource {
+    public func openPowerMeter(_ meter: SensorAddress, shuntMicroohms: Int?) throws(HardwareError)
+        -> any PowerMeterSource
+    {
         try mapLinuxErrors { () throws(LinuxIOError) in
             let device: HwmonDevice
             switch meter {
@@ -123,11 +134,13 @@ public struct LinuxHardware: HardwareBackend {
                     do throws(LinuxIOError) {
                         device = try HwmonDevice(named: s.driver, root: root)
                     } catch {
-                        throw LinuxIOError(operation: error.operation, context: .path(client), errno: error.errno,
-                                           message: "no \(s.driver) power monitor at 0x\(String(s.address, radix: 16)) on "
-                                               + "i2c-\(s.bus) (\(client) has no hwmon device): is the ina2xx driver loaded and "
-                                               + "the chip declared (a device-tree overlay, or echo \(s.driver) 0x\(String(s.address, radix: 16)) "
-                                               + "> /sys/bus/i2c/devices/i2c-\(s.bus)/new_device)? (\(error.message))")
+                        throw LinuxIOError(
+                            operation: error.operation, context: .path(client), errno: error.errno,
+                            message: "no \(s.driver) power monitor at 0x\(String(s.address, radix: 16)) on "
+                                + "i2c-\(s.bus) (\(client) has no hwmon device): is the ina2xx driver loaded and "
+                                + "the chip declared (a device-tree overlay, or echo \(s.driver) "
+                                    + "0x\(String(s.address, radix: 16)) "
+                                + "> /sys/bus/i2c/devices/i2c-\(s.bus)/new_device)? (\(error.message))")
                     }
                 }
             case .iio, .oneWire:
@@ -150,7 +163,9 @@ final class LinuxOutputLine: OutputLine {
     let line: GPIOOutputLine
     init(_ line: GPIOOutputLine) { self.line = line }
 
-    func set(_ value: Bool) throws(HardwareError) { try mapLinuxErrors { () throws(LinuxIOError) in try line.set(value) } }
+    func set(_ value: Bool) throws(HardwareError) {
+        try mapLinuxErrors { () throws(LinuxIOError) in try line.set(value) }
+    }
     func value() throws(HardwareError) -> Bool { try mapLinuxErrors { () throws(LinuxIOError) in try line.value() } }
     func release(leaving safeValue: Bool) throws(HardwareError) {
         try mapLinuxErrors { () throws(LinuxIOError) in try line.release(leaving: safeValue) }
@@ -165,7 +180,9 @@ final class IIOSensor: SensorSource {
         self.device = device
         channel = quantity == .humidity ? .humidityRelative : .temperature
     }
-    func read() throws(HardwareError) -> Double { try mapLinuxErrors { () throws(LinuxIOError) in try device.read(channel) } }
+    func read() throws(HardwareError) -> Double {
+        try mapLinuxErrors { () throws(LinuxIOError) in try device.read(channel) }
+    }
 }
 
 /// A hwmon `humidity1_input` / `temp1_input` in milli-units.
@@ -190,8 +207,10 @@ final class LinuxPWMOutput: PWMOutput {
         throws(HardwareError)
     {
         try mapLinuxErrors { () throws(LinuxIOError) in
-            try channel.apply(PWMSettings(periodNanoseconds: periodNanoseconds, dutyCycleNanoseconds: dutyCycleNanoseconds,
-                                          polarity: PWMPolarity(polarity), isEnabled: true))
+            try channel.apply(
+                PWMSettings(
+                    periodNanoseconds: periodNanoseconds, dutyCycleNanoseconds: dutyCycleNanoseconds,
+                    polarity: PWMPolarity(polarity), isEnabled: true))
         }
     }
 
@@ -276,8 +295,10 @@ enum Thread {
 
     /// Starts `body` on a new thread; `context` names what the thread is for, in the error. `create` is
     /// `pthread_create` (a test passes one that fails as the system does when it has no thread to give).
-    static func start(_ body: @escaping @Sendable () -> Void, for context: String = "a thread",
-                      create: (inout pthread_t, Routine, UnsafeMutableRawPointer) -> Int32 = { pthread_create(&$0, nil, $1, $2) })
+    static func start(
+        _ body: @escaping @Sendable () -> Void, for context: String = "a thread",
+        create: (inout pthread_t, Routine, UnsafeMutableRawPointer) -> Int32 = { pthread_create(&$0, nil, $1, $2) }
+    )
         throws(HardwareError) -> pthread_t
     {
         var thread = pthread_t()

@@ -90,13 +90,17 @@ struct EntityMapping {
 
     func components() -> [(String, DiscoveryJSON)] {
         var out: [(String, DiscoveryJSON)] = []
-        let isLight = [DeviceTypeDescriptor.onOffLight, .dimmableLight, .colorTemperatureLight].contains { $0.name == typeName }
+        let isLight = [DeviceTypeDescriptor.onOffLight, .dimmableLight, .colorTemperatureLight].contains {
+            $0.name == typeName
+        }
         if has(.onOff) { out.append(isLight ? light() : relay()) }
         if has(.fanControl) { out.append(fan()) }
         if has(.windowCovering) { out.append(cover()) }
         if has(.relativeHumidityMeasurement) {
-            out.append(measurement(.relativeHumidityMeasurement, key: "humidity", role: "Humidity", deviceClass: "humidity",
-                                   unit: "%"))
+            out.append(
+                measurement(
+                    .relativeHumidityMeasurement, key: "humidity", role: "Humidity", deviceClass: "humidity",
+                    unit: "%"))
         }
         if has(.temperatureMeasurement) {
             out.append(measurement(.temperatureMeasurement, key: "temperature", role: "Temperature",
@@ -184,13 +188,22 @@ struct EntityMapping {
         let tunable = has(.colorControl)
         var c = base(platform: "light", key: "light", role: "Light")
         c += [("schema", .string("template")), stateTopic, commandTopic, ("qos", .int(1))]
-        c.append(("state_template", template("light state") { "{{ 'on' if \(attribute(.onOff, "onOff")) else 'off' }}" }))
+        c.append(
+            ("state_template", template("light state") { "{{ 'on' if \(attribute(.onOff, "onOff")) else 'off' }}" }))
         if dimmable {
-            c.append(("brightness_template", template("light brightness") {
-                let level = attribute(.levelControl, "currentLevel")
-                return "{% set l = \(level) %}{{ ((l * 255 / 254) | round) | int if l is not none else '' }}"
-            }))
-            c.append(("command_on_template", template("light on \(tunable ? "tunable" : "dimmable")") { onTemplate(tunable: tunable) }))
+            c.append(
+                (
+                    "brightness_template",
+                    template("light brightness") {
+                        let level = attribute(.levelControl, "currentLevel")
+                        return "{% set l = \(level) %}{{ ((l * 255 / 254) | round) | int if l is not none else '' }}"
+                    }
+                ))
+            c.append(
+                (
+                    "command_on_template",
+                    template("light on \(tunable ? "tunable" : "dimmable")") { onTemplate(tunable: tunable) }
+                ))
             if tunable {
                 c.append(("color_temp_template", template("light temperature") {
                     "{{ \(attribute(.colorControl, "colorTemperatureMireds")) }}"
@@ -234,10 +247,11 @@ struct EntityMapping {
         // One message is one Hearth request, so one turn_on moves one thing. A temperature alone on a lit light
         // moves the temperature (Home Assistant's colour slider); anything else turns on or dims, as on a
         // DimmableLight. The temperature is mireds (color_temp_kelvin false), clipped by the light.
-        let temperature = request(.colorControl, "moveToColorTemperature",
-                                  args: #"{"colorTemperatureMireds":{{ [[color_temp | int, 0] | max, 65279] | min }},"#
-                                      + #""transitionTime":{{ [[(transition * 10) | round | int, 0] | max, 65534] | min "#
-                                      + #"if transition is defined else 0 }}}"#)
+        let temperature = request(
+            .colorControl, "moveToColorTemperature",
+            args: #"{"colorTemperatureMireds":{{ [[color_temp | int, 0] | max, 65279] | min }},"#
+                + #""transitionTime":{{ [[(transition * 10) | round | int, 0] | max, 65534] | min "#
+                + #"if transition is defined else 0 }}}"#)
         return "{%- if color_temp is defined and brightness is not defined and this.state == 'on' -%}\(temperature)"
             + "{%- elif brightness is defined -%}\(move){%- else -%}\(plainOn){%- endif -%}"
     }
@@ -257,9 +271,9 @@ struct EntityMapping {
         return ("\(typeKey)-switch", .object(c))
     }
 
-    /// Fan: on is FanMode On (the fan's high speed; enums are written by name in documents and requests), off is Off; the percentage is PercentSetting, or on a fan with
-    /// speeds (relay taps) SpeedSetting over Home Assistant's speed range 1…SpeedMax; Auto, where the fan has it, is a
-    /// preset mode.
+    /// Fan: on is FanMode On (the fan's high speed; enums are written by name in documents and requests), off is Off;
+    /// the percentage is PercentSetting, or on a fan with speeds (relay taps) SpeedSetting over Home Assistant's speed
+    /// range 1…SpeedMax; Auto, where the fan has it, is a preset mode.
     func fan() -> (String, DiscoveryJSON) {
         var c = base(platform: "fan", key: "fan", role: "Fan")
         let speedMax = value(.fanControl, FanControlServer.Attribute.speedMax)?.intValue
@@ -280,14 +294,18 @@ struct EntityMapping {
         if let speedMax {
             c += [
                 ("speed_range_min", .int(1)), ("speed_range_max", .int(speedMax)),
-                ("percentage_value_template", template("fan speed") { "{{ \(attribute(.fanControl, "speedCurrent")) }}" }),
+                ("percentage_value_template", template("fan speed") {
+                    "{{ \(attribute(.fanControl, "speedCurrent")) }}"
+                }),
                 ("percentage_command_template", template("fan set speed") {
                     update(.fanControl, #"{"speedSetting":{{ value | int }}}"#)
                 }),
             ]
         } else {
             c += [
-                ("percentage_value_template", template("fan percent") { "{{ \(attribute(.fanControl, "percentCurrent")) }}" }),
+                ("percentage_value_template", template("fan percent") {
+                    "{{ \(attribute(.fanControl, "percentCurrent")) }}"
+                }),
                 ("percentage_command_template", template("fan set percent") {
                     update(.fanControl, #"{"percentSetting":{{ value | int }}}"#)
                 }),
@@ -297,8 +315,12 @@ struct EntityMapping {
             c += [
                 ("preset_modes", .array([.string("auto")])),
                 ("preset_mode_state_topic", .string(documentTopic)), ("preset_mode_command_topic", .string(setTopic)),
-                ("preset_mode_value_template", template("fan preset") { "{{ 'auto' if \(mode) == 'auto' else 'None' }}" }),
-                ("preset_mode_command_template", template("fan set preset") { update(.fanControl, #"{"fanMode":"auto"}"#) }),
+                ("preset_mode_value_template", template("fan preset") {
+                    "{{ 'auto' if \(mode) == 'auto' else 'None' }}"
+                }),
+                ("preset_mode_command_template", template("fan set preset") {
+                    update(.fanControl, #"{"fanMode":"auto"}"#)
+                }),
             ]
         }
         c += availability(of: .fanControl)
@@ -317,21 +339,26 @@ struct EntityMapping {
             ("payload_open", template("cover open") { request(.windowCovering, "upOrOpen") }),
             ("payload_close", template("cover close") { request(.windowCovering, "downOrClose") }),
             ("payload_stop", template("cover stop") { request(.windowCovering, "stopMotion") }),
-            ("value_template", template("cover state") {
-                let status = attribute(.windowCovering, "operationalStatus")
-                // OperationalStatus is a bitmap, written in the document as its flags.
-                return "{% set s = \(status) %}{% set p = \(position) %}"
-                    + "{{ 'opening' if s.liftOpening else 'closing' if s.liftClosing else 'open' if p is not none and p < 10000 "
-                    + "else 'closed' if p == 10000 else 'None' }}"
-            }),
+            (
+                "value_template",
+                template("cover state") {
+                    let status = attribute(.windowCovering, "operationalStatus")
+                    // OperationalStatus is a bitmap, written in the document as its flags.
+                    return "{% set s = \(status) %}{% set p = \(position) %}"
+                        + "{{ 'opening' if s.liftOpening else 'closing' if s.liftClosing else 'open' if p is not none "
+                            + "and p < 10000 "
+                        + "else 'closed' if p == 10000 else 'None' }}"
+                }
+            ),
             ("position_topic", .string(documentTopic)),
             ("position_template", template("cover position") {
                 "{% set p = \(position) %}{{ (100 - ((p / 100) | round | int)) if p is not none else 'None' }}"
             }),
             ("set_position_topic", .string(setTopic)),
             ("set_position_template", template("cover set position") {
-                request(.windowCovering, "goToLiftPercentage",
-                        args: #"{"liftPercent100thsValue":{{ (100 - ([[position | int, 0] | max, 100] | min)) * 100 }}}"#)
+                let closed = #"(100 - ([[position | int, 0] | max, 100] | min)) * 100"#
+                return request(.windowCovering, "goToLiftPercentage",
+                               args: #"{"liftPercent100thsValue":{{ "# + closed + #" }}}"#)
             }),
         ]
         c += availability(of: .windowCovering)
@@ -365,7 +392,8 @@ struct EntityMapping {
         var c = base(platform: "sensor", key: key, role: role)
         c += [
             ("device_class", .string(deviceClass)), ("unit_of_measurement", .string(unit)),
-            ("state_class", .string("measurement")), ("suggested_display_precision", .int(deviceClass == "power" ? 1 : 2)),
+            ("state_class", .string("measurement")),
+            ("suggested_display_precision", .int(deviceClass == "power" ? 1 : 2)),
             stateTopic,
             ("value_template", .string("{% set v = \(attribute(trait, attributeName)) %}"
                                        + "{{ (v / 1000) if v is not none else 'None' }}")),
@@ -381,7 +409,8 @@ struct EntityMapping {
         c += [
             ("device_class", .string("energy")), ("unit_of_measurement", .string("Wh")),
             ("state_class", .string("total_increasing")), ("suggested_display_precision", .int(1)), stateTopic,
-            ("value_template", .string("{% set v = \(attribute(.electricalEnergyMeasurement, "cumulativeEnergyImported")) %}"
+            ("value_template", .string("{% set v = "
+                + "\(attribute(.electricalEnergyMeasurement, "cumulativeEnergyImported")) %}"
                                        + "{{ (v.energy / 1000) if v is not none else 'None' }}")),
         ]
         c += availability(of: .electricalEnergyMeasurement)
@@ -402,7 +431,8 @@ struct EntityMapping {
             ("state_topic", .string(discovery.eventsTopic(device.id))),
             ("value_template", .string(
                 "{%- set names = {" + names.map { "'\($0)': '\(Self.snakeCase($0))'" }.joined(separator: ", ") + "} -%}"
-                + "{%- if value_json.type == '\(typeName)' and value_json.trait == 'switch' and value_json.event in names -%}"
+                + "{%- if value_json.type == '\(typeName)' and value_json.trait == 'switch' and value_json.event in "
+                    + "names -%}"
                 + "{{ dict(value_json.fields, event_type=names[value_json.event]) | to_json }}{%- endif -%}")),
         ]
         c += availability
@@ -428,7 +458,8 @@ struct EntityMapping {
         var c = base(platform: "binary_sensor", key: "occupancy", role: "Occupancy")
         c += [
             ("device_class", .string("occupancy")), stateTopic,
-            ("value_template", .string("{{ 'ON' if \(attribute(.occupancySensing, "occupancy")).occupied else 'OFF' }}")),
+            ("value_template",
+             .string("{{ 'ON' if \(attribute(.occupancySensing, "occupancy")).occupied else 'OFF' }}")),
             ("payload_on", .string("ON")), ("payload_off", .string("OFF")),
         ]
         c += availability

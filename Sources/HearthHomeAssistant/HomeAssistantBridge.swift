@@ -104,7 +104,9 @@ public final class HomeAssistantBridge: Sendable {
     /// Whether the bridge is reading the retained configs (the config filter is subscribed).
     public var isReadingRetainedConfigs: Bool { sync.withLock { $0.subscribed } }
     /// How many readings of the retained configs have ended: by the marker's return, by the time limit.
-    public var readingsEnded: (byMarker: Int, byTimeout: Int) { sync.withLock { ($0.endedByMarker, $0.endedByTimeout) } }
+    public var readingsEnded: (byMarker: Int, byTimeout: Int) {
+        sync.withLock { ($0.endedByMarker, $0.endedByTimeout) }
+    }
 
     /// Reads the retained configs (subscribe, marker); their end announces the hub and every device this hub owns
     /// (on every connection: the broker may have lost them).
@@ -202,9 +204,10 @@ public final class HomeAssistantBridge: Sendable {
         guard let found else { return }
         if !byMarker {
             log("""
-                Home Assistant discovery: the marker on \(discovery.syncTopic) did not come back within \(syncTimeout); \
-                stopped reading the retained configs (a stale config of this hub may stay until the next connection; \
-                a broker that drops messages, or an ACL that does not let the hub read its own topics, can cause this)
+                Home Assistant discovery: the marker on \(discovery.syncTopic) did not come back within \
+                \(syncTimeout); stopped reading the retained configs (a stale config of this hub may stay until the \
+                next connection; a broker that drops messages, or an ACL that does not let the hub read its own \
+                topics, can cause this)
                 """)
         }
         if found.isEmpty { announceAfterReading(generation: generation) } else { move(found, generation: generation) }
@@ -226,8 +229,9 @@ public final class HomeAssistantBridge: Sendable {
             }
         }
         log("""
-            Home Assistant discovery: moving \(moving.count) config(s) of this hub from \(discovery.legacyConfigFilter) \
-            to \(discovery.configFilter) (Home Assistant keeps their entities' ids, names and areas)\
+            Home Assistant discovery: moving \(moving.count) config(s) of this hub from \
+            \(discovery.legacyConfigFilter) to \(discovery.configFilter) (Home Assistant keeps their entities' ids, \
+            names and areas)\
             \(cleared > 0 ? "; cleared \(cleared) of devices no longer here" : "")
             """)
         let clock = self.clock, deadline = clock.now + Self.milliseconds(migrationSettle)

@@ -14,7 +14,9 @@ public struct HomeAssistantMessage: Sendable, Hashable, CustomStringConvertible 
         self.retain = retain
     }
 
-    public var description: String { "\(topic)\(retain ? " (retained)" : ""): \(String(decoding: payload, as: UTF8.self))" }
+    public var description: String {
+        "\(topic)\(retain ? " (retained)" : ""): \(String(decoding: payload, as: UTF8.self))"
+    }
 }
 
 /// What discovery needs to know besides the home: its topics and names.
@@ -73,7 +75,9 @@ public struct HomeAssistantDiscovery: Sendable {
     /// not retained, that nothing else reads.
     public var syncTopic: String { topics.discoverySync }
     /// `<discovery prefix>/device/hearth_<hub>/<object id>/config`; object ids are `ObjectID`'s.
-    public func configTopic(objectID: String) -> String { "\(options.discoveryPrefix)/device/\(node)/\(objectID)/config" }
+    public func configTopic(objectID: String) -> String {
+        "\(options.discoveryPrefix)/device/\(node)/\(objectID)/config"
+    }
 
     // MARK: The layout of earlier versions
 
@@ -146,8 +150,9 @@ public struct HomeAssistantDiscovery: Sendable {
     public func staleConfig(topic: String, payload: [UInt8], isCurrent: (_ encodedDeviceID: Substring) -> Bool)
         -> HomeAssistantMessage?
     {
-        guard !payload.isEmpty, let objectID = Self.objectID(in: topic, after: "\(options.discoveryPrefix)/device/\(node)/"),
-              let encoded = ObjectID.encodedDevice(inObjectID: objectID, hub: options.hub), !isCurrent(encoded)
+        guard !payload.isEmpty,
+            let objectID = Self.objectID(in: topic, after: "\(options.discoveryPrefix)/device/\(node)/"),
+            let encoded = ObjectID.encodedDevice(inObjectID: objectID, hub: options.hub), !isCurrent(encoded)
         else { return nil }
         return removal(objectID: objectID)
     }
@@ -166,8 +171,9 @@ public struct HomeAssistantDiscovery: Sendable {
     /// another topic take them over; published retained to the earlier layout's topic, which is cleared once the
     /// configs are announced on their new topics.
     public func migrationRequest(legacyObjectID objectID: String) -> HomeAssistantMessage {
-        HomeAssistantMessage(topic: legacyConfigTopic(objectID: objectID), payload: Array(#"{"migrate_discovery":true}"#.utf8),
-                             retain: true)
+        HomeAssistantMessage(
+            topic: legacyConfigTopic(objectID: objectID), payload: Array(#"{"migrate_discovery":true}"#.utf8),
+            retain: true)
     }
 
     /// The empty retained config on the earlier layout's topic: Home Assistant removes what was discovered there.
@@ -178,7 +184,9 @@ public struct HomeAssistantDiscovery: Sendable {
     /// The one topic level between `head` and `/config`, nil when `topic` is not of that shape.
     static func objectID(in topic: String, after head: String) -> String? {
         let tail = "/config"
-        guard topic.hasPrefix(head), topic.hasSuffix(tail), topic.utf8.count > head.utf8.count + tail.utf8.count else { return nil }
+        guard topic.hasPrefix(head), topic.hasSuffix(tail), topic.utf8.count > head.utf8.count + tail.utf8.count else {
+            return nil
+        }
         let level = topic.dropFirst(head.count).dropLast(tail.count)
         return level.contains("/") ? nil : String(level)
     }
@@ -247,7 +255,9 @@ public struct HomeAssistantDiscovery: Sendable {
     /// A type is this hub's when every trait's data comes from its own hardware; a mirrored one is the owner's.
     func isLocal(_ device: DeviceView, type t: Int) -> Bool {
         let type = device.type(t)
-        return (0..<type.traitCount).allSatisfy { device.sourceConnectivity(type: t, trait: $0).dataSourceLocality == .direct }
+        return (0..<type.traitCount).allSatisfy {
+            device.sourceConnectivity(type: t, trait: $0).dataSourceLocality == .direct
+        }
     }
 
     /// Home Assistant's device block from the device and its BasicInformation: names, maker, versions, the hub.

@@ -93,7 +93,9 @@ private struct JSONParser {
     func error(_ message: String) -> JSONParseError { JSONParseError(message: message, offset: index) }
 
     mutating func skipWhitespace() {
-        while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x0D || bytes[index] == 0x09 {
+        while index < bytes.count,
+            bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x0D || bytes[index] == 0x09
+        {
             index += 1
         }
     }
@@ -150,7 +152,9 @@ private struct JSONParser {
                 seen = Set(members.map(\.key) + [key])
             }
             skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':' after a key") }
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
+                throw error("expected ':' after a key")
+            }
             index += 1
             skipWhitespace()
             members.append((key, try value(depth: depth)))
@@ -184,7 +188,9 @@ private struct JSONParser {
         let start = index
         // Fast path: no escapes.
         var high: UInt8 = 0
-        while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\"), bytes[index] >= 0x20 {
+        while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\"),
+            bytes[index] >= 0x20
+        {
             high |= bytes[index]
             index += 1
         }
@@ -217,7 +223,9 @@ private struct JSONParser {
             case UInt8(ascii: "u"):
                 var scalar = try hex4()
                 if (0xD800...0xDBFF).contains(scalar) {
-                    guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
+                    guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"),
+                        bytes[index + 1] == UInt8(ascii: "u")
+                    else {
                         throw error("unpaired surrogate in \\u escape")
                     }
                     index += 2
@@ -281,7 +289,9 @@ private struct JSONParser {
         if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
             integral = false
             index += 1
-            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                index += 1
+            }
             let digits = index
             while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
             guard index > digits else { throw error("invalid number: no digits in the exponent") }

@@ -24,7 +24,8 @@ public enum GeneratedDirectory {
         let manager = FileManager.default
         for (path, text) in files {
             let full = "\(directory)/\(path)"
-            try manager.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try manager.createDirectory(
+                atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
             if (try? String(contentsOfFile: full, encoding: .utf8)) != text {
                 try text.write(toFile: full, atomically: true, encoding: .utf8)
             }

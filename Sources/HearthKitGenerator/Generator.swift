@@ -29,7 +29,8 @@ public enum HearthKitGenerator {
         files.append(("Namespaces.swift", namespaces(traits, deviceTypes)))
         files.append(("DeviceTypes.swift", try deviceTypeFile(deviceTypes, traits)))
         for trait in traits {
-            files.append(("\(namespaceName(trait.id.namespace))/\(traitTypeName(trait.id)).swift", try traitFile(trait)))
+            files.append(
+                ("\(namespaceName(trait.id.namespace))/\(traitTypeName(trait.id)).swift", try traitFile(trait)))
         }
         return files
     }
@@ -67,7 +68,8 @@ public enum HearthKitGenerator {
     /// A name from the tables as a Swift identifier (backquoted when it is a keyword).
     static func identifier(_ name: String) throws(GeneratorError) -> String {
         guard let first = name.unicodeScalars.first, first.properties.isAlphabetic || first == "_",
-              name.unicodeScalars.allSatisfy({ $0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" }) else {
+            name.unicodeScalars.allSatisfy({ $0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" })
+        else {
             throw GeneratorError("'\(name)' cannot be a Swift identifier; rename it in the hub's tables")
         }
         return keywords.contains(name) ? "`\(name)`" : name
@@ -111,15 +113,22 @@ public enum HearthKitGenerator {
         case (.bool(let b), _): return b ? "true" : "false"
         case (.string(let s), _): return "\"\(s)\""
         case (.int(let i), .enumeration(let e)):
-            guard let name = e.name(of: i) else { throw GeneratorError("\(field.name)'s default \(i) is not a \(e.name)") }
+            guard let name = e.name(of: i) else {
+                throw GeneratorError("\(field.name)'s default \(i) is not a \(e.name)")
+            }
             return ".\(try identifier(name))"
         case (.int(let i), .bitmap(let b)):
-            let names = try b.bits.filter { i & (1 << $0.bit) != 0 }.map { bit throws(GeneratorError) in ".\(try identifier(bit.name))" }
+            let names = try b.bits.filter { i & (1 << $0.bit) != 0 }.map { bit throws(GeneratorError) in
+                ".\(try identifier(bit.name))"
+            }
             return "[\(names.joined(separator: ", "))]"
         case (.int(let i), _): return String(i)
-        case (.structure, _): throw GeneratorError("\(field.name) has a struct default; write it as fields in the hub's tables")
+        case (.structure, _):
+            throw GeneratorError("\(field.name) has a struct default; write it as fields in the hub's tables")
         case (.list(let items), _):
-            guard items.isEmpty else { throw GeneratorError("\(field.name) has a list default with entries; only [] is written") }
+            guard items.isEmpty else {
+                throw GeneratorError("\(field.name) has a list default with entries; only [] is written")
+            }
             return "[]"
         }
     }
@@ -149,7 +158,9 @@ public enum HearthKitGenerator {
         w.line("public var rawStatus: UInt8 {")
         w.depth += 1
         w.line("switch self {")
-        for s in HomeError.Status.allCases { w.line("case .\(escapeCase(s.rawValue)): \(hex(UInt32(s.rawStatus), digits: 2))") }
+        for s in HomeError.Status.allCases {
+            w.line("case .\(escapeCase(s.rawValue)): \(hex(UInt32(s.rawStatus), digits: 2))")
+        }
         w.line("}")
         w.depth -= 1
         w.line("}")
@@ -158,7 +169,9 @@ public enum HearthKitGenerator {
         w.line("public var canonicalCode: Code {")
         w.depth += 1
         w.line("switch self {")
-        for s in HomeError.Status.allCases { w.line("case .\(escapeCase(s.rawValue)): .\(escapeCase(s.canonicalCode.rawValue))") }
+        for s in HomeError.Status.allCases {
+            w.line("case .\(escapeCase(s.rawValue)): .\(escapeCase(s.canonicalCode.rawValue))")
+        }
         w.line("}")
         w.depth -= 1
         w.line("}")
@@ -225,7 +238,9 @@ public enum HearthKitGenerator {
         return w.text
     }
 
-    static func deviceTypeFile(_ deviceTypes: [DeviceTypeDescriptor], _ traits: [TraitDescriptor]) throws(GeneratorError) -> String {
+    static func deviceTypeFile(_ deviceTypes: [DeviceTypeDescriptor], _ traits: [TraitDescriptor])
+        throws(GeneratorError) -> String
+    {
         var w = Writer(header)
         for (index, type) in deviceTypes.enumerated() {
             if index > 0 { w.line("") }
@@ -258,7 +273,8 @@ public enum HearthKitGenerator {
                     throw GeneratorError("\(type.name) lists the trait \(id), which no trait server provides")
                 }
                 let property = try identifier(id.name + "Trait")
-                w.line("public var \(property): \(qualifiedTraitType(id))? { traits[\(qualifiedTraitType(id)).self] }")
+                w.line("public var \(property): \(qualifiedTraitType(id))?",
+                       body: "traits[\(qualifiedTraitType(id)).self]")
             }
             w.depth -= 1
             w.line("}")
@@ -277,7 +293,9 @@ public enum HearthKitGenerator {
             switch type {
             case .structure(let s):
                 if let seen = structs.first(where: { $0.name == s.name }) {
-                    guard seen == s else { throw GeneratorError("\(trait.id) has two different structs named \(s.name)") }
+                    guard seen == s else {
+                        throw GeneratorError("\(trait.id) has two different structs named \(s.name)")
+                    }
                 } else {
                     for f in s.fields { try collect(f.type) }
                     structs.append(s)
@@ -290,7 +308,9 @@ public enum HearthKitGenerator {
                 }
             case .bitmap(let b):
                 if let seen = bitmaps.first(where: { $0.name == b.name }) {
-                    guard seen == b else { throw GeneratorError("\(trait.id) has two different bitmaps named \(b.name)") }
+                    guard seen == b else {
+                        throw GeneratorError("\(trait.id) has two different bitmaps named \(b.name)")
+                    }
                 } else {
                     bitmaps.append(b)
                 }
@@ -305,11 +325,13 @@ public enum HearthKitGenerator {
 
         w.line("extension \(namespaceName(trait.id.namespace)) {")
         w.depth += 1
-        let kind = trait.id.namespace == TraitID.matterNamespace ? "Matter \(upperFirst(trait.id.name))" : "`\(trait.id.qualifiedName)`"
+        let kind = trait.id.namespace == TraitID.matterNamespace
+            ? "Matter \(upperFirst(trait.id.name))" : "`\(trait.id.qualifiedName)`"
         w.line("/// \(kind), cluster \(hex(trait.clusterID, digits: 4)): `\(trait.id.qualifiedName)` on the hub.")
         if !trait.attributes.isEmpty {
             w.line("///")
-            w.line("/// Attributes: \(trait.attributes.map { a in a.name + (a.isWritable ? " (writable)" : "") }.joined(separator: ", ")).")
+            let attributes = trait.attributes.map { a in a.name + (a.isWritable ? " (writable)" : "") }
+            w.line("/// Attributes: \(attributes.joined(separator: ", ")).")
         }
         if !trait.commands.isEmpty {
             w.line("/// Commands: \(trait.commands.map(\.name).joined(separator: ", ")).")
@@ -344,7 +366,9 @@ public enum HearthKitGenerator {
         w.line("public enum \(e.name): UInt8, HomeEnum {")
         w.depth += 1
         for c in e.cases {
-            guard (0...255).contains(c.value) else { throw GeneratorError("\(e.name).\(c.name) = \(c.value) is not an enum8 value") }
+            guard (0...255).contains(c.value) else {
+                throw GeneratorError("\(e.name).\(c.name) = \(c.value) is not an enum8 value")
+            }
             w.line("case \(try identifier(c.name)) = \(c.value)")
         }
         w.line("")
@@ -371,7 +395,9 @@ public enum HearthKitGenerator {
         w.line("")
         w.line("public init(rawValue: \(raw)) { self.rawValue = rawValue }")
         w.line("")
-        for bit in b.bits { w.line("public static let \(try identifier(bit.name)) = \(b.name)(rawValue: 1 << \(bit.bit))") }
+        for bit in b.bits {
+            w.line("public static let \(try identifier(bit.name)) = \(b.name)(rawValue: 1 << \(bit.bit))")
+        }
         w.line("")
         w.line("public static let flags: [(flag: \(b.name), name: String)] = [")
         w.depth += 1
@@ -390,13 +416,15 @@ public enum HearthKitGenerator {
         w.depth += 1
         var parameters: [String] = []
         for f in s.fields {
-            guard !f.isNullable else { throw GeneratorError("\(s.name).\(f.name) is nullable; struct fields cannot be yet") }
+            guard !f.isNullable else {
+                throw GeneratorError("\(s.name).\(f.name) is nullable; struct fields cannot be yet")
+            }
             w.line("/// \(describe(f.type, nullable: false, constraint: f.constraint)).")
             w.line("public var \(try identifier(f.name)): \(swiftType(f.type))")
             parameters.append("\(try identifier(f.name)): \(swiftType(f.type))")
         }
         w.line("")
-        w.line("public init(\(parameters.joined(separator: ", "))) {")
+        w.declaration("public init", parameters, " {")
         w.depth += 1
         for f in s.fields { w.line("self.\(try identifier(f.name)) = \(try identifier(f.name))") }
         w.depth -= 1
@@ -406,10 +434,21 @@ public enum HearthKitGenerator {
         w.depth += 1
         w.line("guard case .object = json,")
         for (i, f) in s.fields.enumerated() {
-            let end = i == s.fields.count - 1 ? " else { return nil }" : ","
-            w.line("    let \(try identifier(f.name)) = json[\"\(f.name)\"].flatMap(\(swiftType(f.type)).init(json:))\(end)")
+            let binding =
+                "    let \(try identifier(f.name)) = json[\"\(f.name)\"].flatMap(\(swiftType(f.type)).init(json:))"
+            if i < s.fields.count - 1 {
+                w.line(binding + ",")
+            } else if w.fits(binding + " else { return nil }") {
+                w.line(binding + " else { return nil }")
+            } else {
+                w.line(binding)
+                w.line("else { return nil }")
+            }
         }
-        w.line("self.init(\(try s.fields.map { f throws(GeneratorError) in "\(try identifier(f.name)): \(try identifier(f.name))" }.joined(separator: ", ")))")
+        let arguments = try s.fields.map { f throws(GeneratorError) in
+            "\(try identifier(f.name)): \(try identifier(f.name))"
+        }
+        w.declaration("self.init", arguments, "")
         w.depth -= 1
         w.line("}")
         w.line("")
@@ -429,7 +468,9 @@ public enum HearthKitGenerator {
     static func attributes(_ trait: TraitDescriptor, _ w: inout Writer) throws(GeneratorError) {
         guard !trait.attributes.isEmpty else { return }
         w.line("")
-        w.line("/// The attributes' values now (`attributes.onOff`) and what each may hold (`attributes.$onOff.isSupported`).")
+        w.line(
+            "/// The attributes' values now (`attributes.onOff`) and what each may hold "
+                + "(`attributes.$onOff.isSupported`).")
         w.line("public var attributes: Attributes { Attributes(dynamic) }")
         w.line("")
         w.line("public struct Attributes: Sendable, Hashable {")
@@ -445,7 +486,13 @@ public enum HearthKitGenerator {
         w.line("init(_ trait: DynamicTrait) {")
         w.depth += 1
         for a in trait.attributes {
-            w.line("_\(a.name) = TraitAttribute(trait, \"\(a.name)\", nullable: \(a.isNullable), writable: \(a.isWritable))")
+            let arguments = "trait, \"\(a.name)\", nullable: \(a.isNullable), writable: \(a.isWritable)"
+            if w.fits("_\(a.name) = TraitAttribute(\(arguments))") {
+                w.line("_\(a.name) = TraitAttribute(\(arguments))")
+            } else {
+                w.line("_\(a.name) = TraitAttribute(")
+                w.line("    \(arguments))")
+            }
         }
         w.depth -= 1
         w.line("}")
@@ -457,8 +504,11 @@ public enum HearthKitGenerator {
         for c in trait.commands {
             let name = try identifier(c.name)
             w.line("")
-            w.line("/// Whether this trait instance takes `\(c.name)` (the device's features decide; an Off-only OnOff has no `toggle`).")
-            w.line("public var supports\(upperFirst(c.name))Command: Bool { dynamic.supports(command: \"\(c.name)\") }")
+            w.line(
+                "/// Whether this trait instance takes `\(c.name)` (the device's features decide; an Off-only OnOff "
+                    + "has no `toggle`).")
+            w.line("public var supports\(upperFirst(c.name))Command: Bool",
+                   body: "dynamic.supports(command: \"\(c.name)\")")
             w.line("")
             var parameters: [String] = []
             var arguments: [String] = []
@@ -473,9 +523,11 @@ public enum HearthKitGenerator {
                 parameters.append(parameter)
                 arguments.append("(\"\(f.name)\", \(f.name == label ? label : label).json)")
                 let meaning = f.isNullable ? " (nil sends null)" : ""
-                w.line("/// - Parameter \(f.name): \(describe(f.type, nullable: f.isNullable, constraint: f.constraint))\(meaning).")
+                w.line(
+                    "/// - Parameter \(f.name): "
+                        + "\(describe(f.type, nullable: f.isNullable, constraint: f.constraint))\(meaning).")
             }
-            w.line("public func \(name)(\(parameters.joined(separator: ", "))) async throws {")
+            w.declaration("public func \(name)", parameters, " async throws {")
             w.depth += 1
             if arguments.isEmpty {
                 w.line("try await dynamic.invoke(\"\(c.name)\")")
@@ -495,7 +547,8 @@ public enum HearthKitGenerator {
         let writable = trait.attributes.filter(\.isWritable)
         guard !writable.isEmpty else { return }
         w.line("")
-        w.line("/// The writes of one `update { … }`: a setter for each writable attribute, and none for a read-only one.")
+        w.line(
+            "/// The writes of one `update { … }`: a setter for each writable attribute, and none for a read-only one.")
         w.line("public struct Update: Sendable {")
         w.depth += 1
         w.line("public private(set) var writes = AttributeWrites()")
@@ -503,7 +556,8 @@ public enum HearthKitGenerator {
             let type = swiftType(a.type) + (a.isNullable ? "?" : "")
             w.line("")
             w.line("/// \(a.name): \(describe(a.type, nullable: a.isNullable, constraint: a.constraint)).")
-            w.line("public mutating func set\(upperFirst(a.name))(_ value: \(type)) { writes.set(\"\(a.name)\", value.json) }")
+            w.line("public mutating func set\(upperFirst(a.name))(_ value: \(type))",
+                   body: "writes.set(\"\(a.name)\", value.json)")
         }
         _ = try identifier(writable[0].name)
         w.depth -= 1
@@ -535,8 +589,53 @@ struct Writer {
 
     init(_ header: String) { text = header + "\n" }
 
+    /// The width the repository's sources keep to (.swift-format): a wider doc comment is wrapped at its words.
+    static let width = 120
+
+    private var indentation: String { String(repeating: "    ", count: depth) }
+
     mutating func line(_ s: String) {
-        text += s.isEmpty ? "\n" : String(repeating: "    ", count: depth) + s + "\n"
+        guard !s.isEmpty else { return text += "\n" }
+        guard s.hasPrefix("/// "), indentation.count + s.count > Self.width else {
+            return text += indentation + s + "\n"
+        }
+        // A list item's lines after its first are indented under its text, as DocC reads them.
+        let hanging = s.hasPrefix("/// - ") ? "///   " : "/// "
+        var current = "///"
+        for word in s.dropFirst(4).split(separator: " ", omittingEmptySubsequences: false) {
+            if current.count > 3, indentation.count + current.count + 1 + word.count > Self.width {
+                text += indentation + current + "\n"
+                current = hanging.dropLast() + ""
+            }
+            current += " " + word
+        }
+        text += indentation + current + "\n"
+    }
+
+    /// Whether `s` fits on a line at the current depth.
+    func fits(_ s: String) -> Bool { indentation.count + s.count <= Self.width }
+
+    /// `head(parameters)tail` on one line, or one parameter a line when that is wider than the sources keep to (as the
+    /// formatter wraps a declaration or a call).
+    mutating func declaration(_ head: String, _ parameters: [String], _ tail: String) {
+        let one = "\(head)(\(parameters.joined(separator: ", ")))\(tail)"
+        guard !fits(one) else { return line(one) }
+        line("\(head)(")
+        depth += 1
+        for (i, p) in parameters.enumerated() { line(p + (i < parameters.count - 1 ? "," : "")) }
+        depth -= 1
+        line(")\(tail)")
+    }
+
+    /// `head { body }` on one line, or over three when that is wider than the sources keep to.
+    mutating func line(_ head: String, body: String) {
+        let one = "\(head) { \(body) }"
+        guard !fits(one) else { return line(one) }
+        line("\(head) {")
+        depth += 1
+        line(body)
+        depth -= 1
+        line("}")
     }
 
 }

@@ -119,12 +119,16 @@ enum FileIO {
     /// name needs (`d_reclen`), so copying the whole `dirent` (`entry.pointee`, with its 256-byte `d_name`) reads
     /// past the end of the buffer at its last entry (AddressSanitizer found it).
     static func entryName(_ entry: UnsafeMutablePointer<dirent>) -> String {
-        String(cString: UnsafeRawPointer(entry).advanced(by: MemoryLayout<dirent>.offset(of: \dirent.d_name)!).assumingMemoryBound(to: CChar.self))
+        String(
+            cString: UnsafeRawPointer(entry).advanced(by: MemoryLayout<dirent>.offset(of: \dirent.d_name)!)
+                .assumingMemoryBound(to: CChar.self))
     }
 
     /// The entries of `directory` that are `prefix` followed by a number, sorted by that number
     /// (`hwmon2` before `hwmon10`), so lookups by name pick the lowest-numbered match deterministically.
-    static func numberedEntries(_ directory: String, prefix: String) throws(LinuxIOError) -> [(name: String, index: Int)] {
+    static func numberedEntries(_ directory: String, prefix: String) throws(LinuxIOError) -> [(
+        name: String, index: Int
+    )] {
         try directoryEntries(directory)
             .compactMap { name in
                 guard name.hasPrefix(prefix), let index = Int(name.dropFirst(prefix.count)) else { return nil }

@@ -130,13 +130,18 @@ public final class GPIOChip: Sendable {
     /// Line names are not unique in the kernel; the lowest offset wins, as in libgpiod.
     public func lineOffset(named lineName: String) throws(LinuxIOError) -> Int {
         try withChip { (chip) throws(LinuxIOError) -> Int in
-            Int(try Syscall.check("gpiod_chip_find_line", .gpioChip(name), explain: { code in
-                code == .noSuchFileOrDirectory
-                    ? "\(self.name) ('\(self.label)') has no line named '\(lineName)': check the spelling against gpioinfo"
-                    : nil
-            }) {
-                hearth_gpio_chip_find_line(chip, lineName)
-            })
+            Int(
+                try Syscall.check(
+                    "gpiod_chip_find_line", .gpioChip(name),
+                    explain: { code in
+                        code == .noSuchFileOrDirectory
+                            ? "\(self.name) ('\(self.label)') has no line named '\(lineName)': check the spelling "
+                                + "against gpioinfo"
+                            : nil
+                    }
+                ) {
+                    hearth_gpio_chip_find_line(chip, lineName)
+                })
         }
     }
 
@@ -219,7 +224,8 @@ public final class GPIOChip: Sendable {
         case .noSuchFileOrDirectory:
             let existing = (try? chipEntries("/dev")) ?? []
             let inventory = existing.isEmpty
-                ? "this system has no GPIO character devices at all (kernel without CONFIG_GPIO_CDEV? gpio-sim not loaded?)"
+                ? "this system has no GPIO character devices at all (kernel without CONFIG_GPIO_CDEV? gpio-sim not "
+                    + "loaded?)"
                 : "available: \(existing.joined(separator: ", ")); prefer opening by label"
             return "no GPIO chip at \(path): \(inventory)"
         case .notATypewriter:

@@ -127,12 +127,14 @@ public final class GPIOInputLine: Sendable {
     public var isInterrupted: Bool { state.withLock { $0.isInterrupted } }
 
     /// Gives the line back to the kernel and interrupts waits, now and later. If a thread is waiting, the release
-    /// completes when that wait returns, so its descriptor is never closed under it. Releasing twice is a bug and traps.
+    /// completes when that wait returns, so its descriptor is never closed under it. Releasing twice is a bug and
+    /// traps.
     public func release() {
         let chip = self.chip
         let offset = self.offset
         state.withLock { state in
-            precondition(state.line != nil && !state.releasePending, "GPIO line \(offset) on \(chip.name) released twice")
+            precondition(
+                state.line != nil && !state.releasePending, "GPIO line \(offset) on \(chip.name) released twice")
             state.isInterrupted = true
             if state.isWaiting {
                 state.releasePending = true

@@ -123,7 +123,8 @@ public final class IIODevice: Sendable {
             let available = availableChannels()
             throw LinuxIOError(
                 operation: "read", context: .path(prefix + "_raw"), errno: .noSuchFileOrDirectory,
-                message: "\(label) has no '\(channel)' channel: neither in_\(channel)_input nor in_\(channel)_raw exists"
+                message:
+                    "\(label) has no '\(channel)' channel: neither in_\(channel)_input nor in_\(channel)_raw exists"
                     + (available.isEmpty ? "" : " (it has: \(available.joined(separator: ", ")))"))
         }
         let offset = try readShared(channel, "offset") ?? 0
@@ -258,7 +259,8 @@ public final class HwmonDevice: Sendable {
             switch errno {
             case .noSuchFileOrDirectory: "\(device) has no \(attribute) attribute"
             case .invalidArgument: "\(device) refused \(value) for \(attribute) (out of the driver's range)"
-            case .permissionDenied: "\(device): writing \(attribute) needs root (hearthd runs as root on the board image)"
+            case .permissionDenied:
+                "\(device): writing \(attribute) needs root (hearthd runs as root on the board image)"
             default: nil
             }
         }
@@ -312,9 +314,10 @@ public final class OneWireThermometer: Sendable {
                                        + "3.3 V, GND, the 4.7 kΩ pull-up) and w1_therm loaded?")
             }
             guard found.count == 1 else {
-                throw LinuxIOError(operation: "lookup", context: .path(directory), errno: .invalidArgument,
-                                   message: "\(found.count) 1-Wire thermometers in \(directory) (\(found.joined(separator: ", "))): "
-                                       + "name the one to read (w1: <id>)")
+                throw LinuxIOError(
+                    operation: "lookup", context: .path(directory), errno: .invalidArgument,
+                    message: "\(found.count) 1-Wire thermometers in \(directory) (\(found.joined(separator: ", "))): "
+                        + "name the one to read (w1: <id>)")
             }
             self.id = only
         }
@@ -328,10 +331,11 @@ public final class OneWireThermometer: Sendable {
         let text: String
         do {
             text = try FileIO.readTrimmed(file)
-        } catch where error.errno == .noSuchFileOrDirectory {
-            throw LinuxIOError(operation: error.operation, context: error.context, errno: error.errno,
-                               message: "\(id) has no temperature attribute (\(file)): it was unplugged, or the kernel's "
-                                   + "w1_therm is older than 5.9")
+        } catch  where error.errno == .noSuchFileOrDirectory {
+            throw LinuxIOError(
+                operation: error.operation, context: error.context, errno: error.errno,
+                message: "\(id) has no temperature attribute (\(file)): it was unplugged, or the kernel's "
+                    + "w1_therm is older than 5.9")
         } catch {
             throw LinuxIOError(operation: error.operation, context: error.context, errno: error.errno,
                                message: Self.explainReadFailure(error, id: id))
@@ -342,7 +346,8 @@ public final class OneWireThermometer: Sendable {
     static func explainReadFailure(_ error: LinuxIOError, id: String) -> String {
         switch error.errno {
         case .ioError, .tryAgain, .timedOut:
-            "1-Wire thermometer \(id) did not answer reading \(error.context) (no reply or a CRC error): check its data "
+            "1-Wire thermometer \(id) did not answer reading \(error.context) (no reply or a CRC error): check its "
+                + "data "
                 + "line, its 3.3 V and the 4.7 kΩ pull-up"
         case .noSuchDevice, .noSuchDeviceOrAddress:
             "1-Wire thermometer \(id) is gone (reading \(error.context)): was it unplugged?"

@@ -442,7 +442,8 @@ final class Core: @unchecked Sendable {
                 }
                 try check(rc, "connect to \(options.endpoint)")
                 while true {
-                    let timeout = isStopRequested ? Self.stoppingLoopTimeoutMilliseconds : Self.idleLoopTimeoutMilliseconds
+                    let timeout =
+                        isStopRequested ? Self.stoppingLoopTimeoutMilliseconds : Self.idleLoopTimeoutMilliseconds
                     let cork = corkQueuedPackets()
                     let delivered = messagesDelivered
                     let rc = mosquitto_loop(mosq, timeout, 1)
@@ -498,8 +499,9 @@ final class Core: @unchecked Sendable {
     /// Reads the packets that have already arrived, at most `arrivedBatch`, then writes what their handlers (and the
     /// turn's) queued, corked. `mosquitto_loop` reads one packet a turn (libmosquitto 2.0 reads more only while QoS 1
     /// or 2 messages wait) and writes what a handler queued only on its next turn, after another `pselect`: under load
-    /// each request took a turn of its own and its answers a segment of their own (docs/benchmarks.md). Returns a failed read's code, for the turn to report as
-    /// `mosquitto_loop`'s; a failed write is left to the next turn, as libmosquitto leaves it.
+    /// each request took a turn of its own and its answers a segment of their own (docs/benchmarks.md). Returns a
+    /// failed read's code, for the turn to report as `mosquitto_loop`'s; a failed write is left to the next turn, as
+    /// libmosquitto leaves it.
     private func readArrivedAndWrite() -> Int32 {
         let socket = mosquitto_socket(mosq)
         guard socket >= 0 else { return MOSQ_ERR_SUCCESS.rawValue }
@@ -638,8 +640,10 @@ final class Core: @unchecked Sendable {
             retain: message.retain)
         if let properties {
             var text: UnsafeMutablePointer<CChar>?
-            if mosquitto_property_read_string(properties, Int32(MQTT_PROP_RESPONSE_TOPIC.rawValue), &text, false) != nil,
-               let text {
+            if mosquitto_property_read_string(properties, Int32(MQTT_PROP_RESPONSE_TOPIC.rawValue), &text, false)
+                != nil,
+                let text
+            {
                 received.responseTopic = String(cString: text)
                 free(text)
             }
@@ -733,18 +737,25 @@ final class Core: @unchecked Sendable {
 
     // MARK: Operations
 
-    func publish(_ topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool,
-                 responseTopic: String?, correlationData: [UInt8]?, userProperties: [MQTTUserProperty]) throws(MQTTError) {
+    func publish(
+        _ topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool,
+        responseTopic: String?, correlationData: [UInt8]?, userProperties: [MQTTUserProperty]
+    ) throws(MQTTError) {
         try checkCString(topic, "publish to '\(topic)'")
         var properties: OpaquePointer?
         defer { if properties != nil { mosquitto_property_free_all(&properties) } }
-        if (responseTopic != nil || correlationData != nil || !userProperties.isEmpty) && usesV5.load(ordering: .acquiring) {
+        if (responseTopic != nil || correlationData != nil || !userProperties.isEmpty)
+            && usesV5.load(ordering: .acquiring)
+        {
             for property in userProperties {
                 let what = "publish to '\(topic)' with user property '\(property.name)'"
                 try checkCString(property.name, what)
                 try checkCString(property.value, what)
                 let rc = property.name.withCString { name in
-                    property.value.withCString { mosquitto_property_add_string_pair(&properties, Int32(MQTT_PROP_USER_PROPERTY.rawValue), name, $0) }
+                    property.value.withCString {
+                        mosquitto_property_add_string_pair(
+                            &properties, Int32(MQTT_PROP_USER_PROPERTY.rawValue), name, $0)
+                    }
                 }
                 try check(rc, what)
             }
@@ -831,7 +842,8 @@ final class Core: @unchecked Sendable {
 private func checkCString(_ text: String, _ context: @autoclosure () -> String) throws(MQTTError) {
     // memchr over a native string's bytes: this runs for every publication, and `utf8.contains` steps through the
     // view a byte at a time.
-    let hasNUL = text.utf8.withContiguousStorageIfAvailable { $0.isEmpty ? false : memchr($0.baseAddress!, 0, $0.count) != nil }
+    let hasNUL =
+        text.utf8.withContiguousStorageIfAvailable { $0.isEmpty ? false : memchr($0.baseAddress!, 0, $0.count) != nil }
         ?? text.utf8.contains(0)
     if hasNUL {
         throw MQTTError(code: .invalidArgument, context: context(), message: "contains a NUL character")

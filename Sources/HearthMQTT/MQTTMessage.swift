@@ -51,8 +51,10 @@ public struct MQTTMessage: Sendable, Hashable {
     /// MQTT 5 user properties, in the order the publisher set them.
     public var userProperties: [MQTTUserProperty]
 
-    public init(topic: String, payload: [UInt8], qos: MQTTQoS = .atMostOnce, retain: Bool = false,
-                responseTopic: String? = nil, correlationData: [UInt8]? = nil, userProperties: [MQTTUserProperty] = []) {
+    public init(
+        topic: String, payload: [UInt8], qos: MQTTQoS = .atMostOnce, retain: Bool = false,
+        responseTopic: String? = nil, correlationData: [UInt8]? = nil, userProperties: [MQTTUserProperty] = []
+    ) {
         self.topic = topic
         self.payload = payload
         self.qos = qos

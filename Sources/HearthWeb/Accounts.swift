@@ -39,14 +39,19 @@ struct WebAccount: Sendable, Equatable {
 
     /// Whether `password` is this account's, compared in constant time.
     func verifies(_ password: String) -> Bool {
-        guard let derived = try? WebCrypto.pbkdf2SHA256(password: Array(password.utf8), salt: salt, iterations: iterations,
-                                                        outputByteCount: hash.count) else { return false }
+        guard
+            let derived = try? WebCrypto.pbkdf2SHA256(
+                password: Array(password.utf8), salt: salt, iterations: iterations,
+                outputByteCount: hash.count)
+        else { return false }
         return WebCrypto.constantTimeEqual(derived, hash)
     }
 
     var json: JSON {
-        .object([("name", .string(name)), ("role", .string(role.rawValue)), ("kdf", .string("pbkdf2-sha256")),
-                 ("iterations", .int(iterations)), ("salt", .string(Hex.encode(salt))), ("hash", .string(Hex.encode(hash)))])
+        .object([
+            ("name", .string(name)), ("role", .string(role.rawValue)), ("kdf", .string("pbkdf2-sha256")),
+            ("iterations", .int(iterations)), ("salt", .string(Hex.encode(salt))), ("hash", .string(Hex.encode(hash)))
+        ])
     }
 
     init(name: String, role: WebRole, iterations: Int, salt: [UInt8], hash: [UInt8]) {
@@ -58,10 +63,12 @@ struct WebAccount: Sendable, Equatable {
     }
 
     init?(_ json: JSON) {
-        guard case .string(let name)? = json["name"], case .string(let r)? = json["role"], let role = WebRole(rawValue: r),
-              json["kdf"] == .string("pbkdf2-sha256"), case .int(let iterations)? = json["iterations"], iterations > 0,
-              case .string(let s)? = json["salt"], let salt = Hex.decode(s),
-              case .string(let h)? = json["hash"], let hash = Hex.decode(h), !hash.isEmpty else { return nil }
+        guard case .string(let name)? = json["name"], case .string(let r)? = json["role"],
+            let role = WebRole(rawValue: r),
+            json["kdf"] == .string("pbkdf2-sha256"), case .int(let iterations)? = json["iterations"], iterations > 0,
+            case .string(let s)? = json["salt"], let salt = Hex.decode(s),
+            case .string(let h)? = json["hash"], let hash = Hex.decode(h), !hash.isEmpty
+        else { return nil }
         self.init(name: name, role: role, iterations: iterations, salt: salt, hash: hash)
     }
 }
@@ -141,7 +148,9 @@ public final class WebAccounts: Sendable {
     /// Writes a new setup code (12 characters of an alphabet without look-alikes, in groups of four).
     func newSetupCode() throws(WebAccountsError) -> String {
         let alphabet = Array("ABCDEFGHJKLMNPQRSTUVWXYZ23456789")
-        guard let random = try? WebCrypto.randomBytes(12) else { throw WebAccountsError("libcrypto gave no random bytes") }
+        guard let random = try? WebCrypto.randomBytes(12) else {
+            throw WebAccountsError("libcrypto gave no random bytes")
+        }
         var code = ""
         for (i, b) in random.enumerated() {
             if i > 0 && i % 4 == 0 { code += "-" }
@@ -208,7 +217,9 @@ public final class WebAccounts: Sendable {
         }
         let synced = fsync(fd) == 0
         close(fd)
-        guard synced, rename(temporary, path) == 0 else { throw WebAccountsError("cannot save \(path): \(errnoText())") }
+        guard synced, rename(temporary, path) == 0 else {
+            throw WebAccountsError("cannot save \(path): \(errnoText())")
+        }
     }
 }
 

@@ -179,7 +179,10 @@ final class EventStreams: Sendable {
                     if !stream.scheduled { stream.scheduled = true; wake = true }
                 }
                 s.streams[key] = stream
-                return (channel.isWritable, stream.stalledTicks >= Self.stallLimit, stream.ticks % Self.keepAliveTicks == 0, wake)
+                return (
+                    channel.isWritable, stream.stalledTicks >= Self.stallLimit, stream.ticks % Self.keepAliveTicks == 0,
+                    wake
+                )
             }
             if drop {
                 channel.close(promise: nil)

@@ -18,6 +18,8 @@ enum PageAssets {
 
     private static func response(_ text: String, type: String) -> WebResponse {
         // `no-cache`: revalidated on each load, so a new hearthd's page is never mixed with an old one's script.
-        WebResponse(status: 200, headers: [("Content-Type", type), ("Cache-Control", "no-cache")], body: Array((text + "\n").utf8))
+        WebResponse(
+            status: 200, headers: [("Content-Type", type), ("Cache-Control", "no-cache")],
+            body: Array((text + "\n").utf8))
     }
 }

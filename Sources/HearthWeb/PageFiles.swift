@@ -14,30 +14,48 @@ enum PageFiles {
 <script src="/app.js" defer></script>
 </head>
 <body>
-<header id="bar"><h1 id="title">Hearth</h1><span id="link" class="pill"></span><nav id="menu" hidden><button id="users-open" type="button" class="ghost"></button><button id="password-open" type="button" class="ghost"></button><button id="logout" type="button" class="ghost"></button></nav><div id="banner" role="status" hidden></div></header>
+<header id="bar"><h1 id="title">Hearth</h1><span id="link" class="pill"></span><nav id="menu" hidden><button id="use\##
+rs-open" type="button" class="ghost"></button><button id="password-open" type="button" class="ghost"></button><butto\##
+n id="logout" type="button" class="ghost"></button></nav><div id="banner" role="status" hidden></div></header>
 <main id="main">
-<form id="login" class="panel" hidden><h2 id="login-title"></h2><p id="login-hint" class="hint"></p><label id="code-row"><span id="code-label"></span><input id="code" autocomplete="one-time-code" spellcheck="false"></label><label id="user-row"><span id="user-label"></span><input id="user" autocomplete="username" value="admin"></label><label><span id="password-label"></span><input id="password" type="password" autocomplete="current-password"></label><button id="login-go" type="submit"></button><p id="login-error" class="error" role="alert"></p></form>
+<form id="login" class="panel" hidden><h2 id="login-title"></h2><p id="login-hint" class="hint"></p><label id="code-\##
+row"><span id="code-label"></span><input id="code" autocomplete="one-time-code" spellcheck="false"></label><label id\##
+="user-row"><span id="user-label"></span><input id="user" autocomplete="username" value="admin"></label><label><spa\##
+n id="password-label"></span><input id="password" type="password" autocomplete="current-password"></label><button id\##
+="login-go" type="submit"></button><p id="login-error" class="error" role="alert"></p></form>
 <section id="home" hidden><div id="peers" class="hint"></div><div id="groups"></div><div id="rooms"></div></section>
-<form id="password-form" class="panel" hidden><h2 id="password-title"></h2><label><span id="current-label"></span><input id="current" type="password" autocomplete="current-password"></label><label><span id="new-label"></span><input id="new" type="password" autocomplete="new-password"></label><button id="password-go" type="submit"></button><button id="password-close" type="button" class="ghost"></button><p id="password-error" class="error" role="alert"></p></form>
-<form id="users-form" class="panel" hidden><h2 id="users-title"></h2><ul id="users"></ul><label><span id="viewer-label"></span><input id="viewer-name" autocomplete="off"></label><label><span id="viewer-password-label"></span><input id="viewer-password" type="password" autocomplete="new-password"></label><button id="viewer-go" type="submit"></button><button id="users-close" type="button" class="ghost"></button><p id="users-error" class="error" role="alert"></p></form>
+<form id="password-form" class="panel" hidden><h2 id="password-title"></h2><label><span id="current-label"></span><i\##
+nput id="current" type="password" autocomplete="current-password"></label><label><span id="new-label"></span><inpu\##
+t id="new" type="password" autocomplete="new-password"></label><button id="password-go" type="submit"></button><butt\##
+on id="password-close" type="button" class="ghost"></button><p id="password-error" class="error" role="alert"></p></\##
+form>
+<form id="users-form" class="panel" hidden><h2 id="users-title"></h2><ul id="users"></ul><label><span id="viewer-lab\##
+el"></span><input id="viewer-name" autocomplete="off"></label><label><span id="viewer-password-label"></span><inpu\##
+t id="viewer-password" type="password" autocomplete="new-password"></label><button id="viewer-go" type="submit"></bu\##
+tton><button id="users-close" type="button" class="ghost"></button><p id="users-error" class="error" role="alert"></\##
+p></form>
 </main>
 </body>
 </html>
 """##
 
     static let appCSS = ##"""
-:root{--bg:#f6f5f2;--card:#fff;--fg:#1d1c1a;--mute:#6b675f;--line:#dedad2;--accent:#b4501c;--on-accent:#fff;--ok:#2f7d32;--bad:#b3261e;--warn:#8a5a00;color-scheme:light dark}
-@media (prefers-color-scheme:dark){:root{--bg:#171614;--card:#22201d;--fg:#eeebe5;--mute:#a39e94;--line:#38352f;--accent:#f08a4b;--on-accent:#1d1c1a;--ok:#7bc67e;--bad:#f2837a;--warn:#e0b04a}}
+:root{--bg:#f6f5f2;--card:#fff;--fg:#1d1c1a;--mute:#6b675f;--line:#dedad2;--accent:#b4501c;--on-accent:#fff;--ok:#2f\##
+7d32;--bad:#b3261e;--warn:#8a5a00;color-scheme:light dark}
+@media (prefers-color-scheme:dark){:root{--bg:#171614;--card:#22201d;--fg:#eeebe5;--mute:#a39e94;--line:#38352f;--ac\##
+cent:#f08a4b;--on-accent:#1d1c1a;--ok:#7bc67e;--bad:#f2837a;--warn:#e0b04a}}
 *{box-sizing:border-box}
 [hidden]{display:none!important}
 body{margin:0;background:var(--bg);color:var(--fg);font:16px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
-header{display:flex;flex-wrap:wrap;align-items:center;gap:.5rem;padding:.6rem .8rem;border-bottom:1px solid var(--line);background:var(--card);position:sticky;top:0;z-index:2}
+header{display:flex;flex-wrap:wrap;align-items:center;gap:.5rem;padding:.6rem .8rem;border-bottom:1px solid var(--li\##
+ne);background:var(--card);position:sticky;top:0;z-index:2}
 h1{font-size:1.15rem;margin:0;flex:1}
 h2{font-size:1.05rem;margin:.2rem 0 .6rem}
 h3{font-size:.95rem;margin:1.2rem .2rem .4rem;color:var(--mute);text-transform:uppercase;letter-spacing:.04em}
 nav{display:flex;gap:.3rem;flex-wrap:wrap}
 main{padding:.6rem;max-width:72rem;margin:0 auto}
-.panel{background:var(--card);border:1px solid var(--line);border-radius:.7rem;padding:1rem;max-width:26rem;margin:1rem auto;display:flex;flex-direction:column;gap:.6rem}
+.panel{background:var(--card);border:1px solid var(--line);border-radius:.7rem;padding:1rem;max-width:26rem;margin:1\##
+rem auto;display:flex;flex-direction:column;gap:.6rem}
 label{display:flex;flex-direction:column;gap:.2rem;font-size:.9rem;color:var(--mute)}
 input,select,button{font:inherit;color:inherit}
 input,select{background:var(--bg);border:1px solid var(--line);border-radius:.4rem;padding:.4rem .5rem;min-width:0}
@@ -46,12 +64,15 @@ button.ghost{background:transparent;color:var(--fg);border:1px solid var(--line)
 button:disabled,input:disabled,select:disabled{opacity:.5;cursor:not-allowed}
 .pill{font-size:.8rem;padding:.15rem .55rem;border-radius:1rem;border:1px solid var(--line)}
 .pill.up{color:var(--ok)}.pill.down{color:var(--bad)}
-#banner{flex-basis:100%;margin:.2rem -.8rem -.6rem;padding:.5rem .8rem;background:var(--warn);color:#fff;font-size:.9rem}
+#banner{flex-basis:100%;margin:.2rem -.8rem -.6rem;padding:.5rem .8rem;background:var(--warn);color:#fff;font-size:.\##
+9rem}
 .rooms{display:grid;gap:.6rem}
 .grid{display:grid;grid-template-columns:1fr;gap:.6rem}
 @media (min-width:40rem){.grid{grid-template-columns:repeat(auto-fill,minmax(20rem,1fr))}}
-@media (min-width:64rem){#rooms{columns:2 28rem;column-gap:.8rem}.room{break-inside:avoid-column}.room .grid{grid-template-columns:1fr}}
-.card{background:var(--card);border:1px solid var(--line);border-radius:.7rem;padding:.7rem .8rem;display:flex;flex-direction:column;gap:.4rem}
+@media (min-width:64rem){#rooms{columns:2 28rem;column-gap:.8rem}.room{break-inside:avoid-column}.room .grid{grid-te\##
+mplate-columns:1fr}}
+.card{background:var(--card);border:1px solid var(--line);border-radius:.7rem;padding:.7rem .8rem;display:flex;flex-\##
+direction:column;gap:.4rem}
 .card.offline{opacity:.65}
 .head{display:flex;justify-content:space-between;gap:.4rem;align-items:baseline}
 .name{font-weight:600;overflow-wrap:anywhere}
@@ -78,28 +99,42 @@ ul{padding-left:1.2rem}
 // Hearth's web page: one more client of the hub's contract (docs/web-api.md). Every string is in S.
 "use strict";
 const S = {
-  signIn: "Sign in", setUp: "Set the admin password", setUpHint: "The hub printed a one-time setup code to its console and journal; `hearthd web setup-code` on the hub prints it again.",
-  code: "Setup code", user: "User", password: "Password", newPassword: "New password (at least 10 characters)", currentPassword: "Current password",
-  logout: "Sign out", changePassword: "Password", users: "Viewers", addViewer: "Add viewer", viewerName: "Viewer's name", viewerPassword: "Viewer's password",
+  signIn: "Sign in", setUp: "Set the admin password", setUpHint: "The hub printed a one-time setup code to its conso\##
+le and journal; `hearthd web setup-code` on the hub prints it again.",
+  code: "Setup code", user: "User", password: "Password", newPassword: "New password (at least 10 characters)", curr\##
+entPassword: "Current password",
+  logout: "Sign out", changePassword: "Password", users: "Viewers", addViewer: "Add viewer", viewerName: "Viewer's n\##
+ame", viewerPassword: "Viewer's password",
   save: "Save", close: "Close", remove: "Remove", brokerUp: "Broker connected", brokerDown: "Broker disconnected",
-  brokerDownBanner: "The hub has lost its MQTT broker: this page still works, but other clients and hubs do not see changes until it is back.",
+  brokerDownBanner: "The hub has lost its MQTT broker: this page still works, but other clients and hubs do not se\##
+e changes until it is back.",
   streamLost: "Live updates interrupted; reconnecting…", noRoom: "No room", peers: "Hubs", thisHub: "this hub",
-  online: "online", offline: "offline", unknown: "unknown", direct: "direct", localPeer: "peer hub", remote: "remote hub", mixed: "mixed", unspecified: "—",
-  rename: "Name and room", name: "Name", room: "Room (empty: none)", send: "Send", set: "Set", busy: "The device is busy: try again in a moment.",
-  viewer: "Viewer: you see the home but cannot change it.", peerDevice: "Shown as its hub summarises it; open that hub's page to control it.",
-  failed: "Refused", information: "Device information", wrong: "Could not sign in", null: "none", passwordChanged: "Password changed.",
-  groups: "Groups", group: "group", members: "Members", groupOn: "On", groupOff: "Off", groupToggle: "Toggle", scenes: "Scenes",
+  online: "online", offline: "offline", unknown: "unknown", direct: "direct", localPeer: "peer hub", remote: "remot\##
+e hub", mixed: "mixed", unspecified: "—",
+  rename: "Name and room", name: "Name", room: "Room (empty: none)", send: "Send", set: "Set", busy: "The device i\##
+s busy: try again in a moment.",
+  viewer: "Viewer: you see the home but cannot change it.", peerDevice: "Shown as its hub summarises it; open that h\##
+ub's page to control it.",
+  failed: "Refused", information: "Device information", wrong: "Could not sign in", null: "none", passwordChanged: "\##
+Password changed.",
+  groups: "Groups", group: "group", members: "Members", groupOn: "On", groupOff: "Off", groupToggle: "Toggle", scene\##
+s: "Scenes",
   ran: "ran on", ranNothing: "ran on no device", refusedBy: "refused by", sending: "Sending…", yes: "yes", no: "no",
   // Traits, attributes, commands, fields and enumeration cases as a person reads them; any other name is split from
   // lowerCamelCase (words below), so a maker's own trait reads as words too.
   names: {
     onOff: "On", currentLevel: "Level", minLevel: "Lowest level", maxLevel: "Highest level",
     moveToLevel: "Set level", moveToLevelWithOnOff: "Dim", stopWithOnOff: "Stop and switch", stopMoveStep: "Stop",
-    transitionTime: "Transition (0.1 s)", onOffTransitionTime: "On/off transition (0.1 s)", onTransitionTime: "On transition (0.1 s)",
-    offTransitionTime: "Off transition (0.1 s)", onLevel: "Level when switched on", startUpCurrentLevel: "Level at power-up",
-    startUpOnOff: "State at power-up", globalSceneControl: "Scene in control", onTime: "On for (0.1 s)", offWaitTime: "Off wait (0.1 s)",
-    offWithEffect: "Off with effect", onWithTimedOff: "On for a time", onWithRecallGlobalScene: "On with the last scene",
-    identifyTime: "Identify for (s)", identifyType: "Identify by", measuredValue: "Reading", minMeasuredValue: "Lowest reading", maxMeasuredValue: "Highest reading",
+    transitionTime: "Transition (0.1 s)", onOffTransitionTime: "On/off transition (0.1 s)", onTransitionTime: "On tr\##
+ansition (0.1 s)",
+    offTransitionTime: "Off transition (0.1 s)", onLevel: "Level when switched on", startUpCurrentLevel: "Level at p\##
+ower-up",
+    startUpOnOff: "State at power-up", globalSceneControl: "Scene in control", onTime: "On for (0.1 s)", offWaitTime\##
+: "Off wait (0.1 s)",
+    offWithEffect: "Off with effect", onWithTimedOff: "On for a time", onWithRecallGlobalScene: "On with the last sc\##
+ene",
+    identifyTime: "Identify for (s)", identifyType: "Identify by", measuredValue: "Reading", minMeasuredValue: "Lowe\##
+st reading", maxMeasuredValue: "Highest reading",
     tolerance: "Tolerance", sceneTableSize: "Scene slots", fabricSceneInfo: "Scenes held",
     colorTemperatureMireds: "Colour temperature (mired)", currentPosition: "Position",
     numberOfPositions: "Positions", multiPressMax: "Most presses", fanMode: "Mode", percentSetting: "Speed (%)",
@@ -107,11 +142,14 @@ const S = {
     goToLiftPercentage: "Go to (%)", currentPositionLiftPercentage: "Open (%)",
     vendorName: "Maker", vendorID: "Maker id", productName: "Product", productID: "Product id", nodeLabel: "Label",
     hardwareVersionString: "Hardware version", softwareVersionString: "Software version", serialNumber: "Serial number",
-    uniqueID: "Unique id", reachable: "Reachable", featureMap: "Features", OnOffPlugInUnit: "Plug", GenericSwitch: "Switch",
+    uniqueID: "Unique id", reachable: "Reachable", featureMap: "Features", OnOffPlugInUnit: "Plug", GenericSwitch: "\##
+Switch",
   },
   traits: {
-    onOff: "Power", levelControl: "Brightness", relativeHumidityMeasurement: "Humidity", temperatureMeasurement: "Temperature",
-    scenesManagement: "Scenes", colorControl: "Colour", fanControl: "Fan", windowCovering: "Blind", occupancySensing: "Occupancy",
+    onOff: "Power", levelControl: "Brightness", relativeHumidityMeasurement: "Humidity", temperatureMeasurement: "Te\##
+mperature",
+    scenesManagement: "Scenes", colorControl: "Colour", fanControl: "Fan", windowCovering: "Blind", occupancySensing\##
+: "Occupancy",
   },
 };
 const $ = (id) => document.getElementById(id);
@@ -121,7 +159,8 @@ let home = [], traits = {}, status = null, role = "viewer", source = null, hubID
 function h(tag, attrs, ...kids) {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
-    if (k.startsWith("on")) e.addEventListener(k.slice(2), v); else if (v === true) e.setAttribute(k, ""); else if (v !== false && v != null) e.setAttribute(k, v);
+    if (k.startsWith("on")) e.addEventListener(k.slice(2), v); else if (v === true) e.setAttribute(k, ""); else if (\##
+v !== false && v != null) e.setAttribute(k, v);
   }
   for (const k of kids.flat()) if (k != null) e.append(k.nodeType ? k : String(k));
   return e;
@@ -138,9 +177,12 @@ async function api(path, body, method) {
 }
 
 function texts() {
-  for (const [id, key] of [["code-label", "code"], ["user-label", "user"], ["password-label", "password"], ["logout", "logout"], ["password-open", "changePassword"], ["users-open", "users"],
-    ["password-title", "changePassword"], ["current-label", "currentPassword"], ["new-label", "newPassword"], ["password-go", "save"], ["password-close", "close"],
-    ["users-title", "users"], ["viewer-label", "viewerName"], ["viewer-password-label", "viewerPassword"], ["viewer-go", "addViewer"], ["users-close", "close"]]) $(id).textContent = S[key];
+  for (const [id, key] of [["code-label", "code"], ["user-label", "user"], ["password-label", "password"], ["logout"\##
+, "logout"], ["password-open", "changePassword"], ["users-open", "users"],
+    ["password-title", "changePassword"], ["current-label", "currentPassword"], ["new-label", "newPassword"], ["pass\##
+word-go", "save"], ["password-close", "close"],
+    ["users-title", "users"], ["viewer-label", "viewerName"], ["viewer-password-label", "viewerPassword"], ["viewer-\##
+go", "addViewer"], ["users-close", "close"]]) $(id).textContent = S[key];
 }
 
 function show(which) {
@@ -191,7 +233,8 @@ function connect() {
 
 function banner(text, kind) {
   const b = $("banner");
-  if (!text) { if (b.dataset.kind !== "viewer" && role !== "admin") return banner(S.viewer, "viewer"); b.hidden = true; b.dataset.kind = ""; return; }
+  if (!text) { if (b.dataset.kind !== "viewer" && role !== "admin") return banner(S.viewer, "viewer"); b.hidden = tr\##
+ue; b.dataset.kind = ""; return; }
   b.textContent = text; b.hidden = false; b.dataset.kind = kind;
 }
 
@@ -201,7 +244,8 @@ function drawStatus() {
   link.className = "pill " + (up ? "up" : "down");
   $("title").textContent = "Hearth · " + status.hub;
   if (!up) banner(S.brokerDownBanner, "broker"); else if ($("banner").dataset.kind === "broker") banner();
-  $("peers").textContent = status.peers.length ? S.peers + ": " + status.peers.map((p) => p.hub + " (" + (S[p.status] || p.status) + ")").join(", ") : "";
+  $("peers").textContent = status.peers.length ? S.peers + ": " + status.peers.map((p) => p.hub + " (" + (S[p.status\##
+] || p.status) + ")").join(", ") : "";
 }
 
 function rooms() {
@@ -219,13 +263,15 @@ function key(d) { return (d.hub || hubID) + "/" + d.id; }
 function drawAll() {
   const root = $("rooms");
   root.replaceChildren(...rooms().map(([room, list]) => h("section", { class: "room" }, h("h3", {}, room || S.noRoom),
-    h("div", { class: "grid" }, list.map((d) => document.getElementById("card-" + key(d)) || h("article", { class: "card", id: "card-" + key(d) }))))));
+    h("div", { class: "grid" }, list.map((d) => document.getElementById("card-" + key(d)) || h("article", { class: "\##
+card", id: "card-" + key(d) }))))));
   for (const d of home) drawDevice(d.id, d.hub);
 }
 
 function connectivity(c) {
   const state = (c && c.connectivityState) || "unknown", where = (c && c.dataSourceLocality) || "unspecified";
-  return h("span", { class: "src", title: state }, h("span", { class: "dot " + state }), (S[state] || state) + " · " + (S[where] || where));
+  return h("span", { class: "src", title: state }, h("span", { class: "dot " + state }), (S[state] || state\##
+) + " · " + (S[where] || where));
 }
 
 function drawDevice(id, hub) {
@@ -237,20 +283,24 @@ function drawDevice(id, hub) {
   const c = d.sourceConnectivity || {};
   // A change of values only (a fade, a sensor) updates the values in place: open forms and what is typed stay.
   const shape = JSON.stringify([role, d.name, d.roomId, c, doc ? d.types.map((t) => [t.type, t.sourceConnectivity,
-    Object.entries(t.traits || {}).map(([n, tr]) => [n, tr.sourceConnectivity, Object.keys(tr.attributes || {}), tr.commands, tr.attributeInfo])]) : null]);
+    Object.entries(t.traits || {}).map(([n, tr]) => [n, tr.sourceConnectivity, Object.keys(tr.attributes || {}), tr.\##
+commands, tr.attributeInfo])]) : null]);
   if (card.dataset.shape === shape && doc) {
-    for (const t of d.types) for (const [name, trait] of Object.entries(t.traits || {})) for (const [a, v] of Object.entries(trait.attributes || {})) {
+    for (const t of d.types) for (const [name, trait] of Object.entries(t.traits || {})) for (const [a, v] of Object\##
+.entries(trait.attributes || {})) {
       const e = card.querySelector('[data-attribute="' + CSS.escape(name + "." + a) + '"]');
       if (e) showValue(e, v, ((traits[name] || {}).attributes || {})[a]);
     }
     return;
   }
-  if (card.contains(document.activeElement) && document.activeElement.tagName !== "BUTTON") { pending.add(key(summary)); return; }
+  if (card.contains(document.activeElement) && document.activeElement.tagName !== "BUTTON") { pending.add(key(summar\##
+y)); return; }
   card.dataset.shape = shape;
   card.className = "card " + (c.connectivityState || "");
   card.dataset.device = id;
   const kids = [h("div", { class: "head" }, h("span", { class: "name" }, d.name || d.id), connectivity(c))];
-  if (!doc) kids.push(h("p", { class: "hint" }, (summary.hub && summary.hub !== hubID ? summary.hub + ": " : "") + S.peerDevice));
+  if (!doc) kids.push(h("p", { class: "hint" }, (summary.hub && summary.hub !== hubID ? summary.hub + ": " : "") + S\##
+.peerDevice));
   else for (const t of d.types) for (const [name, trait] of ordered(t.traits)) kids.push(drawTrait(d, t, name, trait));
   if (doc) kids.push(drawRename(d));
   kids.push(h("p", { class: "error", role: "alert" }, (card.querySelector(".error") || {}).textContent || ""));
@@ -273,7 +323,8 @@ function words(k, names) {
   const base = String(k).split(".").pop(), known = names || S.names;
   if (Object.hasOwn(known, k)) return known[k];
   if (Object.hasOwn(known, base)) return known[base];
-  const w = base.replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2").replace(/_/g, " ").toLowerCase();
+  const w = base.replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2").replace(/_/g, " ")\##
+.toLowerCase();
   return w.charAt(0).toUpperCase() + w.slice(1);
 }
 
@@ -294,7 +345,8 @@ function drawTrait(d, t, name, trait) {
   const attrs = h("dl", { class: "attrs" });
   const edits = [];
   for (const [a, v] of Object.entries(trait.attributes || {})) {
-    const info = (trait.attributeInfo || {})[a], shape = desc.attributes[a], dd = h("dd", { "data-attribute": name + "." + a });
+    const info = (trait.attributeInfo || {})[a], shape = desc.attributes[a], dd = h("dd", { "data-attribute": nam\##
+e + "." + a });
     showValue(dd, v, shape);
     attrs.append(h("dt", { title: a }, words(a)), dd);
     if (info && info.writable && shape && shape.kind !== "other") edits.push([a, shape, v]);
@@ -303,25 +355,32 @@ function drawTrait(d, t, name, trait) {
   for (const cmd of trait.commands || []) {
     // Bitmaps, structs and lists (kind "other") are left out: the hub takes their defaults.
     const fields = (((desc.commands[cmd] || {}).fields) || []).filter((f) => f.kind !== "other");
-    if (!fields.length) cmds.append(h("button", { type: "button", disabled: !admin, "data-command": name + "." + cmd, onclick: () => send(d, { type: t.type, trait: name, command: cmd }) }, words(cmd)));
-    else forms.push(drawForm(d, cmd, words(cmd), fields, (args) => send(d, { type: t.type, trait: name, command: cmd, args })));
+    if (!fields.length) cmds.append(h("button", { type: "button", disabled: !admin, "data-command": name + "." + cmd\##
+, onclick: () => send(d, { type: t.type, trait: name, command: cmd }) }, words(cmd)));
+    else forms.push(drawForm(d, cmd, words(cmd), fields, (args) => send(d, { type: t.type, trait: name, command: cmd\##
+, args })));
   }
   const more = [];
   if (edits.length) {
-    const f = drawForm(d, "set", S.set, edits.map(([a, shape, v]) => Object.assign({ name: a, value: v }, shape)), (values) => send(d, { type: t.type, trait: name, update: values }));
+    const f = drawForm(d, "set", S.set, edits.map(([a, shape, v]) => Object.assign({ name: a, value: v }, shape)), (\##
+values) => send(d, { type: t.type, trait: name, update: values }));
     more.push(f);
   }
-  const title = h("div", { class: "tname", title: name }, words(name, S.traits) + (t.type ? " · " + words(t.type) : ""));
+  const title = h("div", { class: "tname", title: name }, words(name, S.traits) + (t.type ? " · " + words(t.type\##
+) : ""));
   // What a device says about itself is kept folded: the state and controls come first.
-  if (name === "basicInformation") return h("details", { class: "trait", "data-trait": name, "data-form": "information" }, h("summary", {}, S.information), attrs, cmds, forms, more);
+  if (name === "basicInformation") return h("details", { class: "trait", "data-trait": name, "data-form": "informati\##
+on" }, h("summary", {}, S.information), attrs, cmds, forms, more);
   return h("div", { class: "trait", "data-trait": name }, title, attrs, cmds, forms, more);
 }
 
 function input(f, admin) {
   const common = { name: f.name, disabled: !admin, "aria-label": words(f.name) };
   if (f.kind === "bool") return h("input", Object.assign({ type: "checkbox", checked: f.value === true }, common));
-  if (f.kind === "enum") return h("select", common, (f.nullable ? [""] : []).concat(f.cases).map((c) => h("option", { value: c, selected: c === f.value }, c ? words(c) : S.null)));
-  if (f.kind === "int") return h("input", Object.assign({ type: "number", min: f.min, max: f.max, step: 1, value: f.value == null ? "" : f.value, placeholder: f.min + "–" + f.max }, common));
+  if (f.kind === "enum") return h("select", common, (f.nullable ? [""] : []).concat(f.cases).map((c) => h("option"\##
+, { value: c, selected: c === f.value }, c ? words(c) : S.null)));
+  if (f.kind === "int") return h("input", Object.assign({ type: "number", min: f.min, max: f.max, step: 1, value: f.\##
+value == null ? "" : f.value, placeholder: f.min + "–" + f.max }, common));
   return h("input", Object.assign({ value: f.value == null ? "" : f.value, maxlength: f.maxLength }, common));
 }
 
@@ -338,7 +397,8 @@ function drawForm(d, key, title, fields, go) {
     return out;
   };
   return h("details", { "data-form": key }, h("summary", {}, title),
-    h("div", { class: "row" }, inputs.map(([f, e]) => h("label", {}, words(f.name) + (f.kind === "int" ? " (" + f.min + "–" + f.max + ")" : ""), e)),
+    h("div", { class: "row" }, inputs.map(([f, e]) => h("label", {}, words(f.name) + (f.kind === "int" ? " (" + f.mi\##
+n + "–" + f.max + ")" : ""), e)),
       h("button", { type: "button", disabled: !admin, onclick: () => go(read()) }, S.send)));
 }
 
@@ -347,8 +407,10 @@ function drawRename(d) {
   const name = h("input", { value: d.name, maxlength: 60, disabled: !admin, "aria-label": S.name });
   const room = h("input", { value: d.roomId || "", disabled: !admin, "aria-label": S.room });
   return h("details", { "data-form": "rename" }, h("summary", {}, S.rename), h("div", { class: "row" },
-    h("label", {}, S.name, name), h("button", { type: "button", disabled: !admin, onclick: () => send(d, { setName: name.value }) }, S.set),
-    h("label", {}, S.room, room), h("button", { type: "button", disabled: !admin, onclick: () => send(d, { setRoom: room.value || null }) }, S.set)));
+    h("label", {}, S.name, name), h("button", { type: "button", disabled: !admin, onclick: () => send(d, { setName\##
+: name.value }) }, S.set),
+    h("label", {}, S.room, room), h("button", { type: "button", disabled: !admin, onclick: () => send(d, { setRoom\##
+: room.value || null }) }, S.set)));
 }
 
 async function send(d, request) {
@@ -368,7 +430,8 @@ async function loadGroups() {
   if (Array.isArray(r)) { groups = r; drawGroups(); }
 }
 
-function deviceName(id) { const d = home.find((x) => x.id === id && (x.hub || hubID) === hubID); return d ? d.name || d.id : id; }
+function deviceName(id) { const d = home.find((x) => x.id === id && (x.hub || hubID) === hubID); return d ? d.name |\##
+| d.id : id; }
 
 function drawGroups() {
   const by = new Map();
@@ -382,15 +445,20 @@ function drawGroups() {
   const root = $("groups"), admin = role === "admin";
   if (!by.size) return root.replaceChildren();
   root.replaceChildren(h("h3", {}, S.groups), h("div", { class: "grid" }, [...by.values()].map((g) => {
-    const old = document.getElementById("group-" + g.id), answer = old ? old.querySelector(".answer").cloneNode(true) : h("div", { class: "answer", role: "status" });
-    const button = (text, attrs, request) => h("button", Object.assign({ type: "button", disabled: !admin, onclick: () => sendGroup(g.id, request) }, attrs), text);
+    const old = document.getElementById("group-" + g.id), answer = old ? old.querySelector(".answer").cloneNode(true\##
+) : h("div", { class: "answer", role: "status" });
+    const button = (text, attrs, request) => h("button", Object.assign({ type: "button", disabled: !admin, onclick\##
+: () => sendGroup(g.id, request) }, attrs), text);
     return h("article", { class: "card", id: "group-" + g.id, "data-group": g.id },
-      h("div", { class: "head" }, h("span", { class: "name" }, g.name || S.group + " " + g.id), h("span", { class: "src" }, S.group + " " + g.id)),
+      h("div", { class: "head" }, h("span", { class: "name" }, g.name || S.group + " " + g.id), h("span", { class: "\##
+src" }, S.group + " " + g.id)),
       h("p", { class: "hint" }, S.members + ": " + g.members.map(deviceName).join(", ")),
       h("div", { class: "cmds" }, [["on", S.groupOn], ["off", S.groupOff], ["toggle", S.groupToggle]].map(([c, text]) =>
         button(text, { "data-group-command": c }, { trait: "onOff", command: c }))),
-      g.scenes.size ? h("div", { class: "cmds" }, h("span", { class: "tname" }, S.scenes + ":"), [...g.scenes.values()].map((sc) =>
-        button(sc.name || "#" + sc.scene, { "data-scene": sc.scene }, { trait: "scenesManagement", command: "recallScene", args: { sceneId: sc.scene } }))) : null,
+      g.scenes.size ? h("div", { class: "cmds" }, h("span", { class: "tname" }, S.scenes + ":"), [...g.scenes.values\##
+()].map((sc) =>
+        button(sc.name || "#" + sc.scene, { "data-scene": sc.scene }, { trait: "scenesManagement", command: "recallS\##
+cene", args: { sceneId: sc.scene } }))) : null,
       answer);
   })));
 }
@@ -402,10 +470,13 @@ async function sendGroup(id, request) {
   if (where()) where().replaceChildren(S.sending);
   const r = await api("/api/groups/" + id + "/request", Object.assign({ transaction }, request));
   const lines = [];
-  if (r.error) lines.push(h("p", { class: "error" }, (r.hub ? r.hub + ": " : "") + S.failed + ": " + (r.error.message || r.httpStatus)));
+  if (r.error) lines.push(h("p", { class: "error" }, (r.hub ? r.hub + ": " : "") + S.failed + ": " + (r.error.messag\##
+e || r.httpStatus)));
   else {
-    lines.push(h("p", { "data-hub": r.hub }, r.hub + ": " + (r.ran && r.ran.length ? S.ran + " " + r.ran.map(deviceName).join(", ") : S.ranNothing)));
-    for (const x of r.refused || []) lines.push(h("p", { class: "error", "data-refused": x.device }, r.hub + ": " + S.refusedBy + " " + deviceName(x.device) + ": " +
+    lines.push(h("p", { "data-hub": r.hub }, r.hub + ": " + (r.ran && r.ran.length ? S.ran + " " + r.ran.map(deviceN\##
+ame).join(", ") : S.ranNothing)));
+    for (const x of r.refused || []) lines.push(h("p", { class: "error", "data-refused": x.device }, r.hub + "\##
+: " + S.refusedBy + " " + deviceName(x.device) + ": " +
       (x.error.status === "busy" ? S.busy : x.error.message)));
   }
   if (where()) where().replaceChildren(...lines);
@@ -413,7 +484,8 @@ async function sendGroup(id, request) {
 }
 
 document.addEventListener("focusout", () => setTimeout(() => {
-  for (const k of [...pending]) { pending.delete(k); const [hub, ...id] = k.split("/"); drawDevice(id.join("/"), hub === hubID ? undefined : hub); }
+  for (const k of [...pending]) { pending.delete(k); const [hub, ...id] = k.split("/"); drawDevice(id.join("/"), hu\##
+b === hubID ? undefined : hub); }
 }, 0));
 
 $("login").addEventListener("submit", async (ev) => {
@@ -426,7 +498,9 @@ $("login").addEventListener("submit", async (ev) => {
   if (!r.ok) { $("login-error").textContent = S.wrong + ": " + ((r.error || {}).message || r.httpStatus); return; }
   start();
 });
-$("logout").addEventListener("click", async () => { await api("/api/logout", {}); if (source) source.close(); source = null; docs.clear(); home = []; groups = []; $("rooms").replaceChildren(); $("groups").replaceChildren(); banner(); start(); });
+$("logout").addEventListener("click", async () => { await api("/api/logout", {}); if (source) source.close(); sourc\##
+e = null; docs.clear(); home = []; groups = []; $("rooms").replaceChildren(); $("groups").replaceChildren(); banner(\##
+); start(); });
 $("password-open").addEventListener("click", () => show("password-form"));
 $("password-close").addEventListener("click", () => show("home"));
 $("users-close").addEventListener("click", () => show("home"));
@@ -439,7 +513,8 @@ $("password-form").addEventListener("submit", async (ev) => {
 async function drawUsers() {
   const r = await api("/api/users");
   $("users").replaceChildren(...(r.users || []).filter((u) => u.role === "viewer").map((u) => h("li", {}, u.name + " ",
-    h("button", { type: "button", class: "ghost", onclick: async () => { await api("/api/users/" + encodeURIComponent(u.name), undefined, "DELETE"); drawUsers(); } }, S.remove))));
+    h("button", { type: "button", class: "ghost", onclick: async () => { await api("/api/users/" + encodeURIComponen\##
+t(u.name), undefined, "DELETE"); drawUsers(); } }, S.remove))));
 }
 $("users-open").addEventListener("click", () => { show("users-form"); drawUsers(); });
 $("users-form").addEventListener("submit", async (ev) => {

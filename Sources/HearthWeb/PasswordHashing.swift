@@ -4,8 +4,11 @@ import HearthCrypto
 
 enum WebCrypto {
     /// PBKDF2-HMAC-SHA256 (RFC 8018) of `password`.
-    static func pbkdf2SHA256(password: [UInt8], salt: [UInt8], iterations: Int, outputByteCount: Int) throws(CryptoError) -> [UInt8] {
-        try PBKDF2SHA256.deriveKey(password: password, salt: salt, iterations: iterations, outputByteCount: outputByteCount)
+    static func pbkdf2SHA256(password: [UInt8], salt: [UInt8], iterations: Int, outputByteCount: Int)
+        throws(CryptoError) -> [UInt8]
+    {
+        try PBKDF2SHA256.deriveKey(
+            password: password, salt: salt, iterations: iterations, outputByteCount: outputByteCount)
     }
 
     /// `count` bytes from libcrypto's CSPRNG.

@@ -31,7 +31,8 @@ final class WebSessions: Sendable {
         s.expires = now() + Self.lifetime
         let entry = Entry(secret: secret, session: s)
         entries.withLock { e in
-            if e.count >= Self.maximum, let oldest = e.min(by: { $0.value.session.expires < $1.value.session.expires }) {
+            if e.count >= Self.maximum, let oldest = e.min(by: { $0.value.session.expires < $1.value.session.expires })
+            {
                 e.removeValue(forKey: oldest.key)
             }
             e[id] = entry

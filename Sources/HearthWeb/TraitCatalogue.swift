@@ -7,7 +7,8 @@ import HearthModel
 
 enum TraitCatalogue {
     static func json(_ registry: TraitRegistry) -> JSON {
-        .object(registry.servers.values.map { server in server.descriptor }.sorted { $0.id.qualifiedName < $1.id.qualifiedName }.map { d in
+        let descriptors = registry.servers.values.map { server in server.descriptor }
+        return .object(descriptors.sorted { $0.id.qualifiedName < $1.id.qualifiedName }.map { d in
             (key: d.id.qualifiedName, value: JSON.object([
                 ("attributes", .object(d.attributes.map { a in
                     (key: a.name, value: shape(a.type, constraint: a.constraint, nullable: a.isNullable,
@@ -15,7 +16,8 @@ enum TraitCatalogue {
                 })),
                 ("commands", .object(d.commands.map { c in
                     (key: c.name, value: JSON.object([("fields", .array(c.fields.map { f in
-                        shape(f.type, constraint: f.constraint, nullable: f.isNullable, extra: [("name", .string(f.name))])
+                        shape(f.type, constraint: f.constraint, nullable: f.isNullable,
+                              extra: [("name", .string(f.name))])
                     }))]))
                 })),
             ]))
@@ -24,7 +26,9 @@ enum TraitCatalogue {
 
     /// `{"kind":"int","min":0,"max":254}`, `{"kind":"enum","cases":[…]}`, `{"kind":"bool"}`, `{"kind":"string"}`,
     /// or `{"kind":"other"}` for bitmaps, structs and lists (shown, not edited).
-    static func shape(_ type: ValueType, constraint: ClosedRange<Int>?, nullable: Bool, extra: [(key: String, value: JSON)]) -> JSON {
+    static func shape(
+        _ type: ValueType, constraint: ClosedRange<Int>?, nullable: Bool, extra: [(key: String, value: JSON)]
+    ) -> JSON {
         var m = extra
         m.append(("nullable", .bool(nullable)))
         switch type {

@@ -81,7 +81,10 @@ final class WebAPI: Sendable {
         guard let segments = PathReader.segments(path), segments.first == "api" else {
             return reply(Self.error(404, HomeError(.notFound, "no page at \(path)")))
         }
-        if let problem = hostProblem(r) { return reply(Self.error(403, HomeError(code: .permissionDenied, status: .unsupportedAccess, message: problem))) }
+        if let problem = hostProblem(r) {
+            return reply(
+                Self.error(403, HomeError(code: .permissionDenied, status: .unsupportedAccess, message: problem)))
+        }
         let changes = r.method != "GET" && r.method != "HEAD"
         if changes, let problem = changeProblem(r) { return reply(problem) }
         let route = Array(segments.dropFirst())
@@ -131,7 +134,9 @@ final class WebAPI: Sendable {
         case ("GET", ["events"]): done(.events(session))
         case ("GET", ["users"]):
             guard session.role == .admin else { return reply(Self.viewerRefused()) }
-            let list = ((try? accounts.accounts()) ?? []).map { JSON.object([("name", .string($0.name)), ("role", .string($0.role.rawValue))]) }
+            let list = ((try? accounts.accounts()) ?? []).map {
+                JSON.object([("name", .string($0.name)), ("role", .string($0.role.rawValue))])
+            }
             reply(Self.json(200, .object([("ok", .bool(true)), ("users", .array(list))])))
         case ("POST", ["users"]):
             guard session.role == .admin else { return reply(Self.viewerRefused()) }
@@ -141,7 +146,9 @@ final class WebAPI: Sendable {
             guard session.role == .admin else { return reply(Self.viewerRefused()) }
             guard name != "admin" else { return reply(Self.error(400, .invalidCommand("the admin cannot be removed"))) }
             do throws(WebAccountsError) {
-                guard try accounts.remove(name) else { return reply(Self.error(404, HomeError(.notFound, "no user '\(name)'"))) }
+                guard try accounts.remove(name) else {
+                    return reply(Self.error(404, HomeError(.notFound, "no user '\(name)'")))
+                }
                 sessions.end(user: name)
                 reply(Self.json(200, .object([("ok", .bool(true))])))
             } catch { reply(Self.error(500, HomeError(.failure, "\(error)"))) }
@@ -153,7 +160,8 @@ final class WebAPI: Sendable {
     /// The session a cookie names, if it is live and its password has not changed since.
     func live(_ token: String) -> WebSession? {
         guard let s = sessions.session(token) else { return nil }
-        guard let account = try? accounts.accounts().first(where: { $0.name == s.user }), account.hash == s.passwordHash else {
+        guard let account = try? accounts.accounts().first(where: { $0.name == s.user }), account.hash == s.passwordHash
+        else {
             sessions.end(token)
             return nil
         }
@@ -164,9 +172,14 @@ final class WebAPI: Sendable {
         var members: [(key: String, value: JSON)] = [
             ("ok", .bool(true)), ("hub", .string(mqtt.topics.hub)),
             ("broker", .object([("address", .string(brokerAddress)), ("connected", .bool(mqtt.client.isConnected))])),
-            ("peers", .array(mqtt.peerStatuses().map { .object([("hub", .string($0.hub)), ("status", .string($0.status.rawValue))]) })),
+            ("peers", .array(mqtt.peerStatuses().map {
+                .object([("hub", .string($0.hub)), ("status", .string($0.status.rawValue))])
+            })),
         ]
-        if let session { members.append(("user", .object([("name", .string(session.user)), ("role", .string(session.role.rawValue))]))) }
+        if let session {
+            members.append(
+                ("user", .object([("name", .string(session.user)), ("role", .string(session.role.rawValue))])))
+        }
         return .object(members)
     }
 
@@ -177,10 +190,17 @@ final class WebAPI: Sendable {
         guard let host = r.host, !host.isEmpty else { return "a request names its Host" }
         if r.remoteIsLoopback { return nil }  // a reverse proxy on this machine passes the name it was reached by
         var name = host.lowercased()
-        if name.hasPrefix("[") { name = String(name.dropFirst().prefix { $0 != "]" }) } else if let colon = name.lastIndex(of: ":"),
-           name.firstIndex(of: ":") == colon { name = String(name[..<colon]) }
+        if name.hasPrefix("[") {
+            name = String(name.dropFirst().prefix { $0 != "]" })
+        } else if let colon = name.lastIndex(of: ":"),
+            name.firstIndex(of: ":") == colon
+        {
+            name = String(name[..<colon])
+        }
         if WebSettings.isAddress(name) || hostNames.contains(name) { return nil }
-        return "this hub does not answer to the name '\(host)'; open it by its address or \(hostNames.sorted().joined(separator: ", "))"
+        return
+            "this hub does not answer to the name '\(host)'; open it by its address or "
+                + "\(hostNames.sorted().joined(separator: ", "))"
     }
 
     /// Why a change is refused: another site's page (`Origin` not this `Host`), or a body that is not JSON (which a
@@ -194,7 +214,8 @@ final class WebAPI: Sendable {
             }
         }
         if r.method == "POST" {
-            let type = (r.contentType ?? "").lowercased().split(separator: ";").first.map { $0.trimmingCharacters } ?? ""
+            let type =
+                (r.contentType ?? "").lowercased().split(separator: ";").first.map { $0.trimmingCharacters } ?? ""
             guard type == "application/json" else {
                 return Self.error(415, .invalidCommand("a change is a JSON body (Content-Type: application/json)"))
             }
@@ -209,8 +230,10 @@ final class WebAPI: Sendable {
         do throws(HomeError) { form = try LoginForm(r.body) } catch { return reply(Self.error(400, error)) }
         let wait = limit.withLock { $0.wait(r.remote, now: sessions.now()) }
         guard wait == 0 else {
-            return reply(Self.error(429, HomeError(.busy, "too many failed sign-ins; try again in \((wait + 999) / 1000) s"),
-                                    headers: [("Retry-After", "\((wait + 999) / 1000)")]))
+            return reply(
+                Self.error(
+                    429, HomeError(.busy, "too many failed sign-ins; try again in \((wait + 999) / 1000) s"),
+                    headers: [("Retry-After", "\((wait + 999) / 1000)")]))
         }
         let account = (try? accounts.accounts())?.first { $0.name == form.user }
         hashing(reply) { [self] in
@@ -231,22 +254,36 @@ final class WebAPI: Sendable {
     private func setUp(_ r: WebRequest, _ reply: @escaping @Sendable (WebResponse) -> Void) {
         let m: [String: JSON]
         do throws(HomeError) {
-            m = try JSONBody.object(r.body, fields: ["code": .string(maxLength: 64), "password": .string(maxLength: LoginForm.maximumPasswordLength)],
-                                    required: ["code", "password"])
+            m = try JSONBody.object(
+                r.body,
+                fields: [
+                    "code": .string(maxLength: 64), "password": .string(maxLength: LoginForm.maximumPasswordLength)
+                ],
+                required: ["code", "password"])
         } catch { return reply(Self.error(400, error)) }
         guard case .string(let code)? = m["code"], case .string(let password)? = m["password"] else { return }
         let wait = limit.withLock { $0.wait(r.remote, now: sessions.now()) }
         guard wait == 0 else {
-            return reply(Self.error(429, HomeError(.busy, "too many wrong setup codes; try again in \((wait + 999) / 1000) s")))
+            return reply(
+                Self.error(429, HomeError(.busy, "too many wrong setup codes; try again in \((wait + 999) / 1000) s")))
         }
         guard (try? accounts.hasAdmin()) == false else {
-            return reply(Self.error(409, HomeError(.invalidInState, "the admin password is set already; sign in, or run "
-                                                   + "`hearthd web reset-password` on the hub")))
+            return reply(
+                Self.error(
+                    409,
+                    HomeError(
+                        .invalidInState,
+                        "the admin password is set already; sign in, or run "
+                            + "`hearthd web reset-password` on the hub")))
         }
         guard accounts.checkSetupCode(code) else {
             limit.withLock { $0.failed(r.remote, now: sessions.now()) }
-            return reply(Self.error(401, HomeError(code: .unauthenticated, status: .unsupportedAccess,
-                                                   message: "wrong setup code; `hearthd web setup-code` on the hub prints it")))
+            return reply(
+                Self.error(
+                    401,
+                    HomeError(
+                        code: .unauthenticated, status: .unsupportedAccess,
+                        message: "wrong setup code; `hearthd web setup-code` on the hub prints it")))
         }
         if let problem = LoginForm.problem(withNewPassword: password) {
             return reply(Self.error(400, .constraintError(problem)))
@@ -262,7 +299,9 @@ final class WebAPI: Sendable {
         }
     }
 
-    private func changePassword(_ r: WebRequest, _ session: WebSession, _ reply: @escaping @Sendable (WebResponse) -> Void) {
+    private func changePassword(
+        _ r: WebRequest, _ session: WebSession, _ reply: @escaping @Sendable (WebResponse) -> Void
+    ) {
         let m: [String: JSON]
         do throws(HomeError) {
             m = try JSONBody.object(r.body, fields: ["current": .string(maxLength: LoginForm.maximumPasswordLength),
@@ -270,13 +309,24 @@ final class WebAPI: Sendable {
                                     required: ["current", "new"])
         } catch { return reply(Self.error(400, error)) }
         guard case .string(let current)? = m["current"], case .string(let new)? = m["new"] else { return }
-        if let problem = LoginForm.problem(withNewPassword: new) { return reply(Self.error(400, .constraintError(problem))) }
+        if let problem = LoginForm.problem(withNewPassword: new) {
+            return reply(Self.error(400, .constraintError(problem)))
+        }
         hashing(reply) { [self] in
-            guard let account = try? accounts.accounts().first(where: { $0.name == session.user }), account.verifies(current) else {
-                return reply(Self.error(401, HomeError(code: .unauthenticated, status: .unsupportedAccess, message: "the current password is wrong")))
+            guard let account = try? accounts.accounts().first(where: { $0.name == session.user }),
+                account.verifies(current)
+            else {
+                return reply(
+                    Self.error(
+                        401,
+                        HomeError(
+                            code: .unauthenticated, status: .unsupportedAccess, message: "the current password is wrong"
+                        )))
             }
             do {
-                try accounts.replace(try WebAccount.make(name: account.name, role: account.role, password: new, iterations: accounts.iterations))
+                try accounts.replace(
+                    try WebAccount.make(
+                        name: account.name, role: account.role, password: new, iterations: accounts.iterations))
                 sessions.end(user: account.name)
                 guard let updated = try accounts.accounts().first(where: { $0.name == account.name }) else { return }
                 reply(signedIn(updated))
@@ -287,8 +337,12 @@ final class WebAPI: Sendable {
     private func addViewer(_ r: WebRequest, _ reply: @escaping @Sendable (WebResponse) -> Void) {
         let m: [String: JSON]
         do throws(HomeError) {
-            m = try JSONBody.object(r.body, fields: ["name": .string(maxLength: 64), "password": .string(maxLength: LoginForm.maximumPasswordLength)],
-                                    required: ["name", "password"])
+            m = try JSONBody.object(
+                r.body,
+                fields: [
+                    "name": .string(maxLength: 64), "password": .string(maxLength: LoginForm.maximumPasswordLength)
+                ],
+                required: ["name", "password"])
         } catch { return reply(Self.error(400, error)) }
         guard case .string(let name)? = m["name"], case .string(let password)? = m["password"] else { return }
         if let problem = LoginForm.problem(withUserName: name) ?? LoginForm.problem(withNewPassword: password) {
@@ -297,18 +351,25 @@ final class WebAPI: Sendable {
         guard name != "admin" else { return reply(Self.error(400, .constraintError("'admin' is the admin's name"))) }
         hashing(reply) { [self] in
             do {
-                try accounts.replace(try WebAccount.make(name: name, role: .viewer, password: password, iterations: accounts.iterations))
+                try accounts.replace(
+                    try WebAccount.make(name: name, role: .viewer, password: password, iterations: accounts.iterations))
                 sessions.end(user: name)
-                reply(Self.json(200, .object([("ok", .bool(true)), ("name", .string(name)), ("role", .string("viewer"))])))
+                reply(
+                    Self.json(200, .object([("ok", .bool(true)), ("name", .string(name)), ("role", .string("viewer"))]))
+                )
             } catch { reply(Self.error(500, HomeError(.failure, "\(error)"))) }
         }
     }
 
     private func signedIn(_ account: WebAccount) -> WebResponse {
         do throws(CryptoError) {
-            let token = try sessions.start(WebSession(user: account.name, role: account.role, passwordHash: account.hash, expires: 0))
-            return Self.json(200, .object([("ok", .bool(true)), ("user", .string(account.name)), ("role", .string(account.role.rawValue))]),
-                             cookie: Self.cookie(token, maxAge: WebSessions.lifetime / 1000))
+            let token = try sessions.start(
+                WebSession(user: account.name, role: account.role, passwordHash: account.hash, expires: 0))
+            return Self.json(
+                200,
+                .object([("ok", .bool(true)), ("user", .string(account.name)), ("role", .string(account.role.rawValue))]
+                ),
+                cookie: Self.cookie(token, maxAge: WebSessions.lifetime / 1000))
         } catch { return Self.error(500, HomeError(.failure, "\(error)")) }
     }
 
@@ -335,7 +396,9 @@ final class WebAPI: Sendable {
     }
 
     static func errorObject(_ e: HomeError) -> JSON {
-        .object([("code", .string(e.code.rawValue)), ("status", .string(e.status.rawValue)), ("message", .string(e.message))])
+        .object([
+            ("code", .string(e.code.rawValue)), ("status", .string(e.status.rawValue)), ("message", .string(e.message))
+        ])
     }
 
     static func error(_ status: Int, _ e: HomeError, headers: [(String, String)] = []) -> WebResponse {
@@ -345,7 +408,11 @@ final class WebAPI: Sendable {
     }
 
     static func viewerRefused() -> WebResponse {
-        error(403, HomeError(code: .permissionDenied, status: .unsupportedAccess, message: "a viewer sees the home but changes nothing"))
+        error(
+            403,
+            HomeError(
+                code: .permissionDenied, status: .unsupportedAccess,
+                message: "a viewer sees the home but changes nothing"))
     }
 
     static func json(_ status: Int, _ body: JSON, cookie: (String, String)? = nil) -> WebResponse {
@@ -355,7 +422,8 @@ final class WebAPI: Sendable {
     }
 
     static func raw(_ status: Int, _ body: [UInt8]) -> WebResponse {
-        WebResponse(status: status, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")], body: body)
+        WebResponse(
+            status: status, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")], body: body)
     }
 
     private func split(_ uri: String) -> (String, String?) {
@@ -385,7 +453,8 @@ public enum PathReader {
                 if c == UInt8(ascii: "%") {
                     let h = raw.index(after: i)
                     guard h < raw.endIndex, raw.index(after: h) < raw.endIndex,
-                          let v = UInt8(String(decoding: raw[h...raw.index(after: h)], as: UTF8.self), radix: 16) else { return nil }
+                        let v = UInt8(String(decoding: raw[h...raw.index(after: h)], as: UTF8.self), radix: 16)
+                    else { return nil }
                     bytes.append(v)
                     i = raw.index(h, offsetBy: 2)
                 } else {

@@ -13,7 +13,9 @@ public enum CookieHeader {
             let key = pair[..<eq].trimmingSpaces
             guard key == name else { continue }
             var value = pair[pair.index(after: eq)...].trimmingSpaces
-            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
+                value = String(value.dropFirst().dropLast())
+            }
             return value
         }
         return nil
@@ -51,7 +53,8 @@ public enum JSONBody {
         var out: [String: JSON] = [:]
         for (key, value) in members {
             guard let kind = fields[key] else {
-                throw HomeError.invalidCommand("unknown member '\(key)'; this takes \(fields.keys.sorted().joined(separator: ", "))")
+                throw HomeError.invalidCommand(
+                    "unknown member '\(key)'; this takes \(fields.keys.sorted().joined(separator: ", "))")
             }
             switch (kind, value) {
             case (.string(let maxLength), .string(let s)):
@@ -90,14 +93,18 @@ public struct LoginForm: Sendable, Equatable {
     /// Why a new password cannot be used, or nil.
     public static func problem(withNewPassword password: String) -> String? {
         if password.count < 10 { return "a password has at least 10 characters" }
-        if password.count > maximumPasswordLength { return "a password has at most \(maximumPasswordLength) characters" }
+        if password.count > maximumPasswordLength {
+            return "a password has at most \(maximumPasswordLength) characters"
+        }
         return nil
     }
 
     /// Why a new account name cannot be used, or nil.
     public static func problem(withUserName name: String) -> String? {
         guard !name.isEmpty, name.count <= 32,
-              name.unicodeScalars.allSatisfy({ ($0 >= "a" && $0 <= "z") || ($0 >= "0" && $0 <= "9") || $0 == "-" || $0 == "_" })
+            name.unicodeScalars.allSatisfy({
+                ($0 >= "a" && $0 <= "z") || ($0 >= "0" && $0 <= "9") || $0 == "-" || $0 == "_"
+            })
         else { return "a user name is 1 to 32 of a–z, 0–9, '-' and '_'" }
         return nil
     }

@@ -33,16 +33,22 @@ public final class WebServer: Sendable {
 
     /// Binds `settings.listen`:`settings.port` and serves the hub's page and API.
     /// - Parameter iterations: PBKDF2's iteration count for new password hashes (tests make it small).
-    public static func start(hub: Hub, brokerAddress: String, logger: Logger, port: Int? = nil) throws(WebStartError) -> WebServer {
+    public static func start(hub: Hub, brokerAddress: String, logger: Logger, port: Int? = nil) throws(WebStartError)
+        -> WebServer
+    {
         try start(hub: hub, brokerAddress: brokerAddress, logger: logger, port: port, iterations: nil)
     }
 
-    static func start(hub: Hub, brokerAddress: String, logger: Logger, port: Int?, iterations: Int?) throws(WebStartError) -> WebServer {
-        let accounts = iterations.map { WebAccounts(directory: hub.stateDirectory, iterations: $0) }
+    static func start(hub: Hub, brokerAddress: String, logger: Logger, port: Int?, iterations: Int?)
+        throws(WebStartError) -> WebServer
+    {
+        let accounts =
+            iterations.map { WebAccounts(directory: hub.stateDirectory, iterations: $0) }
             ?? WebAccounts(directory: hub.stateDirectory)
         let start = ContinuousClock.now
         let sessions = WebSessions(now: { (ContinuousClock.now - start).milliseconds })
-        let api = WebAPI(mqtt: hub.mqtt, accounts: accounts, sessions: sessions, brokerAddress: brokerAddress, logger: logger)
+        let api = WebAPI(
+            mqtt: hub.mqtt, accounts: accounts, sessions: sessions, brokerAddress: brokerAddress, logger: logger)
         let streams = EventStreams(api: api)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let bootstrap = ServerBootstrap(group: group)
@@ -67,7 +73,9 @@ public final class WebServer: Sendable {
         return WebServer(group: group, channel: channel, api: api, streams: streams, port: bound)
     }
 
-    private init(group: MultiThreadedEventLoopGroup, channel: any Channel, api: WebAPI, streams: EventStreams, port: Int) {
+    private init(
+        group: MultiThreadedEventLoopGroup, channel: any Channel, api: WebAPI, streams: EventStreams, port: Int
+    ) {
         self.group = group
         self.channel = channel
         self.api = api
@@ -129,8 +137,10 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             guard let head else { return }
             self.head = nil
             if tooLarge {
-                write(WebAPI.error(413, .init(.resourceExhausted, "the body is larger than \(JSONBody.maximumSize) bytes")),
-                      head: head, context: context)
+                write(
+                    WebAPI.error(
+                        413, .init(.resourceExhausted, "the body is larger than \(JSONBody.maximumSize) bytes")),
+                    head: head, context: context)
                 return
             }
             let remote = context.channel.remoteAddress
@@ -161,16 +171,19 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     private func startEvents(head: HTTPRequestHead, context: ChannelHandlerContext) {
         guard streams.count < EventStreams.maximum else {
-            write(WebAPI.error(503, .init(.busy, "\(EventStreams.maximum) live streams are open; close one and try again")),
-                  head: head, context: context)
+            write(
+                WebAPI.error(
+                    503, .init(.busy, "\(EventStreams.maximum) live streams are open; close one and try again")),
+                head: head, context: context)
             return
         }
         var headers = Self.securityHeaders
         headers.add(name: "Content-Type", value: "text/event-stream")
         headers.add(name: "Cache-Control", value: "no-store")
         headers.add(name: "X-Accel-Buffering", value: "no")
-        context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))),
-                              promise: nil)
+        context.writeAndFlush(
+            wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))),
+            promise: nil)
         streaming = true
         context.writeAndFlush(wrapOutboundOut(HTTPPart.body(Array("retry: 2000\n\n".utf8))), promise: nil)
         if !streams.open(context.channel) { context.close(promise: nil) }
@@ -182,9 +195,15 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         headers.add(name: "Content-Length", value: "\(r.body.count)")
         let keepAlive = head.isKeepAlive
         if !keepAlive { headers.add(name: "Connection", value: "close") }
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .init(statusCode: r.status),
-                                                             headers: headers))), promise: nil)
-        if head.method != .HEAD && !r.body.isEmpty { context.write(wrapOutboundOut(HTTPPart.body(r.body)), promise: nil) }
+        context.write(
+            wrapOutboundOut(
+                .head(
+                    HTTPResponseHead(
+                        version: head.version, status: .init(statusCode: r.status),
+                        headers: headers))), promise: nil)
+        if head.method != .HEAD && !r.body.isEmpty {
+            context.write(wrapOutboundOut(HTTPPart.body(r.body)), promise: nil)
+        }
         let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         if !keepAlive {
             let channel = context.channel

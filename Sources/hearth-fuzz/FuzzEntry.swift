@@ -28,8 +28,12 @@ func printError(_ line: String) {
 nonisolated(unsafe) var selected: FuzzTarget?
 
 @_cdecl("LLVMFuzzerInitialize")
-public func initialize(_ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>) -> Int32 {
-    guard let name = getenv("HEARTH_FUZZ_TARGET").map({ String(cString: $0) }), let target = FuzzTarget(rawValue: name) else {
+public func initialize(
+    _ argc: UnsafeMutablePointer<Int32>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>
+) -> Int32 {
+    guard let name = getenv("HEARTH_FUZZ_TARGET").map({ String(cString: $0) }), let target = FuzzTarget(rawValue: name)
+    else {
         let known = FuzzTarget.allCases.map(\.rawValue).joined(separator: ", ")
         printError("hearth-fuzz: set HEARTH_FUZZ_TARGET to one of \(known)")
         exit(2)

@@ -41,11 +41,18 @@ struct Group: AsyncParsableCommand {
                     throw CLIError(.notFound, group.map { "no hub has a member of group \($0)" }
                                    ?? "no hub has published any group (hearth.yaml's groups:, or hearth group add)")
                 }
-                let rows = [["GROUP", "HUB", "DEVICE", "TYPE", "NAME", "SCENES"]] + members.map { m in
-                    [String(m.group), m.hub, m.device, m.type, m.name,
-                     m.scenes.map { s in "\(s.id)" + (s.name.isEmpty ? "" : " \(s.name)") + " (\(Group.seconds(s.transitionTime)))" }
-                        .joined(separator: ", ")]
-                }
+                let rows =
+                    [["GROUP", "HUB", "DEVICE", "TYPE", "NAME", "SCENES"]]
+                    + members.map { m in
+                        [
+                            String(m.group), m.hub, m.device, m.type, m.name,
+                            m.scenes.map { s in
+                                "\(s.id)" + (s.name.isEmpty ? "" : " \(s.name)")
+                                    + " (\(Group.seconds(s.transitionTime)))"
+                            }
+                            .joined(separator: ", ")
+                        ]
+                    }
                 Terminal.out(Render.table(rows.map { $0.map(Render.sanitized) }).joined(separator: "\n"))
             }
         }
@@ -55,7 +62,8 @@ struct Group: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "send",
             abstract: "Send a command to every member of a group (e.g. group send 5 onOff toggle).",
-            discussion: valueRules + "\n\nPrints one line per hub: the members that ran it and those that refused (exit 1 "
+            discussion: valueRules
+                + "\n\nPrints one line per hub: the members that ran it and those that refused (exit 1 "
                 + "if any refused, 3 if a hub with members did not answer).")
         @Argument(help: "The group id.") var group: Int
         @Argument(help: "The trait, e.g. onOff, levelControl, scenesManagement.") var trait: String
@@ -77,7 +85,8 @@ struct Group: AsyncParsableCommand {
     }
 
     struct Add: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "add", abstract: "Put a device into a group (addGroup on its hub).")
+        static let configuration = CommandConfiguration(
+            commandName: "add", abstract: "Put a device into a group (addGroup on its hub).")
         @Argument(help: "The group id.") var group: Int
         @Argument(help: "The device's id.") var device: String
         @Option(help: "The group's name on this device (at most 16 bytes).") var name = ""
@@ -86,8 +95,13 @@ struct Group: AsyncParsableCommand {
         func validate() throws { try Group.validateGroup(group); try validateLevel(device, "device id") }
 
         func run() async throws {
-            try await Group.onDevice(global, device: device, [("trait", .string("groups")), ("command", .string("addGroup")),
-                ("args", .object([("groupId", .int(group)), ("groupName", .string(name))]))]) { _ in
+            try await Group.onDevice(
+                global, device: device,
+                [
+                    ("trait", .string("groups")), ("command", .string("addGroup")),
+                    ("args", .object([("groupId", .int(group)), ("groupName", .string(name))]))
+                ]
+            ) { _ in
                 "\(device) is in group \(group)"
             }
         }
@@ -104,8 +118,13 @@ struct Group: AsyncParsableCommand {
         func validate() throws { try Group.validateGroup(group); try validateLevel(device, "device id") }
 
         func run() async throws {
-            try await Group.onDevice(global, device: device, [("trait", .string("groups")), ("command", .string("removeGroup")),
-                ("args", .object([("groupId", .int(group))]))]) { _ in "\(device) left group \(group)" }
+            try await Group.onDevice(
+                global, device: device,
+                [
+                    ("trait", .string("groups")), ("command", .string("removeGroup")),
+                    ("args", .object([("groupId", .int(group))]))
+                ]
+            ) { _ in "\(device) left group \(group)" }
         }
     }
 
@@ -138,13 +157,17 @@ struct Group: AsyncParsableCommand {
             @OptionGroup var global: GlobalOptions
             func validate() throws { try Group.validateGroup(group) }
             func run() async throws {
-                try await Group.send(global, group: group, Group.sceneCommand("recallScene", group, scene,
-                                                                              transition.map { [("transitionTime", .int($0))] } ?? []))
+                try await Group.send(
+                    global, group: group,
+                    Group.sceneCommand(
+                        "recallScene", group, scene,
+                        transition.map { [("transitionTime", .int($0))] } ?? []))
             }
         }
 
         struct RemoveScene: AsyncParsableCommand {
-            static let configuration = CommandConfiguration(commandName: "remove", abstract: "Every member forgets the scene.")
+            static let configuration = CommandConfiguration(
+                commandName: "remove", abstract: "Every member forgets the scene.")
             @Argument(help: "The group id.") var group: Int
             @Argument(help: "The scene id (0…254).") var scene: Int
             @OptionGroup var global: GlobalOptions
@@ -169,7 +192,8 @@ struct Group: AsyncParsableCommand {
                     guard !members.isEmpty else { throw CLIError(.notFound, "no hub has a member of group \(group)") }
                     var failed: CLIError?
                     for m in members {
-                        let answer = try await session.request(HubTopics(prefix: global.prefix, hub: m.hub), device: m.device,
+                        let answer = try await session.request(
+                            HubTopics(prefix: global.prefix, hub: m.hub), device: m.device,
                             [("type", .string(m.type))] + Group.sceneCommand("viewScene", group, scene))
                         if global.json { Terminal.out(answer.json.text); continue }
                         guard answer.isOK, let r = answer.result else {
@@ -180,7 +204,8 @@ struct Group: AsyncParsableCommand {
                         }
                         let values = (r["extensionFieldSetStructs"]?.arrayValue ?? []).flatMap { set in
                             (set["attributeValueList"]?.arrayValue ?? []).map { pair in
-                                "cluster \(set["clusterId"]?.intValue ?? 0) attribute \(pair["attributeId"]?.intValue ?? 0) = "
+                                "cluster \(set["clusterId"]?.intValue ?? 0) attribute "
+                                    + "\(pair["attributeId"]?.intValue ?? 0) = "
                                     + "\(pair["value"]?.intValue ?? 0)"
                             }
                         }
@@ -197,7 +222,9 @@ struct Group: AsyncParsableCommand {
     // MARK: Shared
 
     static func validateGroup(_ group: Int) throws {
-        guard (1...0xFFFF).contains(group) else { throw ValidationError("group \(group) is out of range; groups are 1…65535") }
+        guard (1...0xFFFF).contains(group) else {
+            throw ValidationError("group \(group) is out of range; groups are 1…65535")
+        }
     }
 
     static func sceneCommand(_ name: String, _ group: Int, _ scene: Int, _ more: [(key: String, value: JSON)] = [])
@@ -225,9 +252,13 @@ struct Group: AsyncParsableCommand {
                 Terminal.out(JSON.array(summaries.map(\.json)).text)
             } else {
                 for s in summaries {
-                    var line = "\(s.hub): ran \(s.ran.isEmpty ? "nothing" : s.ran.map(Render.sanitized).joined(separator: ", "))"
+                    var line =
+                        "\(s.hub): ran "
+                            + "\(s.ran.isEmpty ? "nothing" : s.ran.map(Render.sanitized).joined(separator: ", "))"
                     for r in s.refused {
-                        line += "; \(Render.sanitized(r.device)) refused: \(r.error.code.rawValue) (\(r.error.status.rawValue)): "
+                        line +=
+                            "; \(Render.sanitized(r.device)) refused: \(r.error.code.rawValue) "
+                                + "(\(r.error.status.rawValue)): "
                             + Render.sanitized(r.error.message)
                     }
                     Terminal.out(line)
@@ -236,7 +267,8 @@ struct Group: AsyncParsableCommand {
             let silent = expected.subtracting(summaries.map(\.hub)).sorted()
             if expected.isEmpty { throw CLIError(.notFound, "no hub has a member of group \(group); sent anyway") }
             if !silent.isEmpty {
-                throw CLIError(.timeout, "no summary from \(silent.joined(separator: ", ")) within \(global.timeoutText)")
+                throw CLIError(
+                    .timeout, "no summary from \(silent.joined(separator: ", ")) within \(global.timeoutText)")
             }
             if summaries.contains(where: { !$0.isOK }) { throw CLIError(.hubError, "") }
         }
@@ -249,9 +281,11 @@ struct Group: AsyncParsableCommand {
             let session = try await Session.connect(global)
             let topics: HubTopics
             if global.resolvedHub == nil,
-               let owner = session.hubStatuses().map(\.hub).first(where: { hub in
-                   session.home.summary(ofHub: hub)?.json?.arrayValue.contains { $0["id"]?.stringValue == device } == true
-               }) {
+                let owner = session.hubStatuses().map(\.hub).first(where: { hub in
+                    session.home.summary(ofHub: hub)?.json?.arrayValue.contains { $0["id"]?.stringValue == device }
+                        == true
+                })
+            {
                 topics = HubTopics(prefix: global.prefix, hub: owner)
             } else {
                 topics = try session.resolveHub()

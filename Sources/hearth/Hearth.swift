@@ -15,9 +15,9 @@ struct Hearth: AsyncParsableCommand {
         commandName: "hearth",
         abstract: "Talk to Hearth hubs over MQTT: list, read, watch and control their devices.",
         discussion: """
-            Every command takes the connection options (--broker, --hub, --prefix, --username, --password, --password-file, \
-            --tls, --ca-file, --cert, --key, --insecure, --timeout) and --json, which prints the hub's raw JSON \
-            (device list, device documents, responses) for scripts.
+            Every command takes the connection options (--broker, --hub, --prefix, --username, --password, \
+            --password-file, --tls, --ca-file, --cert, --key, --insecure, --timeout) and --json, which prints the \
+            hub's raw JSON (device list, device documents, responses) for scripts.
 
             Exit status:
               0  success
@@ -55,8 +55,8 @@ func hubFailure(_ answer: HubAnswer) -> CLIError {
 }
 
 func notFound(_ device: String, _ topics: HubTopics) -> CLIError {
-    CLIError(.notFound, "notFound (notFound): no device '\(Render.sanitized(device))' on hub '\(topics.hub)'; "
-        + "see hearth devices")
+    CLIError(.notFound,
+             "notFound (notFound): no device '\(Render.sanitized(device))' on hub '\(topics.hub)'; see hearth devices")
 }
 
 func validateLevel(_ id: String, _ what: String) throws {
@@ -130,14 +130,21 @@ struct Devices: AsyncParsableCommand {
                 guard let home = session.home.homeView(ofHub: topics.hub)?.json else {
                     throw CLIError(.timeout, "hub '\(topics.hub)' has published no view of the home (\(topics.home))")
                 }
-                if global.json { Terminal.emit(home.text + "\n", to: 1) } else { Terminal.out(Render.deviceTable(home, withHub: true).joined(separator: "\n")) }
+                if global.json {
+                    Terminal.emit(home.text + "\n", to: 1)
+                } else {
+                    Terminal.out(Render.deviceTable(home, withHub: true).joined(separator: "\n"))
+                }
                 return
             }
             let snapshot = session.snapshot(topics, device: nil)
             guard let summary = snapshot.summary else {
-                throw CLIError(.timeout, snapshot.complete
-                    ? "hub '\(topics.hub)' has published no device list (\(topics.devices)); is it a Hearth hub?"
-                    : "no device list from hub '\(topics.hub)' within \(global.timeoutText); is it online? (hearth hubs)")
+                throw CLIError(
+                    .timeout,
+                    snapshot.complete
+                        ? "hub '\(topics.hub)' has published no device list (\(topics.devices)); is it a Hearth hub?"
+                        : "no device list from hub '\(topics.hub)' within \(global.timeoutText); is it online? (hearth "
+                            + "hubs)")
             }
             if global.json {
                 Terminal.emit(summary.text + "\n", to: 1)
@@ -180,8 +187,10 @@ struct Get: AsyncParsableCommand {
             if let ids = snapshot.deviceIDs(), !ids.contains(device) { throw notFound(device, topics) }
             guard let document = snapshot.documents[device] else {
                 if snapshot.complete && snapshot.summary != nil { throw notFound(device, topics) }
-                throw CLIError(.timeout, "no document for '\(Render.sanitized(device))' from hub '\(topics.hub)' within "
-                    + "\(global.timeoutText); is it online? (hearth hubs)")
+                throw CLIError(
+                    .timeout,
+                    "no document for '\(Render.sanitized(device))' from hub '\(topics.hub)' within "
+                        + "\(global.timeoutText); is it online? (hearth hubs)")
             }
             if global.json {
                 Terminal.emit(String(decoding: document.payload, as: UTF8.self) + "\n", to: 1)
@@ -258,7 +267,8 @@ struct Watch: AsyncParsableCommand {
                         throw notFound(device, topics)
                     }
                     let what = device.map { "'\(Render.sanitized($0))'" } ?? "\(snapshot.documents.count) devices"
-                    Terminal.err("watching \(what) on hub '\(topics.hub)'\(status.map { " (\($0))" } ?? ""); Ctrl-C to stop")
+                    Terminal.err(
+                        "watching \(what) on hub '\(topics.hub)'\(status.map { " (\($0))" } ?? ""); Ctrl-C to stop")
                     live = true
                 case .status(let hub, let new):
                     guard hub == topics.hub, let new else { continue }
@@ -268,7 +278,9 @@ struct Watch: AsyncParsableCommand {
                     }
                     guard new != status else { continue }
                     status = new
-                    if !global.json, emit("\(Render.clock())  hub '\(topics.hub)' is \(Render.sanitized(new))") { return }
+                    if !global.json, emit("\(Render.clock())  hub '\(topics.hub)' is \(Render.sanitized(new))") {
+                        return
+                    }
                 case .summary(let hub, let summary):
                     if hub == topics.hub { snapshot.summary = summary?.json }
                 case .document(let hub, let id, let new):
@@ -315,7 +327,8 @@ struct SetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "set",
         abstract: "Send a command to a trait of a device (e.g. set relay onOff toggle).",
-        discussion: valueRules + "\n\nOn success, prints the trait's attributes after the command (--json: the hub's response).")
+        discussion: valueRules
+            + "\n\nOn success, prints the trait's attributes after the command (--json: the hub's response).")
 
     @Argument(help: "The device's id.") var device: String
     @Argument(help: "The trait, e.g. onOff, levelControl.") var trait: String
@@ -416,7 +429,8 @@ struct Rename: AsyncParsableCommand {
 }
 
 struct Room: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "room", abstract: "Put a device in a room, or take it out with --clear.")
+    static let configuration = CommandConfiguration(
+        commandName: "room", abstract: "Put a device in a room, or take it out with --clear.")
 
     @Argument(help: "The device's id.") var device: String
     @Argument(help: "The room's id.") var room: String?
@@ -454,9 +468,12 @@ private func validatePlacement(_ device: String, _ place: String?, clear: Bool, 
 }
 
 /// `room` and `structure`: sends the request and prints the id as the hub stored it.
-private func place(_ device: String, in place: String?, request: String, result: String, none: String,
-                   global: GlobalOptions) async throws {
-    try await Session.perform(global, device: device, { _ in [(request, place.map(JSON.string) ?? .null)] }) { answer, _ in
+private func place(
+    _ device: String, in place: String?, request: String, result: String, none: String,
+    global: GlobalOptions
+) async throws {
+    try await Session.perform(global, device: device, { _ in [(request, place.map(JSON.string) ?? .null)] }) {
+        answer, _ in
         let stored = answer.json["result"]?[result]?.stringValue
         Terminal.out(stored.map { Render.sanitized($0) } ?? none)
     }
@@ -477,11 +494,16 @@ struct Hubs: AsyncParsableCommand {
             let session = try await Session.connect(global)
             let statuses = session.hubStatuses()
             if global.json {
-                Terminal.out(JSON.array(statuses.map { .object([("hub", .string($0.hub)), ("status", .string($0.status))]) }).text)
+                Terminal.out(
+                    JSON.array(statuses.map { .object([("hub", .string($0.hub)), ("status", .string($0.status))]) })
+                        .text)
             } else if statuses.isEmpty {
                 Terminal.out("no hub under '\(global.prefix)/' on \(global.brokerDescription)")
             } else {
-                Terminal.out(Render.table([["HUB", "STATUS"]] + statuses.map { [Render.sanitized($0.hub), Render.sanitized($0.status)] })
+                Terminal.out(
+                    Render.table(
+                        [["HUB", "STATUS"]] + statuses.map { [Render.sanitized($0.hub), Render.sanitized($0.status)] }
+                    )
                     .joined(separator: "\n"))
             }
         }

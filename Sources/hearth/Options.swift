@@ -32,8 +32,11 @@ struct GlobalOptions: ParsableArguments {
     @Flag(name: .long, help: "Use TLS, trusting the system's certificate authorities (implied by the options below).")
     var tls = false
 
-    @Option(name: .customLong("ca-file"), help: ArgumentHelp(
-        "PEM file of the certificate authorities to trust for the broker's certificate (turns TLS on).", valueName: "file"))
+    @Option(
+        name: .customLong("ca-file"),
+        help: ArgumentHelp(
+            "PEM file of the certificate authorities to trust for the broker's certificate (turns TLS on).",
+            valueName: "file"))
     var caFile: String?
 
     @Option(name: .long, help: ArgumentHelp("PEM client certificate, for brokers that ask for one (with --key).",
@@ -47,10 +50,14 @@ struct GlobalOptions: ParsableArguments {
         "A file whose first line is the MQTT password (as hearthd's passwordFile).", valueName: "file"))
     var passwordFile: String?
 
-    @Flag(name: .long, help: "TLS: accept a broker certificate whose host name does not match (like mosquitto_pub --insecure).")
+    @Flag(
+        name: .long,
+        help: "TLS: accept a broker certificate whose host name does not match (like mosquitto_pub --insecure).")
     var insecure = false
 
-    @Option(name: .long, help: ArgumentHelp("How long to wait for the broker and the hub, in seconds.", valueName: "seconds"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("How long to wait for the broker and the hub, in seconds.", valueName: "seconds"))
     var timeout: Double = 5
 
     @Flag(name: .long, help: "Print the hub's raw JSON (documents, responses) instead of text, for scripts.")
@@ -66,7 +73,9 @@ struct GlobalOptions: ParsableArguments {
         if let hub = resolvedHub, let problem = Home.problem(withID: hub) {
             throw ValidationError("hub id '\(hub)' cannot be used: \(problem)")
         }
-        if password != nil && passwordFile != nil { throw ValidationError("give --password or --password-file, not both") }
+        if password != nil && passwordFile != nil {
+            throw ValidationError("give --password or --password-file, not both")
+        }
         _ = try address()
     }
 

@@ -70,7 +70,8 @@ enum Render {
             if scalars.contains(where: { $0.properties.isEmojiPresentation }) || isWide(first.value)
                 || scalars.contains(where: { $0.value == 0xFE0F }) {
                 total += 2
-            } else if first.properties.generalCategory == .nonspacingMark || first.properties.generalCategory == .format {
+            } else if first.properties.generalCategory == .nonspacingMark || first.properties.generalCategory == .format
+            {
                 continue
             } else {
                 total += 1
@@ -177,8 +178,10 @@ enum Render {
                             flags.append("nullable")
                         }
                     }
-                    var line = "    " + padded(sanitized(attribute), to: nameWidth) + "  "
-                        + padded(attributeValue(trait, attribute, info), to: valueWidth) + "  " + flags.joined(separator: ", ")
+                    var line =
+                        "    " + padded(sanitized(attribute), to: nameWidth) + "  "
+                        + padded(attributeValue(trait, attribute, info), to: valueWidth) + "  "
+                        + flags.joined(separator: ", ")
                     while line.last == " " { line.removeLast() }
                     lines.append(line)
                 }

@@ -63,7 +63,8 @@ final class Session {
             message = "TLS with the MQTT broker at \(broker) failed: \(failure.detail); "
                 + "check --ca-file, --cert and --key (or --insecure for a certificate issued to another name)"
         case .hostLookup:
-            message = "cannot resolve the broker's host in '\(broker)': \(failure.detail); check --broker or $HEARTH_BROKER"
+            message =
+                "cannot resolve the broker's host in '\(broker)': \(failure.detail); check --broker or $HEARTH_BROKER"
         case .timedOut:
             message = "no connection to the MQTT broker at \(broker) within \(options.timeoutText); is it running and "
                 + "reachable? Check --broker or $HEARTH_BROKER"
@@ -124,7 +125,8 @@ final class Session {
 
     /// Sends one request for `device` to the hub and waits for its answer (which may be a refusal) until the
     /// session's deadline. `members` is the request without its transaction.
-    func request(_ topics: HubTopics, device: String, _ members: [(key: String, value: JSON)]) async throws -> HubAnswer {
+    func request(_ topics: HubTopics, device: String, _ members: [(key: String, value: JSON)]) async throws -> HubAnswer
+    {
         do {
             return try await home.send(members, device: device, hub: topics.hub, deadline: deadline)
         } catch let error as HomeError {

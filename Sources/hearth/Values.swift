@@ -57,7 +57,8 @@ enum ArgumentValues {
             let inner = text.dropFirst().dropLast()
             let flags = inner.split(separator: ",").map { $0.trimmingSpaces }.filter { !$0.isEmpty }
             guard flags.allSatisfy(isName) else {
-                throw ValidationError("\(key)=\(text): write a bitmap as {flag,flag} with flag names, or use \(key):=JSON")
+                throw ValidationError(
+                    "\(key)=\(text): write a bitmap as {flag,flag} with flag names, or use \(key):=JSON")
             }
             return bitmapJSON(flags)
         }

@@ -23,7 +23,8 @@ struct HearthDaemon: AsyncParsableCommand {
 
 struct Run: AsyncParsableCommand {
     // Every command names itself: a name made from the type's name costs a reflection of it at every start.
-    static let configuration = CommandConfiguration(commandName: "run", abstract: "Run the hub until SIGTERM or SIGINT.")
+    static let configuration = CommandConfiguration(
+        commandName: "run", abstract: "Run the hub until SIGTERM or SIGINT.")
 
     @Option(name: .shortAndLong, help: "The hub configuration file.")
     var config: String = "/etc/hearth/hearth.yaml"
@@ -103,7 +104,8 @@ struct Run: AsyncParsableCommand {
 
 struct CheckConfig: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "check-config", abstract: "Check a configuration and print every problem, without starting anything.")
+        commandName: "check-config",
+        abstract: "Check a configuration and print every problem, without starting anything.")
 
     @Argument(help: "The hub configuration file.")
     var file: String
@@ -113,7 +115,9 @@ struct CheckConfig: ParsableCommand {
         for p in report.problems { print(p) }
         for w in report.warnings { print(w) }
         guard report.problems.isEmpty else {
-            print("\(report.problems.count) problem(s)" + (report.warnings.isEmpty ? "" : ", \(report.warnings.count) warning(s)"))
+            print(
+                "\(report.problems.count) problem(s)"
+                    + (report.warnings.isEmpty ? "" : ", \(report.warnings.count) warning(s)"))
             throw ExitCode(HubDaemon.configurationError)
         }
         print("\(file): OK" + (report.warnings.isEmpty ? "" : " (\(report.warnings.count) warning(s))"))
@@ -181,7 +185,8 @@ struct Web: ParsableCommand {
 
     struct SetupCode: ParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "setup-code", abstract: "Print the one-time code that sets the admin password on the web page.")
+            commandName: "setup-code", abstract: "Print the one-time code that sets the admin password on the web page."
+        )
         @OptionGroup var location: Location
 
         func run() throws {
@@ -212,7 +217,9 @@ struct Web: ParsableCommand {
             let accounts = try location.accounts()
             do throws(WebAccountsError) {
                 let code = try accounts.resetAdmin()
-                print("The admin password is forgotten and its sessions end. Set a new one on the page with this setup code:")
+                print(
+                    "The admin password is forgotten and its sessions end. Set a new one on the page with this setup "
+                        + "code:")
                 print(code)
             } catch { print(error); throw ExitCode(1) }
         }
@@ -262,7 +269,9 @@ struct SaveLoop: ParsableCommand {
         for warning in loaded.warnings { say("warning \(warning)") }
         // The generation to go on from: the loaded one, whole (every device names the same generation).
         var generation = 0
-        if let first = loaded.devices.values.first, let n = first.name.flatMap({ Int($0.split(separator: " ").last ?? "") }) {
+        if let first = loaded.devices.values.first,
+            let n = first.name.flatMap({ Int($0.split(separator: " ").last ?? "") })
+        {
             generation = n
         }
         say("loaded \(generation)")
@@ -272,7 +281,9 @@ struct SaveLoop: ParsableCommand {
             for d in 0..<devices {
                 home["device-\(d)"] = SavedDevice(
                     name: "generation \(generation)", roomID: "room-\(d % 7)",
-                    attributes: ["OnOffLight": ["onOff": ["onOff": .bool(generation % 2 == 0), "startUpOnOff": .int(generation)]]])
+                    attributes: [
+                        "OnOffLight": ["onOff": ["onOff": .bool(generation % 2 == 0), "startUpOnOff": .int(generation)]]
+                    ])
             }
             try store.save(home)
             say("saved \(generation)")

@@ -22,7 +22,8 @@ enum CLI {
         if let path = ProcessInfo.processInfo.environment["HEARTH_CLI"], !path.isEmpty { return path }
         var candidates: [String] = []
         if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            candidates.append(URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("hearth").path)
+            candidates.append(
+                URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("hearth").path)
         }
         let argument0 = URL(fileURLWithPath: CommandLine.arguments[0])
         candidates.append(argument0.deletingLastPathComponent().appendingPathComponent("hearth").path)
@@ -75,7 +76,9 @@ final class CLIProcess: Sendable {
         let deadline = ContinuousClock.now + timeout
         var killed = false
         while true {
-            if let status = exitStatus.withLock({ $0 }) { return CLIResult(status: status, stdout: stdout, stderr: stderr) }
+            if let status = exitStatus.withLock({ $0 }) {
+                return CLIResult(status: status, stdout: stdout, stderr: stderr)
+            }
             if let status = ChildProcess.exitStatusIfExited(pid) {
                 exitStatus.withLock { $0 = status }
                 continue

@@ -49,9 +49,11 @@ final class CLIRig: Sendable {
     static func hub(_ id: String, _ home: Home, _ broker: TestBroker,
                     login: (user: String, password: String)? = nil) throws -> MQTTHub {
         let topics = TopicScheme(hub: id)
-        let options = MQTTHub.clientOptions(MQTTConnectOptions(host: broker.host, port: broker.port, clientID: "hub-\(id)",
-                                                               username: login?.user, password: login?.password),
-                                            topics: topics)
+        let options = MQTTHub.clientOptions(
+            MQTTConnectOptions(
+                host: broker.host, port: broker.port, clientID: "hub-\(id)",
+                username: login?.user, password: login?.password),
+            topics: topics)
         return MQTTHub(home: home, client: try MQTTClient(options: options), topics: topics)
     }
 
@@ -79,7 +81,9 @@ final class MessageLog: Sendable {
 
     func append(_ message: MQTTMessage) { messages.withLock { $0.append(message) } }
 
-    func contains(where predicate: (MQTTMessage) -> Bool) -> Bool { messages.withLock { $0.contains(where: predicate) } }
+    func contains(where predicate: (MQTTMessage) -> Bool) -> Bool {
+        messages.withLock { $0.contains(where: predicate) }
+    }
 }
 
 extension HomeDevice {
@@ -153,9 +157,11 @@ extension HomeDevice {
         #expect(r.stdout.hasPrefix("relay onOff: onOff=true "), "\(r)")
         #expect(try rig.home.device("relay").value(.onOff, "onOff") == .bool(true))
         // The new state was published for everyone.
-        #expect(await rig.waitForMessage { m in
-            m.topic == "hearth/test/devices/relay" && String(decoding: m.payload, as: UTF8.self).contains(#""onOff":true"#)
-        })
+        #expect(
+            await rig.waitForMessage { m in
+                m.topic == "hearth/test/devices/relay"
+                    && String(decoding: m.payload, as: UTF8.self).contains(#""onOff":true"#)
+            })
         let json = try await rig.run(["set", "relay", "onOff", "off", "--json"])
         #expect(json.status == 0, "\(json)")
         let response = try JSON.parse(json.stdout.trimmingCharacters(in: .newlines))
@@ -176,8 +182,11 @@ extension HomeDevice {
         // A trait on two types of the lamp needs --type; the hub says so, and --type settles it.
         let ambiguous = try await rig.run(["set", "lamp", "identify", "identify", "identifyTime=0"])
         #expect(ambiguous.status == 1, "\(ambiguous)")
-        #expect(ambiguous.stderr.contains("(invalidCommand)") && ambiguous.stderr.contains("several types"), "\(ambiguous)")
-        let typed = try await rig.run(["set", "lamp", "identify", "identify", "identifyTime=0", "--type", "HumiditySensor"])
+        #expect(
+            ambiguous.stderr.contains("(invalidCommand)") && ambiguous.stderr.contains("several types"), "\(ambiguous)")
+        let typed = try await rig.run([
+            "set", "lamp", "identify", "identify", "identifyTime=0", "--type", "HumiditySensor"
+        ])
         #expect(typed.status == 0, "\(typed)")
     }
 
@@ -197,15 +206,19 @@ extension HomeDevice {
         #expect(try rig.home.device("lamp").value(.levelControl, "options") == .int(1))
         // Bitmap command fields, as a list: the lamp is off, and moves only because of executeIfOff.
         #expect(try rig.home.device("lamp").value(.onOff, "onOff") == .bool(false))
-        let moved = try await rig.run(["set", "lamp", "levelControl", "moveToLevel", "level=100", "transitionTime=0",
-                                       "optionsMask=executeIfOff,coupleColorTempToLevel", "optionsOverride={executeIfOff}"])
+        let moved = try await rig.run([
+            "set", "lamp", "levelControl", "moveToLevel", "level=100", "transitionTime=0",
+            "optionsMask=executeIfOff,coupleColorTempToLevel", "optionsOverride={executeIfOff}"
+        ])
         #expect(moved.status == 0, "\(moved)")
         #expect(try rig.home.device("lamp").value(.levelControl, "currentLevel") == .int(100))
         // An unknown enum name is the hub's error, word for word.
         let bad = try await rig.run(["update", "relay", "onOff", "startUpOnOff=sometimes"])
         #expect(bad.status == 1, "\(bad)")
-        #expect(bad.stderr.contains("error: invalidArgument (constraintError):") && bad.stderr.contains("not one of off, on, toggle"),
-                "\(bad)")
+        #expect(
+            bad.stderr.contains("error: invalidArgument (constraintError):")
+                && bad.stderr.contains("not one of off, on, toggle"),
+            "\(bad)")
     }
 
     @Test func renamePrintsTheNameAsStored() async throws {
@@ -346,7 +359,9 @@ extension HomeDevice {
         let hubs = try await rig.run(["hubs", "--json"])
         #expect(hubs.status == 0, "\(hubs)")
         let statuses = try JSON.parse(hubs.stdout.trimmingCharacters(in: .newlines))
-        #expect(statuses.text.contains(#"{"hub":"attic","status":"online"}"#) && statuses.text.contains(#"{"hub":"test","status":"online"}"#))
+        #expect(
+            statuses.text.contains(#"{"hub":"attic","status":"online"}"#)
+                && statuses.text.contains(#"{"hub":"test","status":"online"}"#))
 
         let ghost = try await rig.run(["devices", "--hub", "ghost"])
         #expect(ghost.status == 5, "\(ghost)")
@@ -384,8 +399,10 @@ extension HomeDevice {
         #expect(unknown.status == 2, "\(unknown)")
 
         // The same credentials in a broker URL, escaped as URLs escape them.
-        let url = try await CLIProcess(["get", "lamp", "--broker", "mqtt://cli:cli%2Dsecret@\(rig.broker.host):\(rig.broker.port)"])
-            .finish()
+        let url = try await CLIProcess([
+            "get", "lamp", "--broker", "mqtt://cli:cli%2Dsecret@\(rig.broker.host):\(rig.broker.port)"
+        ])
+        .finish()
         #expect(url.status == 0 && url.stdout.hasPrefix("lamp  Lamp\n"), "\(url)")
 
         let wrong = try await rig.run(["devices", "--username", "cli", "--password", "guess"])

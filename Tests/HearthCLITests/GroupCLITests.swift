@@ -38,7 +38,9 @@ import Testing
         #expect(scenes.stdout.contains("1 (0s)"), "\(scenes)")
         let view = try await rig.run(["group", "scene", "view", "3", "1"])
         #expect(view.status == 0, "\(view)")
-        #expect(view.stdout.contains("test/lamp: scene 1 '', 0s; cluster 6 attribute 0 = 1, cluster 8 attribute 0 = 100"), "\(view)")
+        #expect(
+            view.stdout.contains("test/lamp: scene 1 '', 0s; cluster 6 attribute 0 = 1, cluster 8 attribute 0 = 100"),
+            "\(view)")
         _ = try await rig.run(["group", "send", "3", "levelControl", "moveToLevel", "level=20"])
         let recall = try await rig.run(["group", "scene", "recall", "3", "1"])
         #expect(recall.status == 0, "\(recall)")
@@ -64,17 +66,45 @@ import Testing
     @Test func badAndRetainedGroupRequestsAreRefusedInTheSummaryAndChangeNothing() async throws {
         let rig = try await CLIRig()
         defer { rig.stop() }
-        try rig.home.invoke("lamp", trait: "groups", command: "addGroup", arguments: ["groupId": .int(3), "groupName": .string("")])
-        #expect(await rig.waitForMessage { $0.topic == "hearth/test/groups" && String(decoding: $0.payload, as: UTF8.self).contains(#""group":3"#) })
+        try rig.home.invoke(
+            "lamp", trait: "groups", command: "addGroup", arguments: ["groupId": .int(3), "groupName": .string("")])
+        #expect(
+            await rig.waitForMessage {
+                $0.topic == "hearth/test/groups" && String(decoding: $0.payload, as: UTF8.self).contains(#""group":3"#)
+            })
         func summary(_ payload: String, retain: Bool = false, _ expected: String) async throws {
-            try rig.watcher.publish("hearth/groups/3/set", payload: Array(payload.utf8), qos: .atLeastOnce, retain: retain)
-            #expect(await rig.waitForMessage { $0.topic == "hearth/test/responses" && String(decoding: $0.payload, as: UTF8.self) == expected },
-                    "\(expected)")
+            try rig.watcher.publish(
+                "hearth/groups/3/set", payload: Array(payload.utf8), qos: .atLeastOnce, retain: retain)
+            #expect(
+                await rig.waitForMessage {
+                    $0.topic == "hearth/test/responses" && String(decoding: $0.payload, as: UTF8.self) == expected
+                },
+                "\(expected)")
         }
-        try await summary("not json", #"{"transaction":null,"group":3,"hub":"test","ok":false,"ran":[],"refused":[{"device":"lamp","error":{"code":"invalidArgument","status":"invalidCommand","message":"the request is not valid JSON: invalid literal at byte 0"}}]}"#)
-        try await summary(#"{"transaction":"r","setName":"x"}"#, #"{"transaction":"r","group":3,"hub":"test","ok":false,"ran":[],"refused":[{"device":"lamp","error":{"code":"invalidArgument","status":"invalidCommand","message":"a group takes a command or an update; names, rooms and get go to one device's set topic"}}]}"#)
-        try await summary(#"{"transaction":"t","type":"HumiditySensor","trait":"onOff","command":"on"}"#, #"{"transaction":"t","group":3,"hub":"test","ok":false,"ran":[],"refused":[{"device":"lamp","error":{"code":"notFound","status":"unsupportedEndpoint","message":"device 'lamp' is in group 3 as DimmableLight, not HumiditySensor"}}]}"#)
-        try await summary(#"{"transaction":"k","trait":"onOff","command":"on"}"#, retain: true, #"{"transaction":"k","group":3,"hub":"test","ok":false,"ran":[],"refused":[{"device":"lamp","error":{"code":"invalidArgument","status":"invalidCommand","message":"retained requests are never executed (they would repeat at every reconnect); publish without retain"}}]}"#)
+        try await summary(
+            "not json",
+            #"{"transaction":null,"group":3,"hub":"test","ok":false,"ran":[],"refused":[{"device":"lamp","#
+                + #""error":{"code":"invalidArgument","status":"invalidCommand","message":"the request is not valid "#
+                    + #"JSON: invalid literal at byte 0"}}]}"#
+        )
+        try await summary(
+            #"{"transaction":"r","setName":"x"}"#,
+            #"{"transaction":"r","group":3,"hub":"test","ok":false,"ran":[],"refused":[{"device":"lamp","#
+                + #""error":{"code":"invalidArgument","status":"invalidCommand","message":"a group takes a command or "#
+                    + #"an update; names, rooms and get go to one device's set topic"}}]}"#
+        )
+        try await summary(
+            #"{"transaction":"t","type":"HumiditySensor","trait":"onOff","command":"on"}"#,
+            #"{"transaction":"t","group":3,"hub":"test","ok":false,"ran":[],"refused":[{"device":"lamp","#
+                + #""error":{"code":"notFound","status":"unsupportedEndpoint","message":"device 'lamp' is in group 3 "#
+                    + #"as DimmableLight, not HumiditySensor"}}]}"#
+        )
+        try await summary(
+            #"{"transaction":"k","trait":"onOff","command":"on"}"#, retain: true,
+            #"{"transaction":"k","group":3,"hub":"test","ok":false,"ran":[],"refused":[{"device":"lamp","#
+                + #""error":{"code":"invalidArgument","status":"invalidCommand","message":"retained requests are "#
+                    + #"never executed (they would repeat at every reconnect); publish without retain"}}]}"#
+        )
         #expect(try rig.home.device("lamp").value(.onOff, "onOff") == .bool(false))
         #expect(try rig.home.device("lamp").name == "Lamp")
     }

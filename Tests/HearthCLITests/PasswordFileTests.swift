@@ -13,7 +13,9 @@ import Testing
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try "cli-secret\n".write(toFile: "\(directory)/password", atomically: true, encoding: .utf8)
-        let set = try await rig.run(["set", "relay", "onOff", "on", "--username", "cli", "--password-file", "\(directory)/password"])
+        let set = try await rig.run([
+            "set", "relay", "onOff", "on", "--username", "cli", "--password-file", "\(directory)/password"
+        ])
         #expect(set.status == 0 && set.stdout.hasPrefix("relay onOff: onOff=true"), "\(set)")
         #expect(try rig.home.device("relay").value(.onOff, "onOff") == .bool(true))
 

@@ -58,7 +58,9 @@ import Testing
 
     @Test func scalarsDurationsAndChoices() {
         var values: [String] = []
-        let problems = read("a: 20ms\nb: 1.5s\nc: 30\nd: pull-up\ne: true\nf: 0x40\ng: sideways\nh: [1, 2]\ni: \"2s\"\nj: 5") { root in
+        let problems = read(
+            "a: 20ms\nb: 1.5s\nc: 30\nd: pull-up\ne: true\nf: 0x40\ng: sideways\nh: [1, 2]\ni: \"2s\"\nj: 5"
+        ) { root in
             guard let m = root.anyMapping else { return }
             values.append("\(m["a"]!.duration(in: .zero ... .seconds(1))!)")
             values.append("\(m["b"]!.duration(in: .zero ... .seconds(10))!)")
@@ -96,9 +98,12 @@ import Testing
         }
         #expect(texts == ["42"])
         #expect(problems == [
-            #"hearth.yaml:1:7: port: expected a whole number (1…65535), found "1883", which is quoted, so text; write 1883 without quotes"#,
-            #"hearth.yaml:2:8: ratio: expected a number (0.0…1.0), found "0.5", which is quoted, so text; write 0.5 without quotes"#,
-            #"hearth.yaml:3:7: flag: expected true or false, found "true", which is quoted, so text; write true without quotes"#,
+            #"hearth.yaml:1:7: port: expected a whole number (1…65535), found "1883", which is quoted, so text; write "#
+                + #"1883 without quotes"#,
+            #"hearth.yaml:2:8: ratio: expected a number (0.0…1.0), found "0.5", which is quoted, so text; write 0.5 "#
+                + #"without quotes"#,
+            #"hearth.yaml:3:7: flag: expected true or false, found "true", which is quoted, so text; write true "#
+                + #"without quotes"#,
             #"hearth.yaml:5:7: wait: expected a duration such as 20ms, 2s or 5m, found "30""#,
         ])
     }
@@ -125,8 +130,10 @@ import Testing
         }
         #expect(read == ["off", "no", "no", "10", "0042"])
         #expect(problems == [
-            "hearth.yaml:1:12: activeLow: expected true or false, found 'yes', which YAML 1.2 reads as text (YAML 1.1 tools such as Home Assistant read true); write true",
-            "hearth.yaml:3:7: room: warning: 'no' is read as the text \"no\" (YAML 1.2), but YAML 1.1 tools such as Home Assistant read false; write \"no\" in quotes to make it plain that it is text",
+            "hearth.yaml:1:12: activeLow: expected true or false, found 'yes', which YAML 1.2 reads as text (YAML 1.1 "
+                + "tools such as Home Assistant read true); write true",
+            "hearth.yaml:3:7: room: warning: 'no' is read as the text \"no\" (YAML 1.2), but YAML 1.1 tools such as "
+                + "Home Assistant read false; write \"no\" in quotes to make it plain that it is text",
             "hearth.yaml:5:8: level: warning: 010 is read as 10 (YAML 1.2), but YAML 1.1 tools read octal 8; write 10",
         ])
     }
@@ -140,7 +147,8 @@ import Testing
             ConfigKey("level", .nullable(.int(0...254, unit: "")), "a level or null"),
         ], extraKeys: ConfigExtraKeys(pattern: "\\.", shape: .any) { $0.contains(".") })
         var read: [String] = []
-        let problems = self.read("port: 8883\nkeepAlive: 30\nprotocol: 3.1.1\nlevel: null\ncom.example.x: 1\nextra: 2") { root in
+        let problems = self.read("port: 8883\nkeepAlive: 30\nprotocol: 3.1.1\nlevel: null\ncom.example.x: 1\nextra: 2")
+        { root in
             guard let m = root.mapping(section) else { return }
             read.append("\(m.int("port")!)")
             read.append("\(m.duration("keepAlive")!)")
@@ -159,7 +167,12 @@ import Testing
     @Test func unreadableAndBrokenFilesAreProblemsToo() {
         let d = ConfigDiagnostics()
         #expect(ConfigValue.load(file: "/nonexistent/hearth.yaml", diagnostics: d) == nil)
-        #expect(d.problems.first?.description == "/nonexistent/hearth.yaml: cannot read the file: No such file or directory")
-        #expect(read("a: [1") { _ in } == ["hearth.yaml:2:1: the list '[' at line 1, column 4 is not closed: expected ',' or ']' here"])
+        #expect(
+            d.problems.first?.description == "/nonexistent/hearth.yaml: cannot read the file: No such file or directory"
+        )
+        #expect(
+            read("a: [1") { _ in } == [
+                "hearth.yaml:2:1: the list '[' at line 1, column 4 is not closed: expected ',' or ']' here"
+            ])
     }
 }

@@ -53,7 +53,10 @@ import Testing
         #expect(entry(doc, "empty")?.line == 10)
         #expect(items(entry(doc, "list")).map { scalar($0) } == ["a", "b"])
         guard case .mapping(let top) = doc.value else { Issue.record("not a mapping"); return }
-        #expect(top.map { "\($0.key)@\($0.keyLine):\($0.keyColumn)" } == ["hub@2:1", "devices@3:1", "empty@10:1", "list@11:1"])
+        #expect(
+            top.map { "\($0.key)@\($0.keyLine):\($0.keyColumn)" } == [
+                "hub@2:1", "devices@3:1", "empty@10:1", "list@11:1"
+            ])
     }
 
     @Test func blockScalarsKeepOrFoldTheirLines() throws {
@@ -115,8 +118,8 @@ import Testing
         #expect(entry(devices[3], "binding") == entry(doc, "defaults"))
     }
 
-    /// Duplicates are found by a scan in small mappings and through an index past 16 keys: the same problems either way;
-    /// a merge keeps its place among the explicit keys, which win over it.
+    /// Duplicates are found by a scan in small mappings and through an index past 16 keys: the same problems either
+    /// way; a merge keeps its place among the explicit keys, which win over it.
     @Test func duplicateKeysInMappingsOfAnySizeAndMergesInPlace() throws {
         let many = (0..<20).map { "k\($0): \($0)" }.joined(separator: "\n") + "\nk3: again\nk19: again\nk20: new\n"
         let found = errors(many)
@@ -161,8 +164,11 @@ import Testing
             + "or move it into its own file"))
         let old = YAML.parse(Array("%YAML 1.1\n---\na: yes\n".utf8))
         #expect(old.errors.isEmpty)
-        #expect(old.warnings.map(\.description) == ["1:1: this file says %YAML 1.1, but Hearth reads YAML 1.2: yes, no, "
-            + "on and off are text and 010 is ten; remove the directive or write %YAML 1.2"])
+        #expect(
+            old.warnings.map(\.description) == [
+                "1:1: this file says %YAML 1.1, but Hearth reads YAML 1.2: yes, no, "
+                    + "on and off are text and 010 is ten; remove the directive or write %YAML 1.2"
+            ])
         #expect(fails("%YAML 2.0\n---\na: 1\n")?.message.contains("Hearth reads YAML 1.2") == true)
     }
 
@@ -227,8 +233,10 @@ import Testing
             ("0x1F", .int(31)), ("0x", .string("0x")), ("1_000", .string("1_000")), ("1:30", .string("1:30")),
             ("1.5", .float(1.5)), (".5", .float(0.5)), ("1e3", .float(1000)), ("-2.5E-1", .float(-0.25)),
             ("1.", .float(1)), (".", .string(".")), ("-.inf", .float(-.infinity)), (".Inf", .float(.infinity)),
-            ("1.2.3", .string("1.2.3")), ("3.1.1", .string("3.1.1")), ("99999999999999999999", .string("99999999999999999999")),
-            ("nulls", .string("nulls")), ("truest", .string("truest")), ("False!", .string("False!")), ("+.inf", .float(.infinity)),
+            ("1.2.3", .string("1.2.3")), ("3.1.1", .string("3.1.1")),
+            ("99999999999999999999", .string("99999999999999999999")),
+            ("nulls", .string("nulls")), ("truest", .string("truest")), ("False!", .string("False!")),
+            ("+.inf", .float(.infinity)),
             ("-", .string("-")), ("Light 1", .string("Light 1")), ("n", .string("n")), ("~~", .string("~~")),
         ]
         for (text, expected) in table {
@@ -257,7 +265,8 @@ import Testing
         #expect(entry(doc, "e")?.typed == .string("12"))
         #expect(errors("a: !!int x\nb: !foo 1\nc: !!map [1]\n").map(\.description) == [
             "1:4: a: 'x' is not what its tag !!int says",
-            "2:4: b: unknown tag !foo; Hearth knows !secret NAME and the standard !!str, !!int, !!float, !!bool and !!null",
+            "2:4: b: unknown tag !foo; Hearth knows !secret NAME and the standard !!str, !!int, !!float, !!bool and "
+                + "!!null",
             "3:4: c: the tag !!map does not fit a list",
         ])
     }
@@ -284,7 +293,8 @@ import Testing
           <<: 5
         """)
         #expect(problems.map(\.description) == [
-            "2:4: b: no anchor '&nowhere' before this alias; an anchor (&nowhere) must come before the *nowhere that repeats it",
+            "2:4: b: no anchor '&nowhere' before this alias; an anchor (&nowhere) must come before the *nowhere that "
+                + "repeats it",
             "3:1: a: the key 'a' appears twice in this mapping (first on line 1); keep one",
             "6:3: c.d: the key 'd' appears twice in this mapping (first on line 5); keep one",
             "7:3: c: '<<' merges mappings in: write <<: *defaults, or <<: [*a, *b]",
@@ -292,17 +302,29 @@ import Testing
     }
 
     @Test func brokenSyntaxIsExplainedWhereItStarts() {
-        #expect(fails("a: \"open\nb: 2\n") == YAMLError(line: 1, column: 4, message: "this quoted text is not closed: add the closing quote"))
-        #expect(fails("a: [1, 2\nb: 3\n") == YAMLError(line: 2, column: 2, message:
-            "the list '[' at line 1, column 4 is not closed: expected ',' or ']' here"))
-        #expect(fails("a: 1\n  b: 2\n")?.description == "2:4: a ':' here cannot start a key: the keys of one mapping line up "
+        #expect(
+            fails("a: \"open\nb: 2\n")
+                == YAMLError(line: 1, column: 4, message: "this quoted text is not closed: add the closing quote"))
+        #expect(
+            fails("a: [1, 2\nb: 3\n")
+                == YAMLError(
+                    line: 2, column: 2,
+                    message:
+                        "the list '[' at line 1, column 4 is not closed: expected ',' or ']' here"))
+        #expect(
+            fails("a: 1\n  b: 2\n")?.description
+                == "2:4: a ':' here cannot start a key: the keys of one mapping line up "
                 + "under each other, and a value with ': ' in it is quoted (name: \"a: b\")")
         #expect(fails("list:\n  - x\n  y: 2\n") == YAMLError(line: 3, column: 3, message:
             "expected another '- ' item here, lined up with the items of the list that starts at line 2, column 3; "
             + "check this line's indentation"))
         #expect(fails("a: @home\n")?.message == "'@' and '`' cannot start a plain value; quote it (\"@home\")")
-        #expect(fails("a: x\u{1}\n")?.description == "1:5: a control character (byte 0x01) cannot be in a YAML file; remove it")
-        #expect(YAML.parse(Array("a: ".utf8) + [0xFF]).errors.first?.description.hasPrefix("1:4: this is not UTF-8 text") == true)
+        #expect(
+            fails("a: x\u{1}\n")?.description
+                == "1:5: a control character (byte 0x01) cannot be in a YAML file; remove it")
+        #expect(
+            YAML.parse(Array("a: ".utf8) + [0xFF]).errors.first?.description.hasPrefix("1:4: this is not UTF-8 text")
+                == true)
     }
 
     @Test func aliasBombsAndDeepNestingAreRefused() {

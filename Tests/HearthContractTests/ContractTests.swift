@@ -15,13 +15,23 @@ import Testing
     }
 
     @Test func theDocumentedFormsParse() throws {
-        #expect(try parse(#"{"transaction":"t1","trait":"onOff","command":"toggle"}"#).1.get()
-            == HubRequest(transaction: .string("t1"), action: .command(type: nil, trait: "onOff", name: "toggle", arguments: .object([]))))
-        let t2 = try parse(#"{"transaction":"t2","type":"DimmableLight","trait":"levelControl","command":"moveToLevel","args":{"level":127,"transitionTime":0}}"#).1.get()
-        #expect(t2.action == .command(type: "DimmableLight", trait: "levelControl", name: "moveToLevel",
-                                      arguments: .object([("level", .int(127)), ("transitionTime", .int(0))])))
-        #expect(try parse(#"{"transaction":"t3","trait":"onOff","update":{"onTime":30}}"#).1.get().action
-            == .update(type: nil, trait: "onOff", attributes: .object([("onTime", .int(30))])))
+        #expect(
+            try parse(#"{"transaction":"t1","trait":"onOff","command":"toggle"}"#).1.get()
+                == HubRequest(
+                    transaction: .string("t1"),
+                    action: .command(type: nil, trait: "onOff", name: "toggle", arguments: .object([]))))
+        let t2 = try parse(
+            #"{"transaction":"t2","type":"DimmableLight","trait":"levelControl","command":"moveToLevel","#
+                + #""args":{"level":127,"transitionTime":0}}"#
+        ).1.get()
+        #expect(
+            t2.action
+                == .command(
+                    type: "DimmableLight", trait: "levelControl", name: "moveToLevel",
+                    arguments: .object([("level", .int(127)), ("transitionTime", .int(0))])))
+        #expect(
+            try parse(#"{"transaction":"t3","trait":"onOff","update":{"onTime":30}}"#).1.get().action
+                == .update(type: nil, trait: "onOff", attributes: .object([("onTime", .int(30))])))
         #expect(try parse(#"{"transaction":"t4","setName":"Kitchen lamp"}"#).1.get().action == .setName("Kitchen lamp"))
         #expect(try parse(#"{"setRoom":null}"#).1.get().action == .setRoom(nil))
         #expect(try parse(#"{"setStructure":"home"}"#).1.get().action == .setStructure("home"))
@@ -38,9 +48,14 @@ import Testing
         let cases: [(String, String)] = [
             ("{", "the request is not valid JSON: unexpected end of JSON in an object at byte 1"),
             ("[1]", "the request must be a JSON object, not an array"),
-            (#"{"trait":"onOff","command":"on","colour":1}"#,
-             "unknown key 'colour'; a request may have transaction, type, trait, args, command, update, setName, setRoom, setStructure, get"),
-            (#"{"trait":"onOff"}"#, "the request says nothing to do; give one of command, update, setName, setRoom, setStructure, get"),
+            (
+                #"{"trait":"onOff","command":"on","colour":1}"#,
+                "unknown key 'colour'; a request may have transaction, type, trait, args, command, update, setName, "
+                    + "setRoom, setStructure, get"),
+            (
+                #"{"trait":"onOff"}"#,
+                "the request says nothing to do; give one of command, update, setName, setRoom, setStructure, get"
+            ),
             (#"{"setName":"a","get":true}"#, "the request gives setName and get; give only one"),
             (#"{"command":"on"}"#, "command needs \"trait\" (e.g. \"onOff\")"),
             (#"{"trait":3,"command":"on"}"#, "trait must be a string, not a number"),
@@ -73,14 +88,22 @@ import Testing
         #expect(ValueCoding.json(.int(2), as: startUp) == .string("toggle"))
         #expect(try ValueCoding.value(.string("toggle"), as: startUp, what: "x") == .int(2))
         #expect(try ValueCoding.value(.int(1), as: startUp, what: "x") == .int(1))
-        let e = #expect(throws: HomeError.self) { try ValueCoding.value(.string("flip"), as: startUp, what: "onOff.startUpOnOff") }
+        let e = #expect(throws: HomeError.self) {
+            try ValueCoding.value(.string("flip"), as: startUp, what: "onOff.startUpOnOff")
+        }
         #expect(e?.status == .constraintError)
         #expect(e?.message == "onOff.startUpOnOff 'flip' is not one of off, on, toggle")
         let options = LevelControlServer.Attribute.options.type
-        #expect(ValueCoding.json(.int(1), as: options) == .object([("executeIfOff", .bool(true)), ("coupleColorTempToLevel", .bool(false))]))
+        #expect(
+            ValueCoding.json(.int(1), as: options)
+                == .object([("executeIfOff", .bool(true)), ("coupleColorTempToLevel", .bool(false))]))
         #expect(try ValueCoding.value(.object([("executeIfOff", .bool(true))]), as: options, what: "x") == .int(1))
-        #expect(throws: HomeError.self) { try ValueCoding.value(.object([("fast", .bool(true))]), as: options, what: "x") }
-        #expect(throws: HomeError.self) { try ValueCoding.value(.object([("executeIfOff", .int(1))]), as: options, what: "x") }
+        #expect(throws: HomeError.self) {
+            try ValueCoding.value(.object([("fast", .bool(true))]), as: options, what: "x")
+        }
+        #expect(throws: HomeError.self) {
+            try ValueCoding.value(.object([("executeIfOff", .int(1))]), as: options, what: "x")
+        }
     }
 
     @Test func fractionsAndStructuresAreTheWrongType() {
@@ -100,7 +123,8 @@ import Testing
             == .object([("holdTimeMin", .int(1)), ("holdTimeMax", .int(600)), ("holdTimeDefault", .int(30))]))
         #expect(try ValueCoding.value(ValueCoding.json(value, as: limits), as: limits, what: "x") == value)
         let unknown = #expect(throws: HomeError.self) {
-            try ValueCoding.value(.object([("holdTimeStep", .int(1))]), as: limits, what: "occupancySensing.holdTimeLimits")
+            try ValueCoding.value(
+                .object([("holdTimeStep", .int(1))]), as: limits, what: "occupancySensing.holdTimeLimits")
         }
         #expect(unknown?.status == .invalidDataType)
         #expect(unknown?.message == "occupancySensing.holdTimeLimits has no field 'holdTimeStep'; the fields of "
@@ -194,12 +218,14 @@ import Testing
     }
 
     @Test func whatIsNoTopicOfTheContractIsReadAsNothing() {
-        for topic in ["", "hearth", "hearth/", "hearth/attic", "hearth/attic/", "hearth/attic/statuses",
-                      "hearth/attic/status/x", "hearth//status", "hearth//devices/lamp/set", "hearth/attic/devices/",
-                      "hearth/attic/devices//events", "hearth/attic/devices/lamp/get", "hearth/attic/devices/lamp/set/x",
-                      "hearthx/attic/status", "home/hearth/attic/status", "hearth/attic/Status",
-                      "hearth/groups/0/set", "hearth/groups/65536/set", "hearth/groups/007/set", "hearth/groups//set",
-                      "hearth/groups/1/get"] {
+        for topic in [
+            "", "hearth", "hearth/", "hearth/attic", "hearth/attic/", "hearth/attic/statuses",
+            "hearth/attic/status/x", "hearth//status", "hearth//devices/lamp/set", "hearth/attic/devices/",
+            "hearth/attic/devices//events", "hearth/attic/devices/lamp/get", "hearth/attic/devices/lamp/set/x",
+            "hearthx/attic/status", "home/hearth/attic/status", "hearth/attic/Status",
+            "hearth/groups/0/set", "hearth/groups/65536/set", "hearth/groups/007/set", "hearth/groups//set",
+            "hearth/groups/1/get"
+        ] {
             #expect(scheme.classify(topic) == nil, "\(topic)")
         }
     }
@@ -226,10 +252,16 @@ import Testing
         #expect(scheme.groups == "hearth/attic/groups")
         #expect(scheme.discoverySync == "hearth/attic/discovery-sync")
         #expect(scheme.groupSet(12) == scheme.topic(.groupSet(group: 12)))
-        #expect([scheme.setFilter, scheme.statusFilter, scheme.summaryFilter, scheme.documentFilter, scheme.homeFilter,
-                 scheme.responsesFilter, scheme.groupsFilter]
-                == ["hearth/attic/devices/+/set", "hearth/+/status", "hearth/+/devices", "hearth/+/devices/+", "hearth/+/home",
-                    "hearth/+/responses", "hearth/+/groups"])
+        #expect(
+            [
+                scheme.setFilter, scheme.statusFilter, scheme.summaryFilter, scheme.documentFilter, scheme.homeFilter,
+                scheme.responsesFilter, scheme.groupsFilter
+            ]
+                == [
+                    "hearth/attic/devices/+/set", "hearth/+/status", "hearth/+/devices", "hearth/+/devices/+",
+                    "hearth/+/home",
+                    "hearth/+/responses", "hearth/+/groups"
+                ])
     }
 
     /// This hub's id is compared byte for byte, as the broker matches topics: a canonically equivalent spelling
@@ -261,8 +293,13 @@ import Testing
     }
 
     @Test func aSummaryListsWhoRanAndWhoRefused() {
-        let summary = HubResponse.groupSummary(transaction: .string("g"), group: 1, hub: "a", ran: ["lamp"],
-                                               refused: [("fan", HomeError(.unsupportedCluster, "no levelControl"))])
-        #expect(summary.text == #"{"transaction":"g","group":1,"hub":"a","ok":false,"ran":["lamp"],"refused":[{"device":"fan","error":{"code":"unimplemented","status":"unsupportedCluster","message":"no levelControl"}}]}"#)
+        let summary = HubResponse.groupSummary(
+            transaction: .string("g"), group: 1, hub: "a", ran: ["lamp"],
+            refused: [("fan", HomeError(.unsupportedCluster, "no levelControl"))])
+        #expect(
+            summary.text
+                == #"{"transaction":"g","group":1,"hub":"a","ok":false,"ran":["lamp"],"refused":[{"device":"fan","#
+                    + #""error":{"code":"unimplemented","status":"unsupportedCluster","message":"no levelControl"}}]}"#
+        )
     }
 }

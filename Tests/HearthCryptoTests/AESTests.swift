@@ -56,8 +56,9 @@ let matterCCMVectors: [CCMVector] = [
 
     @Test(arguments: matterCCMVectors)
     func openMatchesPublishedVector(_ vector: CCMVector) throws {
-        let opened = try AESCCM128.open(key: vector.key, nonce: vector.nonce, ciphertextAndTag: vector.ciphertext + vector.tag,
-                                        authenticatedData: vector.authenticatedData)
+        let opened = try AESCCM128.open(
+            key: vector.key, nonce: vector.nonce, ciphertextAndTag: vector.ciphertext + vector.tag,
+            authenticatedData: vector.authenticatedData)
         #expect(opened == vector.plaintext)
     }
 

@@ -4,7 +4,8 @@ import Testing
 @Suite struct DigestTests {
     /// FIPS 180-2 appendix B.1 ("abc").
     @Test func sha256OfABC() {
-        #expect(SHA256.hash(Array("abc".utf8)) == hex("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"))
+        #expect(
+            SHA256.hash(Array("abc".utf8)) == hex("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"))
         #expect(SHA256.hash([]) == hex("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"))
     }
 
@@ -22,7 +23,8 @@ import Testing
 
     /// RFC 4231 test case 2.
     @Test func hmacSHA256() {
-        let code = HMACSHA256.authenticationCode(key: Array("Jefe".utf8), data: Array("what do ya want for nothing?".utf8))
+        let code = HMACSHA256.authenticationCode(
+            key: Array("Jefe".utf8), data: Array("what do ya want for nothing?".utf8))
         #expect(code == hex("5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"))
         #expect(HMACSHA256.isValidAuthenticationCode(code, key: Array("Jefe".utf8),
                                                      data: Array("what do ya want for nothing?".utf8)))
@@ -41,7 +43,8 @@ import Testing
             inputKeyMaterial: (0x00...0x4f).map { UInt8($0) }, salt: (0x60...0xaf).map { UInt8($0) },
             info: (0xb0...0xff).map { UInt8($0) }, outputByteCount: 82)
             == hex("""
-                b11e398dc80327a1c8e7f78c596a49344f012eda2d4efad8a050cc4c19afa97c59045a99cac7827271cb41c65e590e09da3275600c2f09b8\
+                b11e398dc80327a1c8e7f78c596a49344f012eda2d4efad8a050cc4c19afa97c\
+                59045a99cac7827271cb41c65e590e09da3275600c2f09b8\
                 367793a9aca3db71cc30c58179ec3e87c14c01d5c1f3434f1d87
                 """))
         #expect(try HKDFSHA256.deriveKey(

@@ -47,7 +47,9 @@ private let rfc6979SampleSignature = hex("""
         #expect(throws: CryptoError.self) { try P256.Signature(rawRepresentation: [UInt8](repeating: 1, count: 63)) }
         #expect(throws: CryptoError.self) { try P256.Signature(derRepresentation: [0x30, 0x00]) }
         #expect(throws: CryptoError.self) { try P256.Signature(derRepresentation: []) }
-        #expect(throws: CryptoError.self) { try P256.Signature(derRepresentation: [0x30, 0x06, 0x02, 0x01, 0x01, 0x02, 0x01, 0x01, 0x00]) }
+        #expect(throws: CryptoError.self) {
+            try P256.Signature(derRepresentation: [0x30, 0x06, 0x02, 0x01, 0x01, 0x02, 0x01, 0x01, 0x00])
+        }
     }
 
     @Test func ecdhAgrees() throws {
@@ -75,7 +77,9 @@ private let rfc6979SampleSignature = hex("""
 
     @Test func invalidPrivateKeysAreRefused() {
         #expect(throws: CryptoError.self) { try P256.SigningKey(rawRepresentation: [UInt8](repeating: 0, count: 32)) }
-        #expect(throws: CryptoError.self) { try P256.SigningKey(rawRepresentation: [UInt8](repeating: 0xff, count: 32)) }
+        #expect(throws: CryptoError.self) {
+            try P256.SigningKey(rawRepresentation: [UInt8](repeating: 0xff, count: 32))
+        }
         #expect(throws: CryptoError.self) { try P256.SigningKey(rawRepresentation: [1]) }
     }
 

@@ -164,7 +164,9 @@ let spake2PlusVectors: [SPAKE2PlusVector] = [
         var verifier = try SPAKE2Plus.Verifier(context: [], w0: w0, L: L)
         #expect(throws: CryptoError.self) { try verifier.respond(to: [0x04] + [UInt8](repeating: 1, count: 64)) }
         #expect(throws: CryptoError.self) { try verifier.respond(to: [0x00]) }
-        #expect(throws: CryptoError.self) { try verifier.respond(to: try SPAKE2Plus.m.sec1Uncompressed.dropLast(1).map { $0 }) }
+        #expect(throws: CryptoError.self) {
+            try verifier.respond(to: try SPAKE2Plus.m.sec1Uncompressed.dropLast(1).map { $0 })
+        }
         // w0·M makes X − w0·M the point at infinity.
         #expect(throws: CryptoError(operation: "SPAKE2+ respond", reason: "degenerate share pA")) {
             try verifier.respond(to: try (SPAKE2Plus.m * w0).sec1Uncompressed)

@@ -173,8 +173,10 @@ enum TestAttestation {
         let tbs = try builder.tbsDER()
         #expect(tbs == certificate.tbsDER)
         // …so the published signature verifies over the rebuilt TBS.
-        let issuer = try X509Certificate(der: try TestAttestation.load(
-            name.contains("DAC") ? "Chip-Test-PAI-FFF1-8000-Cert.der" : "Chip-Test-PAA-FFF1-Cert.der"))
-        #expect(issuer.publicKey.isValidSignature(try P256.Signature(derRepresentation: certificate.signature), for: tbs))
+        let issuer = try X509Certificate(
+            der: try TestAttestation.load(
+                name.contains("DAC") ? "Chip-Test-PAI-FFF1-8000-Cert.der" : "Chip-Test-PAA-FFF1-Cert.der"))
+        #expect(
+            issuer.publicKey.isValidSignature(try P256.Signature(derRepresentation: certificate.signature), for: tbs))
     }
 }

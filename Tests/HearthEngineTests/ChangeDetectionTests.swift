@@ -55,7 +55,9 @@ import Testing
         if traits.contains(.levelControl) {
             try check(r, "moveToLevel") { try r.invoke("levelControl", "moveToLevel", ["level": .int(200)]) }
             try check(r, "write onLevel") { try r.update("levelControl", ["onLevel": .int(120)]) }
-            try check(r, "fade") { try r.invoke("levelControl", "moveToLevel", ["level": .int(20), "transitionTime": .int(20)]) }
+            try check(r, "fade") {
+                try r.invoke("levelControl", "moveToLevel", ["level": .int(20), "transitionTime": .int(20)])
+            }
             try check(r, "fade's middle") { r.advance(1000) }
             try check(r, "fade's end") { r.advance(1100) }
         }
@@ -79,7 +81,8 @@ import Testing
         }
         try check(r, "its fade") { r.advance(1000) }
         try check(r, "onWithTimedOff") {
-            try r.invoke("onOff", "onWithTimedOff", ["onOffControl": .int(0), "onTime": .int(10), "offWaitTime": .int(10)])
+            try r.invoke(
+                "onOff", "onWithTimedOff", ["onOffControl": .int(0), "onTime": .int(10), "offWaitTime": .int(10)])
         }
         try check(r, "its countdown") { r.advance(1000) }
         try check(r, "timed off") { r.advance(1500) }

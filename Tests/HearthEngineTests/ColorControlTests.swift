@@ -197,11 +197,16 @@ import Testing
         #expect(try mireds(r) == 310)
         // Bad fields are refused even while off (the fields are checked before the options).
         try r.update("colorControl", ["options": .int(0)])
-        #expect(homeError { try r.invoke("colorControl", "moveColorTemperature", ["moveMode": .int(1), "rate": .int(0)]) }?
+        #expect(
+            homeError { try r.invoke("colorControl", "moveColorTemperature", ["moveMode": .int(1), "rate": .int(0)]) }?
                 .status == .invalidCommand)
         // A stop while off without ExecuteIfOff is discarded too.
-        try r.invoke("colorControl", "moveToColorTemperature", ["colorTemperatureMireds": .int(200), "transitionTime": .int(10),
-                                                                "optionsMask": .int(1), "optionsOverride": .int(1)])
+        try r.invoke(
+            "colorControl", "moveToColorTemperature",
+            [
+                "colorTemperatureMireds": .int(200), "transitionTime": .int(10),
+                "optionsMask": .int(1), "optionsOverride": .int(1)
+            ])
         r.advance(500)
         try r.invoke("colorControl", "stopMoveStep")
         r.advance(500)
@@ -284,8 +289,10 @@ import Testing
             (Self.range(153, 370, ["coupleColorTempToLevelMinMireds": .int(100)]),
              "coupleColorTempToLevelMinMireds 100 is outside the physical range 153…370"),
             (Self.range(0, 370), "colorTempPhysicalMinMireds"),
-            ([TraitConfiguration(.colorControl, attributes: ["colorMode": .int(1)])], "colorControl.colorMode is not configurable"),
-            ([TraitConfiguration(.colorControl, attributes: ["numberOfPrimaries": .int(2)])], "numberOfPrimaries can only be null"),
+            ([TraitConfiguration(.colorControl, attributes: ["colorMode": .int(1)])],
+             "colorControl.colorMode is not configurable"),
+            ([TraitConfiguration(.colorControl, attributes: ["numberOfPrimaries": .int(2)])],
+             "numberOfPrimaries can only be null"),
             ([TraitConfiguration(.colorControl, features: ["xy"])], "colorControl has no feature 'xy'"),
         ]
         for (traits, message) in bad {

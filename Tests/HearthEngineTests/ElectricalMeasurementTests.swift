@@ -2,11 +2,12 @@ import HearthEngine
 import HearthModel
 import Testing
 
-/// Electrical Power Measurement and Electrical Energy Measurement (docs/clusters/electrical-*-measurement.md) on a plug,
-/// on the engine's manual clock: energy is integrated from readings at explicit instants, nothing sleeps.
+/// Electrical Power Measurement and Electrical Energy Measurement (docs/clusters/electrical-*-measurement.md) on a
+/// plug, on the engine's manual clock: energy is integrated from readings at explicit instants, nothing sleeps.
 @Suite struct ElectricalMeasurementTests {
     static let power = TraitConfiguration(.electricalPowerMeasurement, features: ["directCurrent"])
-    static let energy = TraitConfiguration(.electricalEnergyMeasurement, features: ["importedEnergy", "cumulativeEnergy"])
+    static let energy = TraitConfiguration(
+        .electricalEnergyMeasurement, features: ["importedEnergy", "cumulativeEnergy"])
 
     func plug(_ traits: [TraitConfiguration] = [power, energy], saved: SavedDevice? = nil) throws -> Rig {
         try Rig(.onOffPlugInUnit, traits: traits, saved: saved)
@@ -61,13 +62,17 @@ import Testing
 
     @Test func onlyDirectCurrentIsImplementedAndItIsRequired() throws {
         let ac = homeError {
-            _ = try plug([TraitConfiguration(.electricalPowerMeasurement, features: ["directCurrent", "alternatingCurrent"])])
+            _ = try plug([
+                TraitConfiguration(.electricalPowerMeasurement, features: ["directCurrent", "alternatingCurrent"])
+            ])
         }
         #expect(ac?.status == .constraintError)
         #expect(ac?.message.contains("alternatingCurrent is not implemented") == true)
         let none = homeError { _ = try plug([TraitConfiguration(.electricalPowerMeasurement)]) }
         #expect(none?.message.contains("needs the feature directCurrent") == true)
-        let unknown = homeError { _ = try plug([TraitConfiguration(.electricalPowerMeasurement, features: ["threePhase"])]) }
+        let unknown = homeError {
+            _ = try plug([TraitConfiguration(.electricalPowerMeasurement, features: ["threePhase"])])
+        }
         #expect(unknown?.message.contains("has no feature 'threePhase'") == true)
     }
 
@@ -96,7 +101,9 @@ import Testing
         ])
         let gapError = accuracy([.structure(gap)])
         #expect(gapError?.status == .constraintError)
-        #expect(gapError?.message.contains("accuracyRanges[1].rangeMin 12 must be one more than the previous rangeMax (11)") == true)
+        #expect(
+            gapError?.message.contains("accuracyRanges[1].rangeMin 12 must be one more than the previous rangeMax (11)")
+                == true)
         var start = good.structureValue!
         start["minMeasuredValue"] = .int(-5)
         #expect(accuracy([.structure(start)])?.message.contains("rangeMin 0 must equal minMeasuredValue -5") == true)
@@ -119,9 +126,13 @@ import Testing
         rig.clock.advance(by: 60_000)
         try reading(rig, mW: 0, snapshot: 1_000)  // a ramp down to 0 W: half of it
         #expect(try energy(rig) == 1500)
-        let endSystime = try rig.read(.electricalEnergyMeasurement, "cumulativeEnergyImported")?.structureValue?["endSystime"]
+        let endSystime = try rig.read(.electricalEnergyMeasurement, "cumulativeEnergyImported")?.structureValue?[
+            "endSystime"]
         #expect(endSystime == .int(Int(rig.clock.now.milliseconds)))
-        #expect(energyEvents(rig).map { $0["energyImported"]?.structureValue?["energy"] } == [.int(0), .int(1000), .int(1500)])
+        #expect(
+            energyEvents(rig).map { $0["energyImported"]?.structureValue?["energy"] } == [
+                .int(0), .int(1000), .int(1500)
+            ])
     }
 
     @Test func whatIsBelowOneMilliwattHourIsCarriedNotRoundedAway() throws {
@@ -183,14 +194,17 @@ import Testing
         // The restarted hub: a new clock (a new boot), the saved total shown from the start until the first reading.
         let rig = try plug(saved: saved)
         #expect(try energy(rig) == 2000)
-        #expect(try rig.read(.electricalEnergyMeasurement, "cumulativeEnergyImported")?.structureValue?["endSystime"] == .int(0))
+        #expect(
+            try rig.read(.electricalEnergyMeasurement, "cumulativeEnergyImported")?.structureValue?["endSystime"]
+                == .int(0))
         try reading(rig, mW: 3_600_000, snapshot: 1_000)
         rig.clock.advance(by: 1_000)
         try reading(rig, mW: 3_600_000, snapshot: 1_000)
         #expect(try energy(rig) == 3000)
         // A configured starting total loses to the saved one.
-        let configured = TraitConfiguration(.electricalEnergyMeasurement, features: ["importedEnergy", "cumulativeEnergy"],
-                                            attributes: ["cumulativeEnergyImported": .structure(["energy": .int(7), "endSystime": .int(0)])])
+        let configured = TraitConfiguration(
+            .electricalEnergyMeasurement, features: ["importedEnergy", "cumulativeEnergy"],
+            attributes: ["cumulativeEnergyImported": .structure(["energy": .int(7), "endSystime": .int(0)])])
         #expect(try energy(try plug([Self.power, configured], saved: saved)) == 2000)
         #expect(try energy(try plug([Self.power, configured])) == 7)
     }
@@ -210,14 +224,22 @@ import Testing
                                              features: ["importedEnergy", "cumulativeEnergy", "periodicEnergy"])])
         }
         #expect(periodic?.message.contains("periodicEnergy is not implemented") == true)
-        let missing = homeError { _ = try plug([TraitConfiguration(.electricalEnergyMeasurement, features: ["importedEnergy"])]) }
+        let missing = homeError {
+            _ = try plug([TraitConfiguration(.electricalEnergyMeasurement, features: ["importedEnergy"])])
+        }
         #expect(missing?.message.contains("needs the features importedEnergy and cumulativeEnergy") == true)
         let wrongType = homeError {
-            _ = try plug([TraitConfiguration(.electricalEnergyMeasurement, features: ["importedEnergy", "cumulativeEnergy"],
-                                             attributes: ["accuracy": ElectricalMeasurement.accuracy(
-                                                 "activePower", measured: false, min: 0, max: 10, percentMax: 1)])])
+            _ = try plug([
+                TraitConfiguration(
+                    .electricalEnergyMeasurement, features: ["importedEnergy", "cumulativeEnergy"],
+                    attributes: [
+                        "accuracy": ElectricalMeasurement.accuracy(
+                            "activePower", measured: false, min: 0, max: 10, percentMax: 1)
+                    ])
+            ])
         }
-        #expect(wrongType?.message.contains("accuracy.measurementType must be electricalEnergy, not activePower") == true)
+        #expect(
+            wrongType?.message.contains("accuracy.measurementType must be electricalEnergy, not activePower") == true)
     }
 
     @Test func otherInputsAreRefused() throws {

@@ -51,7 +51,8 @@ struct FanControlTests {
         #expect(try r.read(.fanControl, "percentCurrent") == .int(40))
         #expect(r.actuator.last?.fanPercent == 40)
         // A bad report changes nothing.
-        #expect(homeError { try r.home.ingest("lamp", trait: "fanControl", .report(["percentCurrent": .int(140)])) } != nil)
+        #expect(
+            homeError { try r.home.ingest("lamp", trait: "fanControl", .report(["percentCurrent": .int(140)])) } != nil)
         #expect(try r.read(.fanControl, "percentCurrent") == .int(40))
         try r.update("fanControl", ["percentSetting": .int(50)])
         #expect(try values(r) == [.int(2), .int(50), .int(50)])
@@ -60,8 +61,10 @@ struct FanControlTests {
     }
 
     @Test func speedsOfAFanOnTaps() throws {
-        for (taps, sequence, modes) in [(3, 0, [1: (1, 33), 2: (2, 66), 3: (3, 100)]), (2, 1, [1: (1, 50), 3: (2, 100)]),
-                                         (1, 5, [3: (1, 100)])] {
+        for (taps, sequence, modes) in [
+            (3, 0, [1: (1, 33), 2: (2, 66), 3: (3, 100)]), (2, 1, [1: (1, 50), 3: (2, 100)]),
+            (1, 5, [3: (1, 100)])
+        ] {
             let r = try fan(["multiSpeed"], speedMax: taps)
             #expect(try r.read(.fanControl, "fanModeSequence") == .int(sequence))
             for (mode, (speed, percent)) in modes {
@@ -73,11 +76,14 @@ struct FanControlTests {
             }
             try r.update("fanControl", ["speedSetting": .int(1)])
             #expect(try r.read(.fanControl, "fanMode") == .int(taps == 1 ? 3 : 1))
-            #expect(homeError { try r.update("fanControl", ["speedSetting": .int(taps + 1)]) }?.status == .constraintError)
+            #expect(
+                homeError { try r.update("fanControl", ["speedSetting": .int(taps + 1)]) }?.status == .constraintError)
             // A percentage runs the tap it falls in.
             try r.update("fanControl", ["percentSetting": .int(10)])
             #expect(try r.read(.fanControl, "speedCurrent") == .int(1))
-            if taps == 2 { #expect(homeError { try r.update("fanControl", ["fanMode": .int(2)]) }?.status == .constraintError) }
+            if taps == 2 {
+                #expect(homeError { try r.update("fanControl", ["fanMode": .int(2)]) }?.status == .constraintError)
+            }
         }
     }
 

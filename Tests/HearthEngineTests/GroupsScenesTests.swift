@@ -13,14 +13,18 @@ import Testing
         let r = try Rig(.dimmableLight)
         #expect(try r.read(.groups, "nameSupport") == .int(0x80))
         #expect(try r.read(.scenesManagement, "sceneTableSize") == .int(16))
-        for type in [DeviceTypeDescriptor.onOffLight, .onOffPlugInUnit] { #expect(type.requiredTraits.contains(.groups)) }
+        for type in [DeviceTypeDescriptor.onOffLight, .onOffPlugInUnit] {
+            #expect(type.requiredTraits.contains(.groups))
+        }
         #expect(!DeviceTypeDescriptor.contactSensor.allows(.groups))
     }
 
     @Test func addViewRemoveWithTheSpecsStatuses() throws {
         let r = try Rig(.dimmableLight)
-        #expect(try call(r, "addGroup", ["groupId": .int(7), "groupName": .string("Downstairs")]) == ["groupId": .int(7)])
-        #expect(try call(r, "viewGroup", ["groupId": .int(7)]) == ["groupId": .int(7), "groupName": .string("Downstairs")])
+        #expect(
+            try call(r, "addGroup", ["groupId": .int(7), "groupName": .string("Downstairs")]) == ["groupId": .int(7)])
+        #expect(
+            try call(r, "viewGroup", ["groupId": .int(7)]) == ["groupId": .int(7), "groupName": .string("Downstairs")])
         // Adding again renames (SUCCESS).
         _ = try call(r, "addGroup", ["groupId": .int(7), "groupName": .string("Down")])
         #expect(try call(r, "viewGroup", ["groupId": .int(7)])?["groupName"] == .string("Down"))
@@ -28,7 +32,9 @@ import Testing
         let zero = homeError { _ = try call(r, "addGroup", ["groupId": .int(0), "groupName": .string("")]) }
         #expect(zero?.status == .constraintError)
         #expect(zero?.message == "addGroup.groupId 0 is out of range; allowed: 1…65535")
-        let long = homeError { _ = try call(r, "addGroup", ["groupId": .int(8), "groupName": .string("seventeen bytes!!")]) }
+        let long = homeError {
+            _ = try call(r, "addGroup", ["groupId": .int(8), "groupName": .string("seventeen bytes!!")])
+        }
         #expect(long?.status == .constraintError)
         #expect(long?.message == "addGroup.groupName is 17 bytes long; at most 16 are allowed")
         #expect(try call(r, "getGroupMembership")?["groupList"] == .list([.int(7)]))  // nothing changed
@@ -40,7 +46,9 @@ import Testing
         #expect(homeError { _ = try call(r, "removeGroup", ["groupId": .int(8)]) }?.status == .notFound)
         #expect(homeError { _ = try call(r, "removeGroup", ["groupId": .int(0)]) }?.status == .constraintError)
         // Wrong kinds and unknown fields, in Matter's order.
-        #expect(homeError { _ = try call(r, "addGroup", ["groupId": .string("7"), "groupName": .string("")]) }?.status == .invalidDataType)
+        #expect(
+            homeError { _ = try call(r, "addGroup", ["groupId": .string("7"), "groupName": .string("")]) }?.status
+                == .invalidDataType)
         #expect(homeError { _ = try call(r, "addGroup", ["groupId": .int(7)]) }?.status == .invalidCommand)
         #expect(try call(r, "removeGroup", ["groupId": .int(7)]) == ["groupId": .int(7)])
         #expect(try call(r, "getGroupMembership")?["groupList"] == .list([]))
@@ -54,7 +62,9 @@ import Testing
         #expect(try call(r, "getGroupMembership")?["capacity"] == .int(0))
         let some = try call(r, "getGroupMembership", ["groupList": .list([.int(10), .int(20), .int(999)])])
         #expect(some?["groupList"] == .list([.int(10), .int(20)]))
-        #expect(homeError { _ = try call(r, "getGroupMembership", ["groupList": .list([.int(0)])]) }?.status == .constraintError)
+        #expect(
+            homeError { _ = try call(r, "getGroupMembership", ["groupList": .list([.int(0)])]) }?.status
+                == .constraintError)
         try r.home.invoke(r.device, trait: "groups", command: "removeAllGroups")
         #expect(try call(r, "getGroupMembership") == ["capacity": .int(16), "groupList": .list([])])
     }
@@ -82,10 +92,13 @@ import Testing
     @Test func configuredGroupsAreAddedAtEveryStartAndSavedOnesKept() throws {
         var saved = SavedDevice()
         saved.tables["DimmableLight"] = ["groups": SavedValue(.structure(["9": .string("Saved")]))]
-        let r = try Rig(.dimmableLight, traits: [TraitConfiguration(.groups, table: .structure(["1": .string("Configured")]))],
-                        saved: saved)
+        let r = try Rig(
+            .dimmableLight, traits: [TraitConfiguration(.groups, table: .structure(["1": .string("Configured")]))],
+            saved: saved)
         #expect(try call(r, "getGroupMembership")?["groupList"] == .list([.int(1), .int(9)]))
-        let bad = homeError { _ = try Rig(.dimmableLight, traits: [TraitConfiguration(.groups, table: .structure(["0": .string("")]))]) }
+        let bad = homeError {
+            _ = try Rig(.dimmableLight, traits: [TraitConfiguration(.groups, table: .structure(["0": .string("")]))])
+        }
         #expect(bad?.message.contains("group(s) 0 skipped") == true)
     }
 }
@@ -103,8 +116,11 @@ import Testing
 
     static func fieldSets(onOff: Bool, level: Int) -> Value {
         .list([
-            .structure(["clusterId": .int(6), "attributeValueList": .list([.structure(["attributeId": .int(0), "value": .int(onOff ? 1 : 0)])])]),
-            .structure(["clusterId": .int(8), "attributeValueList": .list([.structure(["attributeId": .int(0), "value": .int(level)])])]),
+            .structure(["clusterId": .int(6),
+                        "attributeValueList": .list([.structure(["attributeId": .int(0),
+                                                                 "value": .int(onOff ? 1 : 0)])])]),
+            .structure(["clusterId": .int(8),
+                        "attributeValueList": .list([.structure(["attributeId": .int(0), "value": .int(level)])])]),
         ])
     }
 
@@ -112,9 +128,13 @@ import Testing
         let r = try inGroup()
         try r.invoke("onOff", "on")
         try r.invoke("levelControl", "moveToLevel", ["level": .int(200)])
-        #expect(try scenes(r, "storeScene", ["groupId": .int(1), "sceneId": .int(4)]) == ["groupId": .int(1), "sceneId": .int(4)])
+        #expect(
+            try scenes(r, "storeScene", ["groupId": .int(1), "sceneId": .int(4)]) == [
+                "groupId": .int(1), "sceneId": .int(4)
+            ])
         try r.invoke("levelControl", "moveToLevel", ["level": .int(50)])
-        try r.invoke("scenesManagement", "recallScene", ["groupId": .int(1), "sceneId": .int(4), "transitionTime": .int(1000)])
+        try r.invoke(
+            "scenesManagement", "recallScene", ["groupId": .int(1), "sceneId": .int(4), "transitionTime": .int(1000)])
         #expect(try r.read(.levelControl, "remainingTime") == .int(10))
         r.advance(500)
         let mid = try #require(try r.level())
@@ -131,7 +151,10 @@ import Testing
         let after = try r.read(.scenesManagement, "fabricSceneInfo")?.listValue?.first?.structureValue
         #expect(after?["sceneValid"] == .bool(false))
         #expect(after?["currentScene"] == .int(4))
-        #expect(r.log.all.contains { if case .attribute(_, .scenesManagement, "fabricSceneInfo", _) = $0.change { true } else { false } })
+        #expect(
+            r.log.all.contains {
+                if case .attribute(_, .scenesManagement, "fabricSceneInfo", _) = $0.change { true } else { false }
+            })
     }
 
     /// ColorControl joins scenes with its one conformance: a tunable-white light's temperature is stored and recalled
@@ -141,11 +164,14 @@ import Testing
         try r.invoke("groups", "addGroup", ["groupId": .int(1), "groupName": .string("")])
         try r.invoke("onOff", "on")
         try r.invoke("levelControl", "moveToLevel", ["level": .int(200)])
-        try r.invoke("colorControl", "moveToColorTemperature", ["colorTemperatureMireds": .int(250), "transitionTime": .int(0)])
+        try r.invoke(
+            "colorControl", "moveToColorTemperature", ["colorTemperatureMireds": .int(250), "transitionTime": .int(0)])
         _ = try scenes(r, "storeScene", ["groupId": .int(1), "sceneId": .int(2)])
-        try r.invoke("colorControl", "moveToColorTemperature", ["colorTemperatureMireds": .int(400), "transitionTime": .int(0)])
+        try r.invoke(
+            "colorControl", "moveToColorTemperature", ["colorTemperatureMireds": .int(400), "transitionTime": .int(0)])
         try r.invoke("levelControl", "moveToLevel", ["level": .int(100)])
-        try r.invoke("scenesManagement", "recallScene", ["groupId": .int(1), "sceneId": .int(2), "transitionTime": .int(1000)])
+        try r.invoke(
+            "scenesManagement", "recallScene", ["groupId": .int(1), "sceneId": .int(2), "transitionTime": .int(1000)])
         r.advance(500)
         let mid = try #require(try r.read(.colorControl, "colorTemperatureMireds")?.intValue)
         #expect(mid > 250 && mid < 400)
@@ -156,8 +182,12 @@ import Testing
 
     @Test func recallUsesTheScenesOwnTransitionAndTurnsAnOffLightOnFromTheMinimum() throws {
         let r = try inGroup()
-        _ = try scenes(r, "addScene", ["groupId": .int(1), "sceneId": .int(1), "transitionTime": .int(2000),
-                                        "sceneName": .string("Evening"), "extensionFieldSetStructs": Self.fieldSets(onOff: true, level: 101)])
+        _ = try scenes(
+            r, "addScene",
+            [
+                "groupId": .int(1), "sceneId": .int(1), "transitionTime": .int(2000),
+                "sceneName": .string("Evening"), "extensionFieldSetStructs": Self.fieldSets(onOff: true, level: 101)
+            ])
         try r.invoke("onOff", "off")
         try r.invoke("scenesManagement", "recallScene", ["groupId": .int(1), "sceneId": .int(1)])
         #expect(try r.onOff() == true)
@@ -177,26 +207,65 @@ import Testing
         let notInGroup = homeError { _ = try scenes(r, "storeScene", ["groupId": .int(2), "sceneId": .int(1)]) }
         #expect(notInGroup?.status == .invalidCommand)
         #expect(notInGroup?.message == "storeScene: the device is not in group 2; its groups are 1")
-        #expect(homeError { _ = try scenes(r, "viewScene", ["groupId": .int(1), "sceneId": .int(9)]) }?.status == .notFound)
-        #expect(homeError { _ = try scenes(r, "removeScene", ["groupId": .int(1), "sceneId": .int(9)]) }?.status == .notFound)
-        #expect(homeError { try r.invoke("scenesManagement", "recallScene", ["groupId": .int(1), "sceneId": .int(9)]) }?.status == .notFound)
-        #expect(homeError { _ = try scenes(r, "storeScene", ["groupId": .int(1), "sceneId": .int(255)]) }?.status == .constraintError)
-        let slow = homeError { _ = try scenes(r, "addScene", ["groupId": .int(1), "sceneId": .int(1), "transitionTime": .int(60_000_001),
-                                                              "sceneName": .string("")]) }
+        #expect(
+            homeError { _ = try scenes(r, "viewScene", ["groupId": .int(1), "sceneId": .int(9)]) }?.status == .notFound)
+        #expect(
+            homeError { _ = try scenes(r, "removeScene", ["groupId": .int(1), "sceneId": .int(9)]) }?.status
+                == .notFound)
+        #expect(
+            homeError { try r.invoke("scenesManagement", "recallScene", ["groupId": .int(1), "sceneId": .int(9)]) }?
+                .status == .notFound)
+        #expect(
+            homeError { _ = try scenes(r, "storeScene", ["groupId": .int(1), "sceneId": .int(255)]) }?.status
+                == .constraintError)
+        let slow = homeError {
+            _ = try scenes(
+                r, "addScene",
+                [
+                    "groupId": .int(1), "sceneId": .int(1), "transitionTime": .int(60_000_001),
+                    "sceneName": .string("")
+                ])
+        }
         #expect(slow?.status == .constraintError)
-        let badLevel = homeError { _ = try scenes(r, "addScene", ["groupId": .int(1), "sceneId": .int(1), "transitionTime": .int(0),
-                                                                  "sceneName": .string(""), "extensionFieldSetStructs": Self.fieldSets(onOff: true, level: 300)]) }
+        let badLevel = homeError {
+            _ = try scenes(
+                r, "addScene",
+                [
+                    "groupId": .int(1), "sceneId": .int(1), "transitionTime": .int(0),
+                    "sceneName": .string(""), "extensionFieldSetStructs": Self.fieldSets(onOff: true, level: 300)
+                ])
+        }
         #expect(badLevel?.status == .constraintError)
-        let badAttribute = homeError { _ = try scenes(r, "addScene", ["groupId": .int(1), "sceneId": .int(1), "transitionTime": .int(0),
-            "sceneName": .string(""), "extensionFieldSetStructs": .list([.structure(["clusterId": .int(8), "attributeValueList":
-                .list([.structure(["attributeId": .int(0x11), "value": .int(3)])])])])]) }
+        let badAttribute = homeError {
+            _ = try scenes(
+                r, "addScene",
+                [
+                    "groupId": .int(1), "sceneId": .int(1), "transitionTime": .int(0),
+                    "sceneName": .string(""),
+                    "extensionFieldSetStructs": .list([
+                        .structure([
+                            "clusterId": .int(8),
+                            "attributeValueList":
+                                .list([.structure(["attributeId": .int(0x11), "value": .int(3)])])
+                        ])
+                    ])
+                ])
+        }
         #expect(badAttribute?.status == .invalidCommand)
         #expect(try scenes(r, "getSceneMembership", ["groupId": .int(1)])?["sceneList"] == .list([]))
         // Group 0 (the global scene's) needs no membership; clusters the light lacks are ignored.
-        _ = try scenes(r, "addScene", ["groupId": .int(0), "sceneId": .int(1), "transitionTime": .int(0), "sceneName": .string(""),
-            "extensionFieldSetStructs": .list([.structure(["clusterId": .int(0x300), "attributeValueList": .list([])])])])
+        _ = try scenes(
+            r, "addScene",
+            [
+                "groupId": .int(0), "sceneId": .int(1), "transitionTime": .int(0), "sceneName": .string(""),
+                "extensionFieldSetStructs": .list([
+                    .structure(["clusterId": .int(0x300), "attributeValueList": .list([])])
+                ])
+            ])
         for s in 0..<15 { _ = try scenes(r, "storeScene", ["groupId": .int(1), "sceneId": .int(s)]) }
-        #expect(homeError { _ = try scenes(r, "storeScene", ["groupId": .int(1), "sceneId": .int(200)]) }?.status == .resourceExhausted)
+        #expect(
+            homeError { _ = try scenes(r, "storeScene", ["groupId": .int(1), "sceneId": .int(200)]) }?.status
+                == .resourceExhausted)
         #expect(try scenes(r, "getSceneMembership", ["groupId": .int(1)])?["capacity"] == .int(0))
         #expect(try scenes(r, "removeAllScenes", ["groupId": .int(1)]) == ["groupId": .int(1)])
         #expect(try scenes(r, "getSceneMembership", ["groupId": .int(1)])?["capacity"] == .int(15))

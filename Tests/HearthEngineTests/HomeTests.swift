@@ -58,11 +58,18 @@ import Testing
 
     @Test func aTraitOnSeveralTypesNeedsTheType() throws {
         let h = try home()
-        let e = homeError { try h.invoke("lamp", trait: "identify", command: "identify", arguments: ["identifyTime": .int(1)]) }
+        let e = homeError {
+            try h.invoke("lamp", trait: "identify", command: "identify", arguments: ["identifyTime": .int(1)])
+        }
         #expect(e?.status == .invalidCommand)
         #expect(e?.code == .invalidArgument)
-        #expect(e?.message == "trait 'identify' is on several types of device 'lamp' (DimmableLight, HumiditySensor); say which with \"type\"")
-        try h.invoke("lamp", type: "HumiditySensor", trait: "identify", command: "identify", arguments: ["identifyTime": .int(1)])
+        #expect(
+            e?.message
+                == "trait 'identify' is on several types of device 'lamp' (DimmableLight, HumiditySensor); say which "
+                    + "with \"type\"")
+        try h.invoke(
+            "lamp", type: "HumiditySensor", trait: "identify", command: "identify", arguments: ["identifyTime": .int(1)]
+        )
     }
 
     @Test func manufacturerTraitsAreAddressedByTheirQualifiedName() throws {
@@ -83,7 +90,8 @@ import Testing
         let wrongType = homeError { try h.update("lamp", trait: "onOff", attributes: ["onTime": .string("3")]) }
         #expect(wrongType?.status == .invalidDataType)
         let bad = homeError {
-            try h.update("lamp", trait: "levelControl", attributes: ["onLevel": .int(100), "onTransitionTime": .int(0xFFFF)])
+            try h.update(
+                "lamp", trait: "levelControl", attributes: ["onLevel": .int(100), "onTransitionTime": .int(0xFFFF)])
         }
         #expect(bad?.status == .constraintError)
         #expect(try h.device("lamp").trait(.levelControl)?["onLevel"]?.value == .null)  // nothing applied
@@ -99,7 +107,8 @@ import Testing
         let e = homeError { try h.invoke("lamp", trait: "onOff", command: "on") }
         #expect(e?.code == .unavailable)
         #expect(e?.message == "onOff of device 'lamp' is offline; try again when it is online")
-        #expect(homeError { try h.update("lamp", trait: "onOff", attributes: ["onTime": .int(1)]) }?.code == .unavailable)
+        #expect(
+            homeError { try h.update("lamp", trait: "onOff", attributes: ["onTime": .int(1)]) }?.code == .unavailable)
         try h.setConnectivity("lamp", trait: "onOff", .notHeardFrom)
         #expect(homeError { try h.invoke("lamp", trait: "onOff", command: "on") }?.message
             == "onOff of device 'lamp' has not been heard from yet; try again when it is online")
@@ -117,7 +126,8 @@ import Testing
         #expect(lamp.types[1].sourceConnectivity == SourceConnectivity(.partiallyOnline, .direct))
         #expect(lamp.types[0].sourceConnectivity == .directOnline)
         #expect(lamp.sourceConnectivity == SourceConnectivity(.partiallyOnline, .direct))
-        try h.setConnectivity("lamp", type: "HumiditySensor", trait: "identify", SourceConnectivity(.online, .localPeer))
+        try h.setConnectivity(
+            "lamp", type: "HumiditySensor", trait: "identify", SourceConnectivity(.online, .localPeer))
         #expect(try h.device("lamp").types[1].sourceConnectivity == SourceConnectivity(.partiallyOnline, .mixed))
     }
 
@@ -160,7 +170,8 @@ import Testing
         #expect(saved["hall"]?.name == nil)  // never renamed: the configuration's name stays in charge
         #expect(saved["lamp"]?.attributes["DimmableLight"]?["levelControl"]?["remainingTime"] == nil)
         let second = try Home(devices: [
-            DeviceConfiguration(id: "lamp", name: "Lamp", roomID: "kitchen", types: [DeviceTypeConfiguration(.dimmableLight)]),
+            DeviceConfiguration(id: "lamp", name: "Lamp", roomID: "kitchen",
+                                types: [DeviceTypeConfiguration(.dimmableLight)]),
         ], saved: saved, clock: ManualClock())
         let lamp = try second.device("lamp")
         #expect(lamp.name == "Desk lamp")
@@ -182,7 +193,8 @@ import Testing
         #expect(refuse([DeviceConfiguration(id: "a", name: "A", types: [])])?.message
             == "device 'a' needs at least one device type")
         #expect(refuse([DeviceConfiguration(id: "a", name: "A", types: [
-            DeviceTypeConfiguration(.onOffLight, isPrimary: true), DeviceTypeConfiguration(.humiditySensor, isPrimary: true),
+            DeviceTypeConfiguration(.onOffLight, isPrimary: true),
+            DeviceTypeConfiguration(.humiditySensor, isPrimary: true),
         ])])?.message == "device 'a' marks 2 types as primary; exactly one may be")
         let wrongTrait = refuse([DeviceConfiguration(id: "a", name: "A", types: [
             DeviceTypeConfiguration(.humiditySensor, traits: [TraitConfiguration(.onOff)]),
@@ -190,15 +202,18 @@ import Testing
         #expect(wrongTrait?.status == .unsupportedCluster)
         #expect(wrongTrait?.message.hasPrefix("device 'a' type HumiditySensor cannot have trait onOff") == true)
         let unknownAttribute = refuse([DeviceConfiguration(id: "a", name: "A", types: [
-            DeviceTypeConfiguration(.dimmableLight, traits: [TraitConfiguration(.levelControl, attributes: ["speed": .int(1)])]),
+            DeviceTypeConfiguration(.dimmableLight,
+                                    traits: [TraitConfiguration(.levelControl, attributes: ["speed": .int(1)])]),
         ])])
-        #expect(unknownAttribute?.message.hasPrefix("device 'a' type DimmableLight trait levelControl has no attribute 'speed'") == true)
+        #expect(unknownAttribute?.message.hasPrefix("device 'a' type DimmableLight trait levelControl has no attribute "
+            + "'speed'") == true)
         let badValue = refuse([DeviceConfiguration(id: "a", name: "A", types: [
             DeviceTypeConfiguration(.onOffLight, traits: [TraitConfiguration(.basicInformation, attributes: [
                 "vendorName": .string(String(repeating: "x", count: 33)),
             ])]),
         ])])
-        #expect(badValue?.message == "device 'a' type OnOffLight trait basicInformation: vendorName is 33 bytes long; at most 32 are allowed")
+        #expect(badValue?.message == "device 'a' type OnOffLight trait basicInformation: vendorName is 33 bytes long; "
+            + "at most 32 are allowed")
         let badFeature = refuse([DeviceConfiguration(id: "a", name: "A", types: [
             DeviceTypeConfiguration(.genericSwitch, traits: [TraitConfiguration(.switchTrait, features: ["rotary"])]),
         ])])
@@ -218,7 +233,8 @@ import Testing
         #expect(reading?.isNullable == true)
         #expect(reading?.value == .null)
         #expect(log.values("measuredValue") == [.int(4512), .null])
-        #expect(homeError { try h.ingest("lamp", trait: "onOff", .measurement(.int(1))) }?.status == .unsupportedCluster)
+        #expect(
+            homeError { try h.ingest("lamp", trait: "onOff", .measurement(.int(1))) }?.status == .unsupportedCluster)
     }
 
     @Test func momentarySwitchEmitsPressAndRelease() throws {
@@ -234,7 +250,8 @@ import Testing
 
     @Test func latchingSwitchEmitsLatched() throws {
         let h = try Home(devices: [DeviceConfiguration(id: "rocker", name: "Rocker", types: [
-            DeviceTypeConfiguration(.genericSwitch, traits: [TraitConfiguration(.switchTrait, features: ["latchingSwitch"])]),
+            DeviceTypeConfiguration(.genericSwitch,
+                                    traits: [TraitConfiguration(.switchTrait, features: ["latchingSwitch"])]),
         ])], clock: ManualClock())
         let log = EventLog(h)
         try h.ingest("rocker", trait: "switch", .switchPosition(1))

@@ -49,7 +49,9 @@ import Testing
                     c.inside.wrappingSubtract(1, ordering: .sequentiallyConsistent)
                 }
                 // Not #expect here: these threads are not the test's task.
-                let queued = i % 2 == 0 ? home.enqueue(on: device, work) : home.enqueue(on: device, limit: 1_000, work) == .queued
+                let queued =
+                    i % 2 == 0
+                    ? home.enqueue(on: device, work) : home.enqueue(on: device, limit: 1_000, work) == .queued
                 if !queued { c.refused.wrappingAdd(1, ordering: .sequentiallyConsistent) }
             }
             gate.open()

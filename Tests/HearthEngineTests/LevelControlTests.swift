@@ -132,14 +132,16 @@ import Testing
         let r = try Rig()
         try r.invoke("levelControl", "moveToLevel", ["level": .int(50)])
         #expect(try r.level() == 254)  // discarded, with success
-        try r.invoke("levelControl", "moveToLevel", ["level": .int(50), "optionsMask": .int(1), "optionsOverride": .int(1)])
+        try r.invoke(
+            "levelControl", "moveToLevel", ["level": .int(50), "optionsMask": .int(1), "optionsOverride": .int(1)])
         #expect(try r.level() == 50)
         #expect(try r.onOff() == false)
         try r.update("levelControl", ["options": .int(1)])
         try r.invoke("levelControl", "moveToLevel", ["level": .int(60)])
         #expect(try r.level() == 60)
         // The mask takes the override's bit instead of the attribute's.
-        try r.invoke("levelControl", "moveToLevel", ["level": .int(70), "optionsMask": .int(1), "optionsOverride": .int(0)])
+        try r.invoke(
+            "levelControl", "moveToLevel", ["level": .int(70), "optionsMask": .int(1), "optionsOverride": .int(0)])
         #expect(try r.level() == 60)
         #expect(r.actuator.last?.isLit == false)
     }
@@ -248,10 +250,15 @@ import Testing
         let e = homeError { try home.invoke("fan", trait: "levelControl", command: "moveWithOnOff",
                                             arguments: ["moveMode": .int(0), "rate": .int(10)]) }
         #expect(e?.status == .failure)
-        #expect(homeError { try home.invoke("fan", trait: "levelControl", command: "stepWithOnOff",
-                                            arguments: ["stepMode": .int(0), "stepSize": .int(10)]) }?.status == .failure)
-        try home.invoke("fan", trait: "levelControl", command: "moveToLevelWithOnOff",
-                        arguments: ["level": .int(100), "transitionTime": .int(50)])
+        #expect(
+            homeError {
+                try home.invoke(
+                    "fan", trait: "levelControl", command: "stepWithOnOff",
+                    arguments: ["stepMode": .int(0), "stepSize": .int(10)])
+            }?.status == .failure)
+        try home.invoke(
+            "fan", trait: "levelControl", command: "moveToLevelWithOnOff",
+            arguments: ["level": .int(100), "transitionTime": .int(50)])
         #expect(try home.device("fan").trait(.levelControl)?["currentLevel"]?.value == .int(100))
         #expect(try home.device("fan").trait(.onOff)?["onOff"]?.value == .bool(true))
         // Without the Lighting feature there is no RemainingTime or StartUpCurrentLevel.

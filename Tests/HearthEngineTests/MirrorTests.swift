@@ -28,7 +28,8 @@ import Testing
         try h.ingest("bathroom", type: "HumiditySensor", trait: "identify",
                      .mirror(["identifyTime": .int(0), "identifyType": .int(1)], commands: ["identify"]))
         for trait in ["relativeHumidityMeasurement", "identify"] {
-            try h.setConnectivity("bathroom", type: "HumiditySensor", trait: trait, SourceConnectivity(.online, .localPeer))
+            try h.setConnectivity(
+                "bathroom", type: "HumiditySensor", trait: trait, SourceConnectivity(.online, .localPeer))
         }
         let d = try h.device("bathroom")
         #expect(d.types[1].trait(.relativeHumidityMeasurement)?["measuredValue"]?.value == .int(6120))
@@ -38,16 +39,22 @@ import Testing
         #expect(log.values("measuredValue") == [.int(6120)])
         #expect(d.types[1].sourceConnectivity == SourceConnectivity(.online, .localPeer))
         #expect(d.sourceConnectivity == SourceConnectivity(.online, .mixed))
-        try h.setConnectivity("bathroom", type: "HumiditySensor", trait: "relativeHumidityMeasurement", SourceConnectivity(.offline, .localPeer))
+        try h.setConnectivity(
+            "bathroom", type: "HumiditySensor", trait: "relativeHumidityMeasurement",
+            SourceConnectivity(.offline, .localPeer))
         #expect(try h.device("bathroom").sourceConnectivity == SourceConnectivity(.partiallyOnline, .mixed))
     }
 
     @Test func aMirrorNeverActsItself() throws {
         let h = try home()
         try h.ingest("bathroom", type: "HumiditySensor", trait: "identify", .mirror([:], commands: ["identify"]))
-        try h.setConnectivity("bathroom", type: "HumiditySensor", trait: "identify", SourceConnectivity(.online, .localPeer))
-        let e = homeError { try h.invoke("bathroom", type: "HumiditySensor", trait: "identify", command: "identify",
-                                         arguments: ["identifyTime": .int(3)]) }
+        try h.setConnectivity(
+            "bathroom", type: "HumiditySensor", trait: "identify", SourceConnectivity(.online, .localPeer))
+        let e = homeError {
+            try h.invoke(
+                "bathroom", type: "HumiditySensor", trait: "identify", command: "identify",
+                arguments: ["identifyTime": .int(3)])
+        }
         #expect(e?.code == .unavailable)
         #expect(homeError { try h.ingest("bathroom", type: "HumiditySensor", trait: "identify", .switchPosition(1)) }?
             .status == .invalidCommand)

@@ -37,14 +37,17 @@ import Testing
         #expect(write?.status == .unsupportedWrite)
         #expect(try rig.read(.booleanState, "stateValue") == .bool(false))
         // A configured value is no reading: the hardware says what the state is.
-        let configured = try Rig(.contactSensor, traits: [TraitConfiguration(.booleanState, attributes: ["stateValue": .bool(true)])])
+        let configured = try Rig(
+            .contactSensor, traits: [TraitConfiguration(.booleanState, attributes: ["stateValue": .bool(true)])])
         #expect(try configured.read(.booleanState, "stateValue") == .bool(false))
         #expect(try configured.home.saved("lamp").attributes["ContactSensor"]?["booleanState"] == nil)
     }
 
     @Test func booleanStateTakesNoOtherInputAndNoFeature() throws {
         let rig = try contact()
-        #expect(homeError { try rig.home.ingest("lamp", trait: "booleanState", .switchPosition(1)) }?.status == .invalidCommand)
+        #expect(
+            homeError { try rig.home.ingest("lamp", trait: "booleanState", .switchPosition(1)) }?.status
+                == .invalidCommand)
         let features = homeError {
             _ = try Rig(.contactSensor, traits: [TraitConfiguration(.booleanState, features: ["latching"])])
         }
@@ -54,10 +57,14 @@ import Testing
 
     // MARK: Occupancy Sensing
 
-    func occupancy(_ attributes: [String: Value] = [:], features: Set<String> = ["passiveInfrared"],
-                   saved: SavedDevice? = nil) throws -> Rig {
-        try Rig(.occupancySensor, traits: [TraitConfiguration(.occupancySensing, features: features, attributes: attributes)],
-                saved: saved)
+    func occupancy(
+        _ attributes: [String: Value] = [:], features: Set<String> = ["passiveInfrared"],
+        saved: SavedDevice? = nil
+    ) throws -> Rig {
+        try Rig(
+            .occupancySensor,
+            traits: [TraitConfiguration(.occupancySensing, features: features, attributes: attributes)],
+            saved: saved)
     }
 
     func detect(_ rig: Rig, _ value: Bool) throws {
@@ -121,7 +128,8 @@ import Testing
         }
         let negative = homeError { try rig.update("occupancySensing", ["holdTime": .int(-1)]) }
         #expect(negative?.status == .constraintError)
-        #expect(homeError { try rig.update("occupancySensing", ["holdTime": .string("long")]) }?.status == .invalidDataType)
+        #expect(
+            homeError { try rig.update("occupancySensing", ["holdTime": .string("long")]) }?.status == .invalidDataType)
         #expect(try rig.read(.occupancySensing, "holdTime") == .int(600))
         #expect(rig.log.all.isEmpty, "a refused write changes nothing and reports nothing")
         // Kept across restarts (Matter's N quality).
@@ -133,7 +141,8 @@ import Testing
         for name in ["occupancy", "occupancySensorType", "occupancySensorTypeBitmap", "holdTimeLimits"] {
             let value: Value = name == "holdTimeLimits"
                 ? .structure(["holdTimeMin": .int(1), "holdTimeMax": .int(10), "holdTimeDefault": .int(1)]) : .int(1)
-            #expect(homeError { try rig.update("occupancySensing", [name: value]) }?.status == .unsupportedWrite, "\(name)")
+            #expect(
+                homeError { try rig.update("occupancySensing", [name: value]) }?.status == .unsupportedWrite, "\(name)")
         }
     }
 
@@ -184,7 +193,8 @@ import Testing
         let inverted = homeError { _ = try occupancy(["holdTimeLimits": limits(100, 50, 60)]) }
         #expect(inverted?.message.contains("holdTimeMax (50) is below holdTimeMin (100)") == true)
         let defaultOutside = homeError { _ = try occupancy(["holdTimeLimits": limits(10, 60, 5)]) }
-        #expect(defaultOutside?.message.contains("holdTimeDefault 5 is outside holdTimeMin…holdTimeMax (10…60)") == true)
+        #expect(
+            defaultOutside?.message.contains("holdTimeDefault 5 is outside holdTimeMin…holdTimeMax (10…60)") == true)
         let smallMax = homeError { _ = try occupancy(["holdTimeLimits": limits(1, 9, 5)]) }
         #expect(smallMax?.status == .constraintError, "Matter: HoldTimeMax is at least 10")
         let zeroMin = homeError { _ = try occupancy(["holdTimeLimits": limits(0, 60, 5)]) }
@@ -201,8 +211,10 @@ import Testing
         let limits: Value = .structure(["holdTimeMin": .int(1), "holdTimeMax": .int(600), "holdTimeDefault": .int(45)])
         let rig = try occupancy(["holdTimeLimits": limits], saved: saved)
         #expect(try rig.read(.occupancySensing, "holdTime") == .int(45))
-        #expect(rig.home.restoreWarnings.contains { $0.contains("saved holdTime skipped: holdTime 3000 is out of range") })
-        let kept = try occupancy(saved: SavedDevice(attributes: ["OccupancySensor": ["occupancySensing": ["holdTime": .int(90)]]]))
+        #expect(
+            rig.home.restoreWarnings.contains { $0.contains("saved holdTime skipped: holdTime 3000 is out of range") })
+        let kept = try occupancy(
+            saved: SavedDevice(attributes: ["OccupancySensor": ["occupancySensing": ["holdTime": .int(90)]]]))
         #expect(try kept.read(.occupancySensing, "holdTime") == .int(90))
     }
 
@@ -230,6 +242,7 @@ import Testing
         #expect(unknown?.message.contains("occupancySensing has no feature 'sonar'") == true)
         let contradiction = homeError { _ = try occupancy(["occupancySensorType": .int(1)]) }
         #expect(contradiction?.message.contains("occupancySensorType follows the trait's features") == true)
-        #expect(try occupancy(["occupancySensorType": .int(0)]).read(.occupancySensing, "occupancySensorType") == .int(0))
+        #expect(
+            try occupancy(["occupancySensorType": .int(0)]).read(.occupancySensing, "occupancySensorType") == .int(0))
     }
 }

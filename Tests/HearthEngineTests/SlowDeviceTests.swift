@@ -16,8 +16,10 @@ import HearthSync
 
     init() throws {
         home = try Home(devices: [
-            DeviceConfiguration(id: "stuck", name: "Stuck", types: [DeviceTypeConfiguration(.dimmableLight, actuator: slow)]),
-            DeviceConfiguration(id: "lamp", name: "Lamp", types: [DeviceTypeConfiguration(.dimmableLight, actuator: fast)]),
+            DeviceConfiguration(id: "stuck", name: "Stuck",
+                                types: [DeviceTypeConfiguration(.dimmableLight, actuator: slow)]),
+            DeviceConfiguration(id: "lamp", name: "Lamp",
+                                types: [DeviceTypeConfiguration(.dimmableLight, actuator: fast)]),
         ], clock: clock)
     }
 
@@ -43,7 +45,9 @@ import HearthSync
     func hang(_ latch: Latch, _ trait: String, _ command: String, _ arguments: [String: Value] = [:]) -> Call {
         let call = Call()
         DispatchQueue.global().async { [home] in
-            do throws(HomeError) { try home.invoke("stuck", trait: trait, command: command, arguments: arguments) } catch {
+            do throws(HomeError) {
+                try home.invoke("stuck", trait: trait, command: command, arguments: arguments)
+            } catch {
                 call.error.withLock { $0 = error }
             }
             call.done.signal()

@@ -25,8 +25,9 @@ struct WindowCoveringTests {
         #expect(r.actuator.last?.coverTarget == 0)
         try r.invoke("windowCovering", "goToLiftPercentage", ["liftPercent100thsValue": .int(2500)])
         #expect(r.actuator.last?.coverTarget == 2500)
-        #expect(homeError { try r.invoke("windowCovering", "goToLiftPercentage", ["liftPercent100thsValue": .int(10001)]) }?
-            .status == .constraintError)
+        #expect(
+            homeError { try r.invoke("windowCovering", "goToLiftPercentage", ["liftPercent100thsValue": .int(10001)]) }?
+                .status == .constraintError)
         try r.invoke("windowCovering", "stopMotion")
         #expect(r.actuator.last?.coverTarget == nil)
     }

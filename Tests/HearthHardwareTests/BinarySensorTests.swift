@@ -84,16 +84,22 @@ struct BinarySensorTests {
 
     @Test func theContactIsRequestedActiveLowWithThePullUpAndThePIRWithThePullDown() throws {
         let rig = try Rig()
-        let contact = try #require(try rig.add("front-door", .contactSensor, binding: "{kind: contact, pin: door-contact}")
-            as? BinarySensorBinding)
-        let pir = try #require(try rig.add("hall-motion", .occupancySensor, binding: "{kind: pir, pin: motion-sensor}")
-            as? BinarySensorBinding)
+        let contact = try #require(
+            try rig.add("front-door", .contactSensor, binding: "{kind: contact, pin: door-contact}")
+                as? BinarySensorBinding)
+        let pir = try #require(
+            try rig.add("hall-motion", .occupancySensor, binding: "{kind: pir, pin: motion-sensor}")
+                as? BinarySensorBinding)
         #expect(contact.configuration.bias == .pullUp && contact.configuration.activeLow)
         #expect(pir.configuration.bias == .pullDown && !pir.configuration.activeLow)
         #expect(pir.requiredFeatures == [.occupancySensing: ["passiveInfrared"]])
-        let custom = try #require(rig.makeBinding("{kind: pir, pin: wall-switch-1, bias: disabled, activeLow: true, debounce: 0}",
-                                                  device: "m2", type: "OccupancySensor") as? BinarySensorBinding)
-        #expect(custom.configuration.bias == .disabled && custom.configuration.activeLow && custom.configuration.debounce == 0)
+        let custom = try #require(
+            rig.makeBinding(
+                "{kind: pir, pin: wall-switch-1, bias: disabled, activeLow: true, debounce: 0}",
+                device: "m2", type: "OccupancySensor") as? BinarySensorBinding)
+        #expect(
+            custom.configuration.bias == .disabled && custom.configuration.activeLow
+                && custom.configuration.debounce == 0)
         try rig.start()
         #expect(try rig.value("hall-motion", "occupancySensing", "occupancySensorType") == .int(0), "pir")
         #expect(try rig.value("hall-motion", "occupancySensing", "occupancySensorTypeBitmap") == .int(1), "{pir}")
@@ -163,8 +169,11 @@ struct BinarySensorTests {
     @Test func aFailedContactLineGoesOfflineAndComesBackWithItsState() throws {
         let rig = try contactRig()
         let line = try key(rig, "door-contact")
-        rig.simulation.failInput(key: line, HardwareError(.gone, message: "the GPIO chip was removed", operation: "poll",
-                                                          context: "gpiochip0"))
+        rig.simulation.failInput(
+            key: line,
+            HardwareError(
+                .gone, message: "the GPIO chip was removed", operation: "poll",
+                context: "gpiochip0"))
         rig.tick()
         #expect(try rig.connectivity("front-door", "booleanState") == SourceConnectivity(.offline, .direct))
         #expect(rig.logs.contains("front-door ContactSensor (contact): offline: door-contact (line 11 of hearth-sim) "
@@ -181,12 +190,21 @@ struct BinarySensorTests {
         #expect(rig.makeBinding("{kind: contact, pin: relay-1}", device: "door", type: "ContactSensor") == nil)
         #expect(rig.makeBinding("{kind: pir, pin: motion-sensor}", device: "door2", type: "ContactSensor") == nil)
         #expect(rig.makeBinding("{kind: contact}", device: "door3", type: "ContactSensor") == nil)
-        #expect(rig.makeBinding("{kind: pir, pin: motion-sensor, debounce: 2s, bias: up}", device: "m", type: "OccupancySensor") == nil)
+        #expect(
+            rig.makeBinding(
+                "{kind: pir, pin: motion-sensor, debounce: 2s, bias: up}", device: "m", type: "OccupancySensor") == nil)
         let problems = rig.diagnostics.problems.map(\.description)
         #expect(problems.count == 5, "\(problems)")
-        #expect(problems.contains { $0.contains("'relay-1' is an output on the board 'sim', but a door contact needs an input") })
-        #expect(problems.contains { $0.contains("a pir binding does not fit a ContactSensor (it fits OccupancySensor); "
-            + "for ContactSensor use kind: contact") })
+        #expect(
+            problems.contains {
+                $0.contains("'relay-1' is an output on the board 'sim', but a door contact needs an input")
+            })
+        #expect(
+            problems.contains {
+                $0.contains(
+                    "a pir binding does not fit a ContactSensor (it fits OccupancySensor); "
+                        + "for ContactSensor use kind: contact")
+            })
         #expect(problems.contains { $0.contains("missing 'pin' (the board pin of the door contact") })
         #expect(problems.contains { $0.contains("debounce") })
         #expect(problems.contains { $0.contains("bias") && $0.contains("pull-up, pull-down, disabled, as-is") })

@@ -12,9 +12,13 @@ struct BindingConfigurationTests {
     @Test func anUnknownPinListsTheBoardsPins() throws {
         let rig = try Rig()
         #expect(rig.makeBinding("{kind: relay, pin: relay-9}", device: "lamp", type: "OnOffLight") == nil)
-        #expect(problems(rig) == ["hub.yaml:1:20: pin: the board 'sim' has no pin 'relay-9'; its pins are relay-1, relay-2, "
-            + "relay-3, relay-4, dimmer-relay, cct-relay, wall-switch-1, wall-switch-2, button-1, door-contact, motion-sensor, "
-            + "fan-low, fan-medium, fan-high, blind-up, blind-down"])
+        #expect(
+            problems(rig) == [
+                "hub.yaml:1:20: pin: the board 'sim' has no pin 'relay-9'; its pins are relay-1, relay-2, "
+                    + "relay-3, relay-4, dimmer-relay, cct-relay, wall-switch-1, wall-switch-2, button-1, "
+                        + "door-contact, motion-sensor, "
+                    + "fan-low, fan-medium, fan-high, blind-up, blind-down"
+            ])
     }
 
     @Test func aPinUsedTwiceNamesBothPlaces() throws {
@@ -36,8 +40,12 @@ struct BindingConfigurationTests {
                                          hardware: rig.hardware, pins: rig.pins, log: rig.logs.log)
             _ = BindingKindRegistry.standard.make(try #require(device.anyMapping?["binding"]), context: context)
         }
-        #expect(problems(rig) == ["hub.yaml:8:13: devices[1].binding.line: GPIO line 0 of hearth-sim is already used by "
-            + "light-0 OnOffLight at hub.yaml:4:12 (devices[0].binding.pin); each pin can drive only one binding"])
+        #expect(
+            problems(rig) == [
+                "hub.yaml:8:13: devices[1].binding.line: GPIO line 0 of hearth-sim is already used by "
+                    + "light-0 OnOffLight at hub.yaml:4:12 (devices[0].binding.pin); each pin can drive only one "
+                        + "binding"
+            ])
     }
 
     @Test func aKindThatDoesNotFitTheTypeSaysWhichDo() throws {
@@ -48,7 +56,8 @@ struct BindingConfigurationTests {
         #expect(problems(rig) == [
             "hub.yaml:1:8: kind: a relay binding does not fit a HumiditySensor (it fits OnOffLight, OnOffPlugInUnit); "
                 + "for HumiditySensor use kind: humiditySensor",
-            "hub.yaml:1:8: kind: unknown binding kind 'dimmer'; kinds: relay, pwmDimmer, cctDimmer, humiditySensor, temperatureSensor, "
+            "hub.yaml:1:8: kind: unknown binding kind 'dimmer'; kinds: relay, pwmDimmer, cctDimmer, humiditySensor, "
+                + "temperatureSensor, "
                 + "wallSwitch, contact, pir, pwmFan, relayFan, relayCover",
             "hub.yaml:1:1: missing 'kind'; for OnOffPlugInUnit use kind: relay",
         ])
@@ -68,10 +77,13 @@ struct BindingConfigurationTests {
             """
         #expect(rig.makeBinding(yaml, device: "lamp", type: "DimmableLight") == nil)
         #expect(problems(rig) == [
-            "hub.yaml:8:1: colour: unknown key 'colour'; allowed: kind, pwm, pwmChip, pwmChannel, relay, relayActiveLow, "
+            "hub.yaml:8:1: colour: unknown key 'colour'; allowed: kind, pwm, pwmChip, pwmChannel, relay, "
+                + "relayActiveLow, "
                 + "frequency, gamma, minimumDuty, polarity",
-            "hub.yaml:3:8: relay: 'wall-switch-1' is an input on the board 'sim', but a dimmer's relay needs an output; "
-                + "outputs: relay-1, relay-2, relay-3, relay-4, dimmer-relay, cct-relay, fan-low, fan-medium, fan-high, "
+            "hub.yaml:3:8: relay: 'wall-switch-1' is an input on the board 'sim', but a dimmer's relay needs an "
+                + "output; "
+                + "outputs: relay-1, relay-2, relay-3, relay-4, dimmer-relay, cct-relay, fan-low, fan-medium, "
+                    + "fan-high, "
                 + "blind-up, blind-down",
             "hub.yaml:4:12: frequency: 5 is out of range; allowed: 10…100000 Hz",
             "hub.yaml:5:8: gamma: expected a number (0.1…5.0), found 'steep'",
@@ -104,7 +116,8 @@ struct BindingConfigurationTests {
 
     @Test func theSwitchModeDecidesTheTraitFeatures() throws {
         let rig = try Rig()
-        let button = try #require(rig.makeBinding("{kind: wallSwitch, pin: button-1}", device: "b", type: "GenericSwitch"))
+        let button = try #require(
+            rig.makeBinding("{kind: wallSwitch, pin: button-1}", device: "b", type: "GenericSwitch"))
         #expect(button.requiredFeatures == [.switchTrait: ["momentarySwitch", "momentarySwitchRelease"]])
         #expect(button.extraTraits.map(\.id) == [SimulatedSwitchServer.id])
         let rocker = try #require(rig.makeBinding("{kind: wallSwitch, pin: wall-switch-1, mode: latching}", device: "r",
@@ -116,17 +129,22 @@ struct BindingConfigurationTests {
         #expect(SimulatedHardware.traitServers.map { $0.descriptor.id.qualifiedName } == ["dev.hearth.simulatedSwitch"])
 
         let real = Rig(board: try shippedBoard("rpi4"))
-        let onPi = try #require(real.makeBinding("{kind: wallSwitch, pin: wall-switch-1}", device: "s", type: "GenericSwitch"))
+        let onPi = try #require(
+            real.makeBinding("{kind: wallSwitch, pin: wall-switch-1}", device: "s", type: "GenericSwitch"))
         #expect(onPi.extraTraits.isEmpty)
         #expect(onPi.actuator == nil)
     }
 
     @Test func defaultsAreTheDocumentedOnes() throws {
         let rig = try Rig()
-        let relay = try #require(rig.makeBinding("{kind: relay, pin: relay-1}", device: "a", type: "OnOffLight") as? RelayBinding)
-        #expect(relay.configuration == RelayConfiguration(pin: PinAddress(chip: "hearth-sim", line: .offset(0), name: "relay-1")))
-        let dimmer = try #require(rig.makeBinding("{kind: pwmDimmer, pwm: dimmer-1}", device: "b", type: "DimmableLight")
-                                  as? DimmerBinding)
+        let relay = try #require(
+            rig.makeBinding("{kind: relay, pin: relay-1}", device: "a", type: "OnOffLight") as? RelayBinding)
+        #expect(
+            relay.configuration
+                == RelayConfiguration(pin: PinAddress(chip: "hearth-sim", line: .offset(0), name: "relay-1")))
+        let dimmer = try #require(
+            rig.makeBinding("{kind: pwmDimmer, pwm: dimmer-1}", device: "b", type: "DimmableLight")
+                as? DimmerBinding)
         #expect(dimmer.configuration.frequency == 1000 && dimmer.configuration.gamma == 2.2)
         #expect(dimmer.configuration.minimumDuty == 0 && dimmer.configuration.relay == nil)
         let sensor = try #require(rig.makeBinding("{kind: humiditySensor, sensor: humidity-1}", device: "c",

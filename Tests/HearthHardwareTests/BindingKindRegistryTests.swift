@@ -23,7 +23,9 @@ struct BindingKindRegistryTests {
             #expect(kind.section.isClosed, "\(kind.name)'s section refuses keys it does not read")
             #expect(!kind.deviceTypes.isEmpty, "\(kind.name) fits no device type")
             for type in kind.deviceTypes {
-                #expect(DeviceTypeDescriptor.catalogue.contains(type), "\(kind.name) fits \(type.name), not in the catalogue")
+                #expect(
+                    DeviceTypeDescriptor.catalogue.contains(type),
+                    "\(kind.name) fits \(type.name), not in the catalogue")
             }
         }
     }
@@ -50,7 +52,8 @@ struct BindingKindRegistryTests {
                                      pins: rig.pins, log: rig.logs.log)
         #expect(BindingKindRegistry([silent]).make(value, context: context) == nil)
         #expect(rig.diagnostics.problems.map(\.description) == [
-            "hub.yaml:1:1: the relay binding kind made no binding and named no problem in this section; this is a fault "
+            "hub.yaml:1:1: the relay binding kind made no binding and named no problem in this section; this is a "
+                + "fault "
                 + "in hearthd, not in the file (the OnOffLight would run without hardware)",
         ])
     }

@@ -22,8 +22,11 @@ struct BoardTests {
         #expect(try shippedBoard("rpi5").gpioChips.map(\.label) == ["pinctrl-rp1"])
         #expect(try shippedBoard("rpi-zero-2w").gpioChips.map(\.label) == ["pinctrl-bcm2835"])
         let pi4 = try shippedBoard("rpi4")
-        #expect(pi4.pin(named: "relay-1") == BoardPin(name: "relay-1", chipLabel: "pinctrl-bcm2711", offset: 17,
-                                                      direction: .output, use: "relay", line: pi4.pin(named: "relay-1")!.line))
+        #expect(
+            pi4.pin(named: "relay-1")
+                == BoardPin(
+                    name: "relay-1", chipLabel: "pinctrl-bcm2711", offset: 17,
+                    direction: .output, use: "relay", line: pi4.pin(named: "relay-1")!.line))
         #expect(pi4.pwmChannels.map { "\($0.name)=\($0.chip)/\($0.channel)" } == ["dimmer-1=0/0", "dimmer-2=0/1"])
         #expect(try shippedBoard("rpi5").pwmChannels.map { "\($0.chip)/\($0.channel)" } == ["2/2", "2/3"])
         #expect(pi4.sensor(named: "humidity-1")?.driver == "si7020")
@@ -94,13 +97,30 @@ struct BoardTests {
             """)
         #expect(board == nil)
         let text = problems.map(\.description)
-        #expect(text.contains("board.yaml:2:1: colour: unknown key 'colour'; allowed: name, description, arch, simulated, seed, gpio, i2c, pwm, w1"))
-        #expect(text.contains("board.yaml:8:19: gpio.chips[0].named[0].offset: offset 9 is beyond the chip's 4 lines (0…3)"))
-        #expect(text.contains("board.yaml:12:22: gpio.chips[0].named[1].direction: expected one of input, output, found 'sideways'"))
-        #expect(text.contains("board.yaml:14:17: gpio.chips[0].named[2].name: the name 'relay-1' is already used by a GPIO line on line 11; names on a board must be unique"))
-        #expect(text.contains { $0.hasPrefix("board.yaml:21:20: i2c.buses[0].devices[0].address: 144 is out of range") })
-        #expect(text.contains { $0.hasPrefix("board.yaml:20:19: i2c.buses[0].devices[0].driver: unknown sensor driver 'dht99'; known: ") })
-        #expect(text.contains("board.yaml:27:17: pwm.chips[0].channels[0].name: the name 'relay-1' is already used by a GPIO line on line 11; names on a board must be unique"))
+        #expect(
+            text.contains(
+                "board.yaml:2:1: colour: unknown key 'colour'; allowed: name, description, arch, simulated, seed, "
+                    + "gpio, i2c, pwm, w1"))
+        #expect(
+            text.contains("board.yaml:8:19: gpio.chips[0].named[0].offset: offset 9 is beyond the chip's 4 lines (0…3)")
+        )
+        #expect(
+            text.contains(
+                "board.yaml:12:22: gpio.chips[0].named[1].direction: expected one of input, output, found 'sideways'"))
+        #expect(
+            text.contains(
+                "board.yaml:14:17: gpio.chips[0].named[2].name: the name 'relay-1' is already used by a GPIO line on "
+                    + "line 11; names on a board must be unique"))
+        #expect(
+            text.contains { $0.hasPrefix("board.yaml:21:20: i2c.buses[0].devices[0].address: 144 is out of range") })
+        #expect(
+            text.contains {
+                $0.hasPrefix("board.yaml:20:19: i2c.buses[0].devices[0].driver: unknown sensor driver 'dht99'; known: ")
+            })
+        #expect(
+            text.contains(
+                "board.yaml:27:17: pwm.chips[0].channels[0].name: the name 'relay-1' is already used by a GPIO line on "
+                    + "line 11; names on a board must be unique"))
         #expect(text.contains("board.yaml:28:7: seed: 'seed' only applies to a simulated board (simulated: true)"))
         #expect(problems.count == 8, "\(text)")
     }
@@ -108,6 +128,7 @@ struct BoardTests {
     @Test func aMissingFileIsAProblemNotACrash() {
         let diagnostics = ConfigDiagnostics()
         #expect(Board.load(file: "/nonexistent/board.yaml", diagnostics: diagnostics) == nil)
-        #expect(diagnostics.problems.first?.description.hasPrefix("/nonexistent/board.yaml: cannot read the file") == true)
+        #expect(
+            diagnostics.problems.first?.description.hasPrefix("/nonexistent/board.yaml: cannot read the file") == true)
     }
 }

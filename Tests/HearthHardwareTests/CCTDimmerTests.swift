@@ -21,7 +21,9 @@ struct CCTDimmerTests {
     }
 
     func read(_ tree: SysfsTree, channel: Int, _ attribute: String) -> String? {
-        tree.contents(of: "/sys/class/pwm/pwmchip0/pwm\(channel)/\(attribute)").map { String($0.filter { !$0.isNewline }) }
+        tree.contents(of: "/sys/class/pwm/pwmchip0/pwm\(channel)/\(attribute)").map {
+            String($0.filter { !$0.isNewline })
+        }
     }
 
     /// Both duty cycles as the sysfs files hold them: (warm, cold).
@@ -120,14 +122,19 @@ struct CCTDimmerTests {
 
     @Test func theRelayNeverSwitchesWhileAChannelIsLitAndStopReleasesBoth() throws {
         let rig = try Rig()
-        let strip = try #require(try rig.add(
-            "strip", .colorTemperatureLight, binding: "{kind: cctDimmer, warm: cct-warm, cold: cct-cold, relay: cct-relay}",
-            traits: [TraitConfiguration(.onOff, attributes: ["startUpOnOff": .int(1)])]) as? CCTDimmerBinding)
+        let strip = try #require(
+            try rig.add(
+                "strip", .colorTemperatureLight,
+                binding: "{kind: cctDimmer, warm: cct-warm, cold: cct-cold, relay: cct-relay}",
+                traits: [TraitConfiguration(.onOff, attributes: ["startUpOnOff": .int(1)])]) as? CCTDimmerBinding)
         let relay = try key(rig, "cct-relay")
         try rig.start()
-        #expect(Array(rig.simulation.operations.prefix(3)) == [.pwmStart(key: "pwmchip0/pwm2", dutyCycleNanoseconds: 0),
-                                                                .pwmStart(key: "pwmchip0/pwm3", dutyCycleNanoseconds: 0),
-                                                                .output(key: relay, value: true)])
+        #expect(
+            Array(rig.simulation.operations.prefix(3)) == [
+                .pwmStart(key: "pwmchip0/pwm2", dutyCycleNanoseconds: 0),
+                .pwmStart(key: "pwmchip0/pwm3", dutyCycleNanoseconds: 0),
+                .output(key: relay, value: true)
+            ])
         try rig.home.invoke("strip", trait: "onOff", command: "off")
         try rig.home.invoke("strip", trait: "onOff", command: "on")
         strip.stop()
@@ -193,9 +200,12 @@ struct CCTDimmerTests {
             detected += 100
         }
         #expect(detected <= outputProbeInterval, "within one probe interval")
-        #expect(rig.logs.all.contains {
-            $0.hasPrefix("strip ColorTemperatureLight (cctDimmer): offline: the CCT strip's PWM channels stopped answering: ")
-        })
+        #expect(
+            rig.logs.all.contains {
+                $0.hasPrefix(
+                    "strip ColorTemperatureLight (cctDimmer): offline: the CCT strip's PWM channels stopped answering: "
+                )
+            })
 
         try tree.addPWMChip(0, channels: 4)
         try tree.addPWMChannel(chip: 0, channel: 2)
@@ -217,21 +227,37 @@ struct CCTDimmerTests {
     }
 
     @Test func badConfigurationIsReportedPrecisely() throws {
-        #expect(try problems("{kind: cctDimmer, warm: cct-warm, cold: cct-cold, coldMireds: 370, warmMireds: 153}") == [
-            "hub.yaml:1:63: coldMireds: coldMireds (370) must be below warmMireds (153): mireds are 1000000 / kelvins, "
-                + "so the cold white (e.g. 6500 K = 153) has fewer than the warm one (e.g. 2700 K = 370)"])
-        #expect(try problems("{kind: cctDimmer, warm: cct-warm}") == [
-            "hub.yaml:1:1: missing 'cold' (the board's PWM channel, e.g. one of dimmer-1, dimmer-2, cct-warm, cct-cold, fan-pwm)"])
-        #expect(try problems("{kind: cctDimmer, warm: cct-warm, cold: cct-blue}") == [
-            "hub.yaml:1:41: cold: the board 'sim' has no PWM channel 'cct-blue'; its PWM channels are dimmer-1, dimmer-2, "
-                + "cct-warm, cct-cold, fan-pwm"])
-        #expect(try problems("{kind: cctDimmer, warm: dimmer-1, cold: dimmer-1}") == [
-            "hub.yaml:1:41: cold: PWM dimmer-1 (pwmchip0/pwm0) is already used by d ColorTemperatureLight at hub.yaml:1:25 "
-                + "(warm); each pin can drive only one binding"])
-        #expect(try problems("{kind: cctDimmer, warm: dimmer-2, cold: cct-cold, warmMireds: 0}") == [
-            "hub.yaml:1:63: warmMireds: 0 is out of range; allowed: 1…65279 mireds"])
-        #expect(try problems("{kind: pwmDimmer, pwm: dimmer-2}") == [
-            "hub.yaml:1:8: kind: a pwmDimmer binding does not fit a ColorTemperatureLight (it fits DimmableLight); "
-                + "for ColorTemperatureLight use kind: cctDimmer"])
+        #expect(
+            try problems("{kind: cctDimmer, warm: cct-warm, cold: cct-cold, coldMireds: 370, warmMireds: 153}") == [
+                "hub.yaml:1:63: coldMireds: coldMireds (370) must be below warmMireds (153): mireds are 1000000 / "
+                    + "kelvins, "
+                    + "so the cold white (e.g. 6500 K = 153) has fewer than the warm one (e.g. 2700 K = 370)"
+            ])
+        #expect(
+            try problems("{kind: cctDimmer, warm: cct-warm}") == [
+                "hub.yaml:1:1: missing 'cold' (the board's PWM channel, e.g. one of dimmer-1, dimmer-2, cct-warm, "
+                    + "cct-cold, fan-pwm)"
+            ])
+        #expect(
+            try problems("{kind: cctDimmer, warm: cct-warm, cold: cct-blue}") == [
+                "hub.yaml:1:41: cold: the board 'sim' has no PWM channel 'cct-blue'; its PWM channels are dimmer-1, "
+                    + "dimmer-2, "
+                    + "cct-warm, cct-cold, fan-pwm"
+            ])
+        #expect(
+            try problems("{kind: cctDimmer, warm: dimmer-1, cold: dimmer-1}") == [
+                "hub.yaml:1:41: cold: PWM dimmer-1 (pwmchip0/pwm0) is already used by d ColorTemperatureLight at "
+                    + "hub.yaml:1:25 "
+                    + "(warm); each pin can drive only one binding"
+            ])
+        #expect(
+            try problems("{kind: cctDimmer, warm: dimmer-2, cold: cct-cold, warmMireds: 0}") == [
+                "hub.yaml:1:63: warmMireds: 0 is out of range; allowed: 1…65279 mireds"
+            ])
+        #expect(
+            try problems("{kind: pwmDimmer, pwm: dimmer-2}") == [
+                "hub.yaml:1:8: kind: a pwmDimmer binding does not fit a ColorTemperatureLight (it fits DimmableLight); "
+                    + "for ColorTemperatureLight use kind: cctDimmer"
+            ])
     }
 }

@@ -165,13 +165,15 @@ struct CoverTests {
         let kept = try #require(try position(first))
         #expect(kept == 6200)
         let saved = try first.home.saved("blind")
-        #expect(saved.attributes["WindowCovering"]?["windowCovering"]?["currentPositionLiftPercent100ths"] == .int(kept))
+        #expect(
+            saved.attributes["WindowCovering"]?["windowCovering"]?["currentPositionLiftPercent100ths"] == .int(kept))
         // Killed: no stop. The next run finds both lines released high.
         let (rig, recorder) = try cover(saved: ["blind": saved]) { rig in
             for name in ["blind-up", "blind-down"] {
                 let pin = try #require(rig.board.pin(named: name))
-                let line = try rig.simulation.openOutput(PinAddress(chip: pin.chipLabel, line: .offset(pin.offset), name: name),
-                                                         initialValue: true, activeLow: false, drive: .pushPull)
+                let line = try rig.simulation.openOutput(
+                    PinAddress(chip: pin.chipLabel, line: .offset(pin.offset), name: name),
+                    initialValue: true, activeLow: false, drive: .pushPull)
                 try line.release(leaving: true)
             }
         }
@@ -190,15 +192,19 @@ struct CoverTests {
 
     @Test func travelTimesThatCannotWorkAreProblems() throws {
         let rig = try Rig()
-        _ = rig.makeBinding("{kind: relayCover, up: blind-up, down: blind-down, openTime: 20s, maxRunTime: 10s}",
-                            device: "b", type: "WindowCovering")
-        #expect(rig.diagnostics.problems.map(\.message).contains { $0.contains("would be cut off before it gets there") })
+        _ = rig.makeBinding(
+            "{kind: relayCover, up: blind-up, down: blind-down, openTime: 20s, maxRunTime: 10s}",
+            device: "b", type: "WindowCovering")
+        #expect(
+            rig.diagnostics.problems.map(\.message).contains { $0.contains("would be cut off before it gets there") })
         let other = try Rig()
         _ = other.makeBinding("{kind: relayCover, up: blind-up, down: blind-up, openTime: 20s}", device: "b",
                               type: "WindowCovering")
         #expect(other.diagnostics.problems.map(\.message).contains { $0.contains("already used") })
         let third = try Rig()
         _ = third.makeBinding("{kind: relayCover, up: blind-up, down: blind-down}", device: "b", type: "WindowCovering")
-        #expect(third.diagnostics.problems.map(\.message).contains { $0.contains("openTime") }, "\(third.diagnostics.problems)")
+        #expect(
+            third.diagnostics.problems.map(\.message).contains { $0.contains("openTime") },
+            "\(third.diagnostics.problems)")
     }
 }

@@ -30,11 +30,14 @@ struct DimmerTests {
         try tree.addPWMChip(0, channels: 2)
         try tree.addPWMChannel(chip: 0, channel: 0, period: 0, dutyCycle: 0)
         let rig = try Rig(sysfs: tree)
-        let dimmer = try #require(try rig.add(
-            "lamp", .dimmableLight,
-            binding: "{kind: pwmDimmer, pwm: dimmer-1, relay: dimmer-relay, frequency: 2000, minimumDuty: 0.02}",
-            traits: [TraitConfiguration(.onOff, attributes: ["startUpOnOff": .int(1)]),
-                     TraitConfiguration(.levelControl, attributes: ["startUpCurrentLevel": .int(127)])]) as? DimmerBinding)
+        let dimmer = try #require(
+            try rig.add(
+                "lamp", .dimmableLight,
+                binding: "{kind: pwmDimmer, pwm: dimmer-1, relay: dimmer-relay, frequency: 2000, minimumDuty: 0.02}",
+                traits: [
+                    TraitConfiguration(.onOff, attributes: ["startUpOnOff": .int(1)]),
+                    TraitConfiguration(.levelControl, attributes: ["startUpCurrentLevel": .int(127)])
+                ]) as? DimmerBinding)
         try rig.start()
         #expect(pwm(tree, "period") == "500000")
         #expect(pwm(tree, "enable") == "1")
@@ -49,8 +52,10 @@ struct DimmerTests {
         try tree.addPWMChip(0, channels: 2)
         try tree.addPWMChannel(chip: 0, channel: 0)
         let rig = try Rig(sysfs: tree)
-        let dimmer = try #require(try rig.add("lamp", .dimmableLight,
-                                              binding: "{kind: pwmDimmer, pwm: dimmer-1, relay: dimmer-relay}") as? DimmerBinding)
+        let dimmer = try #require(
+            try rig.add(
+                "lamp", .dimmableLight,
+                binding: "{kind: pwmDimmer, pwm: dimmer-1, relay: dimmer-relay}") as? DimmerBinding)
         try rig.start()
         try rig.home.invoke("lamp", trait: "levelControl", command: "moveToLevelWithOnOff",
                             arguments: ["level": .int(254), "transitionTime": .int(0)])
@@ -183,7 +188,8 @@ struct DimmerTests {
         try tree.addPWMChip(0, channels: 2)
         try tree.addPWMChannel(chip: 0, channel: 0)
         let rig = try Rig(sysfs: tree)
-        let dimmer = try rig.add("lamp", .dimmableLight, binding: "{kind: pwmDimmer, pwm: dimmer-1, polarity: inversed}")
+        let dimmer = try rig.add(
+            "lamp", .dimmableLight, binding: "{kind: pwmDimmer, pwm: dimmer-1, polarity: inversed}")
         try rig.start()
         #expect(pwm(tree, "polarity") == "inversed")
         dimmer?.stop()

@@ -22,8 +22,9 @@ struct HardwareErrorTests {
     }
 
     @Test func theMessageErrnoAndContextAreKeptSoLogsSayWhatTheySaidBefore() {
-        let linux = LinuxIOError(operation: "gpiod_line_request_output_flags", context: .gpioLine(chip: "gpiochip0", offset: 17),
-                                 errno: .busy)
+        let linux = LinuxIOError(
+            operation: "gpiod_line_request_output_flags", context: .gpioLine(chip: "gpiochip0", offset: 17),
+            errno: .busy)
         let error = HardwareError(linux)
         #expect(error.message == linux.message)
         #expect(error.message == "gpiochip0 line 17 is busy: another program holds it")
@@ -43,8 +44,11 @@ struct HardwareErrorTests {
 
     @Test func linuxHardwareThrowsHardwareErrorsOverASysfsTree() throws {
         let tree = try SysfsTree()
-        let hardware = LinuxHardware(root: SysfsRoot(tree.root), deviceDirectory: tree.root + "/dev", pwmExportAttempts: 1)
-        let pwm = #expect(throws: HardwareError.self) { try hardware.openPWM(PWMAddress(chip: 3, channel: 0, name: "")) }
+        let hardware = LinuxHardware(
+            root: SysfsRoot(tree.root), deviceDirectory: tree.root + "/dev", pwmExportAttempts: 1)
+        let pwm = #expect(throws: HardwareError.self) {
+            try hardware.openPWM(PWMAddress(chip: 3, channel: 0, name: ""))
+        }
         #expect(pwm?.kind == .notFound)
         #expect(pwm?.errno == ENOENT)
         #expect(pwm?.message.contains("pwmchip3") == true, "\(pwm?.message ?? "")")

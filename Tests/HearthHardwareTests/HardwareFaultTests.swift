@@ -35,7 +35,8 @@ struct HardwareFaultTests {
         try tree.addIIODevice(0, name: "1-0040", attributes: ["in_humidityrelative_input": "45000"])
         try tree.symlink("/sys/bus/i2c/devices/1-0040", to: "../../../devices/platform/hearth-iio.0")
         let rig = try Rig(sysfs: tree, pwmExportAttempts: 1)
-        try rig.add("bath", .humiditySensor, binding: "{kind: humiditySensor, sensor: humidity-1, interval: 1s, staleAfter: 3}")
+        try rig.add(
+            "bath", .humiditySensor, binding: "{kind: humiditySensor, sensor: humidity-1, interval: 1s, staleAfter: 3}")
         try rig.add("porch", .onOffLight, binding: "{kind: relay, pin: relay-1}")
         try rig.start()
         let humidity = { try rig.value("bath", "relativeHumidityMeasurement", "measuredValue") }
@@ -50,8 +51,12 @@ struct HardwareFaultTests {
         }
         #expect(detected == 3000, "offline after staleAfter × interval")
         #expect(try humidity() == .null)
-        #expect(rig.logs.all.contains { $0.hasPrefix("bath HumiditySensor (humiditySensor): offline: no plausible reading for 3 intervals "
-            + "(last: reading humidity-1 (si7020 at 0x40 on i2c-1) failed: ") })
+        #expect(
+            rig.logs.all.contains {
+                $0.hasPrefix(
+                    "bath HumiditySensor (humiditySensor): offline: no plausible reading for 3 intervals "
+                        + "(last: reading humidity-1 (si7020 at 0x40 on i2c-1) failed: ")
+            })
         // Meanwhile another device is commanded and its hardware follows.
         try rig.home.invoke("porch", trait: "onOff", command: "on")
         #expect(rig.simulation.output(try key(rig, "relay-1"))?.value == true)
@@ -69,7 +74,9 @@ struct HardwareFaultTests {
         #expect(recovered != nil && recovered! <= 1000, "back at the next poll")
         #expect(try humidity() == .int(4725))
         #expect(rig.logs.contains("bath HumiditySensor (humiditySensor): back online"))
-        print("hardware faults: sensor EIO detected after \(detected ?? -1) ms, recovered \(recovered ?? -1) ms after it answered again")
+        print(
+            "hardware faults: sensor EIO detected after \(detected ?? -1) ms, recovered \(recovered ?? -1) ms after it "
+                + "answered again")
     }
 
     @Test func aPWMChipThatDisappearsTakesItsDimmerOfflineUntilItComesBack() throws {
@@ -80,7 +87,9 @@ struct HardwareFaultTests {
         try rig.add("lamp", .dimmableLight, binding: "{kind: pwmDimmer, pwm: dimmer-1}")
         try rig.add("porch", .onOffLight, binding: "{kind: relay, pin: relay-1}")
         try rig.start()
-        try rig.home.invoke("lamp", trait: "levelControl", command: "moveToLevelWithOnOff", arguments: ["level": .int(127), "transitionTime": .int(0)])
+        try rig.home.invoke(
+            "lamp", trait: "levelControl", command: "moveToLevelWithOnOff",
+            arguments: ["level": .int(127), "transitionTime": .int(0)])
         rig.advance(by: 1000)
         let lit = try #require(tree.contents(of: "/sys/class/pwm/pwmchip0/pwm0/duty_cycle"))
         #expect(lit != "0\n")
@@ -89,14 +98,25 @@ struct HardwareFaultTests {
         // Nothing is commanded: the dimmer's probe (its duty cycle written again every 5 s) finds out.
         tree.remove("/sys/class/pwm/pwmchip0")
         tree.remove("/sys/devices/platform/hearth-pwm.0")
-        let detected = try advance(rig, step: 100, limit: 10_000) { try rig.connectivity("lamp", "levelControl") == offline }
+        let detected = try advance(rig, step: 100, limit: 10_000) {
+            try rig.connectivity("lamp", "levelControl") == offline
+        }
         #expect(detected != nil && detected! <= outputProbeInterval, "within one probe interval")
         #expect(try rig.connectivity("lamp", "onOff") == offline)
-        #expect(rig.logs.all.contains { $0.hasPrefix("lamp DimmableLight (pwmDimmer): offline: the dimmer's PWM channel stopped answering: ") })
+        #expect(
+            rig.logs.all.contains {
+                $0.hasPrefix("lamp DimmableLight (pwmDimmer): offline: the dimmer's PWM channel stopped answering: ")
+            })
         // Retries find no chip and say so, once.
         rig.advance(by: 1000)
-        #expect(rig.logs.all.contains { $0.hasPrefix("lamp DimmableLight (pwmDimmer): offline: requesting the dimmer's hardware failed: no PWM chip at ") })
-        let unavailable = #expect(throws: HomeError.self) { try rig.home.invoke("lamp", trait: "onOff", command: "toggle") }
+        #expect(
+            rig.logs.all.contains {
+                $0.hasPrefix(
+                    "lamp DimmableLight (pwmDimmer): offline: requesting the dimmer's hardware failed: no PWM chip at ")
+            })
+        let unavailable = #expect(throws: HomeError.self) {
+            try rig.home.invoke("lamp", trait: "onOff", command: "toggle")
+        }
         #expect(unavailable?.code == .unavailable)
         try rig.home.invoke("porch", trait: "onOff", command: "on")
         #expect(rig.simulation.output(try key(rig, "relay-1"))?.value == true)
@@ -105,13 +125,17 @@ struct HardwareFaultTests {
         // It comes back (and the kernel creates pwm0 when the channel is exported again).
         try tree.addPWMChip(0, channels: 2)
         try tree.addPWMChannel(chip: 0, channel: 0)
-        let recovered = try advance(rig, step: 100, limit: 120_000) { try rig.connectivity("lamp", "levelControl") == .directOnline }
+        let recovered = try advance(rig, step: 100, limit: 120_000) {
+            try rig.connectivity("lamp", "levelControl") == .directOnline
+        }
         #expect(recovered != nil && recovered! <= 60_000, "at the next retry; the backoff is capped at a minute")
         #expect(rig.logs.contains("lamp DimmableLight (pwmDimmer): back online"))
         // The light comes back at the level it had (the refused command changed nothing), enabled.
         #expect(tree.contents(of: "/sys/class/pwm/pwmchip0/pwm0/duty_cycle") == lit)
         #expect(tree.contents(of: "/sys/class/pwm/pwmchip0/pwm0/enable") == "1")
-        print("hardware faults: PWM chip gone detected after \(detected ?? -1) ms, recovered \(recovered ?? -1) ms after it came back")
+        print(
+            "hardware faults: PWM chip gone detected after \(detected ?? -1) ms, recovered \(recovered ?? -1) ms after "
+                + "it came back")
     }
 
     /// The line is let go after a write fault (the chip went away) and another program requests it before the hub's
@@ -136,19 +160,25 @@ struct HardwareFaultTests {
         rig.simulation.hold(key: line, by: "gpioset")
         rig.advance(by: 1000)
         #expect(try rig.connectivity("porch", "onOff") == offline)
-        #expect(rig.logs.contains("porch OnOffLight (relay): offline: requesting relay-1 (line 0 of hearth-sim) failed: "
-            + "GPIO relay-1 (line 0 of hearth-sim) is busy: another program ('gpioset') holds it"))
+        #expect(
+            rig.logs.contains(
+                "porch OnOffLight (relay): offline: requesting relay-1 (line 0 of hearth-sim) failed: "
+                    + "GPIO relay-1 (line 0 of hearth-sim) is busy: another program ('gpioset') holds it"))
         try rig.home.invoke("hall", trait: "onOff", command: "on")
         #expect(rig.simulation.output(try key(rig, "relay-2"))?.value == true)
         rig.advance(by: 9000)
 
         rig.simulation.hold(key: line, by: nil)
-        let recovered = try advance(rig, step: 100, limit: 120_000) { try rig.connectivity("porch", "onOff") == .directOnline }
+        let recovered = try advance(rig, step: 100, limit: 120_000) {
+            try rig.connectivity("porch", "onOff") == .directOnline
+        }
         #expect(recovered != nil && recovered! <= 60_000)
         #expect(rig.logs.contains("porch OnOffLight (relay): back online"))
         try rig.home.invoke("porch", trait: "onOff", command: "toggle")
         let isOn = try rig.isOn("porch")
         #expect(rig.simulation.output(line)?.value == isOn)
-        print("hardware faults: GPIO line taken detected at the first write (0 ms), recovered \(recovered ?? -1) ms after it was freed")
+        print(
+            "hardware faults: GPIO line taken detected at the first write (0 ms), recovered \(recovered ?? -1) ms "
+                + "after it was freed")
     }
 }

@@ -146,11 +146,15 @@ struct HardwareHILTests {
         let holder = try GPIOOutputLine(chip: GPIOChip(label: relay3.chipLabel), offset: relay3.offset,
                                         initialValue: false, consumer: "hearth-holder")
         let rig = Rig(board: try board())
-        let relay = try #require(try rig.add("porch", .onOffLight, binding: "{kind: relay, pin: relay-3}") as? RelayBinding)
+        let relay = try #require(
+            try rig.add("porch", .onOffLight, binding: "{kind: relay, pin: relay-3}") as? RelayBinding)
         try rig.start()
         #expect(try rig.connectivity("porch", "onOff") == SourceConnectivity(.offline, .direct))
-        #expect(rig.logs.contains("porch OnOffLight (relay): offline: requesting relay-3 (line 2 of hearth-sim-main) failed: "
-            + "GPIO line \(relay3.offset) on \(relay3.chipName) is busy: another program ('hearth-holder') holds it"))
+        #expect(
+            rig.logs.contains(
+                "porch OnOffLight (relay): offline: requesting relay-3 (line 2 of hearth-sim-main) failed: "
+                    + "GPIO line \(relay3.offset) on \(relay3.chipName) is busy: another program ('hearth-holder') "
+                        + "holds it"))
         let error = #expect(throws: HomeError.self) { try rig.home.invoke("porch", trait: "onOff", command: "on") }
         #expect(error?.code == .unavailable)
 
@@ -168,9 +172,12 @@ struct HardwareHILTests {
         try button.pull("pull-down")
         let rig = Rig(board: try board())
         try rig.add("porch", .onOffLight, binding: "{kind: relay, pin: relay-4}")
-        let sw = try #require(try rig.add(
-            "hall", .genericSwitch,
-            binding: "{kind: wallSwitch, pin: wall-switch-1, bias: pull-down, activeLow: false, debounce: 20ms, controls: porch}"))
+        let sw = try #require(
+            try rig.add(
+                "hall", .genericSwitch,
+                binding:
+                    "{kind: wallSwitch, pin: wall-switch-1, bias: pull-down, activeLow: false, debounce: 20ms, "
+                        + "controls: porch}"))
         // The real clock: edges carry kernel CLOCK_MONOTONIC timestamps.
         var registry = TraitRegistry.standard
         for server in SimulatedHardware.traitServers { registry.register(server) }
@@ -259,7 +266,9 @@ struct HardwareHILTests {
         try motion.pull("pull-up")  // the module sees someone: its output goes high
         var dropped: EngineInstant?, cleared: EngineInstant?, names: [String] = []
         for await event in events {
-            guard case .event(_, let trait, let name, let fields) = event.change, trait == .occupancySensing else { continue }
+            guard case .event(_, let trait, let name, let fields) = event.change, trait == .occupancySensing else {
+                continue
+            }
             names.append(name)
             if fields["occupancy"] == .int(1) {
                 dropped = home.clock.now  // before the pull: the hold cannot have started earlier than this
@@ -285,7 +294,8 @@ struct HardwareHILTests {
     @Test func ina219PowerReachesThePlugsMeterTraits() throws {
         let rig = Rig(board: try board())
         rig.hardware = LinuxHardware(consumer: "hearthd-hil")
-        try rig.add("plug", .onOffPlugInUnit, binding: "{kind: relay, pin: relay-2, meter: {sensor: power-1, interval: 1s}}")
+        try rig.add(
+            "plug", .onOffPlugInUnit, binding: "{kind: relay, pin: relay-2, meter: {sensor: power-1, interval: 1s}}")
         try rig.start()
         // The board's registers with the driver's default 10 mΩ shunt: 12 V, 500 mA, 6 W.
         #expect(try rig.value("plug", "electricalPowerMeasurement", "voltage") == .int(12_000))

@@ -38,7 +38,8 @@ struct PowerMeterTests {
     }
 
     func energy(_ rig: Rig) throws -> Int? {
-        try rig.value("plug", "electricalEnergyMeasurement", "cumulativeEnergyImported")?.structureValue?["energy"]?.intValue
+        try rig.value("plug", "electricalEnergyMeasurement", "cumulativeEnergyImported")?.structureValue?["energy"]?
+            .intValue
     }
 
     // MARK: The meter
@@ -47,8 +48,9 @@ struct PowerMeterTests {
         let tree = try SysfsTree()
         try addINA219(tree, microwatts: 6_000_499, millivolts: 12_004, milliamps: -500)
         let rig = try Rig(sysfs: tree)
-        let binding = try rig.add("plug", .onOffPlugInUnit,
-                                  binding: "{kind: relay, pin: relay-2, meter: {sensor: power-1, interval: 2s, shunt: 0.1}}")
+        let binding = try rig.add(
+            "plug", .onOffPlugInUnit,
+            binding: "{kind: relay, pin: relay-2, meter: {sensor: power-1, interval: 2s, shunt: 0.1}}")
         #expect(binding?.wiring.hasSuffix("; meter power-1 (ina219 at 0x41 on i2c-1), read every 2 s") == true)
         try rig.start()
         #expect(try power(rig, "activePower") == .int(6000), "µW → mW, rounded")
@@ -87,7 +89,9 @@ struct PowerMeterTests {
         let tree = try SysfsTree()
         try addINA219(tree)
         let rig = try Rig(sysfs: tree)
-        try rig.add("plug", .onOffPlugInUnit, binding: "{kind: relay, pin: relay-2, meter: {sensor: power-1, interval: 1s, staleAfter: 2}}")
+        try rig.add(
+            "plug", .onOffPlugInUnit,
+            binding: "{kind: relay, pin: relay-2, meter: {sensor: power-1, interval: 1s, staleAfter: 2}}")
         try rig.start()
         #expect(try power(rig, "activePower") == .int(6000))
         // The chip stops answering: reads fail with EIO, as the ina2xx driver's do when the I²C transfer fails.
@@ -95,15 +99,20 @@ struct PowerMeterTests {
         tree.remove(attribute)
         try tree.symlink(attribute, to: "/proc/self/mem")
         rig.advance(by: 1_000)
-        #expect(try rig.connectivity("plug", "electricalPowerMeasurement") == .directOnline, "one failure is not an outage")
+        #expect(
+            try rig.connectivity("plug", "electricalPowerMeasurement") == .directOnline, "one failure is not an outage")
         rig.advance(by: 1_000)
         #expect(try power(rig, "activePower") == .null)
         #expect(try power(rig, "voltage") == .null)
         #expect(try rig.connectivity("plug", "electricalPowerMeasurement") == SourceConnectivity(.offline, .direct))
         #expect(try rig.connectivity("plug", "electricalEnergyMeasurement") == SourceConnectivity(.offline, .direct))
         #expect(try rig.connectivity("plug", "onOff") == .directOnline, "the relay does not depend on its meter")
-        #expect(rig.logs.all.contains { $0.hasPrefix("plug OnOffPlugInUnit (meter): offline: 2 reads in a row failed (last: "
-            + "reading power-1 (ina219 at 0x41 on i2c-1) failed: ") && $0.contains("did not answer") })
+        #expect(
+            rig.logs.all.contains {
+                $0.hasPrefix(
+                    "plug OnOffPlugInUnit (meter): offline: 2 reads in a row failed (last: "
+                        + "reading power-1 (ina219 at 0x41 on i2c-1) failed: ") && $0.contains("did not answer")
+            })
         #expect(try energy(rig) == 0, "the total is kept while offline")
 
         tree.remove(attribute)
@@ -120,8 +129,12 @@ struct PowerMeterTests {
         try rig.add("plug", .onOffPlugInUnit, binding: "{kind: relay, pin: relay-2, meter: {sensor: power-1}}")
         try rig.start()
         #expect(try rig.connectivity("plug", "electricalPowerMeasurement") == SourceConnectivity(.offline, .direct))
-        #expect(rig.logs.all.contains { $0.contains("offline: opening power-1 (ina219 at 0x41 on i2c-1) failed: no ina219 power "
-            + "monitor at 0x41 on i2c-1") && $0.contains("is the ina2xx driver loaded") })
+        #expect(
+            rig.logs.all.contains {
+                $0.contains(
+                    "offline: opening power-1 (ina219 at 0x41 on i2c-1) failed: no ina219 power "
+                        + "monitor at 0x41 on i2c-1") && $0.contains("is the ina2xx driver loaded")
+            })
         try addINA219(tree)
         rig.advance(by: 1_000)
         #expect(try power(rig, "activePower") == .int(6000))
@@ -130,7 +143,8 @@ struct PowerMeterTests {
 
     @Test func byHwmonNameAndOnTheSimulatedBoard() throws {
         let tree = try SysfsTree()
-        try tree.addHwmon(0, name: "ina226", attributes: ["power1_input": "2500000", "in1_input": "5000", "curr1_input": "500"])
+        try tree.addHwmon(
+            0, name: "ina226", attributes: ["power1_input": "2500000", "in1_input": "5000", "curr1_input": "500"])
         let rig = try Rig(sysfs: tree)
         try rig.add("plug", .onOffPlugInUnit, binding: "{kind: relay, pin: relay-2, meter: {hwmon: ina226}}")
         try rig.start()
@@ -145,11 +159,13 @@ struct PowerMeterTests {
         let watts = try #require(try sim.value("plug", "electricalPowerMeasurement", "activePower")?.intValue)
         #expect((15_000...21_000).contains(watts))
         #expect(try sim.value("plug", "electricalPowerMeasurement", "voltage") == .int(12_000))
-        sim.simulation.failReads(meter: "power-1", HardwareError(.io, message: "simulated EIO", operation: "read", context: "power-1"))
+        sim.simulation.failReads(
+            meter: "power-1", HardwareError(.io, message: "simulated EIO", operation: "read", context: "power-1"))
         for _ in 0..<3 { sim.advance(by: 5_000) }
         #expect(try sim.connectivity("plug", "electricalPowerMeasurement") == SourceConnectivity(.offline, .direct))
         sim.simulation.failReads(meter: "power-1", nil)
-        sim.simulation.setReading(meter: "power-1", PowerMeterReading(microwatts: 1_000_000, millivolts: 5_000, milliamps: 200))
+        sim.simulation.setReading(
+            meter: "power-1", PowerMeterReading(microwatts: 1_000_000, millivolts: 5_000, milliamps: 200))
         sim.advance(by: 5_000)
         #expect(try sim.value("plug", "electricalPowerMeasurement", "activePower") == .int(1000))
         #expect(try sim.connectivity("plug", "electricalPowerMeasurement") == .directOnline)
@@ -157,23 +173,32 @@ struct PowerMeterTests {
 
     @Test func meterConfigurationErrorsSayWhatAndWhere() throws {
         let rig = try Rig()
-        #expect(rig.makeBinding("{kind: relay, pin: relay-1, meter: {sensor: power-1}}", device: "porch", type: "OnOffLight") == nil)
-        #expect(rig.makeBinding("{kind: relay, pin: relay-2, meter: {sensor: humidity-1}}", device: "plug", type: "OnOffPlugInUnit") == nil)
-        #expect(rig.makeBinding("{kind: relay, pin: relay-3, meter: {sensor: power-9}}", device: "plug2", type: "OnOffPlugInUnit") == nil)
+        #expect(rig.makeBinding("{kind: relay, pin: relay-1, meter: {sensor: power-1}}", device: "porch",
+                                type: "OnOffLight") == nil)
+        #expect(rig.makeBinding("{kind: relay, pin: relay-2, meter: {sensor: humidity-1}}", device: "plug",
+                                type: "OnOffPlugInUnit") == nil)
+        #expect(rig.makeBinding("{kind: relay, pin: relay-3, meter: {sensor: power-9}}", device: "plug2",
+                                type: "OnOffPlugInUnit") == nil)
         #expect(rig.makeBinding("{kind: relay, pin: relay-4, meter: {hwmon: sht3x, interval: 100ms}}", device: "plug3",
                                 type: "OnOffPlugInUnit") == nil)
         #expect(problems(rig).sorted() == [
             "hub.yaml:1:36: meter: a meter measures a plug's load: it fits an OnOffPlugInUnit, not a OnOffLight",
-            "hub.yaml:1:45: meter.sensor: 'humidity-1' is a si7020, not a power monitor; a meter is one of ina219, ina220, "
+            "hub.yaml:1:45: meter.sensor: 'humidity-1' is a si7020, not a power monitor; a meter is one of ina219, "
+                + "ina220, "
                 + "ina226, ina230, ina231",
             "hub.yaml:1:45: meter.sensor: the board 'sim' has no sensor 'power-9'; its power monitors are power-1",
-            "hub.yaml:1:44: meter.hwmon: 'sht3x' is not a power monitor's hwmon name; use one of ina219, ina220, ina226, ina230, ina231",
+            "hub.yaml:1:44: meter.hwmon: 'sht3x' is not a power monitor's hwmon name; use one of ina219, ina220, "
+                + "ina226, ina230, ina231",
             "hub.yaml:1:61: meter.interval: 100ms is out of range; allowed: 1.0 seconds … 60.0 seconds",
         ].sorted())
         let other = try Rig()
-        #expect(other.makeBinding("{kind: humiditySensor, sensor: power-1}", device: "bath", type: "HumiditySensor") == nil)
-        #expect(problems(other) == ["hub.yaml:1:32: sensor: 'power-1' is a ina219 power monitor, not a sensor of this kind "
-            + "(a plug's relay reads it: meter: {sensor: power-1}); sensors: humidity-1"])
+        #expect(
+            other.makeBinding("{kind: humiditySensor, sensor: power-1}", device: "bath", type: "HumiditySensor") == nil)
+        #expect(
+            problems(other) == [
+                "hub.yaml:1:32: sensor: 'power-1' is a ina219 power monitor, not a sensor of this kind "
+                    + "(a plug's relay reads it: meter: {sensor: power-1}); sensors: humidity-1"
+            ])
     }
 
     // MARK: 1-Wire thermometers
@@ -193,7 +218,8 @@ struct PowerMeterTests {
         try tree.directory("/sys/devices/w1_bus_master1/w1_bus_master1")  // the master itself is listed too
         try tree.symlink("/sys/bus/w1/devices/w1_bus_master1", to: "../../../devices/w1_bus_master1")
         let rig = try Rig(sysfs: tree)
-        try rig.add("outside", .temperatureSensor, binding: "{kind: temperatureSensor, w1: 28-0316a2791aff, interval: 30s}")
+        try rig.add(
+            "outside", .temperatureSensor, binding: "{kind: temperatureSensor, w1: 28-0316a2791aff, interval: 30s}")
         try rig.add("shed", .temperatureSensor, binding: "{kind: temperatureSensor, w1: only}")
         try rig.start()
         rig.home.drainLanes()  // the first conversion runs on each device's lane
@@ -209,17 +235,28 @@ struct PowerMeterTests {
         again.home.drainLanes()
         #expect(try temperature(again, "other") == .int(1950))
         #expect(try again.connectivity("shed", "temperatureMeasurement") == SourceConnectivity(.offline, .direct))
-        #expect(again.logs.all.contains { $0.contains("shed TemperatureSensor (temperatureSensor): offline: opening the 1-Wire "
-            + "thermometer failed: 2 1-Wire thermometers in ") && $0.contains("(28-00000b1c2d3e, 28-0316a2791aff): name the one to read (w1: <id>)") })
-        #expect(again.logs.all.contains { $0.contains("gone TemperatureSensor (temperatureSensor): offline: opening 1-Wire thermometer "
-            + "28-ffffffffffff failed: no 1-Wire thermometer 28-ffffffffffff in ") && $0.contains("found 28-00000b1c2d3e, 28-0316a2791aff") })
+        #expect(
+            again.logs.all.contains {
+                $0.contains(
+                    "shed TemperatureSensor (temperatureSensor): offline: opening the 1-Wire "
+                        + "thermometer failed: 2 1-Wire thermometers in ")
+                    && $0.contains("(28-00000b1c2d3e, 28-0316a2791aff): name the one to read (w1: <id>)")
+            })
+        #expect(
+            again.logs.all.contains {
+                $0.contains(
+                    "gone TemperatureSensor (temperatureSensor): offline: opening 1-Wire thermometer "
+                        + "28-ffffffffffff failed: no 1-Wire thermometer 28-ffffffffffff in ")
+                    && $0.contains("found 28-00000b1c2d3e, 28-0316a2791aff")
+            })
     }
 
     @Test func aThermometerThatFailsItsCRCGoesOfflineAndRecovers() throws {
         let tree = try SysfsTree()
         try addThermometer(tree, "28-0316a2791aff", milliCelsius: "21500")
         let rig = try Rig(sysfs: tree)
-        try rig.add("outside", .temperatureSensor, binding: "{kind: temperatureSensor, w1: only, interval: 10s, staleAfter: 1}")
+        try rig.add(
+            "outside", .temperatureSensor, binding: "{kind: temperatureSensor, w1: only, interval: 10s, staleAfter: 1}")
         try rig.start()
         rig.home.drainLanes()
         #expect(try temperature(rig) == .int(2150))
@@ -243,8 +280,8 @@ struct PowerMeterTests {
         #expect(rig.logs.contains("130.00 °C is outside the sensor's range -55.00…125.00 °C"))
     }
 
-    /// The conversion blocks in the kernel for 750 ms; here a FIFO with no writer blocks the read in the kernel until the
-    /// test writes the temperature. Meanwhile another device's command runs to its end on its own lane.
+    /// The conversion blocks in the kernel for 750 ms; here a FIFO with no writer blocks the read in the kernel until
+    /// the test writes the temperature. Meanwhile another device's command runs to its end on its own lane.
     @Test(.timeLimit(.minutes(1))) func aConversionInProgressHoldsUpNoOtherDevice() async throws {
         let tree = try SysfsTree()
         let attribute = "/sys/devices/w1_bus_master1/28-0316a2791aff/temperature"
@@ -256,7 +293,8 @@ struct PowerMeterTests {
         try rig.add("outside", .temperatureSensor, binding: "{kind: temperatureSensor, w1: only}")
         try rig.start()  // returns at once: the first conversion is queued on the thermometer's lane
 
-        // Wait until the read is in the kernel: a FIFO opens for writing without blocking only once a reader has it open.
+        // Wait until the read is in the kernel: a FIFO opens for writing without blocking only once a reader has it
+        // open.
         let deadline = ContinuousClock.now + .seconds(20)
         var writer: Int32 = -1
         while writer < 0 {
@@ -285,14 +323,20 @@ struct PowerMeterTests {
     @Test func w1ConfigurationErrorsSayWhatAndWhere() throws {
         let rig = try Rig()
         #expect(rig.makeBinding("{kind: temperatureSensor, w1: 28-XYZ}", device: "a", type: "TemperatureSensor") == nil)
-        #expect(rig.makeBinding("{kind: temperatureSensor, w1: only, sensor: humidity-1}", device: "b", type: "TemperatureSensor") == nil)
+        #expect(
+            rig.makeBinding(
+                "{kind: temperatureSensor, w1: only, sensor: humidity-1}", device: "b", type: "TemperatureSensor")
+                == nil)
         #expect(rig.makeBinding("{kind: humiditySensor, w1: only}", device: "c", type: "HumiditySensor") == nil)
         #expect(problems(rig).sorted() == [
-            "hub.yaml:1:31: w1: '28-XYZ' is not a 1-Wire id (family-serial in hex, e.g. 28-0316a2791aff); or 'only' for "
+            "hub.yaml:1:31: w1: '28-XYZ' is not a 1-Wire id (family-serial in hex, e.g. 28-0316a2791aff); or 'only' "
+                + "for "
                 + "the one thermometer on the bus",
             "hub.yaml:1:1: give only one of sensor, iio, hwmon and w1 (found sensor and w1)",
-            "hub.yaml:1:1: missing 'sensor' (the board's sensor, e.g. one of humidity-1; or 'iio: <device name>' or 'hwmon: <name>')",
-            "hub.yaml:1:24: w1: unknown key 'w1'; allowed: kind, sensor, iio, hwmon, interval, median, deltaThreshold, throttle, maxRate, staleAfter",
+            "hub.yaml:1:1: missing 'sensor' (the board's sensor, e.g. one of humidity-1; or 'iio: <device name>' or "
+                + "'hwmon: <name>')",
+            "hub.yaml:1:24: w1: unknown key 'w1'; allowed: kind, sensor, iio, hwmon, interval, median, deltaThreshold, "
+                + "throttle, maxRate, staleAfter",
         ].sorted())
     }
 
@@ -306,7 +350,10 @@ struct PowerMeterTests {
         let t = try #require(try temperature(rig)?.intValue)
         #expect((350...1350).contains(t), "8.5 °C ± the drift: \(t)")
         #expect(try temperature(rig, "any")?.intValue != nil)
-        #expect(rig.logs.all.contains { $0.contains("no 1-Wire thermometer 28-000000000001 on the simulated bus: found 28-0316a2791aff") })
+        #expect(
+            rig.logs.all.contains {
+                $0.contains("no 1-Wire thermometer 28-000000000001 on the simulated bus: found 28-0316a2791aff")
+            })
         let board = try shippedBoard("sim")
         #expect(board.oneWire?.gpio == 4)
         #expect(board.oneWire?.devices.map(\.id) == ["28-0316a2791aff"])

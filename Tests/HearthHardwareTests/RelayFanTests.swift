@@ -105,7 +105,8 @@ struct FanBindingTests {
 
     @Test func aPWMFanRunsItsPercentage() throws {
         let rig = try Rig()
-        let binding = try #require(try rig.add("desk-fan", .fan, binding: "{kind: pwmFan, pwm: fan-pwm, minimumDuty: 0.2}"))
+        let binding = try #require(
+            try rig.add("desk-fan", .fan, binding: "{kind: pwmFan, pwm: fan-pwm, minimumDuty: 0.2}"))
         try rig.start()
         let fan = try #require(binding as? PWMFanBinding)
         #expect(fan.configuration.dutyCycle(percent: 0) == 0)
@@ -119,9 +120,13 @@ struct FanBindingTests {
     @Test func tapConfigurationsThatCannotWorkAreProblems() throws {
         let rig = try Rig()
         _ = rig.makeBinding("{kind: relayFan, medium: fan-medium, high: fan-high}", device: "f", type: "Fan")
-        #expect(rig.diagnostics.problems.map(\.message).contains { $0.contains("a fan with a medium tap has a low one too") })
+        #expect(
+            rig.diagnostics.problems.map(\.message).contains {
+                $0.contains("a fan with a medium tap has a low one too")
+            })
         let other = try Rig()
         _ = other.makeBinding("{kind: relayFan, low: fan-low}", device: "f", type: "Fan")
-        #expect(other.diagnostics.problems.map(\.message).contains { $0.contains("high") }, "\(other.diagnostics.problems)")
+        #expect(
+            other.diagnostics.problems.map(\.message).contains { $0.contains("high") }, "\(other.diagnostics.problems)")
     }
 }

@@ -26,8 +26,9 @@ struct RelayTests {
 
     @Test func activeLowDrivesTheWireLowWhenOnAndStopLeavesTheSafeState() throws {
         let rig = try Rig()
-        let relay = try rig.add("pump", .onOffPlugInUnit,
-                                binding: "{kind: relay, pin: relay-2, activeLow: true, drive: open-drain, safeState: off}")
+        let relay = try rig.add(
+            "pump", .onOffPlugInUnit,
+            binding: "{kind: relay, pin: relay-2, activeLow: true, drive: open-drain, safeState: off}")
         try rig.start()
         let line = try key(rig, "relay-2")
         #expect(rig.simulation.output(line)?.history == [false])
@@ -76,8 +77,10 @@ struct RelayTests {
         rig.simulation.hold(key: line, by: "gpioset")
         try rig.start()
         #expect(try rig.connectivity("porch", "onOff") == SourceConnectivity(.offline, .direct))
-        #expect(rig.logs.contains("porch OnOffLight (relay): offline: requesting relay-1 (line 0 of hearth-sim) failed: "
-            + "GPIO relay-1 (line 0 of hearth-sim) is busy: another program ('gpioset') holds it"))
+        #expect(
+            rig.logs.contains(
+                "porch OnOffLight (relay): offline: requesting relay-1 (line 0 of hearth-sim) failed: "
+                    + "GPIO relay-1 (line 0 of hearth-sim) is busy: another program ('gpioset') holds it"))
         let error = #expect(throws: HomeError.self) { try rig.home.invoke("porch", trait: "onOff", command: "on") }
         #expect(error?.code == .unavailable)
 
@@ -111,12 +114,18 @@ struct RelayTests {
         try rig.add("hall", .onOffLight, binding: "{kind: relay, pin: relay-2}")
         try rig.start()
         let line = try key(rig, "relay-1")
-        rig.simulation.failWrites(key: line, HardwareError(LinuxIOError(operation: "gpiod_line_set_value",
-                                                                        context: .gpioLine(chip: "gpiochip0", offset: 0),
-                                                                        errno: .noSuchDevice)))
+        rig.simulation.failWrites(
+            key: line,
+            HardwareError(
+                LinuxIOError(
+                    operation: "gpiod_line_set_value",
+                    context: .gpioLine(chip: "gpiochip0", offset: 0),
+                    errno: .noSuchDevice)))
         let error = #expect(throws: HomeError.self) { try rig.home.invoke("porch", trait: "onOff", command: "on") }
         #expect(error?.code == .internal)
-        #expect(error?.message.hasPrefix("relay relay-1 (line 0 of hearth-sim): the device behind gpiochip0 line 0 is gone") == true)
+        #expect(
+            error?.message.hasPrefix("relay relay-1 (line 0 of hearth-sim): the device behind gpiochip0 line 0 is gone")
+                == true)
         #expect(try rig.isOn("porch") == false)  // the command was undone
         rig.tick()
         #expect(try rig.connectivity("porch", "onOff") == SourceConnectivity(.offline, .direct))

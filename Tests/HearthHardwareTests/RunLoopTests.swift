@@ -28,7 +28,8 @@ struct RunLoopTests {
     @Test func aWallSwitchLoopDebouncesOnTheInjectedClock() async throws {
         let rig = try Rig()
         try rig.add("porch", .onOffLight, binding: "{kind: relay, pin: relay-1}")
-        let sw = try #require(try rig.add("hall", .genericSwitch, binding: "{kind: wallSwitch, pin: button-1, controls: porch}"))
+        let sw = try #require(
+            try rig.add("hall", .genericSwitch, binding: "{kind: wallSwitch, pin: button-1, controls: porch}"))
         try rig.start()
         let events = rig.home.events()
         let loop = Task { await sw.run() }

@@ -115,10 +115,17 @@ struct SensorTests {
         rig.advance(by: 30_000)
         #expect(try humidity(rig) == .int(5000))
         #expect(try rig.value("temp", "temperatureMeasurement", "measuredValue") == .int(2100))
-        #expect(rig.logs.contains("bath HumiditySensor (humiditySensor): reading dropped: 120.00 %RH is outside the sensor's range 0.00…100.00 %RH"))
-        #expect(rig.logs.contains("temp TemperatureSensor (temperatureSensor): reading dropped: 150.00 °C is outside the sensor's range -40.00…125.00 °C"))
+        #expect(
+            rig.logs.contains(
+                "bath HumiditySensor (humiditySensor): reading dropped: 120.00 %RH is outside the sensor's range "
+                    + "0.00…100.00 %RH"))
+        #expect(
+            rig.logs.contains(
+                "temp TemperatureSensor (temperatureSensor): reading dropped: 150.00 °C is outside the sensor's range "
+                    + "-40.00…125.00 °C"))
         #expect(rig.logs.contains("bath HumiditySensor (humiditySensor): reading dropped: the sensor returned nan"))
-        #expect(rig.logs.contains("reading dropped: a jump of 25.00 %RH in 30.00s exceeds maxRate 20.00 %RH per minute"))
+        #expect(
+            rig.logs.contains("reading dropped: a jump of 25.00 %RH in 30.00s exceeds maxRate 20.00 %RH per minute"))
         // A plausible rate is accepted: 50 → 60 %RH over two minutes since the last accepted reading.
         sim.setReading(sensor: "humidity-1", .humidity, milli: 60_000)
         rig.advance(by: 30_000)
@@ -132,7 +139,9 @@ struct SensorTests {
         try tree.addIIODevice(0, name: "1-0040", attributes: ["in_humidityrelative_input": "45000"])
         try tree.symlink("/sys/bus/i2c/devices/1-0040", to: "../../../devices/platform/hearth-iio.0")
         let rig = try Rig(sysfs: tree)
-        try rig.add("bath", .humiditySensor, binding: "{kind: humiditySensor, sensor: humidity-1, interval: 30s, staleAfter: 3}")
+        try rig.add(
+            "bath", .humiditySensor, binding: "{kind: humiditySensor, sensor: humidity-1, interval: 30s, staleAfter: 3}"
+        )
         try rig.start()
         #expect(try humidity(rig) == .int(4500))
 
@@ -146,8 +155,13 @@ struct SensorTests {
         rig.advance(by: 30_000)
         #expect(try humidity(rig) == .null)
         #expect(try rig.connectivity("bath", "relativeHumidityMeasurement") == SourceConnectivity(.offline, .direct))
-        #expect(rig.logs.all.contains { $0.hasPrefix("bath HumiditySensor (humiditySensor): offline: no plausible reading for 3 intervals (last: reading humidity-1 (si7020 at 0x40 on i2c-1) failed: ")
-            && $0.contains("did not answer") })
+        #expect(
+            rig.logs.all.contains {
+                $0.hasPrefix(
+                    "bath HumiditySensor (humiditySensor): offline: no plausible reading for 3 intervals (last: "
+                        + "reading humidity-1 (si7020 at 0x40 on i2c-1) failed: ")
+                    && $0.contains("did not answer")
+            })
 
         tree.remove(attribute)
         try tree.file(attribute, "47250\n")
@@ -164,7 +178,11 @@ struct SensorTests {
         try rig.start()
         #expect(try rig.connectivity("bath", "relativeHumidityMeasurement") == SourceConnectivity(.offline, .direct))
         #expect(try humidity(rig) == .null)
-        #expect(rig.logs.all.contains { $0.contains("offline: opening humidity-1 (si7020 at 0x40 on i2c-1) failed: no si7020 sensor at 0x40 on i2c-1") })
+        #expect(
+            rig.logs.all.contains {
+                $0.contains(
+                    "offline: opening humidity-1 (si7020 at 0x40 on i2c-1) failed: no si7020 sensor at 0x40 on i2c-1")
+            })
         try tree.addIIODevice(0, name: "1-0040", attributes: ["in_humidityrelative_input": "52000"])
         try tree.symlink("/sys/bus/i2c/devices/1-0040", to: "../../../devices/platform/hearth-iio.0")
         rig.advance(by: 1000)

@@ -14,6 +14,8 @@ import Testing
         #expect((4096..<8192).contains(output.history.count), "\(output.history.count) values kept")
         #expect(Array(output.history.suffix(4)) == [true, false, true, false], "the newest are kept, in order")
         #expect(output.value == false)
-        #expect((4096..<8192).contains(rig.simulation.operations.count), "\(rig.simulation.operations.count) operations kept")
+        #expect(
+            (4096..<8192).contains(rig.simulation.operations.count),
+            "\(rig.simulation.operations.count) operations kept")
     }
 }

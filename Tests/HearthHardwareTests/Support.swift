@@ -81,8 +81,11 @@ final class RecordingPWM: PWMOutput {
         self.channel = channel
         self.writes = writes
     }
-    func start(periodNanoseconds: UInt64, dutyCycleNanoseconds: UInt64, polarity: PWMOutputPolarity) throws(HardwareError) {
-        try channel.start(periodNanoseconds: periodNanoseconds, dutyCycleNanoseconds: dutyCycleNanoseconds, polarity: polarity)
+    func start(periodNanoseconds: UInt64, dutyCycleNanoseconds: UInt64, polarity: PWMOutputPolarity)
+        throws(HardwareError)
+    {
+        try channel.start(
+            periodNanoseconds: periodNanoseconds, dutyCycleNanoseconds: dutyCycleNanoseconds, polarity: polarity)
     }
     func setDutyCycle(_ nanoseconds: UInt64) throws(HardwareError) {
         writes.append(nanoseconds)
@@ -130,7 +133,8 @@ final class Rig {
     convenience init(sysfs tree: SysfsTree, pwmExportAttempts: Int = 50) throws {
         try self.init()
         let gpio = try #require(hardware as? SimulatedHardware)
-        hardware = MixedHardware(gpio: gpio, sysfs: LinuxHardware(root: SysfsRoot(tree.root), pwmExportAttempts: pwmExportAttempts))
+        hardware = MixedHardware(
+            gpio: gpio, sysfs: LinuxHardware(root: SysfsRoot(tree.root), pwmExportAttempts: pwmExportAttempts))
     }
 
     var simulation: SimulatedHardware {
@@ -139,7 +143,8 @@ final class Rig {
         return (hardware as! MixedHardware).gpio
     }
 
-    /// Reads one binding (`{kind: relay, pin: relay-1}`) for a device type, as `BindingKindRegistry.standard.make` does.
+    /// Reads one binding (`{kind: relay, pin: relay-1}`) for a device type, as `BindingKindRegistry.standard.make`
+    /// does.
     func makeBinding(_ yaml: String, device: String, type: String, file: String = "hub.yaml")
         -> (any HardwareBinding)?
     {

@@ -126,13 +126,19 @@ struct WallSwitchTests {
     @Test func aFailedLineGoesOfflineAndComesBack() throws {
         let rig = try rig("{kind: wallSwitch, pin: wall-switch-1, controls: porch}")
         let sw = try key(rig, "wall-switch-1")
-        rig.simulation.failInput(key: sw, HardwareError(LinuxIOError(operation: "poll",
-                                                                     context: .gpioLine(chip: "gpiochip0", offset: 8),
-                                                                     errno: .noSuchDevice, message: "the GPIO chip was removed")))
+        rig.simulation.failInput(
+            key: sw,
+            HardwareError(
+                LinuxIOError(
+                    operation: "poll",
+                    context: .gpioLine(chip: "gpiochip0", offset: 8),
+                    errno: .noSuchDevice, message: "the GPIO chip was removed")))
         rig.tick()
         #expect(try rig.connectivity("hall", "switch") == SourceConnectivity(.offline, .direct))
-        #expect(rig.logs.contains("hall GenericSwitch (wallSwitch): offline: wall-switch-1 (line 8 of hearth-sim) stopped "
-            + "delivering events: the GPIO chip was removed"))
+        #expect(
+            rig.logs.contains(
+                "hall GenericSwitch (wallSwitch): offline: wall-switch-1 (line 8 of hearth-sim) stopped "
+                    + "delivering events: the GPIO chip was removed"))
         #expect(rig.simulation.input(sw)?.isOpen == false)
         rig.advance(by: 1000)
         #expect(try rig.connectivity("hall", "switch") == .directOnline)

@@ -14,7 +14,8 @@ import HearthSync
                                 types: [DeviceTypeConfiguration(.contactSensor)]),
             DeviceConfiguration(id: "hall-motion", name: "Hall motion", types: [
                 DeviceTypeConfiguration(.occupancySensor, traits: [
-                    TraitConfiguration(.occupancySensing, features: ["passiveInfrared"], attributes: ["holdTime": .int(10)]),
+                    TraitConfiguration(.occupancySensing, features: ["passiveInfrared"],
+                                       attributes: ["holdTime": .int(10)]),
                 ]),
             ]),
         ], clock: ManualClock())
@@ -59,10 +60,12 @@ import HearthSync
         try home.ingest("hall-motion", trait: "occupancySensing", .binaryState(false))
         try home.ingest("hall-motion", trait: "occupancySensing", .binaryState(true))
         let messages = log.withLock { $0 }.compactMap(discovery.event)
-        #expect(messages.map(\.topic) == ["hearth/pi/devices/front-door/events", "hearth/pi/devices/hall-motion/events"])
+        #expect(messages.map(\.topic)
+                    == ["hearth/pi/devices/front-door/events", "hearth/pi/devices/hall-motion/events"])
         #expect(messages.map { String(decoding: $0.payload, as: UTF8.self) } == [
             #"{"type":"ContactSensor","trait":"booleanState","event":"stateChange","fields":{"stateValue":true}}"#,
-            #"{"type":"OccupancySensor","trait":"occupancySensing","event":"occupancyChanged","fields":{"occupancy":{"occupied":true}}}"#,
+            #"{"type":"OccupancySensor","trait":"occupancySensing","event":"occupancyChanged","#
+                + #""fields":{"occupancy":{"occupied":true}}}"#,
         ])
         #expect(messages.allSatisfy { !$0.retain })
     }

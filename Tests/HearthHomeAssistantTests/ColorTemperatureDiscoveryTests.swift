@@ -33,14 +33,24 @@ import Testing
         #expect(light["brightness_template"]?.string?.contains("levelControl.attributes.currentLevel") == true)
         let on = try #require(light["command_on_template"]?.string)
         // A temperature alone on a lit light moves the temperature, with the transition in tenths.
-        #expect(on.hasPrefix("{%- if color_temp is defined and brightness is not defined and this.state == 'on' -%}"
-            + #"{"type":"ColorTemperatureLight","trait":"colorControl","command":"moveToColorTemperature","args":"#
-            + #"{"colorTemperatureMireds":{{ [[color_temp | int, 0] | max, 65279] | min }},"#))
-        #expect(on.contains(#""transitionTime":{{ [[(transition * 10) | round | int, 0] | max, 65534] | min if transition is defined else 0 }}}}"#))
+        #expect(
+            on.hasPrefix(
+                "{%- if color_temp is defined and brightness is not defined and this.state == 'on' -%}"
+                    + #"{"type":"ColorTemperatureLight","trait":"colorControl","command":"moveToColorTemperature","#
+                        + #""args":"#
+                    + #"{"colorTemperatureMireds":{{ [[color_temp | int, 0] | max, 65279] | min }},"#))
+        #expect(
+            on.contains(
+                #""transitionTime":{{ [[(transition * 10) | round | int, 0] | max, 65534] | min if transition is "#
+                    + #"defined else 0 }}}}"#
+            ))
         // Anything else dims or turns on, as a DimmableLight does.
-        #expect(on.contains(#"{"type":"ColorTemperatureLight","trait":"levelControl","command":"moveToLevelWithOnOff""#))
+        #expect(
+            on.contains(#"{"type":"ColorTemperatureLight","trait":"levelControl","command":"moveToLevelWithOnOff""#))
         #expect(on.contains(#"{"type":"ColorTemperatureLight","trait":"onOff","command":"on"}"#))
-        #expect(light["command_off_template"]?.string == #"{"type":"ColorTemperatureLight","trait":"onOff","command":"off"}"#)
+        #expect(
+            light["command_off_template"]?.string
+                == #"{"type":"ColorTemperatureLight","trait":"onOff","command":"off"}"#)
     }
 
     @Test func withoutAConfiguredRangeItIsTheDefaultStrips() throws {

@@ -165,11 +165,14 @@ extension Parsed.Node {
                 : type == .occupancySensor ? [TraitConfiguration(.occupancySensing, features: ["passiveInfrared"])] : []
             return DeviceTypeConfiguration(type, traits: traits, isMirrored: mirrored)
         }
-        let catalogue = try Home(devices: DeviceTypeDescriptor.catalogue.map { type in
-            DeviceConfiguration(id: type.name, name: type.name, types: [configuration(type, mirrored: false)])
-        } + DeviceTypeDescriptor.catalogue.map { type in
-            DeviceConfiguration(id: "mirrored-\(type.name)", name: type.name, types: [configuration(type, mirrored: true)])
-        })
+        let catalogue = try Home(
+            devices: DeviceTypeDescriptor.catalogue.map { type in
+                DeviceConfiguration(id: type.name, name: type.name, types: [configuration(type, mirrored: false)])
+            }
+                + DeviceTypeDescriptor.catalogue.map { type in
+                    DeviceConfiguration(
+                        id: "mirrored-\(type.name)", name: type.name, types: [configuration(type, mirrored: true)])
+                })
         for home in [catalogue, try makeHome()] {
             for view in home.views() {
                 #expect(discovery.hasConfig(view) == (discovery.configPayload(view) != nil), "\(view.id)")
@@ -185,7 +188,8 @@ extension Parsed.Node {
         let lights: [DeviceTypeDescriptor] = [.onOffLight, .dimmableLight, .colorTemperatureLight, .onOffPlugInUnit]
         var devices: [DeviceConfiguration] = []
         for (i, type) in lights.enumerated() {
-            devices.append(DeviceConfiguration(id: "first-\(i)", name: "First \(i)", types: [DeviceTypeConfiguration(type)]))
+            devices.append(
+                DeviceConfiguration(id: "first-\(i)", name: "First \(i)", types: [DeviceTypeConfiguration(type)]))
             // The same type second in its device, and beside another of the lights.
             devices.append(DeviceConfiguration(id: "second-\(i)", name: "Second \(i)", types: [
                 DeviceTypeConfiguration(.humiditySensor), DeviceTypeConfiguration(type),
@@ -243,10 +247,16 @@ extension Parsed.Node {
         #expect(light["schema"]?.string == "template")
         #expect(light["state_topic"]?.string == "hearth/pi/devices/kitchen-lamp")
         #expect(light["command_topic"]?.string == "hearth/pi/devices/kitchen-lamp/set")
-        #expect(light["state_template"]?.string == "{{ 'on' if value_json.types[0].traits.onOff.attributes.onOff else 'off' }}")
-        #expect(light["brightness_template"]?.string?.contains("value_json.types[0].traits.levelControl.attributes.currentLevel") == true)
+        #expect(
+            light["state_template"]?.string
+                == "{{ 'on' if value_json.types[0].traits.onOff.attributes.onOff else 'off' }}")
+        #expect(
+            light["brightness_template"]?.string?.contains(
+                "value_json.types[0].traits.levelControl.attributes.currentLevel") == true)
         let on = try #require(light["command_on_template"]?.string)
-        #expect(on.contains(#"{"type":"DimmableLight","trait":"levelControl","command":"moveToLevelWithOnOff","args":{"level":"#))
+        #expect(
+            on.contains(
+                #"{"type":"DimmableLight","trait":"levelControl","command":"moveToLevelWithOnOff","args":{"level":"#))
         #expect(on.contains("(transition * 10) | round | int"))
         #expect(on.contains(#"{"type":"DimmableLight","trait":"onOff","command":"onWithRecallGlobalScene"}"#))
         #expect(on.contains(#"{"type":"DimmableLight","trait":"onOff","command":"on"}"#))
@@ -341,7 +351,8 @@ extension Parsed.Node {
     func bridge() throws -> (Home, HomeAssistantBridge, Outbox) {
         let home = try makeHome()
         let outbox = Outbox()
-        let bridge = HomeAssistantBridge(home: home, options: options) { m in outbox.messages.withLock { $0.append(m) } }
+        let bridge = HomeAssistantBridge(home: home, options: options) { m in outbox.messages.withLock { $0.append(m) }
+        }
         home.observe { bridge.handle($0) }
         return (home, bridge, outbox)
     }
@@ -364,7 +375,8 @@ extension Parsed.Node {
         #expect(outbox.topics == [
             "hearth/pi/discovery-sync", "homeassistant/device/hearth_pi/hearth_pi/config",
             "homeassistant/device/hearth_pi/hearth_pi__kitchen-lamp/config",
-            "homeassistant/device/hearth_pi/hearth_pi__hall_5fswitch/config", "homeassistant/device/hearth_pi/hearth_pi__pump/config",
+            "homeassistant/device/hearth_pi/hearth_pi__hall_5fswitch/config",
+            "homeassistant/device/hearth_pi/hearth_pi__pump/config",
         ])
         #expect(outbox.all.dropFirst().allSatisfy { $0.retain })
         #expect(outbox.all.first?.retain == false)
@@ -440,7 +452,8 @@ extension Parsed.Node {
         #expect(written("\"") == #""\"""#)
         #expect(written("line\nnext\r\ttab\u{01}\u{1f}") == #""line\nnext\r\ttab\u0001\u001f""#)
         #expect(written("Küche 💡 °C") == "\"Küche 💡 °C\"")
-        #expect(String(decoding: DiscoveryJSON.object([("k\"ey", .array([.string("a\\b"), .null]))]).bytes, as: UTF8.self)
+        #expect(
+            String(decoding: DiscoveryJSON.object([("k\"ey", .array([.string("a\\b"), .null]))]).bytes, as: UTF8.self)
                 == #"{"k\"ey":["a\\b",null]}"#)
     }
 }

@@ -26,9 +26,12 @@ import Testing
         #expect(fan["unique_id"]?.string == "hearth_pi__office-fan__fan-fan")
         #expect(fan["state_value_template"]?.string
                 == "{{ 'OFF' if value_json.types[0].traits.fanControl.attributes.fanMode == 'off' else 'ON' }}")
-        #expect(fan["command_template"]?.string == #"{%- if value == 'ON' -%}{"type":"Fan","trait":"fanControl","update":{"fanMode":"on"}}"#
-            + #"{%- else -%}{"type":"Fan","trait":"fanControl","update":{"fanMode":"off"}}{%- endif -%}"#)
-        #expect(fan["percentage_value_template"]?.string
+        #expect(
+            fan["command_template"]?.string
+                == #"{%- if value == 'ON' -%}{"type":"Fan","trait":"fanControl","update":{"fanMode":"on"}}"#
+                + #"{%- else -%}{"type":"Fan","trait":"fanControl","update":{"fanMode":"off"}}{%- endif -%}"#)
+        #expect(
+            fan["percentage_value_template"]?.string
                 == "{{ value_json.types[0].traits.fanControl.attributes.percentCurrent }}")
         #expect(fan["percentage_command_template"]?.string
                 == #"{"type":"Fan","trait":"fanControl","update":{"percentSetting":{{ value | int }}}}"#)
@@ -45,20 +48,35 @@ import Testing
         #expect(fan["percentage_command_template"]?.string
                 == #"{"type":"Fan","trait":"fanControl","update":{"speedSetting":{{ value | int }}}}"#)
         #expect(fan["preset_modes"] == .array([.string("auto")]))
-        #expect(fan["preset_mode_command_template"]?.string == #"{"type":"Fan","trait":"fanControl","update":{"fanMode":"auto"}}"#)
+        #expect(
+            fan["preset_mode_command_template"]?.string
+                == #"{"type":"Fan","trait":"fanControl","update":{"fanMode":"auto"}}"#)
     }
 
     @Test func aWindowCoveringIsACoverInPercentOpen() throws {
         let cover = try component("living-blind", .windowCovering, [], key: "window_covering-cover")
         #expect(cover["platform"]?.string == "cover")
         #expect(cover["device_class"]?.string == "shade")
-        #expect(cover["payload_open"]?.string == #"{"type":"WindowCovering","trait":"windowCovering","command":"upOrOpen"}"#)
-        #expect(cover["payload_close"]?.string == #"{"type":"WindowCovering","trait":"windowCovering","command":"downOrClose"}"#)
-        #expect(cover["payload_stop"]?.string == #"{"type":"WindowCovering","trait":"windowCovering","command":"stopMotion"}"#)
-        #expect(cover["position_template"]?.string == "{% set p = value_json.types[0].traits.windowCovering.attributes."
-            + "currentPositionLiftPercent100ths %}{{ (100 - ((p / 100) | round | int)) if p is not none else 'None' }}")
-        #expect(cover["set_position_template"]?.string == #"{"type":"WindowCovering","trait":"windowCovering","#
-            + #""command":"goToLiftPercentage","args":{"liftPercent100thsValue":{{ (100 - ([[position | int, 0] | max, 100] | min)) * 100 }}}}"#)
-        #expect(cover["value_template"]?.string?.contains("'opening' if s.liftOpening else 'closing' if s.liftClosing") == true)
+        #expect(
+            cover["payload_open"]?.string == #"{"type":"WindowCovering","trait":"windowCovering","command":"upOrOpen"}"#
+        )
+        #expect(
+            cover["payload_close"]?.string
+                == #"{"type":"WindowCovering","trait":"windowCovering","command":"downOrClose"}"#)
+        #expect(
+            cover["payload_stop"]?.string
+                == #"{"type":"WindowCovering","trait":"windowCovering","command":"stopMotion"}"#)
+        #expect(
+            cover["position_template"]?.string == "{% set p = value_json.types[0].traits.windowCovering.attributes."
+                + "currentPositionLiftPercent100ths %}{{ (100 - ((p / 100) | round | int)) if p is not none else "
+                    + "'None' }}")
+        #expect(
+            cover["set_position_template"]?.string == #"{"type":"WindowCovering","trait":"windowCovering","#
+                + #""command":"goToLiftPercentage","args":{"liftPercent100thsValue":{{ (100 - ([[position | int, 0] | "#
+                    + #"max, 100] | min)) * 100 }}}}"#
+        )
+        #expect(
+            cover["value_template"]?.string?.contains("'opening' if s.liftOpening else 'closing' if s.liftClosing")
+                == true)
     }
 }

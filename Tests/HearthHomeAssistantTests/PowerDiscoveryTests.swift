@@ -17,7 +17,8 @@ import HearthSync
                     TraitConfiguration(.electricalEnergyMeasurement, features: ["importedEnergy", "cumulativeEnergy"]),
                 ]),
             ]),
-            DeviceConfiguration(id: "garden", name: "Garden thermometer", types: [DeviceTypeConfiguration(.temperatureSensor)]),
+            DeviceConfiguration(id: "garden", name: "Garden thermometer",
+                                types: [DeviceTypeConfiguration(.temperatureSensor)]),
         ], clock: ManualClock())
     }
 
@@ -39,8 +40,9 @@ import HearthSync
             #expect(sensor["unit_of_measurement"]?.string == unit)
             #expect(sensor["state_class"]?.string == "measurement")
             #expect(sensor["name"]?.string == key.prefix(1).uppercased() + key.dropFirst())
-            #expect(sensor["value_template"]?.string == "{% set v = value_json.types[0].traits.electricalPowerMeasurement"
-                + ".attributes.\(attribute) %}{{ (v / 1000) if v is not none else 'None' }}")
+            #expect(
+                sensor["value_template"]?.string == "{% set v = value_json.types[0].traits.electricalPowerMeasurement"
+                    + ".attributes.\(attribute) %}{{ (v / 1000) if v is not none else 'None' }}")
             let availability = try #require(sensor["availability"])
             #expect(availability[1]?["value_template"]?.string == "{{ 'online' if value_json.types[0].traits."
                 + "electricalPowerMeasurement.sourceConnectivity.connectivityState == 'online' else 'offline' }}")

@@ -20,7 +20,9 @@ import Testing
         let logs = Locked<[String]>([])
         var all: [Call] { calls.withLock { $0 } }
         /// The markers published so far.
-        var markers: [HomeAssistantMessage] { messages.withLock { $0.filter { $0.topic == "hearth/pi/discovery-sync" } } }
+        var markers: [HomeAssistantMessage] {
+            messages.withLock { $0.filter { $0.topic == "hearth/pi/discovery-sync" } }
+        }
         func clear() { calls.withLock { $0 = [] } }
     }
 
@@ -115,7 +117,8 @@ import Testing
         // Ended all the same: unsubscribed, and everything announced (just after the reading's end).
         #expect(await waitUntil { Array(calls.all.suffix(6)) == unsubscribed + announcements })
         #expect(calls.logs.withLock { $0 }.count == 1)
-        #expect(calls.logs.withLock { $0 }.first?.contains("hearth/pi/discovery-sync did not come back within 30") == true)
+        #expect(
+            calls.logs.withLock { $0 }.first?.contains("hearth/pi/discovery-sync did not come back within 30") == true)
         // Its marker, late, ends nothing.
         let marker = try #require(calls.markers.first)
         bridge.received(topic: marker.topic, payload: marker.payload)
@@ -145,10 +148,13 @@ import Testing
         bridge.connected()
         #expect(calls.all == subscribed + [.publish("hearth/pi/discovery-sync")])
         calls.clear()
-        bridge.received(topic: "homeassistant/device/hearth_pi/hearth_pi__lamp/config", payload: Array(#"{"device":{}}"#.utf8))
+        bridge.received(
+            topic: "homeassistant/device/hearth_pi/hearth_pi__lamp/config", payload: Array(#"{"device":{}}"#.utf8))
         #expect(calls.all == [.publish("homeassistant/device/hearth_pi/hearth_pi__lamp/config")])
-        #expect(calls.messages.withLock { $0.last } ==
-                HomeAssistantMessage(topic: "homeassistant/device/hearth_pi/hearth_pi__lamp/config", payload: [], retain: true))
+        #expect(
+            calls.messages.withLock { $0.last }
+                == HomeAssistantMessage(
+                    topic: "homeassistant/device/hearth_pi/hearth_pi__lamp/config", payload: [], retain: true))
         // The marker: then only the hub itself is announced.
         calls.clear()
         let marker = try #require(calls.markers.first)
@@ -188,8 +194,11 @@ import Testing
 
         bridge.received(topic: second.topic, payload: second.payload)
         let legacy = { (objectID: String) in "homeassistant/device/\(objectID)/config" }
-        #expect(calls.all == unsubscribed + [.unsubscribe(legacyFilter), .publish(legacy("hearth_pi")),
-                                             .publish(legacy("hearth_pi__kitchen-lamp")), .publish(legacy("hearth_pi__old-lamp"))])
+        #expect(
+            calls.all == unsubscribed + [
+                .unsubscribe(legacyFilter), .publish(legacy("hearth_pi")),
+                .publish(legacy("hearth_pi__kitchen-lamp")), .publish(legacy("hearth_pi__old-lamp"))
+            ])
         let moves = calls.messages.withLock { Array($0.suffix(3)) }
         #expect(moves.allSatisfy { $0.retain })
         #expect(moves.map { String(decoding: $0.payload, as: UTF8.self) } == [
@@ -208,9 +217,13 @@ import Testing
         #expect(calls.all.isEmpty)
         clock.advance(by: 1)
         #expect(await waitUntil { calls.all.count == announcements.count + 2 })
-        #expect(calls.all == announcements + [.publish(legacy("hearth_pi")), .publish(legacy("hearth_pi__kitchen-lamp"))])
+        #expect(
+            calls.all == announcements + [.publish(legacy("hearth_pi")), .publish(legacy("hearth_pi__kitchen-lamp"))])
         #expect(calls.messages.withLock { $0.suffix(2).allSatisfy { $0.payload.isEmpty && $0.retain } })
-        let renamed = try #require(calls.messages.withLock { $0.first { $0.topic == "homeassistant/device/hearth_pi/hearth_pi__kitchen-lamp/config" } })
+        let renamed = try #require(
+            calls.messages.withLock {
+                $0.first { $0.topic == "homeassistant/device/hearth_pi/hearth_pi__kitchen-lamp/config" }
+            })
         #expect(String(decoding: renamed.payload, as: UTF8.self).contains(#""name":"Cooker lamp""#))
     }
 
@@ -225,7 +238,9 @@ import Testing
     }
 
     /// How many readings ended by the marker, by the time limit.
-    func ended(_ bridge: HomeAssistantBridge) -> [Int] { [bridge.readingsEnded.byMarker, bridge.readingsEnded.byTimeout] }
+    func ended(_ bridge: HomeAssistantBridge) -> [Int] {
+        [bridge.readingsEnded.byMarker, bridge.readingsEnded.byTimeout]
+    }
 
     /// Checks `condition` until it holds, for at most 10 s (the bridge's deadline task runs on its own).
     func waitUntil(_ condition: () -> Bool) async -> Bool { await poll(within: .seconds(10), condition) }

@@ -20,7 +20,9 @@ import Testing
         let files = try HearthKitGenerator.files().map(\.path)
         let (traits, deviceTypes) = HearthKitGenerator.inputs()
         for trait in traits {
-            let path = "\(HearthKitGenerator.namespaceName(trait.id.namespace))/\(HearthKitGenerator.traitTypeName(trait.id)).swift"
+            let path =
+                HearthKitGenerator.namespaceName(trait.id.namespace) + "/"
+                    + HearthKitGenerator.traitTypeName(trait.id) + ".swift"
             #expect(files.contains(path), "\(trait.id) has no generated file")
         }
         #expect(traits.contains { $0.id.qualifiedName == "dev.hearth.simulatedSwitch" })
@@ -28,7 +30,9 @@ import Testing
         for type in deviceTypes { #expect(text.contains("public struct \(type.name)DeviceType: DeviceType")) }
         // A setter exists for a writable attribute only, so writing a read-only one does not compile.
         for trait in traits {
-            let path = "\(HearthKitGenerator.namespaceName(trait.id.namespace))/\(HearthKitGenerator.traitTypeName(trait.id)).swift"
+            let path =
+                HearthKitGenerator.namespaceName(trait.id.namespace) + "/"
+                    + HearthKitGenerator.traitTypeName(trait.id) + ".swift"
             let source = try HearthKitGenerator.files().first { $0.path == path }?.text ?? ""
             for attribute in trait.attributes {
                 let setter = "func set\(attribute.name.prefix(1).uppercased() + attribute.name.dropFirst())("
@@ -41,7 +45,8 @@ import Testing
     }
 
     @Test func aStaleOrEditedFileIsReported() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hearthkit-generated-\(UUID())").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hearthkit-generated-\(UUID())")
+            .path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let files = try HearthKitGenerator.files()
         try GeneratedDirectory.write(files, to: directory)

@@ -15,7 +15,8 @@ import Testing
         #expect(Limits(json: .object([(key: "holdTimeMin", value: .int(-1)), (key: "holdTimeMax", value: .int(600)),
                                       (key: "holdTimeDefault", value: .int(60))])) == nil, "a uint16 is not negative")
         #expect(Limits(json: .int(1)) == nil)
-        let occupancy = Matter.OccupancySensingTrait.OccupancyBitmap(json: .object([(key: "occupied", value: .bool(true))]))
+        let occupancy = Matter.OccupancySensingTrait.OccupancyBitmap(
+            json: .object([(key: "occupied", value: .bool(true))]))
         #expect(occupancy == .occupied)
     }
 }

@@ -8,8 +8,11 @@ import Testing
     func membersOfTwoHubsAndOneCommandForAll() async throws {
         let rig = try await HubRig()
         for hub in ["x", "y"] {
-            try rig.start(hub, devices: "  - {id: lamp-\(hub), type: DimmableLight}",
-                          extra: "groups: [{id: 2, name: Hall, members: [lamp-\(hub)], scenes: [{id: 1, name: Dim, transitionTime: 1500ms, values: {levelControl: {currentLevel: 40}}}]}]")
+            try rig.start(
+                hub, devices: "  - {id: lamp-\(hub), type: DimmableLight}",
+                extra:
+                    "groups: [{id: 2, name: Hall, members: [lamp-\(hub)], scenes: [{id: 1, name: Dim, transitionTime: "
+                        + "1500ms, values: {levelControl: {currentLevel: 40}}}]}]")
         }
         let home = try await rig.home(waitingFor: ["lamp-x", "lamp-y"])
         defer { home.close() }

@@ -55,18 +55,25 @@ final class HubRig: @unchecked Sendable {
 
     /// Connects and waits until every device in `ids` is listed and online.
     func home(hub: String? = nil, timeout: Duration = .seconds(10), waitingFor ids: [String]) async throws -> Home {
-        // The hub may not have published its status yet: retry a hub-bound connection until it has.
-        var home: Home?
-        while home == nil {
+        // The hub may not have published its status yet, and a hub-bound connection is refused (`notFound`) until
+        // it has: try again until it is not, within `timeout`. Any other error ends the wait.
+        var outcome: Result<Home, any Error> = .failure(TestFixtureError("no connection was tried"))
+        _ = await poll(within: timeout, every: .milliseconds(50)) {
             do {
-                home = try await Home.connect(broker: brokerAddress, hub: hub, timeout: timeout)
+                outcome = .success(try await Home.connect(broker: brokerAddress, hub: hub, timeout: timeout))
             } catch let error as HomeError where error.code == .notFound {
-                try await Task.sleep(for: .milliseconds(50))
+                outcome = .failure(error)
+                return false
+            } catch {
+                outcome = .failure(error)
             }
+            return true
         }
-        let connected = home!
+        let connected = try outcome.get()
         _ = try await first(connected.devices().batched()) { devices in
-            ids.allSatisfy { id in devices.contains { $0.id == id && $0.sourceConnectivity.connectivityState == .online } }
+            ids.allSatisfy { id in
+                devices.contains { $0.id == id && $0.sourceConnectivity.connectivityState == .online }
+            }
         }
         return connected
     }

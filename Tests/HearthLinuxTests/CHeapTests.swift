@@ -1,7 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import HearthLinux
+import HearthTestKit
 import Testing
 
 @Suite struct CHeapTests {
@@ -9,7 +7,7 @@ import Testing
     /// still serves and trims after it. Under AddressSanitizer (`scripts/test-sanitizers address`) ASan's allocator
     /// serves every block instead and its `mallopt` takes nothing, so there the call must say glibc did not take it.
     @Test func glibcTakesTheFixedThresholdAndTheHeapGoesOn() {
-        if Self.runsUnderAddressSanitizer {
+        if Sanitizer.current == .address {
             #expect(!CHeap.keepThresholdsFixed(), "ASan's mallopt stands in for glibc's and takes nothing")
         } else {
             #expect(CHeap.keepThresholdsFixed(), "mallopt(M_TRIM_THRESHOLD) is glibc's; the hub is built on glibc")
@@ -21,16 +19,5 @@ import Testing
         blocks.removeAll()
         CHeap.trim()
         #expect([UInt8](repeating: 1, count: 300 * 1024).count == 300 * 1024)
-    }
-
-    /// Swift has no compile-time condition for a sanitizer, and what matters is the process, not this module's
-    /// flags: the ASan runtime, linked into every sanitized executable, defines `__asan_init`.
-    static var runsUnderAddressSanitizer: Bool {
-        #if canImport(Glibc)
-        guard let process = dlopen(nil, RTLD_NOW) else { return false }
-        return dlsym(process, "__asan_init") != nil
-        #else
-        return false
-        #endif
     }
 }

@@ -54,7 +54,9 @@ struct HILLine: Sendable {
 
 let hilAvailable = FileIO.exists("/run/hil/gpio-lines")
 
-@Suite("GPIO and IIO on the HIL board", .enabled(if: hilAvailable, "needs the HIL VM (scripts/hil)"), .timeLimit(.minutes(2)))
+@Suite(
+    "GPIO and IIO on the HIL board", .enabled(if: hilAvailable, "needs the HIL VM (scripts/hil)"),
+    .timeLimit(.minutes(2)))
 struct GPIOSimHILTests {
     static let consumer = "hearthd-hil"
 

@@ -95,7 +95,9 @@ struct GPIOTests {
         #expect(converted == GPIOLineInfo(offset: 17, name: "GPIO17", consumer: nil, isUsed: true, direction: .output,
                                           isActiveLow: true, drive: .openSource, bias: .disabled))
         // A field filled to the brim without a NUL still ends at the field.
-        withUnsafeMutableBytes(of: &info.consumer) { $0.copyBytes(from: repeatElement(UInt8(ascii: "x"), count: $0.count)) }
+        withUnsafeMutableBytes(of: &info.consumer) {
+            $0.copyBytes(from: repeatElement(UInt8(ascii: "x"), count: $0.count))
+        }
         #expect(GPIOLineInfo(offset: 0, info).consumer == String(repeating: "x", count: Int(HEARTH_GPIO_NAME_SIZE)))
     }
 

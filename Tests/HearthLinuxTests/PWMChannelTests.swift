@@ -93,7 +93,8 @@ struct PWMChannelTests {
                             case .period: period = newPeriod
                             case .dutyCycle: duty = newDuty
                             }
-                            #expect(duty <= period, "\(oldPeriod)/\(oldDuty) → \(newPeriod)/\(newDuty) broke at \(step)")
+                            #expect(
+                                duty <= period, "\(oldPeriod)/\(oldDuty) → \(newPeriod)/\(newDuty) broke at \(step)")
                         }
                         #expect(period == newPeriod && duty == newDuty)
                     }

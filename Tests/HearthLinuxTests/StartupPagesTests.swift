@@ -13,7 +13,9 @@ import Glibc
         #expect(released > 0, "a running test process has resident code pages to give back")
         let after = residentFileKilobytes()
         // What was released is no longer resident (RssFile falls), though parallel tests fault some back in.
-        if let before, let after { #expect(after < before, "RssFile \(before) kB → \(after) kB after releasing \(released) kB") }
+        if let before, let after {
+            #expect(after < before, "RssFile \(before) kB → \(after) kB after releasing \(released) kB")
+        }
         let text = (1...3).map { "line \($0)" }.joined(separator: "\n")
         #expect(text.split(separator: "\n").count == 3)
         // The code that just ran (this function, the runtime's string code) came back on its next use, so there

@@ -80,7 +80,9 @@ struct IIODeviceTests {
         let device = try IIODevice(path: path)
         #expect(device.name == "si7020")
         #expect(try device.read(.temperature) == -1_500)
-        let error = #expect(throws: LinuxIOError.self) { try IIODevice(path: tree.path("/sys/bus/iio/devices/iio:device9")) }
+        let error = #expect(throws: LinuxIOError.self) {
+            try IIODevice(path: tree.path("/sys/bus/iio/devices/iio:device9"))
+        }
         #expect(error?.errno == .noSuchFileOrDirectory)
     }
 
@@ -159,7 +161,9 @@ struct HwmonDeviceTests {
     @Test func sensorThatStoppedAnsweringIsEIO() throws {
         try tree.addHwmon(0, name: "sht3x", attributes: [:])
         try tree.symlink("/sys/devices/virtual/hwmon/hwmon0/humidity1_input", to: "/proc/self/mem")
-        let error = #expect(throws: LinuxIOError.self) { try HwmonDevice(named: "sht3x", root: root).relativeHumidity() }
+        let error = #expect(throws: LinuxIOError.self) {
+            try HwmonDevice(named: "sht3x", root: root).relativeHumidity()
+        }
         #expect(error?.errno == .ioError)
     }
 }

@@ -232,7 +232,9 @@ import Glibc
         _ = try #require(await watcher.message(on: "together/sent"))
         released.signal()
         #expect(await watcher.messages.count(atLeast: count) { $0.topic == "together/out" })
-        let answers = watcher.messages.all.filter { $0.topic == "together/out" }.map { String(decoding: $0.payload, as: UTF8.self) }
+        let answers = watcher.messages.all.filter { $0.topic == "together/out" }.map {
+            String(decoding: $0.payload, as: UTF8.self)
+        }
         #expect(answers == (0..<count).map { "\($0)" })
         #expect(client.packetsReadWithinTurns > 0)
     }
@@ -268,7 +270,10 @@ import Glibc
             }
             try await group.waitForAll()
         }
-        #expect(await subscriber.messages.count(atLeast: 1000) { $0.topic.hasPrefix("burst/") && $0.topic != "burst/barrier" })
+        #expect(
+            await subscriber.messages.count(atLeast: 1000) {
+                $0.topic.hasPrefix("burst/") && $0.topic != "burst/barrier"
+            })
         for sender in 0..<4 {
             // QoS 1 from one connection keeps each sender's order.
             let indices = subscriber.messages.all.filter { $0.topic == "burst/\(sender)" }.map { Int($0.payload[1]) }
@@ -467,8 +472,9 @@ import Glibc
         let stalled = try StalledListener()
         let client = try MQTTClient(options: MQTTConnectOptions(host: "127.0.0.1", port: stalled.port))
         try client.start()
-        #expect(await eventually { stalled.pendingConnects > 0 },
-                "the client's connect is pending on the listener: \(stalled.connections), fillers \(stalled.fillerPorts)")
+        #expect(
+            await eventually { stalled.pendingConnects > 0 },
+            "the client's connect is pending on the listener: \(stalled.connections), fillers \(stalled.fillerPorts)")
         let returned = Recorder<Bool>()
         Thread.detachNewThread {
             client.disconnect()
@@ -550,7 +556,8 @@ import Glibc
     @Test func tlsWithAnotherCAIsRefused() async throws {
         let broker = try TestBroker(security: .tls)
         let stranger = try TestCertificates.make(in: broker.directory + "/stranger", caName: "Stranger CA")
-        let client = try MQTTClient(options: broker.options { $0.tls = MQTTConnectOptions.TLS(caFile: stranger.caFile) })
+        let client = try MQTTClient(
+            options: broker.options { $0.tls = MQTTConnectOptions.TLS(caFile: stranger.caFile) })
         do {
             try await client.connect()
             Issue.record("a server certificate from an unknown CA must be refused")

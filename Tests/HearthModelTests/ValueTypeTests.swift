@@ -43,7 +43,9 @@ import Testing
         let b = BitmapType("B", [(0, "a"), (2, "c")])
         #expect(b.mask == 0b101)
         #expect(error { try ValueType.bitmap(b).check(.int(0b101), nullable: false, what: "x") } == nil)
-        #expect(error { try ValueType.bitmap(b).check(.int(0b010), nullable: false, what: "x") }?.status == .constraintError)
+        #expect(
+            error { try ValueType.bitmap(b).check(.int(0b010), nullable: false, what: "x") }?.status == .constraintError
+        )
     }
 
     @Test func stringsAreLimitedInBytes() {
@@ -91,7 +93,8 @@ import Testing
     @Test func everyStatusMapsToTheDocumentedCode() {
         let expected: [HomeError.Status: HomeError.Code] = [
             .invalidCommand: .invalidArgument, .constraintError: .invalidArgument, .invalidDataType: .invalidArgument,
-            .unsupportedCommand: .unimplemented, .unsupportedAttribute: .unimplemented, .unsupportedCluster: .unimplemented,
+            .unsupportedCommand: .unimplemented, .unsupportedAttribute: .unimplemented,
+            .unsupportedCluster: .unimplemented,
             .unsupportedWrite: .failedPrecondition, .invalidInState: .failedPrecondition, .notFound: .notFound,
             .unsupportedEndpoint: .notFound, .timeout: .deadlineExceeded, .busy: .resourceExhausted,
             .resourceExhausted: .resourceExhausted, .failure: .internal, .unsupportedAccess: .permissionDenied,

@@ -17,7 +17,9 @@ public enum BuiltProduct {
             directories.append(bundle.path)
         }
         for dir in directories where access("\(dir)/\(name)", X_OK) == 0 { return "\(dir)/\(name)" }
-        throw TestFixtureError("\(name) is not built next to the tests (looked in \(directories.joined(separator: ", "))); run swift build first")
+        throw TestFixtureError(
+            "\(name) is not built next to the tests (looked in \(directories.joined(separator: ", "))); run swift "
+                + "build first")
     }
 
     /// Runs `name` to completion; its exit status and everything it printed. One that has not exited after a
@@ -31,7 +33,9 @@ public enum BuiltProduct {
         let pid = try ChildProcess.spawn(try path(name), arguments, outputFile: output)
         let status = ChildProcess.waitForExit(pid, within: timeout)
         let printed = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
-        return (status ?? 128 + SIGKILL, status == nil ? printed + "\n[killed: still running after \(timeout)]" : printed)
+        return (
+            status ?? 128 + SIGKILL, status == nil ? printed + "\n[killed: still running after \(timeout)]" : printed
+        )
     }
 }
 

@@ -68,7 +68,9 @@ public enum ChildProcess {
         defer { for variable in envp ?? [] { free(variable) } }
         var pid = pid_t()
         let rc = argv.withUnsafeBufferPointer { argv in
-            guard let envp else { return posix_spawn(&pid, executable, &actions, &attributes, argv.baseAddress!, environ) }
+            guard let envp else {
+                return posix_spawn(&pid, executable, &actions, &attributes, argv.baseAddress!, environ)
+            }
             return envp.withUnsafeBufferPointer {
                 posix_spawn(&pid, executable, &actions, &attributes, argv.baseAddress!, $0.baseAddress!)
             }
@@ -85,7 +87,8 @@ public enum ChildProcess {
         let status = waitForExit(pid)
         guard status == 0 else {
             let output = (try? String(contentsOfFile: outputFile, encoding: .utf8)) ?? ""
-            throw TestFixtureError("\(executable) \(arguments.joined(separator: " ")) exited with \(status):\n\(output)")
+            throw TestFixtureError(
+                "\(executable) \(arguments.joined(separator: " ")) exited with \(status):\n\(output)")
         }
     }
 

@@ -28,8 +28,12 @@ public final class NetworkNamespace: Sendable {
     /// so that tests running side by side get different ones.
     public init() throws {
         guard geteuid() == 0 else { throw TestFixtureError("a network namespace needs root") }
-        guard let iptables = ChildProcess.locate(["/usr/sbin/iptables-legacy", "/sbin/iptables-legacy", "iptables-legacy"])
-        else { throw TestFixtureError("iptables-legacy not found: scripts/setup installs it (apt-get install iptables)") }
+        guard
+            let iptables = ChildProcess.locate(["/usr/sbin/iptables-legacy", "/sbin/iptables-legacy", "iptables-legacy"]
+            )
+        else {
+            throw TestFixtureError("iptables-legacy not found: scripts/setup installs it (apt-get install iptables)")
+        }
         self.iptables = iptables
         let n = Self.counter.add(1, ordering: .relaxed).newValue
         let tag = "\(getpid() % 10000)x\(n)"

@@ -15,7 +15,9 @@ public final class StalledListener: Sendable {
         guard listener >= 0 else { throw TestFixtureError("socket: \(String(cString: strerror(errno)))") }
         do {
             port = try LoopbackSocket.bindToFreePort(listener)
-            guard listen(listener, 0) == 0 else { throw TestFixtureError("listen: \(String(cString: strerror(errno)))") }
+            guard listen(listener, 0) == 0 else {
+                throw TestFixtureError("listen: \(String(cString: strerror(errno)))")
+            }
         } catch {
             close(listener)
             throw error
@@ -27,7 +29,9 @@ public final class StalledListener: Sendable {
             guard fd >= 0 else { continue }
             var target = LoopbackSocket.loopback(port: port)
             _ = withUnsafePointer(to: &target) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
             fillers.append(fd)
         }
@@ -39,7 +43,9 @@ public final class StalledListener: Sendable {
 
     /// How many TCP connects to this listener are pending (SYN sent, never answered), not counting the listener's
     /// own fillers: the condition a test waits on to know that a client is stuck in its connect.
-    public var pendingConnects: Int { connections.filter { $0.state == "02" && !fillerPorts.contains($0.localPort) }.count }
+    public var pendingConnects: Int {
+        connections.filter { $0.state == "02" && !fillerPorts.contains($0.localPort) }.count
+    }
 
     /// The sockets connecting or connected to this listener, as /proc/net/tcp lists them (for a failing test's
     /// message).

@@ -71,7 +71,9 @@ public final class SysfsTree: Sendable {
     public func symlink(_ absolutePath: String, to target: String) throws {
         try directory(Self.parent(absolutePath))
         let full = path(absolutePath)
-        guard Glibc.symlink(target, full) == 0 else { throw SysfsTreeError(operation: "symlink", path: full, errno: errno) }
+        guard Glibc.symlink(target, full) == 0 else {
+            throw SysfsTreeError(operation: "symlink", path: full, errno: errno)
+        }
     }
 
     /// The file's content, or `nil` if it does not exist.
@@ -102,7 +104,8 @@ public final class SysfsTree: Sendable {
     // MARK: Kernel-shaped devices
 
     /// `/sys/class/pwm/pwmchipN` → `/sys/devices/platform/hearth-pwm.N/pwm/pwmchipN` with `npwm`, `export`,
-    /// `unexport`. The kernel's reaction to `export` is the test's to play: see ``addPWMChannel(chip:channel:period:dutyCycle:polarity:enabled:)``.
+    /// `unexport`. The kernel's reaction to `export` is the test's to play: see
+    /// ``addPWMChannel(chip:channel:period:dutyCycle:polarity:enabled:)``.
     public func addPWMChip(_ chip: Int, channels: Int) throws {
         let device = "/sys/devices/platform/hearth-pwm.\(chip)/pwm/pwmchip\(chip)"
         try file(device + "/npwm", "\(channels)\n")

@@ -61,7 +61,8 @@ public final class TestBroker: Sendable {
         pid = Locked(nil)
 
         var lines = [
-            // As every broker Hearth ships: without it a wildcard subscriber waits ~40 ms per answer (docs/mqtt-api.md).
+            // As every broker Hearth ships: without it a wildcard subscriber waits ~40 ms per answer
+            // (docs/mqtt-api.md).
             "set_tcp_nodelay true",
             "allow_anonymous \(users.isEmpty)",
             "persistence false",
@@ -186,14 +187,15 @@ public final class TestBroker: Sendable {
         // The launcher `exec`s mosquitto, so the pid is the broker's.
         let command = launcher + [executable, "-c", configFile]
         let pid = try ChildProcess.spawn(command[0], Array(command.dropFirst()), outputFile: output)
-        // Up to 10 s for the listener: generous for a loaded Pi; usually a few milliseconds. Listening is read from this
-        // broker's own log, not from a connection to the port: the port was free when probed, but another test's broker
-        // may have been given it since, and a connection would then reach that one. The loser fails to bind and exits,
-        // and the caller tries another port.
+        // Up to 10 s for the listener: generous for a loaded Pi; usually a few milliseconds. Listening is read from
+        // this broker's own log, not from a connection to the port: the port was free when probed, but another test's
+        // broker may have been given it since, and a connection would then reach that one. The loser fails to bind and
+        // exits, and the caller tries another port.
         for _ in 0..<1000 {
             if let status = ChildProcess.exitStatusIfExited(pid) {
                 let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
-                throw TestFixtureError("mosquitto exited with \(status) before listening on \(port):\n\(text)\n\(thisStartsLog())")
+                throw TestFixtureError(
+                    "mosquitto exited with \(status) before listening on \(port):\n\(text)\n\(thisStartsLog())")
             }
             let log = thisStartsLog()
             if log.contains("Opening ipv4 listen socket on port \(port).") && log.contains(" running"),

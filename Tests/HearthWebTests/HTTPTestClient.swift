@@ -44,7 +44,9 @@ private final class Collector: ChannelInboundHandler, @unchecked Sendable {
             let bytes = b.readBytes(length: b.readableBytes) ?? []
             if let received { received.append(bytes) } else { body += bytes }
         case .end:
-            if received == nil, let head { promise.succeed(HTTPResult(status: Int(head.status.code), headers: head.headers, body: body)) }
+            if received == nil, let head {
+                promise.succeed(HTTPResult(status: Int(head.status.code), headers: head.headers, body: body))
+            }
             context.close(promise: nil)
         }
     }
@@ -84,7 +86,9 @@ final class EventStreamReader: Sendable {
         return out
     }
 
-    func waitFor(within timeout: Duration = .seconds(20), _ condition: @Sendable (EventStreamReader) -> Bool) async -> Bool {
+    func waitFor(within timeout: Duration = .seconds(20), _ condition: @Sendable (EventStreamReader) -> Bool) async
+        -> Bool
+    {
         await poll(within: timeout, every: .milliseconds(20)) { condition(self) }
     }
 
@@ -96,22 +100,28 @@ final class EventStreamReader: Sendable {
 enum HTTPTestClient {
     static let group = MultiThreadedEventLoopGroup.singleton
 
-    static func request(port: Int, _ method: HTTPMethod, _ path: String, headers: [(String, String)] = [],
-                        body: [UInt8]? = nil, host: String? = nil) async throws -> HTTPResult {
-        let (result, _) = try await open(port: port, method, path, headers: headers, body: body, host: host, received: nil)
+    static func request(
+        port: Int, _ method: HTTPMethod, _ path: String, headers: [(String, String)] = [],
+        body: [UInt8]? = nil, host: String? = nil
+    ) async throws -> HTTPResult {
+        let (result, _) = try await open(
+            port: port, method, path, headers: headers, body: body, host: host, received: nil)
         return try await result.get()
     }
 
     static func events(port: Int, cookie: String) async throws -> EventStreamReader {
         let received = ByteSink()
-        let (result, channel) = try await open(port: port, .GET, "/api/events", headers: [("Cookie", cookie)], body: nil,
-                                               host: nil, received: received)
+        let (result, channel) = try await open(
+            port: port, .GET, "/api/events", headers: [("Cookie", cookie)], body: nil,
+            host: nil, received: received)
         let head = try await result.get()
         return EventStreamReader(channel: channel, received: received, status: head.status)
     }
 
-    private static func open(port: Int, _ method: HTTPMethod, _ path: String, headers: [(String, String)], body: [UInt8]?,
-                             host: String?, received: ByteSink?) async throws -> (EventLoopFuture<HTTPResult>, any Channel) {
+    private static func open(
+        port: Int, _ method: HTTPMethod, _ path: String, headers: [(String, String)], body: [UInt8]?,
+        host: String?, received: ByteSink?
+    ) async throws -> (EventLoopFuture<HTTPResult>, any Channel) {
         let loop = group.next()
         let promise = loop.makePromise(of: HTTPResult.self)
         let connecting = ClientBootstrap(group: loop)
@@ -134,8 +144,9 @@ enum HTTPTestClient {
         for (k, v) in headers { h.add(name: k, value: v) }
         if let body { h.add(name: "Content-Length", value: "\(body.count)") }
         if received == nil { h.add(name: "Connection", value: "close") }
-        channel.write(HTTPClientRequestPart.head(HTTPRequestHead(version: .http1_1, method: method, uri: path, headers: h)),
-                      promise: nil)
+        channel.write(
+            HTTPClientRequestPart.head(HTTPRequestHead(version: .http1_1, method: method, uri: path, headers: h)),
+            promise: nil)
         if let body { channel.write(HTTPClientRequestPart.body(.byteBuffer(ByteBuffer(bytes: body))), promise: nil) }
         try await channel.writeAndFlush(HTTPClientRequestPart.end(nil)).get()
         return (promise.futureResult, channel)

@@ -33,7 +33,8 @@ final class WebRig: @unchecked Sendable {
         web: \(web ?? "{listen: 127.0.0.1, port: \(self.webPort)}")
         \(peers)
         devices:
-          - {id: lamp, name: Lamp, room: kitchen, type: DimmableLight, binding: {kind: pwmDimmer, pwm: dimmer-1, relay: dimmer-relay}}
+          - {id: lamp, name: Lamp, room: kitchen, type: DimmableLight,
+             binding: {kind: pwmDimmer, pwm: dimmer-1, relay: dimmer-relay}}
           - {id: porch, name: Porch, type: OnOffLight, binding: {kind: relay, pin: relay-1}}
           - {id: virtual, name: Virtual lamp, type: DimmableLight}
         \(groups)
@@ -59,7 +60,8 @@ final class WebRig: @unchecked Sendable {
 
     func start() throws {
         starts += 1
-        daemon = try RunningProduct("hearthd", ["run", "--config", configFile], outputFile: "\(directory)/hearthd-\(starts).log")
+        daemon = try RunningProduct(
+            "hearthd", ["run", "--config", configFile], outputFile: "\(directory)/hearthd-\(starts).log")
     }
 
     /// Waits until the page answers.
@@ -142,7 +144,9 @@ func onOff(_ doc: JSON?) -> JSON? {
         let code = try #require(rig.printedSetupCode)
         let printed = try BuiltProduct.run("hearthd", ["web", "setup-code", "--config", rig.configFile])
         #expect(printed.output.contains(code))
-        #expect(try await rig.post("/api/setup", #"{"code":"AAAA-BBBB-CCCC","password":"correct horse battery"}"#).status == 401)
+        #expect(
+            try await rig.post("/api/setup", #"{"code":"AAAA-BBBB-CCCC","password":"correct horse battery"}"#).status
+                == 401)
         #expect(try await rig.post("/api/setup", #"{"code":"\#(code)","password":"short"}"#).status == 400)
         let cookie = try await rig.setUp()
         let setCookie = try await rig.post("/api/login", #"{"password":"correct horse battery"}"#)
@@ -160,21 +164,26 @@ func onOff(_ doc: JSON?) -> JSON? {
         // A command through the hub's request path, on the device's lane; the MQTT document follows.
         let watcher = try await rig.broker.connectedProbe()
         try watcher.client.subscribe("hearth/web/devices/porch")
-        let on = try await rig.post("/api/devices/porch/request", #"{"transaction":"w1","trait":"onOff","command":"on"}"#, cookie: cookie)
+        let on = try await rig.post(
+            "/api/devices/porch/request", #"{"transaction":"w1","trait":"onOff","command":"on"}"#, cookie: cookie)
         #expect(parse(on)?["ok"] == .bool(true), "\(on.text)")
         #expect(parse(on)?["transaction"] == .string("w1"))
-        #expect(await watcher.message(on: "hearth/web/devices/porch") { onOff(try? JSON.parse($0.payload)) == .bool(true) } != nil)
+        #expect(
+            await watcher.message(on: "hearth/web/devices/porch") { onOff(try? JSON.parse($0.payload)) == .bool(true) }
+                != nil)
         let porch = try #require(parse(try await rig.get("/api/devices/porch", cookie: cookie)))
         #expect(onOff(porch) == .bool(true))
 
         // A refused value: the hub's HomeError, exactly as over MQTT.
-        let refused = try await rig.post("/api/devices/lamp/request",
-                                         #"{"trait":"levelControl","command":"moveToLevel","args":{"level":999}}"#, cookie: cookie)
+        let refused = try await rig.post(
+            "/api/devices/lamp/request",
+            #"{"trait":"levelControl","command":"moveToLevel","args":{"level":999}}"#, cookie: cookie)
         #expect(refused.status == 200)
         #expect(parse(refused)?["ok"] == .bool(false))
         #expect(parse(refused)?["error"]?["status"] == .string("constraintError"))
         #expect(parse(refused)?["error"]?["code"] == .string("invalidArgument"))
-        let unknown = try await rig.post("/api/devices/nothing/request", #"{"trait":"onOff","command":"on"}"#, cookie: cookie)
+        let unknown = try await rig.post(
+            "/api/devices/nothing/request", #"{"trait":"onOff","command":"on"}"#, cookie: cookie)
         #expect(parse(unknown)?["error"]?["code"] == .string("notFound"))
 
         // Sign out: the cookie no longer opens anything.
@@ -189,33 +198,42 @@ func onOff(_ doc: JSON?) -> JSON? {
         let admin = try await rig.setUp()
 
         // Another site's page, a form's body type, a foreign Host: refused before anything runs.
-        let crossSite = try await rig.post("/api/devices/porch/request", #"{"trait":"onOff","command":"on"}"#, cookie: admin,
-                                           origin: "http://evil.example")
+        let crossSite = try await rig.post(
+            "/api/devices/porch/request", #"{"trait":"onOff","command":"on"}"#, cookie: admin,
+            origin: "http://evil.example")
         #expect(crossSite.status == 403)
         let form = try await rig.post("/api/devices/porch/request", "trait=onOff", cookie: admin,
                                       contentType: "application/x-www-form-urlencoded")
         #expect(form.status == 415)
-        #expect(try await HTTPTestClient.request(port: rig.webPort, .GET, "/api/home", headers: [("Cookie", admin)],
-                                                 host: "rebound.example:\(rig.webPort)").status != 403)  // loopback: a proxy's
+        #expect(
+            try await HTTPTestClient.request(
+                port: rig.webPort, .GET, "/api/home", headers: [("Cookie", admin)],
+                host: "rebound.example:\(rig.webPort)"
+            ).status != 403)  // loopback: a proxy's
         let tooLarge = try await rig.post("/api/login", String(repeating: " ", count: 70_000))
         #expect(tooLarge.status == 413)
 
         // A viewer sees and changes nothing, and cannot manage accounts.
-        #expect(try await rig.post("/api/users", #"{"name":"guest","password":"guest password 1"}"#, cookie: admin).status == 200)
+        #expect(
+            try await rig.post("/api/users", #"{"name":"guest","password":"guest password 1"}"#, cookie: admin).status
+                == 200)
         let signIn = try await rig.post("/api/login", #"{"user":"guest","password":"guest password 1"}"#)
         let viewer = try #require(WebRig.cookie(signIn))
         #expect(try await rig.get("/api/home", cookie: viewer).status == 200)
-        let refused = try await rig.post("/api/devices/porch/request", #"{"trait":"onOff","command":"on"}"#, cookie: viewer)
+        let refused = try await rig.post(
+            "/api/devices/porch/request", #"{"trait":"onOff","command":"on"}"#, cookie: viewer)
         #expect(refused.status == 403)
         #expect(parse(refused)?["error"]?["code"] == .string("permissionDenied"))
-        #expect(try await rig.post("/api/users", #"{"name":"x","password":"0123456789ab"}"#, cookie: viewer).status == 403)
+        #expect(
+            try await rig.post("/api/users", #"{"name":"x","password":"0123456789ab"}"#, cookie: viewer).status == 403)
 
         // Removing the viewer ends its session.
         #expect(try await rig.post("/api/users/guest", "", cookie: admin, method: .DELETE).status == 200)
         #expect(try await rig.get("/api/home", cookie: viewer).status == 401)
 
         // A changed password ends the old sessions; reset-password forgets the admin and makes a new code.
-        let changed = try await rig.post("/api/password", #"{"current":"correct horse battery","new":"a new long password"}"#, cookie: admin)
+        let changed = try await rig.post(
+            "/api/password", #"{"current":"correct horse battery","new":"a new long password"}"#, cookie: admin)
         #expect(changed.status == 200, "\(changed.text)")
         #expect(try await rig.get("/api/home", cookie: admin).status == 401)
         let fresh = try #require(WebRig.cookie(changed))
@@ -224,11 +242,15 @@ func onOff(_ doc: JSON?) -> JSON? {
         #expect(reset.status == 0, "\(reset.output)")
         #expect(try await rig.get("/api/home", cookie: fresh).status == 401)
         let newCode = try #require(reset.output.split(separator: "\n").last.map(String.init))
-        #expect(try await rig.post("/api/setup", #"{"code":"\#(newCode)","password":"yet another password"}"#).status == 200)
+        #expect(
+            try await rig.post("/api/setup", #"{"code":"\#(newCode)","password":"yet another password"}"#).status == 200
+        )
 
         // Wrong passwords: after five, the address waits (last: it would hold up the sign-ins above).
         var statuses: [Int] = []
-        for _ in 0..<6 { statuses.append(try await rig.post("/api/login", #"{"password":"wrong wrong wrong"}"#).status) }
+        for _ in 0..<6 {
+            statuses.append(try await rig.post("/api/login", #"{"password":"wrong wrong wrong"}"#).status)
+        }
         #expect(statuses.prefix(5).allSatisfy { $0 == 401 })
         #expect(statuses.last == 429)
     }
@@ -257,11 +279,15 @@ func onOff(_ doc: JSON?) -> JSON? {
         // The broker goes away: the page still commands the hub, and the stream says the link is down; then back.
         rig.broker.stop()
         #expect(await stream.waitFor { $0.events("status").last?.contains(#""connected":false"#) == true })
-        let off = try await rig.post("/api/devices/porch/request", #"{"trait":"onOff","command":"toggle"}"#, cookie: cookie)
+        let off = try await rig.post(
+            "/api/devices/porch/request", #"{"trait":"onOff","command":"toggle"}"#, cookie: cookie)
         #expect(parse(off)?["ok"] == .bool(true), "\(off.text)")
         #expect(await stream.waitFor { $0.events("device").last?.contains(#""onOff":true"#) == true })
         try rig.broker.restart()
-        #expect(await stream.waitFor(within: .seconds(40)) { $0.events("status").last?.contains(#""connected":true"#) == true })
+        #expect(
+            await stream.waitFor(within: .seconds(40)) {
+                $0.events("status").last?.contains(#""connected":true"#) == true
+            })
 
         // A cut stream: a new one gets the whole snapshot again.
         stream.close()
@@ -341,7 +367,9 @@ func onOff(_ doc: JSON?) -> JSON? {
 
     /// The page's files compiled into hearthd are the ones in Sources/HearthWeb/Page (scripts/web-page), and small.
     @Test func pageFilesAreInStepAndSmall() throws {
-        for (file, text) in [("index.html", PageFiles.indexHTML), ("app.css", PageFiles.appCSS), ("app.js", PageFiles.appJS)] {
+        for (file, text) in [
+            ("index.html", PageFiles.indexHTML), ("app.css", PageFiles.appCSS), ("app.js", PageFiles.appJS)
+        ] {
             let source = try String(contentsOfFile: Repository.path("Sources/HearthWeb/Page/\(file)"), encoding: .utf8)
             #expect(source == text + "\n", "\(file) changed: run scripts/web-page")
             #expect(!source.contains("http://") && !source.contains("https://"), "\(file) names another host")

@@ -60,6 +60,7 @@ doc_has hall-motion '"holdTimeLimits":{"holdTimeMin":1,"holdTimeMax":600,"holdTi
 pull="$(hil_sim_dir door-contact)/pull"
 for p in pull-down pull-up pull-down pull-up pull-down; do echo "$p" >"$pull"; done
 wait_for 10 doc_has front-door '"stateValue":true' && ok "closed: stateValue true" || fail "front-door not closed"
+# The door stays shut half a second: the input's timing, not a wait (the hub has published the close).
 sleep 0.5
 echo pull-up >"$pull"
 wait_for 10 doc_has front-door '"stateValue":false' && ok "open again: stateValue false" || fail "front-door not open"

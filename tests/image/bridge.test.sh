@@ -19,9 +19,12 @@ online_at_house() { [ "$(mosquitto_sub -h 127.0.0.1 -p 1884 -t "$PREFIX/$HUB/sta
 wait_for 30 online_at_house && ok "the house's broker sees the hub online across the bridge" \
     || fail "the hub's status never reached the house's broker: $(tail -n 5 /tmp/house.log)"
 
-mosquitto_sub -h 127.0.0.1 -p 1884 -t "$PREFIX/$HUB/responses" -W 20 >/tmp/house-responses 2>/dev/null &
+# The hub's status, retained at the house's broker (above) and subscribed to last, arrives only once that broker
+# has taken the responses subscription before it: then the answer cannot be missed.
+mosquitto_sub -h 127.0.0.1 -p 1884 -t "$PREFIX/$HUB/responses" -t "$PREFIX/$HUB/status" -W 20 -v \
+    >/tmp/house-responses 2>/dev/null &
 sub=$!
-sleep 0.5
+wait_for 10 grep -qx "$PREFIX/$HUB/status online" /tmp/house-responses || fail "the subscriber at the house did not subscribe"
 mosquitto_pub -h 127.0.0.1 -p 1884 -q 1 -t "$PREFIX/$HUB/devices/fan/set" -m '{"transaction":"from-house","trait":"onOff","command":"off"}'
 answered() { grep -q '"transaction":"from-house","device":"fan","ok":true' /tmp/house-responses; }
 wait_for 20 answered && ok "a request sent at the house's broker ran and was answered there" \

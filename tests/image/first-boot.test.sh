@@ -31,13 +31,15 @@ hubpw=$(cat /etc/hearth/mqtt-password)
 mosquitto_pub -h 127.0.0.1 -u hearth-admin -P "$HEARTH_PASSWORD" -t "$PREFIX/peer/status" -m online -r
 got=$(mosquitto_sub -h 127.0.0.1 -u "$HUB" -P "$hubpw" -t "$PREFIX/peer/status" -C 1 -W 3 2>/dev/null)
 assert_eq online "$got" "hub credentials read a peer's status"
-mosquitto_sub $MQ -t "$PREFIX/peer/devices/lamp/set" -C 1 -W 4 >/tmp/peer-set 2>/dev/null &
+# The peer's retained status (above), subscribed to last, arrives only once the broker has taken the set
+# subscription before it: from then on a request that got through could not be missed.
+mosquitto_sub $MQ -t "$PREFIX/peer/devices/lamp/set" -t "$PREFIX/peer/status" -C 2 -W 4 -v >/tmp/peer-set 2>/dev/null &
 spid=$!
-sleep 0.5
+wait_for 4 grep -qx "$PREFIX/peer/status online" /tmp/peer-set || fail "the admin's subscriber did not subscribe"
 mosquitto_pub -h 127.0.0.1 -u "$HUB" -P "$hubpw" -t "$PREFIX/peer/devices/lamp/set" -m '{"get":true}' 2>/dev/null
 mosquitto_pub -h 127.0.0.1 -u "$HUB" -P "$hubpw" -t "other/thing" -m x 2>/dev/null
 wait "$spid"
-assert_eq "" "$(cat /tmp/peer-set)" "hub credentials cannot send requests to a peer"
+assert_eq "$PREFIX/peer/status online" "$(cat /tmp/peer-set)" "hub credentials cannot send requests to a peer"
 got=$(mosquitto_sub -h 127.0.0.1 -u "$HUB" -P "$hubpw" -t "$PREFIX/peer/devices/lamp/set" -t "other/#" -C 1 -W 2 2>/dev/null)
 assert_eq "" "$got" "hub credentials read no peer's requests"
 mosquitto_pub $MQ -t "$PREFIX/peer/status" -r -n

@@ -13,9 +13,11 @@ for dev_line in porch-light:relay-1 fan:relay-2; do
     assert_eq false "$(attr "$dev" onOff onOff)" "$dev off: published"
 done
 # A raw request with mosquitto_pub, answered on the responses topic.
-mosquitto_sub $MQ -t "$PREFIX/$HUB/responses" -C 1 -W 10 >/tmp/relay-resp 2>/dev/null &
+# The hub's retained status, subscribed to last, arrives only once the broker has taken the responses
+# subscription before it: then the answer cannot be missed.
+mosquitto_sub $MQ -t "$PREFIX/$HUB/responses" -t "$PREFIX/$HUB/status" -C 2 -W 10 -v >/tmp/relay-resp 2>/dev/null &
 spid=$!
-sleep 0.5
+wait_for 10 grep -qx "$PREFIX/$HUB/status online" /tmp/relay-resp || fail "the subscriber did not subscribe"
 mq_pub "$PREFIX/$HUB/devices/porch-light/set" '{"transaction":"r1","trait":"onOff","command":"toggle"}'
 wait "$spid"
 assert_contains "$(cat /tmp/relay-resp)" '"transaction":"r1"' "toggle answered"

@@ -52,7 +52,8 @@ struct BinarySensorConfiguration: Sendable, Hashable {
     static func read(_ reader: BindingReader, kind: Kind) -> BinarySensorConfiguration? {
         guard let map = reader.mapping() else { return nil }
         let pin = reader.pin(map, key: "pin", direction: .input, what: kind.what)
-        let bias = map.text("bias").flatMap { b in WallSwitchConfiguration.biases.first { $0.0 == b }?.1 } ?? kind.defaultBias
+        let bias =
+            map.text("bias").flatMap { b in WallSwitchConfiguration.biases.first { $0.0 == b }?.1 } ?? kind.defaultBias
         let activeLow = map.bool("activeLow") ?? kind.defaultActiveLow
         let debounce = map.duration("debounce").map(BindingReader.milliseconds) ?? 20
         guard let pin else { return nil }
@@ -69,9 +70,12 @@ struct BinarySensorConfiguration: Sendable, Hashable {
 
 extension BindingKind {
     static let contact = binarySensor(
-        .contact, help: "A door or window contact (reed switch) on a GPIO input (ContactSensor): stateValue true while closed.")
+        .contact,
+        help: "A door or window contact (reed switch) on a GPIO input (ContactSensor): stateValue true while closed.")
     static let pir = binarySensor(
-        .pir, help: "A PIR motion sensor's output on a GPIO input (OccupancySensor): occupied while it detects, then holdTime.")
+        .pir,
+        help:
+            "A PIR motion sensor's output on a GPIO input (OccupancySensor): occupied while it detects, then holdTime.")
 
     private static func binarySensor(_ kind: BinarySensorConfiguration.Kind, help: String) -> BindingKind {
         BindingKind(kind.rawValue, fits: [kind.deviceType], help: help, keys: BinarySensorConfiguration.keys(kind),

@@ -19,7 +19,8 @@ public struct Board: Sendable {
     public var pwmChannels: [BoardPWMChannel]
     /// Every I2C device (sensors), across buses.
     public var sensors: [BoardSensor]
-    /// The 1-Wire bus, when the board has one: its GPIO line, how it is enabled, and (simulated boards) its thermometers.
+    /// The 1-Wire bus, when the board has one: its GPIO line, how it is enabled, and (simulated boards) its
+    /// thermometers.
     public var oneWire: BoardOneWire?
     /// Seeds the simulated backend's randomness (a sensor's drift), so a simulated run can be replayed.
     public var seed: UInt64
@@ -101,7 +102,9 @@ extension Board {
     public static func load(file: String, diagnostics: ConfigDiagnostics) -> Board? {
         // The YAML's own problems (a key given twice, a bad escape) count too, not only the reader's.
         let before = diagnostics.problems.count
-        guard let root = ConfigValue.load(file: file, diagnostics: diagnostics), let board = read(root) else { return nil }
+        guard let root = ConfigValue.load(file: file, diagnostics: diagnostics), let board = read(root) else {
+            return nil
+        }
         return diagnostics.problems.count == before ? board : nil
     }
 
@@ -223,7 +226,9 @@ extension Board {
         if let w1 = top["w1"], !w1.isNull, let map = w1.mapping(Keys.w1) {
             var bus = BoardOneWire(gpio: map.int("gpio"), overlay: map.text("overlay"), devices: [])
             for deviceValue in map["devices"]?.list ?? [] {
-                guard let device = deviceValue.mapping(Keys.w1Device), let id = device.text("id", required: true) else { continue }
+                guard let device = deviceValue.mapping(Keys.w1Device), let id = device.text("id", required: true) else {
+                    continue
+                }
                 if bus.devices.contains(where: { $0.id == id }) {
                     device["id"]?.problem("the 1-Wire id \(id) is listed twice")
                     continue

@@ -7,15 +7,19 @@ extension Board {
             ConfigKey("name", .text, required: true, "the board's name, e.g. rpi4"),
             ConfigKey("description", .text, "what the board is, for people"),
             ConfigKey("arch", .text, "the CPU architecture, e.g. aarch64 (informational)"),
-            ConfigKey("simulated", .bool, "true: the hardware lives in hearthd's memory (boards/sim.yaml); default false"),
-            ConfigKey("seed", .int(0...Int.max, unit: ""), "a simulated board's random seed, so its sensors drift repeatably"),
+            ConfigKey("simulated", .bool,
+                      "true: the hardware lives in hearthd's memory (boards/sim.yaml); default false"),
+            ConfigKey("seed", .int(0...Int.max, unit: ""),
+                      "a simulated board's random seed, so its sensors drift repeatably"),
             ConfigKey("gpio", .nullable(.section(gpio)), "the GPIO chips and the lines named on them"),
             ConfigKey("i2c", .nullable(.section(i2c)), "the I2C buses and the sensors on them"),
             ConfigKey("pwm", .nullable(.section(pwm)), "the sysfs PWM chips and the channels named on them"),
             ConfigKey("w1", .nullable(.section(w1)), "the 1-Wire bus (w1-gpio) for DS18B20 thermometers"),
         ], help: "A Hearth board description: the pins, PWM channels and sensors a hub configuration names.")
 
-        static let gpio = ConfigSection([ConfigKey("chips", .list(.section(gpioChip)), "the GPIO chips, found by label")])
+        static let gpio = ConfigSection([
+            ConfigKey("chips", .list(.section(gpioChip)), "the GPIO chips, found by label")
+        ])
 
         static let gpioChip = ConfigSection([
             ConfigKey("label", .text, required: true, "the chip's kernel label, e.g. pinctrl-bcm2711"),
@@ -46,16 +50,19 @@ extension Board {
         ])
 
         static let w1 = ConfigSection([
-            ConfigKey("gpio", .int(0...1023, unit: ""), "the GPIO line the bus's data wire is on (the Pi's default: 4)"),
+            ConfigKey(
+                "gpio", .int(0...1023, unit: ""), "the GPIO line the bus's data wire is on (the Pi's default: 4)"),
             ConfigKey("overlay", .text, "what enables the bus, e.g. dtoverlay=w1-gpio (informational)"),
             ConfigKey("devices", .list(.section(w1Device)),
                       "thermometers on the bus: a simulated board's (the ids a configuration's w1: may name)"),
         ])
 
         static let w1Device = ConfigSection([
-            ConfigKey("id", .textMatching("^[0-9a-f]{2}-[0-9a-f]{12}$", hint: "family-serial in lower-case hex, e.g. 28-0316a2791aff"),
+            ConfigKey("id", .textMatching("^[0-9a-f]{2}-[0-9a-f]{12}$", hint: "family-serial in lower-case hex, e.g. "
+                + "28-0316a2791aff"),
                       required: true, "the thermometer's 1-Wire id, e.g. 28-0316a2791aff"),
-            ConfigKey("temperature", .number(-55...125, unit: " °C"), "a simulated thermometer's first reading; default 21"),
+            ConfigKey("temperature", .number(-55...125, unit: " °C"),
+                      "a simulated thermometer's first reading; default 21"),
         ])
 
         static let pwm = ConfigSection([ConfigKey("chips", .list(.section(pwmChip)), "the sysfs PWM chips")])

@@ -78,7 +78,8 @@ final class CCTDimmerBinding: RetryingOutputBinding, EndpointActuator {
         return Duty(warm: UInt64(warm), cold: UInt64(max(0, sum - warm)))
     }
 
-    /// The warm white's share of the light, 0 (all cold) … 1 (all warm); an endpoint without a temperature is an even mix.
+    /// The warm white's share of the light, 0 (all cold) … 1 (all warm); an endpoint without a temperature is an even
+    /// mix.
     static func warmShare(mireds: Int?, cold: Int, warm: Int) -> Double {
         guard let mireds else { return 0.5 }
         return min(1, max(0, Double(mireds - cold) / Double(warm - cold)))

@@ -8,10 +8,10 @@ import HearthModel
 /// |---|---|---|
 /// | `warm` | — | the board's PWM channel driving the strip's warm-white LEDs |
 /// | `cold` | — | the board's PWM channel driving the strip's cold-white LEDs |
-/// | `warmMireds` | `370` | the warm white's colour temperature in mireds (1 000 000 / kelvins; 370 ≈ 2700 K): ColorTempPhysicalMaxMireds |
-/// | `coldMireds` | `153` | the cold white's, below `warmMireds` (153 ≈ 6500 K): ColorTempPhysicalMinMireds |
-/// | `relay` | none | a board pin that powers the strip's driver; off whenever the light is not lit |
-/// | `relayActiveLow` | `false` | that relay is energised by a low wire |
+/// | `warmMireds` | `370` | the warm white's colour temperature in mireds (1 000 000 / kelvins; 370 ≈ 2700 K):
+/// ColorTempPhysicalMaxMireds | | `coldMireds` | `153` | the cold white's, below `warmMireds` (153 ≈ 6500 K):
+/// ColorTempPhysicalMinMireds | | `relay` | none | a board pin that powers the strip's driver; off whenever the light
+/// is not lit | | `relayActiveLow` | `false` | that relay is energised by a low wire |
 /// | `frequency` | `1000` | PWM frequency of both channels in Hz (10…100000) |
 /// | `gamma` | `2.2` | perceived brightness curve of the total duty, as the pwmDimmer's |
 /// | `minimumDuty` | `0` | the total duty below which the strip stays dark (0…0.5); level 1 starts there |
@@ -32,30 +32,42 @@ struct CCTDimmerConfiguration: Sendable, Hashable {
 
     /// The keys the reader takes and the JSON Schema lists, after `kind`.
     static let keys = [
-        ConfigKey("warm", .text, required: true,
-                  "the board's PWM channel driving the warm-white LEDs (a name from the board file, e.g. cct-warm)"),
-        ConfigKey("cold", .text, required: true,
-                  "the board's PWM channel driving the cold-white LEDs (a name from the board file, e.g. cct-cold)"),
-        ConfigKey("warmMireds", .int(miredsRange, unit: " mireds"),
-                  "the warm white's colour temperature in mireds (1000000 / K; 370 ≈ 2700 K): the light's warmest; default 370"),
-        ConfigKey("coldMireds", .int(miredsRange, unit: " mireds"),
-                  "the cold white's colour temperature in mireds (153 ≈ 6500 K), below warmMireds: the light's coldest; default 153"),
-        ConfigKey("relay", .text, "a board pin (output) that powers the strip's driver; off whenever the light is not lit"),
+        ConfigKey(
+            "warm", .text, required: true,
+            "the board's PWM channel driving the warm-white LEDs (a name from the board file, e.g. cct-warm)"),
+        ConfigKey(
+            "cold", .text, required: true,
+            "the board's PWM channel driving the cold-white LEDs (a name from the board file, e.g. cct-cold)"),
+        ConfigKey(
+            "warmMireds", .int(miredsRange, unit: " mireds"),
+            "the warm white's colour temperature in mireds (1000000 / K; 370 ≈ 2700 K): the light's warmest; default "
+                + "370"),
+        ConfigKey(
+            "coldMireds", .int(miredsRange, unit: " mireds"),
+            "the cold white's colour temperature in mireds (153 ≈ 6500 K), below warmMireds: the light's coldest; "
+                + "default 153"),
+        ConfigKey(
+            "relay", .text, "a board pin (output) that powers the strip's driver; off whenever the light is not lit"),
         ConfigKey("relayActiveLow", .bool, "that relay is energised by a low wire; default false"),
         ConfigKey("frequency", .int(10...100_000, unit: " Hz"), "PWM frequency of both channels in Hz; default 1000"),
         ConfigKey("gamma", .number(0.1...5, unit: ""),
                   "total duty = minimumDuty + (1 − minimumDuty)·(level/254)^gamma; default 2.2"),
         ConfigKey("minimumDuty", .number(0...0.5, unit: ""),
                   "the total duty below which the strip stays dark; level 1 starts there; default 0"),
-        ConfigKey("polarity", .choice(["normal", "inversed"]), "inversed when the driver stage inverts; default normal"),
+        ConfigKey("polarity", .choice(["normal", "inversed"]),
+                  "inversed when the driver stage inverts; default normal"),
     ]
 
     static func read(_ reader: BindingReader) -> CCTDimmerConfiguration? {
         guard let map = reader.mapping() else { return nil }
         let warm = reader.pwm(map, key: "warm", allowRaw: false)
         let cold = reader.pwm(map, key: "cold", allowRaw: false)
-        let relay: PinAddress?? = map["relay"] == nil ? .some(nil)
-            : reader.pin(map, key: "relay", direction: .output, what: "CCT strip's relay", allowRaw: false).map { .some($0) }
+        let relay: PinAddress?? =
+            map["relay"] == nil
+            ? .some(nil)
+            : reader.pin(map, key: "relay", direction: .output, what: "CCT strip's relay", allowRaw: false).map {
+                .some($0)
+            }
         let warmMireds = map.int("warmMireds") ?? 370
         let coldMireds = map.int("coldMireds") ?? 153
         if coldMireds >= warmMireds {

@@ -221,8 +221,11 @@ final class CoverBinding: RetryingOutputBinding, EndpointActuator {
 
     var nextDeadline: EngineInstant? {
         let own = state.withLock { s -> EngineInstant? in
-            [s.waiting?.at, s.run?.stopAt, s.run?.cutOffAt, s.nextReport, s.reportNow ? EngineInstant(milliseconds: .min / 2) : nil]
-                .compactMap { $0 }.min()
+            [
+                s.waiting?.at, s.run?.stopAt, s.run?.cutOffAt, s.nextReport,
+                s.reportNow ? EngineInstant(milliseconds: .min / 2) : nil
+            ]
+            .compactMap { $0 }.min()
         }
         return [own, retryDeadline].compactMap { $0 }.min()
     }
@@ -296,8 +299,9 @@ final class CoverBinding: RetryingOutputBinding, EndpointActuator {
         }
         // Stopped mid-run: where it stopped is kept, as a report between the periodic ones would have it.
         if let stoppedAt, let home = runtime.home {
-            try? home.ingest(runtime.deviceID, type: runtime.typeName, trait: TraitID.windowCovering.qualifiedName,
-                             .report(["position": stoppedAt.map { .int(Int($0.rounded())) } ?? .null, "motion": .int(0)]))
+            try? home.ingest(
+                runtime.deviceID, type: runtime.typeName, trait: TraitID.windowCovering.qualifiedName,
+                .report(["position": stoppedAt.map { .int(Int($0.rounded())) } ?? .null, "motion": .int(0)]))
         }
         // Both off before either is let go.
         for line in lines { try? line.set(false) }

@@ -11,10 +11,11 @@ import HearthModel
 /// | `openTime` | — | how long the covering takes from fully closed to fully open |
 /// | `closeTime` | `openTime` | from fully open to fully closed |
 /// | `reversePause` | `500ms` | both relays off for this long before the motor turns the other way |
-/// | `endOverrun` | a tenth of the travel time, at least 1 s | how much longer a move to an end runs, so it ends at the end stop and the estimate is calibrated there |
-/// | `maxRunTime` | 1.5 × the longer travel time | the cut-off: no run lasts longer (at least the longer travel time; it may cut an end's overrun short) |
-/// | `openStop`, `closedStop` | none | input pins of end-stop switches, active while the covering is at that end |
-/// | `stopActiveLow` | `true` | those switches pull their line low (to ground, with the pull-up on) |
+/// | `endOverrun` | a tenth of the travel time, at least 1 s | how much longer a move to an end runs, so it ends at the
+/// end stop and the estimate is calibrated there | | `maxRunTime` | 1.5 × the longer travel time | the cut-off: no run
+/// lasts longer (at least the longer travel time; it may cut an end's overrun short) | | `openStop`, `closedStop` |
+/// none | input pins of end-stop switches, active while the covering is at that end | | `stopActiveLow` | `true` |
+/// those switches pull their line low (to ground, with the pull-up on) |
 struct CoverConfiguration: Sendable, Hashable {
     var up: PinAddress
     var down: PinAddress
@@ -33,16 +34,21 @@ struct CoverConfiguration: Sendable, Hashable {
         ConfigKey("up", .text, required: true, "the board pin of the relay that runs the motor up (open)"),
         ConfigKey("down", .text, required: true, "the board pin of the relay that runs the motor down (close)"),
         ConfigKey("activeLow", .bool, "the relays are energised by a low wire; default false"),
-        ConfigKey("openTime", .duration(.milliseconds(500) ... .seconds(600), defaultUnit: "s"), required: true,
-                  "how long the covering takes from fully closed to fully open"),
-        ConfigKey("closeTime", .duration(.milliseconds(500) ... .seconds(600), defaultUnit: "s"),
-                  "from fully open to fully closed; default openTime"),
-        ConfigKey("reversePause", .duration(.milliseconds(100) ... .seconds(10), defaultUnit: "ms"),
-                  "both relays off this long before the motor turns the other way; default 500ms"),
-        ConfigKey("endOverrun", .duration(.zero ... .seconds(60), defaultUnit: "s"),
-                  "how much longer a move to an end runs, to calibrate there; default a tenth of the travel, at least 1s"),
-        ConfigKey("maxRunTime", .duration(.seconds(1) ... .seconds(900), defaultUnit: "s"),
-                  "the cut-off: no run lasts longer (at least the longer travel time); default 1.5 × the longer travel time"),
+        ConfigKey(
+            "openTime", .duration(.milliseconds(500) ... .seconds(600), defaultUnit: "s"), required: true,
+            "how long the covering takes from fully closed to fully open"),
+        ConfigKey(
+            "closeTime", .duration(.milliseconds(500) ... .seconds(600), defaultUnit: "s"),
+            "from fully open to fully closed; default openTime"),
+        ConfigKey(
+            "reversePause", .duration(.milliseconds(100) ... .seconds(10), defaultUnit: "ms"),
+            "both relays off this long before the motor turns the other way; default 500ms"),
+        ConfigKey(
+            "endOverrun", .duration(.zero ... .seconds(60), defaultUnit: "s"),
+            "how much longer a move to an end runs, to calibrate there; default a tenth of the travel, at least 1s"),
+        ConfigKey(
+            "maxRunTime", .duration(.seconds(1) ... .seconds(900), defaultUnit: "s"),
+            "the cut-off: no run lasts longer (at least the longer travel time); default 1.5 × the longer travel time"),
         ConfigKey("openStop", .text, "the board pin (input) of an end-stop switch active while fully open"),
         ConfigKey("closedStop", .text, "the board pin (input) of an end-stop switch active while fully closed"),
         ConfigKey("stopActiveLow", .bool, "the end-stop switches pull their line low; default true"),
@@ -60,7 +66,9 @@ struct CoverConfiguration: Sendable, Hashable {
             return pin
         }
         let openStop = stop("openStop"), closedStop = stop("closedStop")
-        guard let openTime = map.duration("openTime", required: true).map(BindingReader.milliseconds) else { return nil }
+        guard let openTime = map.duration("openTime", required: true).map(BindingReader.milliseconds) else {
+            return nil
+        }
         let closeTime = map.duration("closeTime").map(BindingReader.milliseconds) ?? openTime
         let longer = max(openTime, closeTime)
         let overrun = map.duration("endOverrun").map(BindingReader.milliseconds) ?? max(1_000, longer / 10)

@@ -18,8 +18,10 @@ struct PWMFanConfiguration: Sendable, Hashable {
 
     static let keys = BindingReader.pwmKeys + [
         ConfigKey("frequency", .int(10...100_000, unit: " Hz"), "PWM frequency in Hz; default 25000 (4-wire fans)"),
-        ConfigKey("minimumDuty", .number(0...0.9, unit: ""), "the duty below which the fan stalls; 1 % starts there; default 0"),
-        ConfigKey("polarity", .choice(["normal", "inversed"]), "inversed when the driver stage inverts; default normal"),
+        ConfigKey("minimumDuty", .number(0...0.9, unit: ""),
+                  "the duty below which the fan stalls; 1 % starts there; default 0"),
+        ConfigKey("polarity", .choice(["normal", "inversed"]),
+                  "inversed when the driver stage inverts; default normal"),
     ]
 
     static func read(_ reader: BindingReader) -> PWMFanConfiguration? {

@@ -29,7 +29,9 @@ final class PWMFanBinding: RetryingOutputBinding, EndpointActuator {
 
     var actuator: (any EndpointActuator)? { self }
 
-    func dutyCycle(for output: EndpointOutput) -> UInt64 { configuration.dutyCycle(percent: Int(output.fanPercent ?? 0)) }
+    func dutyCycle(for output: EndpointOutput) -> UInt64 {
+        configuration.dutyCycle(percent: Int(output.fanPercent ?? 0))
+    }
 
     func drive(_ output: EndpointOutput) throws(HomeError) {
         let duty = dutyCycle(for: output)

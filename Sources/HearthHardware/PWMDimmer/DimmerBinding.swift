@@ -42,7 +42,8 @@ final class DimmerBinding: RetryingOutputBinding, EndpointActuator {
         guard output.isLit else { return 0 }
         // Identify blinking a light that is off shows full brightness, so it can be found.
         let level = (output.identifyPhase == true && output.onOff == false) ? 254 : Int(output.level ?? 254)
-        let fraction = Self.dutyFraction(level: level, gamma: configuration.gamma, minimumDuty: configuration.minimumDuty)
+        let fraction = Self.dutyFraction(
+            level: level, gamma: configuration.gamma, minimumDuty: configuration.minimumDuty)
         let period = configuration.periodNanoseconds
         return min(period, UInt64((Double(period) * fraction).rounded()))
     }
@@ -103,7 +104,9 @@ final class DimmerBinding: RetryingOutputBinding, EndpointActuator {
             defer { s.pwm = nil; s.relay = nil; s.retry.cancel() }
             return (s.pwm, s.relay)
         }
-        do throws(HardwareError) { try pwm?.stop() } catch { runtime.log("stopping \(configuration.pwm) failed: \(error.message)") }
+        do throws(HardwareError) { try pwm?.stop() } catch {
+            runtime.log("stopping \(configuration.pwm) failed: \(error.message)")
+        }
         do throws(HardwareError) { try relay?.release(leaving: false) } catch {
             runtime.log("releasing the relay \(configuration.relay?.description ?? "") failed: \(error.message)")
         }

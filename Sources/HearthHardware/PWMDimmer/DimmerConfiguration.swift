@@ -24,19 +24,27 @@ struct DimmerConfiguration: Sendable, Hashable {
 
     /// The keys the reader takes and the JSON Schema lists, after `kind`.
     static let keys = BindingReader.pwmKeys + [
-        ConfigKey("relay", .text, "a board pin (output) that powers the lamp's driver; off whenever the light is not lit"),
+        ConfigKey("relay", .text,
+                  "a board pin (output) that powers the lamp's driver; off whenever the light is not lit"),
         ConfigKey("relayActiveLow", .bool, "that relay is energised by a low wire; default false"),
         ConfigKey("frequency", .int(10...100_000, unit: " Hz"), "PWM frequency in Hz; default 1000"),
-        ConfigKey("gamma", .number(0.1...5, unit: ""), "duty = minimumDuty + (1 − minimumDuty)·(level/254)^gamma; default 2.2"),
-        ConfigKey("minimumDuty", .number(0...0.5, unit: ""), "the duty below which the lamp stays dark; level 1 starts there; default 0"),
-        ConfigKey("polarity", .choice(["normal", "inversed"]), "inversed when the driver stage inverts; default normal"),
+        ConfigKey("gamma", .number(0.1...5, unit: ""),
+                  "duty = minimumDuty + (1 − minimumDuty)·(level/254)^gamma; default 2.2"),
+        ConfigKey("minimumDuty", .number(0...0.5, unit: ""),
+                  "the duty below which the lamp stays dark; level 1 starts there; default 0"),
+        ConfigKey("polarity", .choice(["normal", "inversed"]),
+                  "inversed when the driver stage inverts; default normal"),
     ]
 
     static func read(_ reader: BindingReader) -> DimmerConfiguration? {
         guard let map = reader.mapping() else { return nil }
         let pwm = reader.pwm(map, key: "pwm")
-        let relay: PinAddress?? = map["relay"] == nil ? .some(nil)
-            : reader.pin(map, key: "relay", direction: .output, what: "dimmer's relay", allowRaw: false).map { .some($0) }
+        let relay: PinAddress?? =
+            map["relay"] == nil
+            ? .some(nil)
+            : reader.pin(map, key: "relay", direction: .output, what: "dimmer's relay", allowRaw: false).map {
+                .some($0)
+            }
         let relayActiveLow = map.bool("relayActiveLow") ?? false
         let frequency = map.int("frequency") ?? 1000
         let gamma = map.double("gamma") ?? 2.2
@@ -48,7 +56,8 @@ struct DimmerConfiguration: Sendable, Hashable {
     }
 
     var wiring: String {
-        "PWM \(pwm) at \(frequency) Hz" + (relay.map { ", power relay \($0)" + (relayActiveLow ? " (active low)" : "") } ?? "")
+        "PWM \(pwm) at \(frequency) Hz"
+            + (relay.map { ", power relay \($0)" + (relayActiveLow ? " (active low)" : "") } ?? "")
     }
 
     var periodNanoseconds: UInt64 { UInt64(1_000_000_000 / frequency) }

@@ -22,13 +22,16 @@ struct PowerMeterConfiguration: Sendable, Hashable {
     var staleAfter = 3
 
     static let section = ConfigSection([
-        ConfigKey("sensor", .text, "the board's power monitor (a name from the board file, e.g. power-1: an INA219/INA226)"),
+        ConfigKey("sensor", .text,
+                  "the board's power monitor (a name from the board file, e.g. power-1: an INA219/INA226)"),
         ConfigKey("hwmon", .text, "instead of sensor: the monitor's hwmon name (ina219, ina226, …)"),
-        ConfigKey("interval", .duration(.seconds(1) ... .seconds(60), defaultUnit: "ms"), "how often it is read; default 5s"),
+        ConfigKey("interval", .duration(.seconds(1) ... .seconds(60), defaultUnit: "ms"),
+                  "how often it is read; default 5s"),
         ConfigKey("snapshotInterval", .duration(.seconds(1) ... .seconds(60), defaultUnit: "ms"),
                   "how often the cumulative energy is published and saved; default 60s"),
         ConfigKey("shunt", .number(0.000_1...10, unit: " Ω"),
-                  "the shunt resistor in ohms, written to the driver (shunt_resistor); default: the driver's (10 mΩ, or the device tree's)"),
+                  "the shunt resistor in ohms, written to the driver (shunt_resistor); default: the driver's (10 mΩ, "
+                      + "or the device tree's)"),
         ConfigKey("staleAfter", .int(1...1000, unit: " reads"),
                   "after this many failed reads in a row: offline and null; default 3"),
     ], help: "A power monitor on the plug's load (ElectricalPowerMeasurement, ElectricalEnergyMeasurement).",
@@ -48,9 +51,11 @@ struct PowerMeterConfiguration: Sendable, Hashable {
             let board = context.board
             guard let sensor = board.sensor(named: name) else {
                 let names = board.sensors.filter { SensorDrivers.powerMeters.contains($0.driver) }.map(\.name)
-                sensorValue.problem("the board '\(board.name)' has no sensor '\(name)'; "
-                                    + (names.isEmpty ? "it names no power monitors (add an ina219 or ina226 under i2c.buses[].devices)"
-                                       : "its power monitors are \(names.joined(separator: ", "))"))
+                sensorValue.problem(
+                    "the board '\(board.name)' has no sensor '\(name)'; "
+                        + (names.isEmpty
+                            ? "it names no power monitors (add an ina219 or ina226 under i2c.buses[].devices)"
+                            : "its power monitors are \(names.joined(separator: ", "))"))
                 return nil
             }
             guard SensorDrivers.powerMeters.contains(sensor.driver) else {

@@ -21,8 +21,10 @@ struct RelayConfiguration: Sendable, Hashable {
 
     /// The keys the reader takes and the JSON Schema lists, after `kind`.
     static let keys = BindingReader.pinKeys(what: "relay", example: "relay-1") + [
-        ConfigKey("activeLow", .bool, "true for relay boards energised by a low input (most opto-isolated modules); default false"),
-        ConfigKey("drive", .choice(drives.map(\.0)), "push-pull (default), or open-drain / open-source for a load on another supply"),
+        ConfigKey("activeLow", .bool,
+                  "true for relay boards energised by a low input (most opto-isolated modules); default false"),
+        ConfigKey("drive", .choice(drives.map(\.0)),
+                  "push-pull (default), or open-drain / open-source for a load on another supply"),
         ConfigKey("safeState", .choice(["off", "on"]), "what the relay is left at when hearthd stops; default off"),
         ConfigKey("meter", .named("binding.meter", .section(PowerMeterConfiguration.section)),
                   "OnOffPlugInUnit: a power monitor (INA219/INA226) on the relay's load; default none"),
@@ -55,7 +57,8 @@ extension BindingKind {
     ) { reader in
         let context = reader.context
         let relay = RelayConfiguration.read(reader).map { RelayBinding($0, context: context) }
-        guard case .mapping(let entries) = reader.config.node.value, let meterEntry = entries.first(where: { $0.key == "meter" })
+        guard case .mapping(let entries) = reader.config.node.value,
+            let meterEntry = entries.first(where: { $0.key == "meter" })
         else { return relay }
         let meterValue = reader.config.child(meterEntry.value, "meter")
         guard context.typeName == DeviceTypeDescriptor.onOffPlugInUnit.name else {

@@ -6,13 +6,13 @@ import HearthModel
 ///
 /// | key | default | meaning |
 /// |---|---|---|
-/// | `sensor` | — | the board's I2C sensor; or `iio: <IIO device name>`, `hwmon: <hwmon name>`, or (temperature) `w1: <id>` / `w1: only` |
-/// | `interval` | `30s` | how often the sensor is read (100ms…24h) |
+/// | `sensor` | — | the board's I2C sensor; or `iio: <IIO device name>`, `hwmon: <hwmon name>`, or (temperature) `w1:
+/// <id>` / `w1: only` | | `interval` | `30s` | how often the sensor is read (100ms…24h) |
 /// | `median` | `1` | publish the median of the last N plausible readings (1 = no median; up to 15) |
 /// | `deltaThreshold` | `0` | publish only changes of at least this much (%RH or °C) |
 /// | `throttle` | `0s` | publish at most once per this time (a held-back change goes out at the first read after it) |
-/// | `maxRate` | none | a reading that moved more than this per minute (%RH or °C) since the last plausible one is dropped |
-/// | `staleAfter` | `3` | after this many intervals without a plausible reading: offline, value null |
+/// | `maxRate` | none | a reading that moved more than this per minute (%RH or °C) since the last plausible one is
+/// dropped | | `staleAfter` | `3` | after this many intervals without a plausible reading: offline, value null |
 struct SensorConfiguration: Sendable, Hashable {
     var quantity: SensorQuantity
     var sensor: SensorAddress
@@ -40,11 +40,15 @@ struct SensorConfiguration: Sendable, Hashable {
         ] : []) + [
             ConfigKey("interval", .duration(.milliseconds(100) ... .seconds(86_400), defaultUnit: "ms"),
                       "how often it is read; default 30s"),
-            ConfigKey("median", .int(1...15, unit: ""), "publish the median of the last N plausible readings; default 1"),
-            ConfigKey("deltaThreshold", .number(0...100, unit: unit), "publish only changes of at least this (\(unit.dropFirst())); default 0"),
-            ConfigKey("throttle", .duration(.zero ... .seconds(86_400), defaultUnit: "ms"), "publish at most once per this time; default 0s"),
+            ConfigKey("median", .int(1...15, unit: ""),
+                      "publish the median of the last N plausible readings; default 1"),
+            ConfigKey("deltaThreshold", .number(0...100, unit: unit),
+                      "publish only changes of at least this (\(unit.dropFirst())); default 0"),
+            ConfigKey("throttle", .duration(.zero ... .seconds(86_400), defaultUnit: "ms"),
+                      "publish at most once per this time; default 0s"),
             ConfigKey("maxRate", .number(0.001...1000, unit: unit + " per minute"),
-                      "a reading that moved faster than this (\(unit.dropFirst()) per minute) is dropped; default none"),
+                      "a reading that moved faster than this (\(unit.dropFirst()) per minute) is dropped; "
+                        + "default none"),
             ConfigKey("staleAfter", .int(1...1000, unit: " intervals"),
                       "after this many intervals without a plausible reading: offline and null; default 3"),
         ]
@@ -92,13 +96,18 @@ struct SensorConfiguration: Sendable, Hashable {
 }
 
 extension BindingKind {
-    static let humiditySensor = sensor(.humidity, fits: .humiditySensor, help: "A relative-humidity sensor (HumiditySensor).")
-    static let temperatureSensor = sensor(.temperature, fits: .temperatureSensor,
-                                          help: "A temperature sensor (TemperatureSensor).")
+    static let humiditySensor = sensor(
+        .humidity, fits: .humiditySensor, help: "A relative-humidity sensor (HumiditySensor).")
+    static let temperatureSensor = sensor(
+        .temperature, fits: .temperatureSensor,
+        help: "A temperature sensor (TemperatureSensor).")
 
-    private static func sensor(_ quantity: SensorQuantity, fits type: DeviceTypeDescriptor, help: String) -> BindingKind {
-        BindingKind(quantity == .humidity ? "humiditySensor" : "temperatureSensor", fits: [type], help: help,
-                    keys: SensorConfiguration.keys(quantity), rules: SensorConfiguration.rules(quantity)) { reader in
+    private static func sensor(_ quantity: SensorQuantity, fits type: DeviceTypeDescriptor, help: String) -> BindingKind
+    {
+        BindingKind(
+            quantity == .humidity ? "humiditySensor" : "temperatureSensor", fits: [type], help: help,
+            keys: SensorConfiguration.keys(quantity), rules: SensorConfiguration.rules(quantity)
+        ) { reader in
             SensorConfiguration.read(reader, quantity: quantity).map { SensorBinding($0, context: reader.context) }
         }
     }

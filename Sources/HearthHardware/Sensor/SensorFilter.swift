@@ -28,8 +28,10 @@ struct SensorFilter: Sendable {
         let unit = configuration.quantity == .humidity ? "%RH" : "°C"
         guard raw.isFinite else { return .drop("the sensor returned \(raw)") }
         guard configuration.plausible.contains(raw) else {
-            return .drop("\(format(raw)) \(unit) is outside the sensor's range "
-                         + "\(format(configuration.plausible.lowerBound))…\(format(configuration.plausible.upperBound)) \(unit)")
+            return .drop(
+                "\(format(raw)) \(unit) is outside the sensor's range "
+                    + "\(format(configuration.plausible.lowerBound))…\(format(configuration.plausible.upperBound)) "
+                        + "\(unit)")
         }
         if let maxRate = configuration.maxRate, let last = lastAccepted {
             let minutes = Double(max(now - last.at, configuration.interval)) / 60_000

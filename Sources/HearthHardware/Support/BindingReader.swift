@@ -16,13 +16,19 @@ struct BindingReader {
 
     /// `pin: <board pin>`, or `chip:` + `line:`: what `pin(_:key:direction:what:)` reads.
     static func pinKeys(what: String, example: String) -> [ConfigKey] {
-        [ConfigKey("pin", .text, "the board pin of the \(what) (a name from the board file, e.g. \(example))"),
-         ConfigKey("chip", .text, "instead of pin: the GPIO chip's label, gpiochipN or /dev/gpiochipN"),
-         ConfigKey("line", .anyOf([.int(lineOffsets, unit: ""), .label]),
-                   "with chip: the line's offset (\(lineOffsets.lowerBound)…\(lineOffsets.upperBound)) or its name, e.g. GPIO17")]
+        [
+            ConfigKey("pin", .text, "the board pin of the \(what) (a name from the board file, e.g. \(example))"),
+            ConfigKey("chip", .text, "instead of pin: the GPIO chip's label, gpiochipN or /dev/gpiochipN"),
+            ConfigKey(
+                "line", .anyOf([.int(lineOffsets, unit: ""), .label]),
+                "with chip: the line's offset (\(lineOffsets.lowerBound)…\(lineOffsets.upperBound)) or its name, e.g. "
+                    + "GPIO17")
+        ]
     }
 
-    static let pinRules: [ConfigRule] = [.atLeastOne("pin", "chip"), .atMostOne("pin", "chip"), .allOrNone("chip", "line")]
+    static let pinRules: [ConfigRule] = [
+        .atLeastOne("pin", "chip"), .atMostOne("pin", "chip"), .allOrNone("chip", "line")
+    ]
 
     /// `pwm: <board PWM channel>`, or `pwmChip:` + `pwmChannel:`: what `pwm(_:key:)` reads.
     static let pwmKeys: [ConfigKey] = [
@@ -137,8 +143,10 @@ struct BindingReader {
             guard let sensor = board.sensor(named: name), !SensorDrivers.powerMeters.contains(sensor.driver) else {
                 let names = board.sensors.filter { !SensorDrivers.powerMeters.contains($0.driver) }.map(\.name)
                 if let meter = board.sensor(named: name) {
-                    value.problem("'\(name)' is a \(meter.driver) power monitor, not a sensor of this kind (a plug's relay "
-                                  + "reads it: meter: {sensor: \(name)})" + (names.isEmpty ? "" : "; sensors: \(names.joined(separator: ", "))"))
+                    value.problem(
+                        "'\(name)' is a \(meter.driver) power monitor, not a sensor of this kind (a plug's relay "
+                            + "reads it: meter: {sensor: \(name)})"
+                            + (names.isEmpty ? "" : "; sensors: \(names.joined(separator: ", "))"))
                     return nil
                 }
                 value.problem("the board '\(board.name)' has no sensor '\(name)'; "
@@ -161,11 +169,12 @@ struct BindingReader {
         }
         if given.isEmpty {
             let names = board.sensors.filter { !SensorDrivers.powerMeters.contains($0.driver) }.map(\.name)
-            map.owner.problem("missing 'sensor' (the board's sensor"
-                              + (names.isEmpty ? "" : ", e.g. one of \(names.joined(separator: ", "))")
-                              + "; or 'iio: <device name>' or 'hwmon: <name>'"
-                              + (context.typeName == "TemperatureSensor" ? ", or 'w1: <id>' / 'w1: only' for a DS18B20" : "")
-                              + ")")
+            map.owner.problem(
+                "missing 'sensor' (the board's sensor"
+                    + (names.isEmpty ? "" : ", e.g. one of \(names.joined(separator: ", "))")
+                    + "; or 'iio: <device name>' or 'hwmon: <name>'"
+                    + (context.typeName == "TemperatureSensor" ? ", or 'w1: <id>' / 'w1: only' for a DS18B20" : "")
+                    + ")")
         }
         return nil
     }

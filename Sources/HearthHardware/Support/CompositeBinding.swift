@@ -19,7 +19,8 @@ final class CompositeBinding: HardwareBinding {
     }
 
     var defaultAttributes: [TraitID: [String: Value]] {
-        parts.reduce(into: [:]) { all, part in all.merge(part.defaultAttributes) { a, b in a.merging(b) { x, _ in x } } }
+        parts.reduce(into: [:]) { all, part in all.merge(part.defaultAttributes) { a, b in a.merging(b) { x, _ in x } }
+        }
     }
 
     var wiring: String { parts.map(\.wiring).filter { !$0.isEmpty }.joined(separator: "; ") }

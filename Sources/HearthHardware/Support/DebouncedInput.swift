@@ -55,7 +55,8 @@ final class DebouncedInput: Sendable {
         runtime.attach(home)
         if !backendTraits.isEmpty {
             let deviceID = runtime.deviceID, typeName = runtime.typeName
-            let hardware = self.hardware as? any InputTraitsBackend, pin = self.pin, served = Set(backendTraits.map(\.id))
+            let hardware = self.hardware as? any InputTraitsBackend, pin = self.pin,
+                served = Set(backendTraits.map(\.id))
             let id = home.observe { events in
                 for event in events where event.deviceID == deviceID {
                     guard case .event(let type, let trait, let name, _) = event.change, type == typeName,

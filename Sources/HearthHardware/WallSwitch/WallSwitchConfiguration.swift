@@ -10,8 +10,9 @@ import HearthModel
 /// | `bias` | `pull-up` | `pull-up`, `pull-down`, `disabled` or `as-is` (keep the firmware's) |
 /// | `activeLow` | `true` | closed = wire low (a switch to ground with a pull-up) |
 /// | `debounce` | `20ms` | a change counts once the line has been stable this long (0…1s) |
-/// | `mode` | `momentary` | `momentary` (a push button: each press toggles), `latching` (a rocker: each flip toggles), `follow` (the light is on while the switch is on) |
-/// | `controls` | none | the id of a device (or a list of ids) whose `onOff` the switch works |
+/// | `mode` | `momentary` | `momentary` (a push button: each press toggles), `latching` (a rocker: each flip toggles),
+/// `follow` (the light is on while the switch is on) | | `controls` | none | the id of a device (or a list of ids)
+/// whose `onOff` the switch works |
 struct WallSwitchConfiguration: Sendable, Hashable {
     enum Mode: String, Sendable, Hashable, CaseIterable { case momentary, latching, follow }
 
@@ -27,7 +28,8 @@ struct WallSwitchConfiguration: Sendable, Hashable {
 
     /// The keys the reader takes and the JSON Schema lists, after `kind`.
     static let keys = BindingReader.pinKeys(what: "wall switch", example: "wall-switch-1") + [
-        ConfigKey("bias", .choice(biases.map(\.0)), "pull-up (default), pull-down, disabled, or as-is (keep the firmware's)"),
+        ConfigKey("bias", .choice(biases.map(\.0)),
+                  "pull-up (default), pull-down, disabled, or as-is (keep the firmware's)"),
         ConfigKey("activeLow", .bool, "closed = wire low (a switch to ground with a pull-up); default true"),
         ConfigKey("debounce", .duration(.zero ... .seconds(1), defaultUnit: "ms"),
                   "a change counts once the line has been stable this long; default 20ms"),

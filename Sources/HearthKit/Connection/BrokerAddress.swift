@@ -80,7 +80,8 @@ enum PasswordFile {
             if n == 0 { break }
             bytes.append(contentsOf: buffer[..<n])
         }
-        let line = bytes.split(separator: UInt8(ascii: "\n"), maxSplits: 1, omittingEmptySubsequences: false).first ?? []
+        let line =
+            bytes.split(separator: UInt8(ascii: "\n"), maxSplits: 1, omittingEmptySubsequences: false).first ?? []
         var text = String(decoding: line, as: UTF8.self)
         if text.hasSuffix("\r") { text.removeLast() }
         guard !text.isEmpty else {

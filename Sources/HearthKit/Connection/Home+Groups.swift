@@ -74,8 +74,9 @@ extension Home {
         if expected.isEmpty {
             // No hub has a member online: nobody will answer, so do not wait for anyone.
             do throws(MQTTError) { try client.publish(topic, payload: payload, qos: .atLeastOnce) } catch {
-                throw HomeError(code: .unavailable, status: .failure, message: "cannot send the group command: \(error)",
-                                connectionFailure: ConnectionFailure(kind: .sendFailed, detail: "\(error)", context: error.context))
+                throw HomeError(
+                    code: .unavailable, status: .failure, message: "cannot send the group command: \(error)",
+                    connectionFailure: ConnectionFailure(kind: .sendFailed, detail: "\(error)", context: error.context))
             }
             return []
         }
@@ -93,10 +94,13 @@ extension Home {
         case .cancelled, .closed:
             throw HomeError.cancelled("the group command was cancelled")
         case .sendFailed(let error):
-            throw HomeError(code: .unavailable, status: .failure, message: "cannot send the group command: \(error)",
-                            connectionFailure: ConnectionFailure(kind: .sendFailed, detail: "\(error)", context: error.context))
+            throw HomeError(
+                code: .unavailable, status: .failure, message: "cannot send the group command: \(error)",
+                connectionFailure: ConnectionFailure(kind: .sendFailed, detail: "\(error)", context: error.context))
         }
         let summaries = state.withLock { $0.groupAnswers[transaction]?.summaries ?? [:] }
-        return summaries.sorted { $0.key < $1.key }.compactMap { hub, message in message.json.map { GroupSummary(hub: hub, json: $0) } }
+        return summaries.sorted { $0.key < $1.key }.compactMap { hub, message in
+            message.json.map { GroupSummary(hub: hub, json: $0) }
+        }
     }
 }

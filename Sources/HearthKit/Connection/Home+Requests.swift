@@ -48,18 +48,21 @@ extension Home {
         switch result {
         case .answer(let message):
             guard let json = message.json else {
-                throw HomeError(code: .dataLoss, status: .failure, message: "hub '\(hub)' answered with something that is not JSON")
+                throw HomeError(
+                    code: .dataLoss, status: .failure, message: "hub '\(hub)' answered with something that is not JSON")
             }
             return HubAnswer(payload: message.payload, json: json)
         case .timedOut:
-            throw HomeError.deadlineExceeded("no answer from hub '\(hub)' within \(secondsText(deadline - start)); is it online?")
+            throw HomeError.deadlineExceeded(
+                "no answer from hub '\(hub)' within \(secondsText(deadline - start)); is it online?")
         case .cancelled:
             throw HomeError.cancelled("the request to '\(device)' was cancelled")
         case .closed:
             throw HomeError.cancelled("the home was closed")
         case .sendFailed(let error):
-            throw HomeError(code: .unavailable, status: .failure, message: "cannot send the request: \(error)",
-                            connectionFailure: ConnectionFailure(kind: .sendFailed, detail: "\(error)", context: error.context))
+            throw HomeError(
+                code: .unavailable, status: .failure, message: "cannot send the request: \(error)",
+                connectionFailure: ConnectionFailure(kind: .sendFailed, detail: "\(error)", context: error.context))
         }
     }
 
@@ -82,8 +85,9 @@ extension Home {
         }
         if closed { throw HomeError.cancelled("the home was closed") }
         guard linkUp else {
-            throw HomeError.unavailable("not connected to the MQTT broker at \(broker) (the client reconnects by itself); "
-                + "nothing was sent to '\(device)'")
+            throw HomeError.unavailable(
+                "not connected to the MQTT broker at \(broker) (the client reconnects by itself); "
+                    + "nothing was sent to '\(device)'")
         }
         guard let current else { throw HomeError.notFound("no device '\(device)' on hub '\(owner)' in the home") }
         let target = options.hub ?? owner

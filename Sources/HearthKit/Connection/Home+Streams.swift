@@ -27,7 +27,8 @@ public struct HomeDevicesQuery: Sendable {
 
     /// Each device that changes, from now on (not the devices as they are: ``list()`` gives those).
     public func stream() -> AsyncStream<HomeDevice> {
-        let (stream, continuation) = AsyncStream.makeStream(of: HomeDevice.self, bufferingPolicy: .bufferingNewest(4096))
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: HomeDevice.self, bufferingPolicy: .bufferingNewest(4096))
         home.register(.changes(continuation))
         return stream
     }
@@ -61,7 +62,9 @@ extension Home {
             for (hub, record) in s.hubs.sorted(by: { $0.key < $1.key }) {
                 if let summary = record.summary { continuation.yield(.summary(hub: hub, summary)) }
                 for id in record.documentOrder {
-                    if let document = record.documents[id] { continuation.yield(.document(hub: hub, device: id, document)) }
+                    if let document = record.documents[id] {
+                        continuation.yield(.document(hub: hub, device: id, document))
+                    }
                 }
             }
             continuation.yield(.live)

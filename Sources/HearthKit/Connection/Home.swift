@@ -137,16 +137,18 @@ public final class Home: Sendable {
         if mqtt.password == nil, let file = options.passwordFile { mqtt.password = try PasswordFile.read(file) }
         if options.tls != nil || address.requestsTLS {
             let tls = options.tls ?? TLSOptions()
-            mqtt.tls = MQTTConnectOptions.TLS(caFile: tls.caFile, certificateFile: tls.certificateFile, keyFile: tls.keyFile,
-                                              verifyPeer: true, skipsHostnameVerification: tls.skipsHostnameVerification)
+            mqtt.tls = MQTTConnectOptions.TLS(
+                caFile: tls.caFile, certificateFile: tls.certificateFile, keyFile: tls.keyFile,
+                verifyPeer: true, skipsHostnameVerification: tls.skipsHostnameVerification)
         }
         let client: MQTTClient
         do throws(MQTTError) {
             client = try MQTTClient(options: mqtt)
         } catch {
-            throw HomeError(code: .invalidArgument, status: .failure,
-                            message: "cannot set up the connection to \(address): \(error.message) (\(error.context))",
-                            connectionFailure: ConnectionFailure(kind: .setup, detail: error.message, context: error.context))
+            throw HomeError(
+                code: .invalidArgument, status: .failure,
+                message: "cannot set up the connection to \(address): \(error.message) (\(error.context))",
+                connectionFailure: ConnectionFailure(kind: .setup, detail: error.message, context: error.context))
         }
         let home = Home(options: options, broker: address, client: client)
         try await home.start(deadline: deadline)
@@ -175,15 +177,19 @@ public final class Home: Sendable {
         let scheme = self.scheme
         do throws(MQTTError) {
             // Sent right after CONNACK, before anything else: this client's own topics, then the hubs'.
-            try client.subscribe("\(options.clientTopicRoot)/\(nonce)/+", options: MQTTSubscriptionOptions(qos: .atLeastOnce))
-            for filter in [scheme.statusFilter, scheme.summaryFilter, scheme.documentFilter, scheme.homeFilter,
-                           scheme.responsesFilter, scheme.groupsFilter] {
+            try client.subscribe(
+                "\(options.clientTopicRoot)/\(nonce)/+", options: MQTTSubscriptionOptions(qos: .atLeastOnce))
+            for filter in [
+                scheme.statusFilter, scheme.summaryFilter, scheme.documentFilter, scheme.homeFilter,
+                scheme.responsesFilter, scheme.groupsFilter
+            ] {
                 try client.subscribe(filter, options: MQTTSubscriptionOptions(qos: .atLeastOnce))
             }
         } catch {
             client.disconnect()
-            throw HomeError(code: .invalidArgument, status: .failure, message: "cannot subscribe: \(error)",
-                            connectionFailure: ConnectionFailure(kind: .setup, detail: error.message, context: error.context))
+            throw HomeError(
+                code: .invalidArgument, status: .failure, message: "cannot subscribe: \(error)",
+                connectionFailure: ConnectionFailure(kind: .setup, detail: error.message, context: error.context))
         }
         let client = self.client
         let outcome: Result<MQTTProtocolVersion, MQTTError>?
@@ -205,11 +211,15 @@ public final class Home: Sendable {
             throw Self.connectionError(error, broker)
         case nil:
             client.disconnect()
-            if Task.isCancelled { throw HomeError.cancelled("connecting to the MQTT broker at \(broker) was cancelled") }
-            throw HomeError(code: .deadlineExceeded, status: .timeout,
-                            message: "no connection to the MQTT broker at \(broker) within \(secondsText(options.timeout))",
-                            connectionFailure: ConnectionFailure(kind: .timedOut, detail: "no answer",
-                                                                 context: "connect to \(broker)"))
+            if Task.isCancelled {
+                throw HomeError.cancelled("connecting to the MQTT broker at \(broker) was cancelled")
+            }
+            throw HomeError(
+                code: .deadlineExceeded, status: .timeout,
+                message: "no connection to the MQTT broker at \(broker) within \(secondsText(options.timeout))",
+                connectionFailure: ConnectionFailure(
+                    kind: .timedOut, detail: "no answer",
+                    context: "connect to \(broker)"))
         }
         try await settle(deadline: deadline)
     }
@@ -228,8 +238,9 @@ public final class Home: Sendable {
         default:
             (failure, code, text) = (.unreachable, .unavailable, "cannot reach the MQTT broker at \(broker)")
         }
-        return HomeError(code: code, status: .failure, message: "\(text): \(error.message)",
-                         connectionFailure: ConnectionFailure(kind: failure, detail: error.message, context: error.context))
+        return HomeError(
+            code: code, status: .failure, message: "\(text): \(error.message)",
+            connectionFailure: ConnectionFailure(kind: failure, detail: error.message, context: error.context))
     }
 
     /// How long to wait for the barrier marker before deciding it will not come back (an ACL on the client's topics).
@@ -242,7 +253,8 @@ public final class Home: Sendable {
         let marker = randomHex(4)
         let topic = barrierTopic
         let client = self.client
-        let result = await wait(for: "barrier:\(marker)", until: min(deadline, .now + Self.barrierPatience)) { () throws(MQTTError) in
+        let result = await wait(for: "barrier:\(marker)", until: min(deadline, .now + Self.barrierPatience)) {
+            () throws(MQTTError) in
             try client.publish(topic, payload: Array(marker.utf8), qos: .atLeastOnce)
         }
         switch result {
@@ -279,7 +291,9 @@ public final class Home: Sendable {
             s.closed = true
             let waits = Array(s.waits.values)
             s.waits.removeAll()
-            let finishers = s.watchers.values.map(\.finish) + s.connectionWatchers.values.map { c -> @Sendable () -> Void in { c.finish() } }
+            let finishers =
+                s.watchers.values.map(\.finish)
+                + s.connectionWatchers.values.map { c -> @Sendable () -> Void in { c.finish() } }
             s.watchers.removeAll()
             s.connectionWatchers.removeAll()
             return (waits, finishers)
@@ -410,7 +424,9 @@ extension Home {
         let own = "\(options.clientTopicRoot)/\(nonce)/"
         if message.topic.hasPrefix(own) {
             if message.topic == barrierTopic {
-                resolve("barrier:\(String(decoding: message.payload, as: UTF8.self))", .answer(PublishedMessage(message.payload)))
+                resolve(
+                    "barrier:\(String(decoding: message.payload, as: UTF8.self))",
+                    .answer(PublishedMessage(message.payload)))
             } else if message.topic == responseTopic {
                 answer(message.payload)
             }
@@ -475,7 +491,8 @@ extension Home {
             let complete = state.withLock { s -> Bool in
                 guard s.groupAnswers[transaction] != nil else { return false }
                 s.groupAnswers[transaction]!.summaries[hub] = response
-                return s.groupAnswers[transaction]!.expected.isSubset(of: Set(s.groupAnswers[transaction]!.summaries.keys))
+                return s.groupAnswers[transaction]!.expected.isSubset(
+                    of: Set(s.groupAnswers[transaction]!.summaries.keys))
             }
             if complete { resolve("group:\(transaction)", .answer(response)) }
             return

@@ -48,7 +48,9 @@ extension Home {
     private func peerDevices(seenBy hub: String, _ s: State) -> [String: SourceConnectivity] {
         var seen: [String: SourceConnectivity] = [:]
         for entry in s.hubs[hub]?.homeView?.json?.arrayValue ?? [] {
-            guard let owner = entry["hub"]?.stringValue, owner != hub, let id = entry["id"]?.stringValue else { continue }
+            guard let owner = entry["hub"]?.stringValue, owner != hub, let id = entry["id"]?.stringValue else {
+                continue
+            }
             seen["\(owner)/\(id)"] = SourceConnectivity(json: entry["sourceConnectivity"])
         }
         return seen
@@ -73,7 +75,9 @@ extension Home {
             if adjustment.notHeardFrom { c = .unknown }
             if adjustment.offline {
                 c.connectivityState = .offline
-                if c.dataSourceLocality == .unspecified, let locality = adjustment.locality { c.dataSourceLocality = locality }
+                if c.dataSourceLocality == .unspecified, let locality = adjustment.locality {
+                    c.dataSourceLocality = locality
+                }
             }
             return c
         }

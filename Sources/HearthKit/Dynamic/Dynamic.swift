@@ -14,9 +14,11 @@ public struct DynamicDeviceType: Sendable, Hashable {
     init(json: JSON, route: Route) {
         name = json["type"]?.stringValue ?? ""
         deviceTypeID = json["deviceTypeId"]?.intValue.flatMap(UInt32.init(exactly:))
-        metadata = DeviceTypeMetadata(isPrimaryType: json["isPrimaryType"]?.boolValue ?? false,
-                                      sourceConnectivity: SourceConnectivity(json: json["sourceConnectivity"]))
-        traits = DeviceTypeTraits(all: json["traits"]?.members.map { DynamicTrait(name: $0.key, json: $0.value, route: route) } ?? [])
+        metadata = DeviceTypeMetadata(
+            isPrimaryType: json["isPrimaryType"]?.boolValue ?? false,
+            sourceConnectivity: SourceConnectivity(json: json["sourceConnectivity"]))
+        traits = DeviceTypeTraits(
+            all: json["traits"]?.members.map { DynamicTrait(name: $0.key, json: $0.value, route: route) } ?? [])
         self.json = json
         self.route = route
     }
@@ -77,7 +79,8 @@ public struct DynamicTrait: Sendable, Hashable {
     }
 
     public static func == (a: DynamicTrait, b: DynamicTrait) -> Bool {
-        a.name == b.name && a.route.hub == b.route.hub && a.route.device == b.route.device && a.route.type == b.route.type
+        a.name == b.name && a.route.hub == b.route.hub && a.route.device == b.route.device
+            && a.route.type == b.route.type
             && a.json == b.json
     }
     public func hash(into hasher: inout Hasher) { hasher.combine(json) }
@@ -98,10 +101,14 @@ public struct DynamicTrait: Sendable, Hashable {
     }
 
     /// Whether null is a legal value of this attribute.
-    public func isNullable(_ attribute: String) -> Bool { json["attributeInfo"]?[attribute]?["nullable"]?.boolValue ?? false }
+    public func isNullable(_ attribute: String) -> Bool {
+        json["attributeInfo"]?[attribute]?["nullable"]?.boolValue ?? false
+    }
 
     /// Whether `update` may set this attribute.
-    public func isWritable(_ attribute: String) -> Bool { json["attributeInfo"]?[attribute]?["writable"]?.boolValue ?? false }
+    public func isWritable(_ attribute: String) -> Bool {
+        json["attributeInfo"]?[attribute]?["writable"]?.boolValue ?? false
+    }
 
     /// Whether this trait instance takes the command.
     public func supports(command: String) -> Bool { commands.contains(command) }
@@ -123,9 +130,12 @@ public struct DynamicTrait: Sendable, Hashable {
     /// Writes attributes (all or none) and returns the trait as it is after the write.
     @discardableResult
     public func update(_ attributes: [(key: String, value: JSON)]) async throws -> DynamicTrait {
-        let members: [(key: String, value: JSON)] = [("type", .string(route.type)), ("trait", .string(name)),
-                                                     ("update", .object(attributes))]
-        _ = try await route.home.perform(members, device: route.device, owner: route.hub, .trait(type: route.type, trait: name))
+        let members: [(key: String, value: JSON)] = [
+            ("type", .string(route.type)), ("trait", .string(name)),
+            ("update", .object(attributes))
+        ]
+        _ = try await route.home.perform(
+            members, device: route.device, owner: route.hub, .trait(type: route.type, trait: name))
         return route.home.current(route.device, hub: route.hub)?.types[named: route.type]?.traits[named: name] ?? self
     }
 

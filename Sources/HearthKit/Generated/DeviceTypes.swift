@@ -54,7 +54,8 @@ public struct DimmableLightDeviceType: DeviceType {
 
 /// Matter ColorTemperatureLight, device type 0x010C.
 ///
-/// Required traits: identify, groups, onOff (lighting), levelControl (lighting, onOff), colorControl (colorTemperature), scenesManagement.
+/// Required traits: identify, groups, onOff (lighting), levelControl (lighting, onOff), colorControl
+/// (colorTemperature), scenesManagement.
 /// Optional traits: basicInformation.
 public struct ColorTemperatureLightDeviceType: DeviceType {
     public static let identifier = "ColorTemperatureLight"
@@ -100,8 +101,12 @@ public struct OnOffPlugInUnitDeviceType: DeviceType {
         public var scenesManagementTrait: Matter.ScenesManagementTrait? { traits[Matter.ScenesManagementTrait.self] }
         public var levelControlTrait: Matter.LevelControlTrait? { traits[Matter.LevelControlTrait.self] }
         public var basicInformationTrait: Matter.BasicInformationTrait? { traits[Matter.BasicInformationTrait.self] }
-        public var electricalPowerMeasurementTrait: Matter.ElectricalPowerMeasurementTrait? { traits[Matter.ElectricalPowerMeasurementTrait.self] }
-        public var electricalEnergyMeasurementTrait: Matter.ElectricalEnergyMeasurementTrait? { traits[Matter.ElectricalEnergyMeasurementTrait.self] }
+        public var electricalPowerMeasurementTrait: Matter.ElectricalPowerMeasurementTrait? {
+            traits[Matter.ElectricalPowerMeasurementTrait.self]
+        }
+        public var electricalEnergyMeasurementTrait: Matter.ElectricalEnergyMeasurementTrait? {
+            traits[Matter.ElectricalEnergyMeasurementTrait.self]
+        }
     }
 }
 
@@ -122,7 +127,9 @@ public struct HumiditySensorDeviceType: DeviceType {
     public struct MatterTraits: Sendable, Hashable {
         public let traits: DeviceTypeTraits
         public var identifyTrait: Matter.IdentifyTrait? { traits[Matter.IdentifyTrait.self] }
-        public var relativeHumidityMeasurementTrait: Matter.RelativeHumidityMeasurementTrait? { traits[Matter.RelativeHumidityMeasurementTrait.self] }
+        public var relativeHumidityMeasurementTrait: Matter.RelativeHumidityMeasurementTrait? {
+            traits[Matter.RelativeHumidityMeasurementTrait.self]
+        }
         public var basicInformationTrait: Matter.BasicInformationTrait? { traits[Matter.BasicInformationTrait.self] }
     }
 }
@@ -144,7 +151,9 @@ public struct TemperatureSensorDeviceType: DeviceType {
     public struct MatterTraits: Sendable, Hashable {
         public let traits: DeviceTypeTraits
         public var identifyTrait: Matter.IdentifyTrait? { traits[Matter.IdentifyTrait.self] }
-        public var temperatureMeasurementTrait: Matter.TemperatureMeasurementTrait? { traits[Matter.TemperatureMeasurementTrait.self] }
+        public var temperatureMeasurementTrait: Matter.TemperatureMeasurementTrait? {
+            traits[Matter.TemperatureMeasurementTrait.self]
+        }
         public var basicInformationTrait: Matter.BasicInformationTrait? { traits[Matter.BasicInformationTrait.self] }
     }
 }

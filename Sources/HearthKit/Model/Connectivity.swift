@@ -21,8 +21,10 @@ public struct SourceConnectivity: Sendable, Hashable, CustomStringConvertible {
 
     /// A published `{"connectivityState":…,"dataSourceLocality":…}`; unknown words read as unknown.
     init(json: JSON?) {
-        connectivityState = json?["connectivityState"]?.stringValue.flatMap(ConnectivityState.init(rawValue:)) ?? .unknown
-        dataSourceLocality = json?["dataSourceLocality"]?.stringValue.flatMap(LocalityType.init(rawValue:)) ?? .unspecified
+        connectivityState =
+            json?["connectivityState"]?.stringValue.flatMap(ConnectivityState.init(rawValue:)) ?? .unknown
+        dataSourceLocality =
+            json?["dataSourceLocality"]?.stringValue.flatMap(LocalityType.init(rawValue:)) ?? .unspecified
     }
 
     var json: JSON {
@@ -33,10 +35,12 @@ public struct SourceConnectivity: Sendable, Hashable, CustomStringConvertible {
     /// The value of a whole from its parts, by the hub's own rule (`SourceConnectivity.aggregate` in HearthModel),
     /// so a client that recomputes a device's connectivity gets what a hub would publish.
     static func aggregate(_ parts: [SourceConnectivity]) -> SourceConnectivity {
-        let model = HearthModel.SourceConnectivity.aggregate(parts.map {
-            HearthModel.SourceConnectivity(HearthModel.ConnectivityState(rawValue: $0.connectivityState.rawValue) ?? .unknown,
-                                           DataSourceLocality(rawValue: $0.dataSourceLocality.rawValue) ?? .unspecified)
-        })
+        let model = HearthModel.SourceConnectivity.aggregate(
+            parts.map {
+                HearthModel.SourceConnectivity(
+                    HearthModel.ConnectivityState(rawValue: $0.connectivityState.rawValue) ?? .unknown,
+                    DataSourceLocality(rawValue: $0.dataSourceLocality.rawValue) ?? .unspecified)
+            })
         return SourceConnectivity(
             connectivityState: ConnectivityState(rawValue: model.connectivityState.rawValue) ?? .unknown,
             dataSourceLocality: LocalityType(rawValue: model.dataSourceLocality.rawValue) ?? .unspecified)

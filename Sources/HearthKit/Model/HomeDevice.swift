@@ -24,9 +24,11 @@ public struct HomeDevice: Sendable, Hashable, Identifiable {
         roomID = json["roomId"]?.stringValue
         isMatterDevice = json["isMatterDevice"]?.boolValue ?? false
         sourceConnectivity = SourceConnectivity(json: json["sourceConnectivity"])
-        types = DeviceTypes(all: json["types"]?.arrayValue.map {
-            DynamicDeviceType(json: $0, route: Route(home: home, hub: hub, device: id, type: $0["type"]?.stringValue ?? ""))
-        } ?? [], home: home, hub: hub, device: id)
+        types = DeviceTypes(
+            all: json["types"]?.arrayValue.map {
+                DynamicDeviceType(
+                    json: $0, route: Route(home: home, hub: hub, device: id, type: $0["type"]?.stringValue ?? ""))
+            } ?? [], home: home, hub: hub, device: id)
         self.hub = hub
         self.json = json
         self.home = home
@@ -49,7 +51,9 @@ public struct HomeDevice: Sendable, Hashable, Identifiable {
 
     /// Puts the device in a room (nil takes it out) and returns it as updated.
     public func setRoom(_ roomID: String?) async throws -> HomeDevice {
-        try await change("setRoom", roomID.map(JSON.string) ?? .null) { $0.replacing("roomId", with: roomID.map(JSON.string) ?? .null) }
+        try await change("setRoom", roomID.map(JSON.string) ?? .null) {
+            $0.replacing("roomId", with: roomID.map(JSON.string) ?? .null)
+        }
     }
 
     /// Puts the device in a structure (nil takes it out) and returns it as updated.
@@ -94,7 +98,9 @@ public struct DeviceTypes: Sendable, Hashable, RandomAccessCollection {
     public var endIndex: Int { all.endIndex }
     public subscript(position: Int) -> DynamicDeviceType { all[position] }
 
-    public static func == (a: DeviceTypes, b: DeviceTypes) -> Bool { a.hub == b.hub && a.device == b.device && a.all == b.all }
+    public static func == (a: DeviceTypes, b: DeviceTypes) -> Bool {
+        a.hub == b.hub && a.device == b.device && a.all == b.all
+    }
     public func hash(into hasher: inout Hasher) { hasher.combine(all) }
 
     /// Whether the device has this type.

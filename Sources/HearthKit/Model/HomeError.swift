@@ -22,9 +22,15 @@ public struct HomeError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(code.rawValue) (\(status.rawValue)): \(message)" }
 
     /// The device, its hub or the broker cannot be reached now; nothing was sent.
-    static func unavailable(_ message: String) -> HomeError { HomeError(code: .unavailable, status: .failure, message: message) }
-    static func notFound(_ message: String) -> HomeError { HomeError(code: .notFound, status: .notFound, message: message) }
-    static func cancelled(_ message: String) -> HomeError { HomeError(code: .cancelled, status: .failure, message: message) }
+    static func unavailable(_ message: String) -> HomeError {
+        HomeError(code: .unavailable, status: .failure, message: message)
+    }
+    static func notFound(_ message: String) -> HomeError {
+        HomeError(code: .notFound, status: .notFound, message: message)
+    }
+    static func cancelled(_ message: String) -> HomeError {
+        HomeError(code: .cancelled, status: .failure, message: message)
+    }
     static func deadlineExceeded(_ message: String) -> HomeError {
         HomeError(code: .deadlineExceeded, status: .timeout, message: message)
     }

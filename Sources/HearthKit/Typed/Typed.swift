@@ -163,7 +163,9 @@ extension HomeBitmap {
         case .object(let members):
             var value = Self()
             for (name, on) in members {
-                guard let flag = Self.flags.first(where: { $0.name == name })?.flag, let on = on.boolValue else { return nil }
+                guard let flag = Self.flags.first(where: { $0.name == name })?.flag, let on = on.boolValue else {
+                    return nil
+                }
                 if on { value.insert(flag) }
             }
             self = value

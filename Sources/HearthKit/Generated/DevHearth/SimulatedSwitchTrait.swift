@@ -21,7 +21,8 @@ extension DevHearth {
             try await dynamic.invoke("press")
         }
 
-        /// Whether this trait instance takes `release` (the device's features decide; an Off-only OnOff has no `toggle`).
+        /// Whether this trait instance takes `release` (the device's features decide; an Off-only OnOff has no
+        /// `toggle`).
         public var supportsReleaseCommand: Bool { dynamic.supports(command: "release") }
 
         /// `release` (command 0x01).
@@ -37,7 +38,8 @@ extension DevHearth {
             try await dynamic.invoke("flip")
         }
 
-        /// Whether this trait instance takes `bounce` (the device's features decide; an Off-only OnOff has no `toggle`).
+        /// Whether this trait instance takes `bounce` (the device's features decide; an Off-only OnOff has no
+        /// `toggle`).
         public var supportsBounceCommand: Bool { dynamic.supports(command: "bounce") }
 
         /// `bounce` (command 0x03).

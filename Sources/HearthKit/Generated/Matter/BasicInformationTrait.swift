@@ -5,7 +5,8 @@
 extension Matter {
     /// Matter BasicInformation, cluster 0x0028: `basicInformation` on the hub.
     ///
-    /// Attributes: vendorName, vendorID, productName, productID, nodeLabel (writable), hardwareVersionString, softwareVersionString, serialNumber, reachable, uniqueID.
+    /// Attributes: vendorName, vendorID, productName, productID, nodeLabel (writable), hardwareVersionString,
+    /// softwareVersionString, serialNumber, reachable, uniqueID.
     public struct BasicInformationTrait: Trait {
         public static let identifier = "basicInformation"
         public static let clusterID: UInt32 = 0x0028
@@ -44,8 +45,10 @@ extension Matter {
                 _productName = TraitAttribute(trait, "productName", nullable: false, writable: false)
                 _productID = TraitAttribute(trait, "productID", nullable: false, writable: false)
                 _nodeLabel = TraitAttribute(trait, "nodeLabel", nullable: false, writable: true)
-                _hardwareVersionString = TraitAttribute(trait, "hardwareVersionString", nullable: false, writable: false)
-                _softwareVersionString = TraitAttribute(trait, "softwareVersionString", nullable: false, writable: false)
+                _hardwareVersionString = TraitAttribute(
+                    trait, "hardwareVersionString", nullable: false, writable: false)
+                _softwareVersionString = TraitAttribute(
+                    trait, "softwareVersionString", nullable: false, writable: false)
                 _serialNumber = TraitAttribute(trait, "serialNumber", nullable: false, writable: false)
                 _reachable = TraitAttribute(trait, "reachable", nullable: false, writable: false)
                 _uniqueID = TraitAttribute(trait, "uniqueID", nullable: false, writable: false)

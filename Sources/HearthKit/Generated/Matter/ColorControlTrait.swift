@@ -5,7 +5,9 @@
 extension Matter {
     /// Matter ColorControl, cluster 0x0300: `colorControl` on the hub.
     ///
-    /// Attributes: remainingTime, colorTemperatureMireds, colorMode, options (writable), numberOfPrimaries, enhancedColorMode, colorCapabilities, colorTempPhysicalMinMireds, colorTempPhysicalMaxMireds, coupleColorTempToLevelMinMireds, startUpColorTemperatureMireds (writable), featureMap.
+    /// Attributes: remainingTime, colorTemperatureMireds, colorMode, options (writable), numberOfPrimaries,
+    /// enhancedColorMode, colorCapabilities, colorTempPhysicalMinMireds, colorTempPhysicalMaxMireds,
+    /// coupleColorTempToLevelMinMireds, startUpColorTemperatureMireds (writable), featureMap.
     /// Commands: moveToColorTemperature, stopMoveStep, moveColorTemperature, stepColorTemperature.
     public struct ColorControlTrait: Trait {
         public static let identifier = "colorControl"
@@ -160,21 +162,27 @@ extension Matter {
 
             init(_ trait: DynamicTrait) {
                 _remainingTime = TraitAttribute(trait, "remainingTime", nullable: false, writable: false)
-                _colorTemperatureMireds = TraitAttribute(trait, "colorTemperatureMireds", nullable: false, writable: false)
+                _colorTemperatureMireds = TraitAttribute(
+                    trait, "colorTemperatureMireds", nullable: false, writable: false)
                 _colorMode = TraitAttribute(trait, "colorMode", nullable: false, writable: false)
                 _options = TraitAttribute(trait, "options", nullable: false, writable: true)
                 _numberOfPrimaries = TraitAttribute(trait, "numberOfPrimaries", nullable: true, writable: false)
                 _enhancedColorMode = TraitAttribute(trait, "enhancedColorMode", nullable: false, writable: false)
                 _colorCapabilities = TraitAttribute(trait, "colorCapabilities", nullable: false, writable: false)
-                _colorTempPhysicalMinMireds = TraitAttribute(trait, "colorTempPhysicalMinMireds", nullable: false, writable: false)
-                _colorTempPhysicalMaxMireds = TraitAttribute(trait, "colorTempPhysicalMaxMireds", nullable: false, writable: false)
-                _coupleColorTempToLevelMinMireds = TraitAttribute(trait, "coupleColorTempToLevelMinMireds", nullable: false, writable: false)
-                _startUpColorTemperatureMireds = TraitAttribute(trait, "startUpColorTemperatureMireds", nullable: true, writable: true)
+                _colorTempPhysicalMinMireds = TraitAttribute(
+                    trait, "colorTempPhysicalMinMireds", nullable: false, writable: false)
+                _colorTempPhysicalMaxMireds = TraitAttribute(
+                    trait, "colorTempPhysicalMaxMireds", nullable: false, writable: false)
+                _coupleColorTempToLevelMinMireds = TraitAttribute(
+                    trait, "coupleColorTempToLevelMinMireds", nullable: false, writable: false)
+                _startUpColorTemperatureMireds = TraitAttribute(
+                    trait, "startUpColorTemperatureMireds", nullable: true, writable: true)
                 _featureMap = TraitAttribute(trait, "featureMap", nullable: false, writable: false)
             }
         }
 
-        /// Whether this trait instance takes `moveToColorTemperature` (the device's features decide; an Off-only OnOff has no `toggle`).
+        /// Whether this trait instance takes `moveToColorTemperature` (the device's features decide; an Off-only OnOff
+        /// has no `toggle`).
         public var supportsMoveToColorTemperatureCommand: Bool { dynamic.supports(command: "moveToColorTemperature") }
 
         /// `moveToColorTemperature` (command 0x0A).
@@ -183,7 +191,12 @@ extension Matter {
         /// - Parameter transitionTime: uint16, 0…65534.
         /// - Parameter optionsMask: bitmap OptionsBitmap.
         /// - Parameter optionsOverride: bitmap OptionsBitmap.
-        public func moveToColorTemperature(colorTemperatureMireds: UInt16, transitionTime: UInt16 = 0, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []) async throws {
+        public func moveToColorTemperature(
+            colorTemperatureMireds: UInt16,
+            transitionTime: UInt16 = 0,
+            optionsMask: OptionsBitmap = [],
+            optionsOverride: OptionsBitmap = []
+        ) async throws {
             try await dynamic.invoke("moveToColorTemperature", [
                 ("colorTemperatureMireds", colorTemperatureMireds.json),
                 ("transitionTime", transitionTime.json),
@@ -192,7 +205,8 @@ extension Matter {
             ])
         }
 
-        /// Whether this trait instance takes `stopMoveStep` (the device's features decide; an Off-only OnOff has no `toggle`).
+        /// Whether this trait instance takes `stopMoveStep` (the device's features decide; an Off-only OnOff has no
+        /// `toggle`).
         public var supportsStopMoveStepCommand: Bool { dynamic.supports(command: "stopMoveStep") }
 
         /// `stopMoveStep` (command 0x47).
@@ -206,7 +220,8 @@ extension Matter {
             ])
         }
 
-        /// Whether this trait instance takes `moveColorTemperature` (the device's features decide; an Off-only OnOff has no `toggle`).
+        /// Whether this trait instance takes `moveColorTemperature` (the device's features decide; an Off-only OnOff
+        /// has no `toggle`).
         public var supportsMoveColorTemperatureCommand: Bool { dynamic.supports(command: "moveColorTemperature") }
 
         /// `moveColorTemperature` (command 0x4B).
@@ -217,7 +232,14 @@ extension Matter {
         /// - Parameter colorTemperatureMaximumMireds: uint16, 0…65279.
         /// - Parameter optionsMask: bitmap OptionsBitmap.
         /// - Parameter optionsOverride: bitmap OptionsBitmap.
-        public func moveColorTemperature(moveMode: MoveModeEnum, rate: UInt16, colorTemperatureMinimumMireds: UInt16 = 0, colorTemperatureMaximumMireds: UInt16 = 0, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []) async throws {
+        public func moveColorTemperature(
+            moveMode: MoveModeEnum,
+            rate: UInt16,
+            colorTemperatureMinimumMireds: UInt16 = 0,
+            colorTemperatureMaximumMireds: UInt16 = 0,
+            optionsMask: OptionsBitmap = [],
+            optionsOverride: OptionsBitmap = []
+        ) async throws {
             try await dynamic.invoke("moveColorTemperature", [
                 ("moveMode", moveMode.json),
                 ("rate", rate.json),
@@ -228,7 +250,8 @@ extension Matter {
             ])
         }
 
-        /// Whether this trait instance takes `stepColorTemperature` (the device's features decide; an Off-only OnOff has no `toggle`).
+        /// Whether this trait instance takes `stepColorTemperature` (the device's features decide; an Off-only OnOff
+        /// has no `toggle`).
         public var supportsStepColorTemperatureCommand: Bool { dynamic.supports(command: "stepColorTemperature") }
 
         /// `stepColorTemperature` (command 0x4C).
@@ -240,7 +263,15 @@ extension Matter {
         /// - Parameter colorTemperatureMaximumMireds: uint16, 0…65279.
         /// - Parameter optionsMask: bitmap OptionsBitmap.
         /// - Parameter optionsOverride: bitmap OptionsBitmap.
-        public func stepColorTemperature(stepMode: StepModeEnum, stepSize: UInt16, transitionTime: UInt16 = 0, colorTemperatureMinimumMireds: UInt16 = 0, colorTemperatureMaximumMireds: UInt16 = 0, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []) async throws {
+        public func stepColorTemperature(
+            stepMode: StepModeEnum,
+            stepSize: UInt16,
+            transitionTime: UInt16 = 0,
+            colorTemperatureMinimumMireds: UInt16 = 0,
+            colorTemperatureMaximumMireds: UInt16 = 0,
+            optionsMask: OptionsBitmap = [],
+            optionsOverride: OptionsBitmap = []
+        ) async throws {
             try await dynamic.invoke("stepColorTemperature", [
                 ("stepMode", stepMode.json),
                 ("stepSize", stepSize.json),
@@ -260,7 +291,9 @@ extension Matter {
             public mutating func setOptions(_ value: OptionsBitmap) { writes.set("options", value.json) }
 
             /// startUpColorTemperatureMireds: uint16, 1…65279, nullable.
-            public mutating func setStartUpColorTemperatureMireds(_ value: UInt16?) { writes.set("startUpColorTemperatureMireds", value.json) }
+            public mutating func setStartUpColorTemperatureMireds(_ value: UInt16?) {
+                writes.set("startUpColorTemperatureMireds", value.json)
+            }
         }
 
         /// Writes the attributes `body` sets (all or none) and returns the trait as it is after the write:

@@ -103,7 +103,13 @@ extension Matter {
             /// list of struct MeasurementAccuracyRangeStruct.
             public var accuracyRanges: [MeasurementAccuracyRangeStruct]
 
-            public init(measurementType: MeasurementTypeEnum, measured: Bool, minMeasuredValue: Int64, maxMeasuredValue: Int64, accuracyRanges: [MeasurementAccuracyRangeStruct]) {
+            public init(
+                measurementType: MeasurementTypeEnum,
+                measured: Bool,
+                minMeasuredValue: Int64,
+                maxMeasuredValue: Int64,
+                accuracyRanges: [MeasurementAccuracyRangeStruct]
+            ) {
                 self.measurementType = measurementType
                 self.measured = measured
                 self.minMeasuredValue = minMeasuredValue
@@ -117,8 +123,15 @@ extension Matter {
                     let measured = json["measured"].flatMap(Bool.init(json:)),
                     let minMeasuredValue = json["minMeasuredValue"].flatMap(Int64.init(json:)),
                     let maxMeasuredValue = json["maxMeasuredValue"].flatMap(Int64.init(json:)),
-                    let accuracyRanges = json["accuracyRanges"].flatMap([MeasurementAccuracyRangeStruct].init(json:)) else { return nil }
-                self.init(measurementType: measurementType, measured: measured, minMeasuredValue: minMeasuredValue, maxMeasuredValue: maxMeasuredValue, accuracyRanges: accuracyRanges)
+                    let accuracyRanges = json["accuracyRanges"].flatMap([MeasurementAccuracyRangeStruct].init(json:))
+                else { return nil }
+                self.init(
+                    measurementType: measurementType,
+                    measured: measured,
+                    minMeasuredValue: minMeasuredValue,
+                    maxMeasuredValue: maxMeasuredValue,
+                    accuracyRanges: accuracyRanges
+                )
             }
 
             public var json: JSON {
@@ -170,7 +183,8 @@ extension Matter {
 
             init(_ trait: DynamicTrait) {
                 _accuracy = TraitAttribute(trait, "accuracy", nullable: false, writable: false)
-                _cumulativeEnergyImported = TraitAttribute(trait, "cumulativeEnergyImported", nullable: true, writable: false)
+                _cumulativeEnergyImported = TraitAttribute(
+                    trait, "cumulativeEnergyImported", nullable: true, writable: false)
             }
         }
     }

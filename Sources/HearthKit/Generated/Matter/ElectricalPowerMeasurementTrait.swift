@@ -117,7 +117,13 @@ extension Matter {
             /// list of struct MeasurementAccuracyRangeStruct.
             public var accuracyRanges: [MeasurementAccuracyRangeStruct]
 
-            public init(measurementType: MeasurementTypeEnum, measured: Bool, minMeasuredValue: Int64, maxMeasuredValue: Int64, accuracyRanges: [MeasurementAccuracyRangeStruct]) {
+            public init(
+                measurementType: MeasurementTypeEnum,
+                measured: Bool,
+                minMeasuredValue: Int64,
+                maxMeasuredValue: Int64,
+                accuracyRanges: [MeasurementAccuracyRangeStruct]
+            ) {
                 self.measurementType = measurementType
                 self.measured = measured
                 self.minMeasuredValue = minMeasuredValue
@@ -131,8 +137,15 @@ extension Matter {
                     let measured = json["measured"].flatMap(Bool.init(json:)),
                     let minMeasuredValue = json["minMeasuredValue"].flatMap(Int64.init(json:)),
                     let maxMeasuredValue = json["maxMeasuredValue"].flatMap(Int64.init(json:)),
-                    let accuracyRanges = json["accuracyRanges"].flatMap([MeasurementAccuracyRangeStruct].init(json:)) else { return nil }
-                self.init(measurementType: measurementType, measured: measured, minMeasuredValue: minMeasuredValue, maxMeasuredValue: maxMeasuredValue, accuracyRanges: accuracyRanges)
+                    let accuracyRanges = json["accuracyRanges"].flatMap([MeasurementAccuracyRangeStruct].init(json:))
+                else { return nil }
+                self.init(
+                    measurementType: measurementType,
+                    measured: measured,
+                    minMeasuredValue: minMeasuredValue,
+                    maxMeasuredValue: maxMeasuredValue,
+                    accuracyRanges: accuracyRanges
+                )
             }
 
             public var json: JSON {
@@ -165,7 +178,8 @@ extension Matter {
 
             init(_ trait: DynamicTrait) {
                 _powerMode = TraitAttribute(trait, "powerMode", nullable: false, writable: false)
-                _numberOfMeasurementTypes = TraitAttribute(trait, "numberOfMeasurementTypes", nullable: false, writable: false)
+                _numberOfMeasurementTypes = TraitAttribute(
+                    trait, "numberOfMeasurementTypes", nullable: false, writable: false)
                 _accuracy = TraitAttribute(trait, "accuracy", nullable: false, writable: false)
                 _voltage = TraitAttribute(trait, "voltage", nullable: true, writable: false)
                 _activeCurrent = TraitAttribute(trait, "activeCurrent", nullable: true, writable: false)

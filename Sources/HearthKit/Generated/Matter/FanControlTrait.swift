@@ -5,7 +5,8 @@
 extension Matter {
     /// Matter FanControl, cluster 0x0202: `fanControl` on the hub.
     ///
-    /// Attributes: fanMode (writable), fanModeSequence, percentSetting (writable), percentCurrent, speedMax, speedSetting (writable), speedCurrent.
+    /// Attributes: fanMode (writable), fanModeSequence, percentSetting (writable), percentCurrent, speedMax,
+    /// speedSetting (writable), speedCurrent.
     public struct FanControlTrait: Trait {
         public static let identifier = "fanControl"
         public static let clusterID: UInt32 = 0x0202

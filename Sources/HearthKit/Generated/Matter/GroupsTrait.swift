@@ -39,7 +39,8 @@ extension Matter {
             }
         }
 
-        /// Whether this trait instance takes `addGroup` (the device's features decide; an Off-only OnOff has no `toggle`).
+        /// Whether this trait instance takes `addGroup` (the device's features decide; an Off-only OnOff has no
+        /// `toggle`).
         public var supportsAddGroupCommand: Bool { dynamic.supports(command: "addGroup") }
 
         /// `addGroup` (command 0x00).
@@ -53,7 +54,8 @@ extension Matter {
             ])
         }
 
-        /// Whether this trait instance takes `viewGroup` (the device's features decide; an Off-only OnOff has no `toggle`).
+        /// Whether this trait instance takes `viewGroup` (the device's features decide; an Off-only OnOff has no
+        /// `toggle`).
         public var supportsViewGroupCommand: Bool { dynamic.supports(command: "viewGroup") }
 
         /// `viewGroup` (command 0x01).
@@ -65,7 +67,8 @@ extension Matter {
             ])
         }
 
-        /// Whether this trait instance takes `getGroupMembership` (the device's features decide; an Off-only OnOff has no `toggle`).
+        /// Whether this trait instance takes `getGroupMembership` (the device's features decide; an Off-only OnOff has
+        /// no `toggle`).
         public var supportsGetGroupMembershipCommand: Bool { dynamic.supports(command: "getGroupMembership") }
 
         /// `getGroupMembership` (command 0x02).
@@ -77,7 +80,8 @@ extension Matter {
             ])
         }
 
-        /// Whether this trait instance takes `removeGroup` (the device's features decide; an Off-only OnOff has no `toggle`).
+        /// Whether this trait instance takes `removeGroup` (the device's features decide; an Off-only OnOff has no
+        /// `toggle`).
         public var supportsRemoveGroupCommand: Bool { dynamic.supports(command: "removeGroup") }
 
         /// `removeGroup` (command 0x03).
@@ -89,7 +93,8 @@ extension Matter {
             ])
         }
 
-        /// Whether this trait instance takes `removeAllGroups` (the device's features decide; an Off-only OnOff has no `toggle`).
+        /// Whether this trait instance takes `removeAllGroups` (the device's features decide; an Off-only OnOff has no
+        /// `toggle`).
         public var supportsRemoveAllGroupsCommand: Bool { dynamic.supports(command: "removeAllGroups") }
 
         /// `removeAllGroups` (command 0x04).
@@ -97,7 +102,8 @@ extension Matter {
             try await dynamic.invoke("removeAllGroups")
         }
 
-        /// Whether this trait instance takes `addGroupIfIdentifying` (the device's features decide; an Off-only OnOff has no `toggle`).
+        /// Whether this trait instance takes `addGroupIfIdentifying` (the device's features decide; an Off-only OnOff
+        /// has no `toggle`).
         public var supportsAddGroupIfIdentifyingCommand: Bool { dynamic.supports(command: "addGroupIfIdentifying") }
 
         /// `addGroupIfIdentifying` (command 0x05).

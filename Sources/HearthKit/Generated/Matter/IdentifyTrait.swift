@@ -50,7 +50,8 @@ extension Matter {
             }
         }
 
-        /// Whether this trait instance takes `identify` (the device's features decide; an Off-only OnOff has no `toggle`).
+        /// Whether this trait instance takes `identify` (the device's features decide; an Off-only OnOff has no
+        /// `toggle`).
         public var supportsIdentifyCommand: Bool { dynamic.supports(command: "identify") }
 
         /// `identify` (command 0x00).

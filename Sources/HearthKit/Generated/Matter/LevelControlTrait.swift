@@ -5,7 +5,9 @@
 extension Matter {
     /// Matter LevelControl, cluster 0x0008: `levelControl` on the hub.
     ///
-    /// Attributes: currentLevel, remainingTime, minLevel, maxLevel, options (writable), onOffTransitionTime (writable), onLevel (writable), onTransitionTime (writable), offTransitionTime (writable), defaultMoveRate (writable), startUpCurrentLevel (writable).
+    /// Attributes: currentLevel, remainingTime, minLevel, maxLevel, options (writable), onOffTransitionTime (writable),
+    /// onLevel (writable), onTransitionTime (writable), offTransitionTime (writable), defaultMoveRate (writable),
+    /// startUpCurrentLevel (writable).
     /// Commands: moveToLevel, move, step, stop, moveToLevelWithOnOff, moveWithOnOff, stepWithOnOff, stopWithOnOff.
     public struct LevelControlTrait: Trait {
         public static let identifier = "levelControl"
@@ -97,7 +99,8 @@ extension Matter {
             }
         }
 
-        /// Whether this trait instance takes `moveToLevel` (the device's features decide; an Off-only OnOff has no `toggle`).
+        /// Whether this trait instance takes `moveToLevel` (the device's features decide; an Off-only OnOff has no
+        /// `toggle`).
         public var supportsMoveToLevelCommand: Bool { dynamic.supports(command: "moveToLevel") }
 
         /// `moveToLevel` (command 0x00).
@@ -106,7 +109,12 @@ extension Matter {
         /// - Parameter transitionTime: uint16, 0…65534, nullable (nil sends null).
         /// - Parameter optionsMask: bitmap OptionsBitmap.
         /// - Parameter optionsOverride: bitmap OptionsBitmap.
-        public func moveToLevel(level: UInt8, transitionTime: UInt16? = 0, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []) async throws {
+        public func moveToLevel(
+            level: UInt8,
+            transitionTime: UInt16? = 0,
+            optionsMask: OptionsBitmap = [],
+            optionsOverride: OptionsBitmap = []
+        ) async throws {
             try await dynamic.invoke("moveToLevel", [
                 ("level", level.json),
                 ("transitionTime", transitionTime.json),
@@ -124,7 +132,12 @@ extension Matter {
         /// - Parameter rate: uint8, nullable (nil sends null).
         /// - Parameter optionsMask: bitmap OptionsBitmap.
         /// - Parameter optionsOverride: bitmap OptionsBitmap.
-        public func move(moveMode: MoveModeEnum, rate: UInt8? = nil, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []) async throws {
+        public func move(
+            moveMode: MoveModeEnum,
+            rate: UInt8? = nil,
+            optionsMask: OptionsBitmap = [],
+            optionsOverride: OptionsBitmap = []
+        ) async throws {
             try await dynamic.invoke("move", [
                 ("moveMode", moveMode.json),
                 ("rate", rate.json),
@@ -143,7 +156,13 @@ extension Matter {
         /// - Parameter transitionTime: uint16, 0…65534, nullable (nil sends null).
         /// - Parameter optionsMask: bitmap OptionsBitmap.
         /// - Parameter optionsOverride: bitmap OptionsBitmap.
-        public func step(stepMode: StepModeEnum, stepSize: UInt8, transitionTime: UInt16? = nil, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []) async throws {
+        public func step(
+            stepMode: StepModeEnum,
+            stepSize: UInt8,
+            transitionTime: UInt16? = nil,
+            optionsMask: OptionsBitmap = [],
+            optionsOverride: OptionsBitmap = []
+        ) async throws {
             try await dynamic.invoke("step", [
                 ("stepMode", stepMode.json),
                 ("stepSize", stepSize.json),
@@ -167,7 +186,8 @@ extension Matter {
             ])
         }
 
-        /// Whether this trait instance takes `moveToLevelWithOnOff` (the device's features decide; an Off-only OnOff has no `toggle`).
+        /// Whether this trait instance takes `moveToLevelWithOnOff` (the device's features decide; an Off-only OnOff
+        /// has no `toggle`).
         public var supportsMoveToLevelWithOnOffCommand: Bool { dynamic.supports(command: "moveToLevelWithOnOff") }
 
         /// `moveToLevelWithOnOff` (command 0x04).
@@ -176,7 +196,12 @@ extension Matter {
         /// - Parameter transitionTime: uint16, 0…65534, nullable (nil sends null).
         /// - Parameter optionsMask: bitmap OptionsBitmap.
         /// - Parameter optionsOverride: bitmap OptionsBitmap.
-        public func moveToLevelWithOnOff(level: UInt8, transitionTime: UInt16? = 0, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []) async throws {
+        public func moveToLevelWithOnOff(
+            level: UInt8,
+            transitionTime: UInt16? = 0,
+            optionsMask: OptionsBitmap = [],
+            optionsOverride: OptionsBitmap = []
+        ) async throws {
             try await dynamic.invoke("moveToLevelWithOnOff", [
                 ("level", level.json),
                 ("transitionTime", transitionTime.json),
@@ -185,7 +210,8 @@ extension Matter {
             ])
         }
 
-        /// Whether this trait instance takes `moveWithOnOff` (the device's features decide; an Off-only OnOff has no `toggle`).
+        /// Whether this trait instance takes `moveWithOnOff` (the device's features decide; an Off-only OnOff has no
+        /// `toggle`).
         public var supportsMoveWithOnOffCommand: Bool { dynamic.supports(command: "moveWithOnOff") }
 
         /// `moveWithOnOff` (command 0x05).
@@ -194,7 +220,12 @@ extension Matter {
         /// - Parameter rate: uint8, nullable (nil sends null).
         /// - Parameter optionsMask: bitmap OptionsBitmap.
         /// - Parameter optionsOverride: bitmap OptionsBitmap.
-        public func moveWithOnOff(moveMode: MoveModeEnum, rate: UInt8? = nil, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []) async throws {
+        public func moveWithOnOff(
+            moveMode: MoveModeEnum,
+            rate: UInt8? = nil,
+            optionsMask: OptionsBitmap = [],
+            optionsOverride: OptionsBitmap = []
+        ) async throws {
             try await dynamic.invoke("moveWithOnOff", [
                 ("moveMode", moveMode.json),
                 ("rate", rate.json),
@@ -203,7 +234,8 @@ extension Matter {
             ])
         }
 
-        /// Whether this trait instance takes `stepWithOnOff` (the device's features decide; an Off-only OnOff has no `toggle`).
+        /// Whether this trait instance takes `stepWithOnOff` (the device's features decide; an Off-only OnOff has no
+        /// `toggle`).
         public var supportsStepWithOnOffCommand: Bool { dynamic.supports(command: "stepWithOnOff") }
 
         /// `stepWithOnOff` (command 0x06).
@@ -213,7 +245,13 @@ extension Matter {
         /// - Parameter transitionTime: uint16, 0…65534, nullable (nil sends null).
         /// - Parameter optionsMask: bitmap OptionsBitmap.
         /// - Parameter optionsOverride: bitmap OptionsBitmap.
-        public func stepWithOnOff(stepMode: StepModeEnum, stepSize: UInt8, transitionTime: UInt16? = nil, optionsMask: OptionsBitmap = [], optionsOverride: OptionsBitmap = []) async throws {
+        public func stepWithOnOff(
+            stepMode: StepModeEnum,
+            stepSize: UInt8,
+            transitionTime: UInt16? = nil,
+            optionsMask: OptionsBitmap = [],
+            optionsOverride: OptionsBitmap = []
+        ) async throws {
             try await dynamic.invoke("stepWithOnOff", [
                 ("stepMode", stepMode.json),
                 ("stepSize", stepSize.json),
@@ -223,7 +261,8 @@ extension Matter {
             ])
         }
 
-        /// Whether this trait instance takes `stopWithOnOff` (the device's features decide; an Off-only OnOff has no `toggle`).
+        /// Whether this trait instance takes `stopWithOnOff` (the device's features decide; an Off-only OnOff has no
+        /// `toggle`).
         public var supportsStopWithOnOffCommand: Bool { dynamic.supports(command: "stopWithOnOff") }
 
         /// `stopWithOnOff` (command 0x07).
@@ -245,7 +284,9 @@ extension Matter {
             public mutating func setOptions(_ value: OptionsBitmap) { writes.set("options", value.json) }
 
             /// onOffTransitionTime: uint16.
-            public mutating func setOnOffTransitionTime(_ value: UInt16) { writes.set("onOffTransitionTime", value.json) }
+            public mutating func setOnOffTransitionTime(_ value: UInt16) {
+                writes.set("onOffTransitionTime", value.json)
+            }
 
             /// onLevel: uint8, nullable.
             public mutating func setOnLevel(_ value: UInt8?) { writes.set("onLevel", value.json) }
@@ -260,7 +301,9 @@ extension Matter {
             public mutating func setDefaultMoveRate(_ value: UInt8?) { writes.set("defaultMoveRate", value.json) }
 
             /// startUpCurrentLevel: uint8, 0…254, nullable.
-            public mutating func setStartUpCurrentLevel(_ value: UInt8?) { writes.set("startUpCurrentLevel", value.json) }
+            public mutating func setStartUpCurrentLevel(_ value: UInt8?) {
+                writes.set("startUpCurrentLevel", value.json)
+            }
         }
 
         /// Writes the attributes `body` sets (all or none) and returns the trait as it is after the write:

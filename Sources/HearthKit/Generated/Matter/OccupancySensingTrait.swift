@@ -111,7 +111,8 @@ extension Matter {
             init(_ trait: DynamicTrait) {
                 _occupancy = TraitAttribute(trait, "occupancy", nullable: false, writable: false)
                 _occupancySensorType = TraitAttribute(trait, "occupancySensorType", nullable: false, writable: false)
-                _occupancySensorTypeBitmap = TraitAttribute(trait, "occupancySensorTypeBitmap", nullable: false, writable: false)
+                _occupancySensorTypeBitmap = TraitAttribute(
+                    trait, "occupancySensorTypeBitmap", nullable: false, writable: false)
                 _holdTime = TraitAttribute(trait, "holdTime", nullable: false, writable: true)
                 _holdTimeLimits = TraitAttribute(trait, "holdTimeLimits", nullable: false, writable: false)
             }

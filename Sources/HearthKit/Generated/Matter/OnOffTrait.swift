@@ -95,7 +95,8 @@ extension Matter {
             try await dynamic.invoke("on")
         }
 
-        /// Whether this trait instance takes `toggle` (the device's features decide; an Off-only OnOff has no `toggle`).
+        /// Whether this trait instance takes `toggle` (the device's features decide; an Off-only OnOff has no
+        /// `toggle`).
         public var supportsToggleCommand: Bool { dynamic.supports(command: "toggle") }
 
         /// `toggle` (command 0x02).
@@ -103,7 +104,8 @@ extension Matter {
             try await dynamic.invoke("toggle")
         }
 
-        /// Whether this trait instance takes `offWithEffect` (the device's features decide; an Off-only OnOff has no `toggle`).
+        /// Whether this trait instance takes `offWithEffect` (the device's features decide; an Off-only OnOff has no
+        /// `toggle`).
         public var supportsOffWithEffectCommand: Bool { dynamic.supports(command: "offWithEffect") }
 
         /// `offWithEffect` (command 0x40).
@@ -117,7 +119,8 @@ extension Matter {
             ])
         }
 
-        /// Whether this trait instance takes `onWithRecallGlobalScene` (the device's features decide; an Off-only OnOff has no `toggle`).
+        /// Whether this trait instance takes `onWithRecallGlobalScene` (the device's features decide; an Off-only OnOff
+        /// has no `toggle`).
         public var supportsOnWithRecallGlobalSceneCommand: Bool { dynamic.supports(command: "onWithRecallGlobalScene") }
 
         /// `onWithRecallGlobalScene` (command 0x41).
@@ -125,7 +128,8 @@ extension Matter {
             try await dynamic.invoke("onWithRecallGlobalScene")
         }
 
-        /// Whether this trait instance takes `onWithTimedOff` (the device's features decide; an Off-only OnOff has no `toggle`).
+        /// Whether this trait instance takes `onWithTimedOff` (the device's features decide; an Off-only OnOff has no
+        /// `toggle`).
         public var supportsOnWithTimedOffCommand: Bool { dynamic.supports(command: "onWithTimedOff") }
 
         /// `onWithTimedOff` (command 0x42).
@@ -133,7 +137,11 @@ extension Matter {
         /// - Parameter onOffControl: bitmap OnOffControlBitmap.
         /// - Parameter onTime: uint16, 0…65534.
         /// - Parameter offWaitTime: uint16, 0…65534.
-        public func onWithTimedOff(onOffControl: OnOffControlBitmap = [], onTime: UInt16, offWaitTime: UInt16) async throws {
+        public func onWithTimedOff(
+            onOffControl: OnOffControlBitmap = [],
+            onTime: UInt16,
+            offWaitTime: UInt16
+        ) async throws {
             try await dynamic.invoke("onWithTimedOff", [
                 ("onOffControl", onOffControl.json),
                 ("onTime", onTime.json),

@@ -27,7 +27,13 @@ extension Matter {
             /// uint8.
             public var remainingCapacity: UInt8
 
-            public init(sceneCount: UInt8, currentScene: UInt8, currentGroup: UInt16, sceneValid: Bool, remainingCapacity: UInt8) {
+            public init(
+                sceneCount: UInt8,
+                currentScene: UInt8,
+                currentGroup: UInt16,
+                sceneValid: Bool,
+                remainingCapacity: UInt8
+            ) {
                 self.sceneCount = sceneCount
                 self.currentScene = currentScene
                 self.currentGroup = currentGroup
@@ -42,7 +48,13 @@ extension Matter {
                     let currentGroup = json["currentGroup"].flatMap(UInt16.init(json:)),
                     let sceneValid = json["sceneValid"].flatMap(Bool.init(json:)),
                     let remainingCapacity = json["remainingCapacity"].flatMap(UInt8.init(json:)) else { return nil }
-                self.init(sceneCount: sceneCount, currentScene: currentScene, currentGroup: currentGroup, sceneValid: sceneValid, remainingCapacity: remainingCapacity)
+                self.init(
+                    sceneCount: sceneCount,
+                    currentScene: currentScene,
+                    currentGroup: currentGroup,
+                    sceneValid: sceneValid,
+                    remainingCapacity: remainingCapacity
+                )
             }
 
             public var json: JSON {
@@ -98,7 +110,8 @@ extension Matter {
             public init?(json: JSON) {
                 guard case .object = json,
                     let clusterId = json["clusterId"].flatMap(UInt32.init(json:)),
-                    let attributeValueList = json["attributeValueList"].flatMap([AttributeValuePairStruct].init(json:)) else { return nil }
+                    let attributeValueList = json["attributeValueList"].flatMap([AttributeValuePairStruct].init(json:))
+                else { return nil }
                 self.init(clusterId: clusterId, attributeValueList: attributeValueList)
             }
 
@@ -125,7 +138,8 @@ extension Matter {
             }
         }
 
-        /// Whether this trait instance takes `addScene` (the device's features decide; an Off-only OnOff has no `toggle`).
+        /// Whether this trait instance takes `addScene` (the device's features decide; an Off-only OnOff has no
+        /// `toggle`).
         public var supportsAddSceneCommand: Bool { dynamic.supports(command: "addScene") }
 
         /// `addScene` (command 0x00).
@@ -135,7 +149,13 @@ extension Matter {
         /// - Parameter transitionTime: uint32, 0…60000000.
         /// - Parameter sceneName: string (at most 16 bytes).
         /// - Parameter extensionFieldSetStructs: list of struct ExtensionFieldSetStruct.
-        public func addScene(groupId: UInt16, sceneId: UInt8, transitionTime: UInt32, sceneName: String, extensionFieldSetStructs: [ExtensionFieldSetStruct] = []) async throws {
+        public func addScene(
+            groupId: UInt16,
+            sceneId: UInt8,
+            transitionTime: UInt32,
+            sceneName: String,
+            extensionFieldSetStructs: [ExtensionFieldSetStruct] = []
+        ) async throws {
             try await dynamic.invoke("addScene", [
                 ("groupId", groupId.json),
                 ("sceneId", sceneId.json),
@@ -145,7 +165,8 @@ extension Matter {
             ])
         }
 
-        /// Whether this trait instance takes `viewScene` (the device's features decide; an Off-only OnOff has no `toggle`).
+        /// Whether this trait instance takes `viewScene` (the device's features decide; an Off-only OnOff has no
+        /// `toggle`).
         public var supportsViewSceneCommand: Bool { dynamic.supports(command: "viewScene") }
 
         /// `viewScene` (command 0x01).
@@ -159,7 +180,8 @@ extension Matter {
             ])
         }
 
-        /// Whether this trait instance takes `removeScene` (the device's features decide; an Off-only OnOff has no `toggle`).
+        /// Whether this trait instance takes `removeScene` (the device's features decide; an Off-only OnOff has no
+        /// `toggle`).
         public var supportsRemoveSceneCommand: Bool { dynamic.supports(command: "removeScene") }
 
         /// `removeScene` (command 0x02).
@@ -173,7 +195,8 @@ extension Matter {
             ])
         }
 
-        /// Whether this trait instance takes `removeAllScenes` (the device's features decide; an Off-only OnOff has no `toggle`).
+        /// Whether this trait instance takes `removeAllScenes` (the device's features decide; an Off-only OnOff has no
+        /// `toggle`).
         public var supportsRemoveAllScenesCommand: Bool { dynamic.supports(command: "removeAllScenes") }
 
         /// `removeAllScenes` (command 0x03).
@@ -185,7 +208,8 @@ extension Matter {
             ])
         }
 
-        /// Whether this trait instance takes `storeScene` (the device's features decide; an Off-only OnOff has no `toggle`).
+        /// Whether this trait instance takes `storeScene` (the device's features decide; an Off-only OnOff has no
+        /// `toggle`).
         public var supportsStoreSceneCommand: Bool { dynamic.supports(command: "storeScene") }
 
         /// `storeScene` (command 0x04).
@@ -199,7 +223,8 @@ extension Matter {
             ])
         }
 
-        /// Whether this trait instance takes `recallScene` (the device's features decide; an Off-only OnOff has no `toggle`).
+        /// Whether this trait instance takes `recallScene` (the device's features decide; an Off-only OnOff has no
+        /// `toggle`).
         public var supportsRecallSceneCommand: Bool { dynamic.supports(command: "recallScene") }
 
         /// `recallScene` (command 0x05).
@@ -215,7 +240,8 @@ extension Matter {
             ])
         }
 
-        /// Whether this trait instance takes `getSceneMembership` (the device's features decide; an Off-only OnOff has no `toggle`).
+        /// Whether this trait instance takes `getSceneMembership` (the device's features decide; an Off-only OnOff has
+        /// no `toggle`).
         public var supportsGetSceneMembershipCommand: Bool { dynamic.supports(command: "getSceneMembership") }
 
         /// `getSceneMembership` (command 0x06).

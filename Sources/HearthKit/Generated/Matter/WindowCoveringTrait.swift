@@ -5,7 +5,8 @@
 extension Matter {
     /// Matter WindowCovering, cluster 0x0102: `windowCovering` on the hub.
     ///
-    /// Attributes: type, configStatus, currentPositionLiftPercentage, operationalStatus, targetPositionLiftPercent100ths, endProductType, currentPositionLiftPercent100ths, mode (writable).
+    /// Attributes: type, configStatus, currentPositionLiftPercentage, operationalStatus,
+    /// targetPositionLiftPercent100ths, endProductType, currentPositionLiftPercent100ths, mode (writable).
     /// Commands: upOrOpen, downOrClose, stopMotion, goToLiftPercentage.
     public struct WindowCoveringTrait: Trait {
         public static let identifier = "windowCovering"
@@ -163,16 +164,20 @@ extension Matter {
             init(_ trait: DynamicTrait) {
                 _type = TraitAttribute(trait, "type", nullable: false, writable: false)
                 _configStatus = TraitAttribute(trait, "configStatus", nullable: false, writable: false)
-                _currentPositionLiftPercentage = TraitAttribute(trait, "currentPositionLiftPercentage", nullable: true, writable: false)
+                _currentPositionLiftPercentage = TraitAttribute(
+                    trait, "currentPositionLiftPercentage", nullable: true, writable: false)
                 _operationalStatus = TraitAttribute(trait, "operationalStatus", nullable: false, writable: false)
-                _targetPositionLiftPercent100ths = TraitAttribute(trait, "targetPositionLiftPercent100ths", nullable: true, writable: false)
+                _targetPositionLiftPercent100ths = TraitAttribute(
+                    trait, "targetPositionLiftPercent100ths", nullable: true, writable: false)
                 _endProductType = TraitAttribute(trait, "endProductType", nullable: false, writable: false)
-                _currentPositionLiftPercent100ths = TraitAttribute(trait, "currentPositionLiftPercent100ths", nullable: true, writable: false)
+                _currentPositionLiftPercent100ths = TraitAttribute(
+                    trait, "currentPositionLiftPercent100ths", nullable: true, writable: false)
                 _mode = TraitAttribute(trait, "mode", nullable: false, writable: true)
             }
         }
 
-        /// Whether this trait instance takes `upOrOpen` (the device's features decide; an Off-only OnOff has no `toggle`).
+        /// Whether this trait instance takes `upOrOpen` (the device's features decide; an Off-only OnOff has no
+        /// `toggle`).
         public var supportsUpOrOpenCommand: Bool { dynamic.supports(command: "upOrOpen") }
 
         /// `upOrOpen` (command 0x00).
@@ -180,7 +185,8 @@ extension Matter {
             try await dynamic.invoke("upOrOpen")
         }
 
-        /// Whether this trait instance takes `downOrClose` (the device's features decide; an Off-only OnOff has no `toggle`).
+        /// Whether this trait instance takes `downOrClose` (the device's features decide; an Off-only OnOff has no
+        /// `toggle`).
         public var supportsDownOrCloseCommand: Bool { dynamic.supports(command: "downOrClose") }
 
         /// `downOrClose` (command 0x01).
@@ -188,7 +194,8 @@ extension Matter {
             try await dynamic.invoke("downOrClose")
         }
 
-        /// Whether this trait instance takes `stopMotion` (the device's features decide; an Off-only OnOff has no `toggle`).
+        /// Whether this trait instance takes `stopMotion` (the device's features decide; an Off-only OnOff has no
+        /// `toggle`).
         public var supportsStopMotionCommand: Bool { dynamic.supports(command: "stopMotion") }
 
         /// `stopMotion` (command 0x02).
@@ -196,7 +203,8 @@ extension Matter {
             try await dynamic.invoke("stopMotion")
         }
 
-        /// Whether this trait instance takes `goToLiftPercentage` (the device's features decide; an Off-only OnOff has no `toggle`).
+        /// Whether this trait instance takes `goToLiftPercentage` (the device's features decide; an Off-only OnOff has
+        /// no `toggle`).
         public var supportsGoToLiftPercentageCommand: Bool { dynamic.supports(command: "goToLiftPercentage") }
 
         /// `goToLiftPercentage` (command 0x05).
