@@ -47,7 +47,8 @@ extension DevHearth {
             try await dynamic.invoke("bounce")
         }
 
-        /// Whether this trait instance takes `unplug` (the device's features decide; an Off-only OnOff has no `toggle`).
+        /// Whether this trait instance takes `unplug` (the device's features decide; an Off-only OnOff has no
+        /// `toggle`).
         public var supportsUnplugCommand: Bool { dynamic.supports(command: "unplug") }
 
         /// `unplug` (command 0x04).
