@@ -424,16 +424,18 @@ struct EntityMapping {
         for k in 0..<type.traitCount where type.traitDescriptor(k).id == .switchTrait {
             names = type.traitDescriptor(k).events.map(\.name)
         }
+        // Built in steps: one long concatenation is more than Swift 6.2's type checker takes in reasonable time.
+        let pairs = names.map { "'\($0)': '\(Self.snakeCase($0))'" }.joined(separator: ", ")
+        var template = "{%- set names = {" + pairs + "} -%}"
+        template += "{%- if value_json.type == '\(typeName)' and value_json.trait == 'switch' and value_json.event in "
+        template += "names -%}"
+        template += "{{ dict(value_json.fields, event_type=names[value_json.event]) | to_json }}{%- endif -%}"
         var c = base(platform: "event", key: "press", role: "Button")
         c += [
             ("device_class", .string("button")),
             ("event_types", .array(names.map { .string(Self.snakeCase($0)) })),
             ("state_topic", .string(discovery.eventsTopic(device.id))),
-            ("value_template", .string(
-                "{%- set names = {" + names.map { "'\($0)': '\(Self.snakeCase($0))'" }.joined(separator: ", ") + "} -%}"
-                + "{%- if value_json.type == '\(typeName)' and value_json.trait == 'switch' and value_json.event in "
-                    + "names -%}"
-                + "{{ dict(value_json.fields, event_type=names[value_json.event]) | to_json }}{%- endif -%}")),
+            ("value_template", .string(template)),
         ]
         c += availability
         return ("\(typeKey)-press", .object(c))
