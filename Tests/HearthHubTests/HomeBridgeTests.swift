@@ -2,6 +2,7 @@ import HearthConfig
 import HearthContract
 import HearthEngine
 @testable import HearthHub
+import HearthJSON
 import HearthMatter
 import HearthMatterBridge
 import HearthModel
@@ -156,5 +157,23 @@ import Testing
         #expect(rig.bridge.deviceIDs == [])
         rig.send("b/devices", rig.summary([]))
         #expect(rig.bridge.deviceIDs == ["attic"])
+    }
+}
+
+/// What the bridge's door sends for a peer's device is the request an MQTT client would send: forwarded as it is,
+/// the owner reads back the same action.
+@Suite struct BridgeDoorRequestTests {
+    @Test(arguments: [
+        HubRequest.Action.command(type: "OnOffLight", trait: "onOff", name: "toggle", arguments: .object([])),
+        .command(type: nil, trait: "levelControl", name: "moveToLevel",
+                 arguments: .object([("level", .int(40)), ("transitionTime", .null)])),
+        .update(type: "DimmableLight", trait: "levelControl", attributes: .object([("onLevel", .int(9))])),
+        .setName("Loft light"), .setRoom("attic"), .setRoom(nil), .setStructure("home"), .get,
+    ])
+    func theRequestReadsBackAsTheSameAction(action: HubRequest.Action) throws {
+        var bytes: [UInt8] = []
+        MQTTBridgeDoor.request(action).json.write(to: &bytes)
+        let parsed = try HubRequest.parse(bytes).result.get()
+        #expect(parsed.action == action)
     }
 }
