@@ -392,11 +392,11 @@ public final class PeerDirectory: Sendable {
         for id in new where !(index[id]?.contains(hub) ?? false) { index[id, default: []].append(hub) }
     }
 
-    /// One of a peer's device documents (`<prefix>/<hub>/devices/<device>`), kept only when a mirror reads it.
+    /// One of a peer's device documents (`<prefix>/<hub>/devices/<device>`), kept only when a mirror reads it or the
+    /// hub bridges the whole home.
     func documentChanged(hub: String, device: String, payload: [UInt8]) {
-        guard keepsEveryDocument || mirrors.contains(where: { $0.peerHub == hub && $0.peerDevice == device }) else {
-            return
-        }
+        let mirrored = mirrors.contains(where: { $0.peerHub == hub && $0.peerDevice == device })
+        guard mirrored || keepsEveryDocument else { return }
         let key = "\(hub)/devices/\(device)", what = "hub '\(hub)''s document of '\(device)'"
         var document: JSON?
         if !payload.isEmpty {
@@ -409,11 +409,11 @@ public final class PeerDirectory: Sendable {
         }
         settled(key)
         state.withLock { $0.peers[hub, default: Peer()].documents[device] = document }
-        refreshMirrors(hub: hub)
+        if mirrored { refreshMirrors(hub: hub) }
         notify(.document(hub: hub, device: device))
     }
 
-    /// How many peer device documents are kept (only mirrored devices').
+    /// How many peer device documents are kept (only mirrored devices', unless the hub bridges the whole home).
     var documentCount: Int { state.withLock { $0.peers.values.reduce(0) { $0 + $1.documents.count } } }
 
     /// The peer hub whose summary lists `device`, if exactly one does: one look-up in the owner index.
