@@ -114,6 +114,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var head: HTTPRequestHead?
     private var body: [UInt8] = []
     private var tooLarge = false
+    private var bodyLimit = JSONBody.maximumSize
     private var streaming = false
 
     init(api: WebAPI, streams: EventStreams) {
@@ -127,8 +128,9 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             head = h
             body = []
             tooLarge = false
+            bodyLimit = WebAPI.bodyLimit(method: h.method.rawValue, uri: h.uri)
         case .body(var buffer):
-            if body.count + buffer.readableBytes > JSONBody.maximumSize {
+            if body.count + buffer.readableBytes > bodyLimit {
                 tooLarge = true
             } else if let bytes = buffer.readBytes(length: buffer.readableBytes) {
                 body += bytes
@@ -139,7 +141,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             if tooLarge {
                 write(
                     WebAPI.error(
-                        413, .init(.resourceExhausted, "the body is larger than \(JSONBody.maximumSize) bytes")),
+                        413, .init(.resourceExhausted, "the body is larger than \(bodyLimit) bytes")),
                     head: head, context: context)
                 return
             }
@@ -148,7 +150,8 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                 method: head.method.rawValue, uri: head.uri, host: head.headers.first(name: "host"),
                 origin: head.headers.first(name: "origin"), cookie: head.headers["cookie"].joined(separator: "; "),
                 contentType: head.headers.first(name: "content-type"), remote: remote?.ipAddress ?? "?",
-                remoteIsLoopback: Self.isLoopback(remote), body: body)
+                remoteIsLoopback: Self.isLoopback(remote), body: body,
+                acceptLanguage: head.headers.first(name: "accept-language"))
             body = []
             let loop = context.eventLoop
             let bound = NIOLoopBound((self, context), eventLoop: loop)

@@ -88,6 +88,7 @@ struct Run: AsyncParsableCommand {
             throw ExitCode(HubDaemon.configurationError)
         }
         hub.add(WebService(server: server), named: "web")
+        enableBackup(server, hub: hub)
         logger.info("web page on http://\(hub.web.listen):\(server.port)/")
         do throws(WebAccountsError) {
             if let code = try server.setupCode() {
@@ -99,6 +100,15 @@ struct Run: AsyncParsableCommand {
         } catch {
             logger.error("web: \(error)")
         }
+    }
+}
+
+extension Run {
+    /// Backup and restore on the page: this configuration file and the hub's state directory.
+    func enableBackup(_ server: WebServer, hub: Hub) {
+        server.enableBackup(WebBackup(
+            place: BackupPlace(configFile: config, stateDirectory: hub.stateDirectory, hardware: hardware),
+            restart: nil))
     }
 }
 

@@ -37,6 +37,20 @@ const S = {
     scenesManagement: "Scenes", colorControl: "Colour", fanControl: "Fan", windowCovering: "Blind", occupancySensing: "Occupancy",
   },
 };
+Object.assign(S, {
+  backup: "Backup", backupTitle: "Backup and restore",
+  backupHint: "A backup holds the configuration (without the broker's user name and password, and without secrets.yaml), the board file and the state: each device's state, names and rooms, and the Matter storage (fabrics, keys, endpoint numbers), so a hub restored from it keeps its Matter pairings. The page's accounts are not in it.",
+  download: "Download a backup", restore: "Restore this backup", restoreHint: "A restore checks the backup's configuration as check-config does; only then is it written, and the hub restarts with it.",
+  restoring: "Restoring…", restored: "Restored: the hub is restarting with the backup.", restoredNoRestart: "Restored: restart the hub to run with the backup.",
+  restoreFailed: "Not restored", chooseFile: "Backup file (.tar)",
+});
+// The catalogue in the page's language: the hub chose it from Accept-Language and said so in <html lang>.
+function translate(into, from) {
+  for (const k of Object.keys(into)) if (from && Object.hasOwn(from, k)) {
+    if (typeof into[k] === "object") translate(into[k], from[k]); else into[k] = from[k];
+  }
+}
+if (document.documentElement.lang === "de" && typeof DE === "object") translate(S, DE);
 const $ = (id) => document.getElementById(id);
 const docs = new Map(), pending = new Set();
 let home = [], traits = {}, status = null, role = "viewer", source = null, hubID = "", groups = [], sent = 0;
@@ -67,7 +81,7 @@ function texts() {
 }
 
 function show(which) {
-  for (const id of ["login", "home", "password-form", "users-form"]) $(id).hidden = id !== which;
+  for (const id of ["login", "home", "password-form", "users-form", "backup-form"]) $(id).hidden = id !== which;
 }
 
 async function start() {
@@ -92,6 +106,7 @@ async function signedIn(s) {
   role = s.role;
   $("menu").hidden = false;
   $("users-open").hidden = role !== "admin";
+  $("backup-open").hidden = role !== "admin";
   show("home");
   traits = await api("/api/traits");
   if (role !== "admin") banner(S.viewer, "viewer");
@@ -365,10 +380,34 @@ async function drawUsers() {
     h("button", { type: "button", class: "ghost", onclick: async () => { await api("/api/users/" + encodeURIComponent(u.name), undefined, "DELETE"); drawUsers(); } }, S.remove))));
 }
 $("users-open").addEventListener("click", () => { show("users-form"); drawUsers(); });
+backupPanel();
 $("users-form").addEventListener("submit", async (ev) => {
   ev.preventDefault();
   const r = await api("/api/users", { name: $("viewer-name").value, password: $("viewer-password").value });
   $("users-error").textContent = r.ok ? "" : ((r.error || {}).message || r.httpStatus);
   if (r.ok) { $("viewer-name").value = $("viewer-password").value = ""; drawUsers(); }
 });
+// Backup and restore (admin only): the archive is a download; a restore uploads it as application/x-tar, and the
+// hub answers with the configuration's problems, if any, each at its line and column.
+function backupPanel() {
+  for (const [id, k] of [["backup-open", "backup"], ["backup-title", "backupTitle"], ["backup-hint", "backupHint"], ["backup-download", "download"],
+    ["restore-hint", "restoreHint"], ["restore-file-label", "chooseFile"], ["restore-go", "restore"], ["backup-close", "close"]]) $(id).textContent = S[k];
+  $("backup-open").addEventListener("click", () => { $("restore-result").replaceChildren(); show("backup-form"); });
+  $("backup-close").addEventListener("click", () => show("home"));
+  $("backup-form").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const file = $("restore-file").files[0], out = $("restore-result");
+    if (!file) return;
+    out.replaceChildren(S.restoring);
+    let j = {}, status = 0;
+    try {
+      const r = await fetch("/api/restore", { method: "POST", credentials: "same-origin", headers: { "Content-Type": "application/x-tar" }, body: file });
+      status = r.status;
+      j = await r.json();
+    } catch (e) { j = { ok: false, error: { message: String(e) } }; }
+    if (j.ok) { out.replaceChildren(h("p", { "data-restored": "1" }, j.restarting ? S.restored : S.restoredNoRestart)); return; }
+    out.replaceChildren(h("p", { class: "error" }, S.restoreFailed + ": " + (((j.problems || []).length ? "" : (j.error || {}).message) || status)),
+      h("ul", {}, (j.problems || []).map((p) => h("li", { class: "error", "data-line": p.line, "data-column": p.column }, p.file + ":" + p.line + ":" + p.column + ": " + (p.path ? p.path + ": " : "") + p.message))));
+  });
+}
 start();

@@ -1,0 +1,43 @@
+// The page's string catalogue in German: the same keys as S in app.js, which uses it when the hub served the page
+// as German (chosen from the browser's Accept-Language). The browser suite checks that no key is missing.
+"use strict";
+const DE = {
+  signIn: "Anmelden", setUp: "Admin-Passwort festlegen", setUpHint: "Der Hub hat einen einmaligen Einrichtungscode auf seiner Konsole und in seinem Journal ausgegeben; `hearthd web setup-code` auf dem Hub gibt ihn erneut aus.",
+  code: "Einrichtungscode", user: "Benutzer", password: "Passwort", newPassword: "Neues Passwort (mindestens 10 Zeichen)", currentPassword: "Aktuelles Passwort",
+  logout: "Abmelden", changePassword: "Passwort", users: "Betrachter", addViewer: "Betrachter hinzufügen", viewerName: "Name des Betrachters", viewerPassword: "Passwort des Betrachters",
+  save: "Speichern", close: "Schließen", remove: "Entfernen", brokerUp: "Broker verbunden", brokerDown: "Broker getrennt",
+  brokerDownBanner: "Der Hub hat seinen MQTT-Broker verloren: Diese Seite funktioniert weiter, aber andere Clients und Hubs sehen Änderungen erst, wenn er zurück ist.",
+  streamLost: "Live-Aktualisierung unterbrochen; verbinde neu…", noRoom: "Kein Raum", peers: "Hubs", thisHub: "dieser Hub",
+  online: "online", offline: "offline", unknown: "unbekannt", direct: "direkt", localPeer: "Nachbar-Hub", remote: "entfernter Hub", mixed: "gemischt", unspecified: "—",
+  rename: "Name und Raum", name: "Name", room: "Raum (leer: keiner)", send: "Senden", set: "Setzen", busy: "Das Gerät ist beschäftigt: Bitte gleich noch einmal versuchen.",
+  viewer: "Betrachter: Sie sehen das Zuhause, können es aber nicht ändern.", peerDevice: "So gezeigt, wie sein Hub es zusammenfasst; öffnen Sie die Seite jenes Hubs, um es zu steuern.",
+  failed: "Abgelehnt", information: "Geräteinformationen", wrong: "Anmeldung fehlgeschlagen", null: "keiner", passwordChanged: "Passwort geändert.",
+  groups: "Gruppen", group: "Gruppe", members: "Mitglieder", groupOn: "Ein", groupOff: "Aus", groupToggle: "Umschalten", scenes: "Szenen",
+  ran: "ausgeführt auf", ranNothing: "auf keinem Gerät ausgeführt", refusedBy: "abgelehnt von", sending: "Sende…", yes: "ja", no: "nein",
+  backup: "Sicherung", backupTitle: "Sichern und wiederherstellen",
+  backupHint: "Eine Sicherung enthält die Konfiguration (ohne Benutzername und Passwort des Brokers und ohne secrets.yaml), die Board-Datei und den Zustand: den Zustand, die Namen und Räume jedes Geräts und den Matter-Speicher (Fabrics, Schlüssel, Endpunktnummern), sodass ein daraus wiederhergestellter Hub seine Matter-Kopplungen behält. Die Konten der Seite sind nicht darin.",
+  download: "Sicherung herunterladen", restore: "Diese Sicherung wiederherstellen", restoreHint: "Eine Wiederherstellung prüft die Konfiguration der Sicherung wie check-config; erst dann wird sie geschrieben, und der Hub startet mit ihr neu.",
+  restoring: "Stelle wieder her…", restored: "Wiederhergestellt: Der Hub startet mit der Sicherung neu.", restoredNoRestart: "Wiederhergestellt: Starten Sie den Hub neu, damit er mit der Sicherung läuft.",
+  restoreFailed: "Nicht wiederhergestellt", chooseFile: "Sicherungsdatei (.tar)",
+  names: {
+    onOff: "Ein", currentLevel: "Stufe", minLevel: "Niedrigste Stufe", maxLevel: "Höchste Stufe",
+    moveToLevel: "Stufe setzen", moveToLevelWithOnOff: "Dimmen", stopWithOnOff: "Anhalten und schalten", stopMoveStep: "Anhalten",
+    transitionTime: "Übergang (0,1 s)", onOffTransitionTime: "Ein/Aus-Übergang (0,1 s)", onTransitionTime: "Einschalt-Übergang (0,1 s)",
+    offTransitionTime: "Ausschalt-Übergang (0,1 s)", onLevel: "Stufe beim Einschalten", startUpCurrentLevel: "Stufe nach Stromausfall",
+    startUpOnOff: "Zustand nach Stromausfall", globalSceneControl: "Szene aktiv", onTime: "Ein für (0,1 s)", offWaitTime: "Ausschaltwartezeit (0,1 s)",
+    offWithEffect: "Aus mit Effekt", onWithTimedOff: "Ein für eine Zeit", onWithRecallGlobalScene: "Ein mit der letzten Szene",
+    identifyTime: "Identifizieren für (s)", identifyType: "Identifizieren durch", measuredValue: "Messwert", minMeasuredValue: "Niedrigster Messwert", maxMeasuredValue: "Höchster Messwert",
+    tolerance: "Toleranz", sceneTableSize: "Szenenplätze", fabricSceneInfo: "Gespeicherte Szenen",
+    colorTemperatureMireds: "Farbtemperatur (Mired)", currentPosition: "Position",
+    numberOfPositions: "Positionen", multiPressMax: "Meiste Tastendrücke", fanMode: "Modus", percentSetting: "Drehzahl (%)",
+    percentCurrent: "Drehzahl jetzt (%)", upOrOpen: "Öffnen", downOrClose: "Schließen", stopMotion: "Anhalten",
+    goToLiftPercentage: "Fahren auf (%)", currentPositionLiftPercentage: "Offen (%)",
+    vendorName: "Hersteller", vendorID: "Hersteller-ID", productName: "Produkt", productID: "Produkt-ID", nodeLabel: "Bezeichnung",
+    hardwareVersionString: "Hardware-Version", softwareVersionString: "Software-Version", serialNumber: "Seriennummer",
+    uniqueID: "Eindeutige ID", reachable: "Erreichbar", featureMap: "Funktionen", OnOffPlugInUnit: "Steckdose", GenericSwitch: "Schalter",
+  },
+  traits: {
+    onOff: "Strom", levelControl: "Helligkeit", relativeHumidityMeasurement: "Luftfeuchte", temperatureMeasurement: "Temperatur",
+    scenesManagement: "Szenen", colorControl: "Farbe", fanControl: "Lüfter", windowCovering: "Jalousie", occupancySensing: "Anwesenheit",
+  },
+};

@@ -1,0 +1,191 @@
+"""Backup and restore, and the page's second language, in a real browser: a hub's backup restored onto a fresh state
+directory brings back its names and states; a viewer can neither download nor restore; a German browser gets the
+German page, whose catalogue misses no string."""
+
+import json
+import re
+import shutil
+import tarfile
+import io
+
+from selenium.webdriver.common.by import By
+
+import webrig
+from webrig import wait_until
+
+PASSWORD = "correct horse battery"
+
+DEVICES = """\
+  - {id: porch, name: Porch light, room: outside, type: OnOffLight, binding: {kind: relay, pin: relay-1}}
+  - {id: desk, name: Desk lamp, room: study, type: OnOffLight}
+"""
+
+
+def set_up_admin(hub: webrig.Hub) -> str:
+    status, _, body = hub.request("POST", "/api/setup", {"code": hub.setup_code(), "password": PASSWORD})
+    assert status == 200, body
+    return hub.login("admin", PASSWORD)
+
+
+def rig_admin(rig) -> str:
+    """The rig's admin session, setting the password first when this file runs alone."""
+    _, _, body = rig.hub.request("GET", "/api/session")
+    if isinstance(body, dict) and body.get("setupNeeded"):
+        return set_up_admin(rig.hub)
+    return rig.hub.login("admin", PASSWORD)
+
+
+def device(hub: webrig.Hub, cookie: str, device_id: str) -> dict:
+    status, _, body = hub.request("GET", f"/api/devices/{device_id}", cookie=cookie)
+    assert status == 200, body
+    return body
+
+
+def on_off(document: dict):
+    for t in document.get("types", []):
+        if "onOff" in t.get("traits", {}):
+            return t["traits"]["onOff"]["attributes"]["onOff"]
+    return None
+
+
+def lone_hub(rig, name: str) -> webrig.Hub:
+    """A hub of its own in a folder of its own (its board beside it, its state in `state-<id>` there), on the rig's
+    broker, with no peer."""
+    folder = rig.dir / name
+    folder.mkdir()
+    shutil.copy(rig.dir / "sim.yaml", folder / "sim.yaml")
+    return webrig.Hub(folder, "lone", "nobody", rig.broker, DEVICES)
+
+
+def test_a_backup_restored_onto_a_fresh_state_directory_brings_back_names_and_states(rig, browser):
+    original = lone_hub(rig, "original")
+    original.start()
+    try:
+        admin = set_up_admin(original)
+        for request in ({"setName": "Front door light"}, {"setRoom": "porch"},
+                        {"trait": "onOff", "command": "on"}):
+            status, _, body = original.request("POST", "/api/devices/porch/request", request, cookie=admin)
+            assert status == 200, body
+        status, _, body = original.request("POST", "/api/devices/desk/request", {"setName": "Reading lamp"}, cookie=admin)
+        assert status == 200, body
+        state = original.dir / "state-lone" / "state.json"
+        wait_until(lambda: state.exists() and "Reading lamp" in state.read_text() and "Front door light" in state.read_text(),
+                   10, "the names in the saved state")
+
+        # A viewer neither downloads nor restores.
+        status, _, body = original.request("POST", "/api/users", {"name": "guest", "password": "guest password 1"},
+                                           cookie=admin)
+        assert status == 200, body
+        viewer = original.login("guest", "guest password 1")
+        status, _, body = original.request("GET", "/api/backup", cookie=viewer)
+        assert status == 403 and body["error"]["code"] == "permissionDenied"
+        status, _, body = original.request("POST", "/api/restore", b"x" * 1024, cookie=viewer,
+                                           headers={"Content-Type": "application/x-tar"})
+        assert status == 403 and body["error"]["code"] == "permissionDenied"
+
+        status, headers, archive = original.request("GET", "/api/backup", cookie=admin)
+        assert status == 200 and headers["Content-Type"] == "application/x-tar", archive
+        assert re.match(r'attachment; filename="hearth-lone-backup\.tar"', headers["Content-Disposition"])
+        with tarfile.open(fileobj=io.BytesIO(archive)) as t:
+            names = t.getnames()
+        assert names[:4] == ["hearth-backup", "hearth.yaml", "board.yaml", "state/state.json"], names
+        assert "state/web-accounts.json" not in names
+    finally:
+        original.stop()
+    backup = rig.dir / "lone-backup.tar"
+    backup.write_bytes(archive)
+
+    # A fresh hub (nothing in its state directory) with the same configuration, on the same port.
+    fresh = lone_hub(rig, "fresh")
+    fresh.web_port = original.web_port
+    fresh.config.write_text(original.config.read_text())
+    fresh.start()
+    try:
+        admin = set_up_admin(fresh)
+        assert device(fresh, admin, "desk")["name"] == "Desk lamp"
+        d = browser.driver
+        d.get(fresh.url)
+        wait_until(lambda: d.find_element(By.ID, "user").is_displayed(), 10, "the sign-in form")
+        d.find_element(By.ID, "password").send_keys(PASSWORD)
+        d.find_element(By.ID, "login-go").click()
+        wait_until(lambda: d.find_element(By.ID, "backup-open").is_displayed(), 10, "the admin's backup button")
+        d.find_element(By.ID, "backup-open").click()
+        assert "keeps its Matter pairings" in d.find_element(By.ID, "backup-hint").text
+        d.find_element(By.ID, "restore-file").send_keys(str(backup))
+        d.find_element(By.ID, "restore-go").click()
+        wait_until(lambda: d.find_elements(By.CSS_SELECTOR, "#restore-result [data-restored]"), 20, "the restore's answer")
+        browser.screenshot("backup-restored")
+        restarting = "restarting" in d.find_element(By.ID, "restore-result").text
+        if not restarting:  # a hub that cannot restart itself is restarted by hand
+            fresh.stop()
+            fresh.start()
+
+        def restored():
+            cookie = fresh.login("admin", PASSWORD)
+            return device(fresh, cookie, "desk")["name"] == "Reading lamp" and cookie
+        cookie = wait_until(restored, 30, "the restored hub's names")
+        porch = device(fresh, cookie, "porch")
+        assert porch["name"] == "Front door light" and porch.get("roomId") == "porch", porch
+        assert on_off(porch) is True, porch
+    finally:
+        fresh.stop()
+
+
+def test_a_restore_whose_configuration_fails_the_checks_shows_its_line_and_changes_nothing(rig):
+    admin = rig_admin(rig)
+    before = rig.hub.config.read_text()
+    broken = io.BytesIO()
+    with tarfile.open(fileobj=broken, mode="w", format=tarfile.USTAR_FORMAT) as t:
+        for name, data in (("hearth-backup", b"hearth-backup 1\n"),
+                           ("hearth.yaml", b"hub: {board: sim.yaml}\ndevices:\n  - {id: lamp, type: Lamp}\n")):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    status, _, body = rig.hub.request("POST", "/api/restore", broken.getvalue(), cookie=admin,
+                                      headers={"Content-Type": "application/x-tar"})
+    assert status == 422, body
+    assert body["problems"][0]["file"] == "hearth.yaml" and body["problems"][0]["line"] == 3, body
+    assert rig.hub.config.read_text() == before
+    # A link in the archive is refused, saying so.
+    linked = io.BytesIO()
+    with tarfile.open(fileobj=linked, mode="w", format=tarfile.USTAR_FORMAT) as t:
+        info = tarfile.TarInfo("hearth.yaml")
+        info.type = tarfile.SYMTYPE
+        info.linkname = "/etc/shadow"
+        t.addfile(info)
+    status, _, body = rig.hub.request("POST", "/api/restore", linked.getvalue(), cookie=admin,
+                                      headers={"Content-Type": "application/x-tar"})
+    assert status == 400 and "symbolic link" in body["error"]["message"], body
+
+
+def test_the_page_is_german_when_the_browser_asks_for_it(rig, browser):
+    rig_admin(rig)
+    for header, lang in (("de-DE,de;q=0.9,en;q=0.8", "de"), ("en-GB,en;q=0.9,de;q=0.8", "en"),
+                         ("fr-FR, de;q=0.5, en;q=0.4", "de"), ("de;q=0, en;q=0.1", "en"), ("fr", "en"), ("", "en")):
+        status, headers, page = rig.hub.request("GET", "/", headers={"Accept-Language": header})
+        assert status == 200 and f'<html lang="{lang}">'.encode() in page, (header, page[:80])
+        assert headers.get("Vary") == "Accept-Language"
+    d = browser.driver
+    agent = d.execute_script("return navigator.userAgent")
+    browser.cdp("Emulation.setUserAgentOverride", {"userAgent": agent, "acceptLanguage": "de-DE,de;q=0.9,en;q=0.5"})
+    try:
+        d.get(rig.hub.url)
+        wait_until(lambda: d.find_element(By.ID, "logout").get_attribute("textContent") == "Abmelden"
+                   or d.find_element(By.ID, "login-go").text == "Anmelden", 10, "the page in German")
+        # Every string of the catalogue has its translation, and the translation nothing the catalogue lacks.
+        missing = d.execute_script("""
+            const out = [];
+            const walk = (a, b, at) => {
+              for (const k of Object.keys(a)) {
+                if (!Object.hasOwn(b, k)) out.push("missing " + at + k);
+                else if (typeof a[k] === "object") walk(a[k], b[k], at + k + ".");
+              }
+              for (const k of Object.keys(b)) if (!Object.hasOwn(a, k)) out.push("extra " + at + k);
+            };
+            walk(S, DE, "");
+            return out;""")
+        assert missing == [], missing
+        browser.screenshot("german")
+    finally:
+        browser.cdp("Emulation.setUserAgentOverride", {"userAgent": agent, "acceptLanguage": "en-US,en"})
+        d.get(rig.hub.url)
