@@ -8,6 +8,7 @@ public import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import HearthCrypto
 public import ServiceLifecycle
 #if canImport(Glibc)
 import Glibc
@@ -50,6 +51,7 @@ public final class WebServer: Sendable {
         let api = WebAPI(
             mqtt: hub.mqtt, accounts: accounts, sessions: sessions, brokerAddress: brokerAddress, logger: logger)
         let streams = EventStreams(api: api)
+        let tls = try tlsContext(hub.web)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 64)
@@ -57,6 +59,10 @@ public final class WebServer: Sendable {
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    if let tls {
+                        try channel.pipeline.syncOperations.addHandler(
+                            TLSHandler(try TLSServerConnection(tls), logger: logger))
+                    }
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(HTTPHandler(api: api, streams: streams))
                 }

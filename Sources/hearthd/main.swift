@@ -89,7 +89,7 @@ struct Run: AsyncParsableCommand {
         }
         hub.add(WebService(server: server), named: "web")
         enableBackup(server, hub: hub)
-        logger.info("web page on http://\(hub.web.listen):\(server.port)/")
+        logger.info("web page on \(hub.web.tls == nil ? "http" : "https")://\(hub.web.listen):\(server.port)/")
         do throws(WebAccountsError) {
             if let code = try server.setupCode() {
                 logger.notice("""

@@ -189,3 +189,69 @@ def test_the_page_is_german_when_the_browser_asks_for_it(rig, browser):
     finally:
         browser.cdp("Emulation.setUserAgentOverride", {"userAgent": agent, "acceptLanguage": "en-US,en"})
         d.get(rig.hub.url)
+
+
+def test_the_page_over_tls_with_a_certificate_made_for_the_test(rig, browser):
+    import http.client
+    import os
+    import ssl
+    import subprocess
+
+    hub = lone_hub(rig, "tls")
+    folder = hub.dir
+
+    def certificate(name: str) -> None:
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-days", "2",
+                        "-noenc", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                        "-keyout", str(folder / f"{name}.key"), "-out", str(folder / f"{name}.crt")],
+                       check=True, capture_output=True, timeout=30)
+        os.chmod(folder / f"{name}.key", 0o600)
+
+    certificate("web")
+    certificate("other")
+    plain = hub.config.read_text()
+    listen = f"web: {{listen: 127.0.0.1, port: {hub.web_port}}}"
+    assert listen in plain
+
+    # A key that is not the certificate's: a problem at its line; the hub does not start.
+    hub.config.write_text(plain.replace(listen, f"web: {{listen: 127.0.0.1, port: {hub.web_port}, "
+                                                "tls: {certificate: web.crt, key: other.key}}"))
+    check = subprocess.run([os.environ["HEARTHD"], "check-config", str(hub.config)], capture_output=True, text=True,
+                           timeout=60)
+    assert check.returncode == 78 and "web.tls.key" in check.stdout and "not the certificate's" in check.stdout, check.stdout
+
+    hub.config.write_text(plain.replace(listen, f"web: {{listen: 127.0.0.1, port: {hub.web_port}, "
+                                                "tls: {certificate: web.crt, key: web.key}}"))
+    trusted = ssl.create_default_context(cafile=str(folder / "web.crt"))
+
+    def https_get(path: str):
+        conn = http.client.HTTPSConnection("127.0.0.1", hub.web_port, timeout=5, context=trusted)
+        conn.request("GET", path)
+        r = conn.getresponse()
+        body = r.read()
+        conn.close()
+        return r.status, body
+
+    hub.proc = subprocess.Popen([os.environ["HEARTHD"], "run", "--config", str(hub.config)],
+                                stdout=open(hub.log, "ab"), stderr=subprocess.STDOUT)
+    try:
+        status, page = wait_until(lambda: https_get("/"), 30, f"the page over TLS (log: {hub.log})")
+        assert status == 200 and b"<!doctype html>" in page
+        assert "web page on https://" in hub.log.read_text()
+        # Plain HTTP on the TLS port gets no page.
+        try:
+            got = hub.request("GET", "/")
+        except (OSError, http.client.HTTPException):
+            got = None
+        assert got is None or got[0] != 200
+        # Chromium shows the sign-in over it (the certificate is the test's own, so the browser is told to take it).
+        d = browser.driver
+        browser.cdp("Security.setIgnoreCertificateErrors", {"ignore": True})
+        try:
+            d.get(f"https://127.0.0.1:{hub.web_port}/")
+            wait_until(lambda: d.find_element(By.ID, "login-go").is_displayed(), 10, "the sign-in form over TLS")
+            assert d.execute_script("return location.protocol") == "https:"
+        finally:
+            browser.cdp("Security.setIgnoreCertificateErrors", {"ignore": False})
+    finally:
+        hub.stop()
