@@ -108,7 +108,7 @@ extension Run {
     func enableBackup(_ server: WebServer, hub: Hub) {
         server.enableBackup(WebBackup(
             place: BackupPlace(configFile: config, stateDirectory: hub.stateDirectory, hardware: hardware),
-            restart: nil))
+            restart: { [restart = hub.restart] in restart.request(reason: "a backup was restored from the web page") }))
     }
 }
 
