@@ -7,9 +7,12 @@ enum PageAssets {
     static let css = response(PageFiles.appCSS, type: "text/css; charset=utf-8")
     static let js = response(PageFiles.appJS, type: "text/javascript; charset=utf-8")
     static let germanJS = response(PageFiles.germanJS, type: "text/javascript; charset=utf-8")
-    /// The page in German: the same file, `<html lang="de">`, which tells app.js to use de.js's catalogue.
+    /// The page in German: the same file with `<html lang="de">`, which tells app.js to use the catalogue of de.js,
+    /// loaded before it (only here: an English page does not load the German strings).
     static let germanIndex = response(
-        PageFiles.indexHTML.replacing(#"<html lang="en">"#, with: #"<html lang="de">"#),
+        PageFiles.indexHTML.replacing(#"<html lang="en">"#, with: #"<html lang="de">"#)
+            .replacing(#"<script src="/app.js" defer></script>"#,
+                       with: #"<script src="/de.js" defer></script><script src="/app.js" defer></script>"#),
         type: "text/html; charset=utf-8")
 
     static func asset(_ path: String, acceptLanguage: String? = nil) -> WebResponse? {

@@ -11,7 +11,6 @@ enum PageFiles {
 <meta name="color-scheme" content="light dark">
 <title>Hearth</title>
 <link rel="stylesheet" href="/app.css">
-<script src="/de.js" defer></script>
 <script src="/app.js" defer></script>
 </head>
 <body>

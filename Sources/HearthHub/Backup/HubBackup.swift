@@ -152,7 +152,8 @@ public enum HubBackup {
             throw .notABackup("the archive holds no \(BackupArchive.MemberName.configuration)")
         }
         let board = members.first { $0.name == BackupArchive.MemberName.board }?.bytes
-        let directory = BackupFiles.directory(of: place.configFile)
+        // Absolute, as the configuration reader makes the board's path, so that the two compare.
+        let directory = HubConfiguration.directory(of: place.configFile)
         let candidate = directory + "/.hearth-restore.yaml"
         try BackupFiles.writeAtomically(candidate, config, mode: 0o640)
         var boardWritten: (path: String, old: [UInt8]?)?
