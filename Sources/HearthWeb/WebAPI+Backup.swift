@@ -98,16 +98,14 @@ extension WebAPI {
             }
         }
         logger.notice("web: '\(user)' restored a backup: \(restored.configuration) written, \(restored.staged.count) state file(s) staged")
-        let restarting = backup.restart != nil
-        if let restart = backup.restart {
-            // After the answer has left: the restart closes this connection.
-            Self.backupQueue.asyncAfter(deadline: .now() + .milliseconds(200)) { restart() }
-        }
-        return Self.json(200, .object([
-            ("ok", .bool(true)), ("restarting", .bool(restarting)),
+        var response = Self.json(200, .object([
+            ("ok", .bool(true)), ("restarting", .bool(backup.restart != nil)),
             ("configuration", .string(restored.configuration)),
             ("staged", .array(restored.staged.map { .string($0) })),
         ]))
+        // Once the answer has left: the restart closes this connection.
+        response.afterWrite = backup.restart
+        return response
     }
 
     /// A hub id as a file name's part: letters, digits, `-` and `_`; anything else `_`.

@@ -34,22 +34,27 @@ public final class WebServer: Sendable {
 
     /// Binds `settings.listen`:`settings.port` and serves the hub's page and API.
     /// - Parameter iterations: PBKDF2's iteration count for new password hashes (tests make it small).
-    public static func start(hub: Hub, brokerAddress: String, logger: Logger, port: Int? = nil) throws(WebStartError)
-        -> WebServer
-    {
-        try start(hub: hub, brokerAddress: brokerAddress, logger: logger, port: port, iterations: nil)
+    /// - Parameter administration: what the admin's `/api/admin/` routes act on; without it they answer 404.
+    public static func start(
+        hub: Hub, brokerAddress: String, logger: Logger, port: Int? = nil, administration: HubAdministration? = nil
+    ) throws(WebStartError) -> WebServer {
+        try start(
+            hub: hub, brokerAddress: brokerAddress, logger: logger, port: port, iterations: nil,
+            administration: administration)
     }
 
-    static func start(hub: Hub, brokerAddress: String, logger: Logger, port: Int?, iterations: Int?)
-        throws(WebStartError) -> WebServer
-    {
+    static func start(
+        hub: Hub, brokerAddress: String, logger: Logger, port: Int?, iterations: Int?,
+        administration: HubAdministration? = nil
+    ) throws(WebStartError) -> WebServer {
         let accounts =
             iterations.map { WebAccounts(directory: hub.stateDirectory, iterations: $0) }
             ?? WebAccounts(directory: hub.stateDirectory)
         let start = ContinuousClock.now
         let sessions = WebSessions(now: { (ContinuousClock.now - start).milliseconds })
         let api = WebAPI(
-            mqtt: hub.mqtt, accounts: accounts, sessions: sessions, brokerAddress: brokerAddress, logger: logger)
+            mqtt: hub.mqtt, accounts: accounts, sessions: sessions, brokerAddress: brokerAddress, logger: logger,
+            admin: administration.map(WebAdmin.init))
         let streams = EventStreams(api: api)
         let tls = try tlsContext(hub.web)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -134,7 +139,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             head = h
             body = []
             tooLarge = false
-            bodyLimit = WebAPI.bodyLimit(method: h.method.rawValue, uri: h.uri)
+            bodyLimit = max(WebAPI.bodyLimit(method: h.method.rawValue, uri: h.uri), Self.bodyLimit(h.uri))
         case .body(var buffer):
             if body.count + buffer.readableBytes > bodyLimit {
                 tooLarge = true
@@ -166,7 +171,8 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                     let (handler, context) = bound.value
                     switch reply {
                     case .response(let r): handler.write(r, head: head, context: context)
-                    case .events: handler.startEvents(head: head, context: context)
+                    case .events(let session):
+                        handler.startEvents(head: head, context: context, admin: session.role == .admin)
                     }
                 }
             }
@@ -178,7 +184,12 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         context.fireChannelWritabilityChanged()
     }
 
-    private func startEvents(head: HTTPRequestHead, context: ChannelHandlerContext) {
+    /// The largest body taken: a configuration's text under `/api/admin/`, a device request's elsewhere.
+    static func bodyLimit(_ uri: String) -> Int {
+        uri.hasPrefix("/api/admin/") ? WebAdmin.maximumBodySize : JSONBody.maximumSize
+    }
+
+    private func startEvents(head: HTTPRequestHead, context: ChannelHandlerContext, admin: Bool) {
         guard streams.count < EventStreams.maximum else {
             write(
                 WebAPI.error(
@@ -195,7 +206,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             promise: nil)
         streaming = true
         context.writeAndFlush(wrapOutboundOut(HTTPPart.body(Array("retry: 2000\n\n".utf8))), promise: nil)
-        if !streams.open(context.channel) { context.close(promise: nil) }
+        if !streams.open(context.channel, admin: admin) { context.close(promise: nil) }
     }
 
     private func write(_ r: WebResponse, head: HTTPRequestHead, context: ChannelHandlerContext) {
@@ -214,6 +225,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             context.write(wrapOutboundOut(HTTPPart.body(r.body)), promise: nil)
         }
         let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        if let after = r.afterWrite { done.whenComplete { _ in after() } }
         if !keepAlive {
             let channel = context.channel
             done.whenComplete { _ in channel.close(promise: nil) }

@@ -108,8 +108,10 @@ def test_a_backup_restored_onto_a_fresh_state_directory_brings_back_names_and_st
         wait_until(lambda: d.find_element(By.ID, "user").is_displayed(), 10, "the sign-in form")
         d.find_element(By.ID, "password").send_keys(PASSWORD)
         d.find_element(By.ID, "login-go").click()
-        wait_until(lambda: d.find_element(By.ID, "backup-open").is_displayed(), 10, "the admin's backup button")
-        d.find_element(By.ID, "backup-open").click()
+        wait_until(lambda: d.find_element(By.ID, "admin-open").is_displayed(), 10, "the administration button")
+        d.find_element(By.ID, "admin-open").click()
+        wait_until(lambda: d.find_element(By.ID, "tab-backup"), 10, "the backup tab").click()
+        wait_until(lambda: d.find_element(By.ID, "backup-hint"), 10, "the backup panel")
         assert "keeps its Matter pairings" in d.find_element(By.ID, "backup-hint").text
         d.find_element(By.ID, "restore-file").send_keys(str(backup))
         d.find_element(By.ID, "restore-go").click()
