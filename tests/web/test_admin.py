@@ -18,7 +18,6 @@ from webrig import wait_until
 
 PASSWORD = "correct horse battery"
 SECRET = "broker-pw-7f3a9c"
-DRAFTS = Path(os.environ.get("HEARTH_DRAFTS", "/work/drafts"))
 
 
 class SupervisedHub(webrig.Hub):
@@ -137,8 +136,6 @@ def test_the_wiring_view_lists_each_devices_hardware(admin_rig, admin_browser):
     assert "0x40" in text["climate"]  # the humidity sensor's I²C address
     assert "PWM" in text["lamp"]
     admin_browser.screenshot("admin-wiring")
-    DRAFTS.mkdir(parents=True, exist_ok=True)
-    d.save_screenshot(str(DRAFTS / "shot-wiring.png"))
 
 
 def test_a_broken_edit_shows_its_line_and_column_and_is_not_applied(admin_rig, admin_browser):
@@ -156,7 +153,6 @@ def test_a_broken_edit_shows_its_line_and_column_and_is_not_applied(admin_rig, a
     marked = d.find_elements(By.CSS_SELECTOR, "#config-gutter span.bad")
     assert [m.text.strip() for m in marked] == [str(line)]
     admin_browser.screenshot("admin-editor-problem")
-    d.save_screenshot(str(DRAFTS / "shot-editor.png"))
     # Nothing applied: the same file, the same process, still serving.
     assert hub.config.read_text() == before
     assert hub.proc.pid == pid and hub.proc.poll() is None
