@@ -14,9 +14,10 @@ enum PageFiles {
 <script src="/app.js" defer></script>
 </head>
 <body>
-<header id="bar"><h1 id="title">Hearth</h1><span id="link" class="pill"></span><nav id="menu" hidden><button id="use\##
-rs-open" type="button" class="ghost"></button><button id="password-open" type="button" class="ghost"></button><butto\##
-n id="logout" type="button" class="ghost"></button></nav><div id="banner" role="status" hidden></div></header>
+<header id="bar"><h1 id="title">Hearth</h1><span id="link" class="pill"></span><nav id="menu" hidden><button id="adm\##
+in-open" type="button" class="ghost"></button><button id="users-open" type="button" class="ghost"></button><button i\##
+d="password-open" type="button" class="ghost"></button><button id="logout" type="button" class="ghost"></button></na\##
+v><div id="banner" role="status" hidden></div></header>
 <main id="main">
 <form id="login" class="panel" hidden><h2 id="login-title"></h2><p id="login-hint" class="hint"></p><label id="code-\##
 row"><span id="code-label"></span><input id="code" autocomplete="one-time-code" spellcheck="false"></label><label id\##
@@ -24,6 +25,8 @@ row"><span id="code-label"></span><input id="code" autocomplete="one-time-code" 
 n id="password-label"></span><input id="password" type="password" autocomplete="current-password"></label><button id\##
 ="login-go" type="submit"></button><p id="login-error" class="error" role="alert"></p></form>
 <section id="home" hidden><div id="peers" class="hint"></div><div id="groups"></div><div id="rooms"></div></section>
+<section id="admin" hidden><div class="admin-head"><nav id="admin-tabs" role="tablist"></nav><button id="admin-close\##
+" type="button" class="ghost"></button></div><div id="admin-panels"></div></section>
 <form id="password-form" class="panel" hidden><h2 id="password-title"></h2><label><span id="current-label"></span><i\##
 nput id="current" type="password" autocomplete="current-password"></label><label><span id="new-label"></span><inpu\##
 t id="new" type="password" autocomplete="new-password"></label><button id="password-go" type="submit"></button><butt\##
@@ -93,6 +96,30 @@ details{font-size:.85rem}summary{cursor:pointer;color:var(--mute)}
 .hint{color:var(--mute);font-size:.85rem}
 .answer{font-size:.85rem}.answer p{margin:.1rem 0}
 ul{padding-left:1.2rem}
+#admin{max-width:72rem;margin:0 auto}
+.admin-head{display:flex;gap:.4rem;align-items:center;justify-content:space-between;margin:.6rem 0}
+#admin-tabs{display:flex;gap:.3rem;flex-wrap:wrap}
+.admin-panel{background:var(--card);border:1px solid var(--line);border-radius:.7rem;padding:.8rem;display:flex;flex\##
+-direction:column;gap:.5rem}
+.admin-panel p{margin:.1rem 0}
+.editor{display:flex;border:1px solid var(--line);border-radius:.4rem;background:var(--bg);height:min(28rem,55vh);ov\##
+erflow:hidden}
+.editor .gutter,.editor textarea{font:13px/1.45 ui-monospace,"DejaVu Sans Mono",monospace;margin:0;padding:.4rem}
+.editor .gutter{color:var(--mute);text-align:right;min-width:3.2rem;overflow:hidden;user-select:none;border-right:1p\##
+x solid var(--line);padding-bottom:3rem}
+.editor .gutter .bad{color:#fff;background:var(--bad);border-radius:.2rem;font-weight:600}
+.editor textarea{flex:1;border:0;resize:none;background:transparent;color:inherit;outline:none;white-space:pre;overf\##
+low:auto}
+.problems{margin:0;font-size:.85rem}.problems li{cursor:pointer}
+table.wiring{border-collapse:collapse;font-size:.9rem}
+.wiring th,.wiring td{text-align:left;padding:.25rem .6rem;border-bottom:1px solid var(--line)}
+.wiring td.wire{font-family:ui-monospace,"DejaVu Sans Mono",monospace;font-size:.85rem}
+label.inline{flex-direction:row;align-items:center;gap:.4rem}
+ol.log{list-style:none;margin:0;padding:.3rem;max-height:32rem;overflow:auto;background:var(--bg);border:1px solid v\##
+ar(--line);border-radius:.4rem;font:12px/1.4 ui-monospace,"DejaVu Sans Mono",monospace}
+ol.log li{display:flex;gap:.6rem;white-space:pre-wrap;overflow-wrap:anywhere}
+ol.log time{color:var(--mute)}ol.log .lv{min-width:4.5rem;color:var(--mute)}
+ol.log .lv-warning .lv{color:var(--warn)}ol.log .lv-error .lv,ol.log .lv-critical .lv{color:var(--bad)}
 """##
 
     static let appJS = ##"""
@@ -120,6 +147,20 @@ Password changed.",
   groups: "Groups", group: "group", members: "Members", groupOn: "On", groupOff: "Off", groupToggle: "Toggle", scene\##
 s: "Scenes",
   ran: "ran on", ranNothing: "ran on no device", refusedBy: "refused by", sending: "Sending…", yes: "yes", no: "no",
+  admin: "Administration", configuration: "Configuration", wiring: "Wiring", logs: "Logs",
+  check: "Check", saveApply: "Save and apply", checking: "Checking…", checkedOK: "No problems: this configuration ca\##
+n be applied.",
+  problems: "problem(s): nothing was saved.", warnings: "warning(s)", line: "line", column: "column",
+  restarting: "Saved to {file}. The hub is restarting with it…", restarted: "The hub is back with the new configurat\##
+ion.",
+  configHint: "The configuration as the hub runs it. Values from secrets.yaml are written `!secret NAME` and never s\##
+hown. A save is checked as `hearthd check-config` checks it; only a configuration without problems is written, the\##
+n the hub restarts to apply it.",
+  wiringHint: "What each device uses on the board, as `hearthd check-config` lists it.",
+  device: "Device", type: "Type", hardware: "Hardware", level: "Level",
+  logsHint: "The hub's recent lines, newest last, live. Secrets are never shown.",
+  levels: { trace: "Trace", debug: "Debug", info: "Info", notice: "Notice", warning: "Warning", error: "Error", crit\##
+ical: "Critical" },
   // Traits, attributes, commands, fields and enumeration cases as a person reads them; any other name is split from
   // lowerCamelCase (words below), so a maker's own trait reads as words too.
   names: {
@@ -152,6 +193,24 @@ mperature",
 : "Occupancy",
   },
 };
+Object.assign(S, {
+  backup: "Backup",
+  backupHint: "A backup holds the configuration (without the broker's user name and password, and without secrets.ya\##
+ml), the board file and the state: each device's state, names and rooms, and the Matter storage (fabrics, keys, endp\##
+oint numbers), so a hub restored from it keeps its Matter pairings. The page's accounts are not in it.",
+  download: "Download a backup", restore: "Restore this backup", restoreHint: "A restore checks the backup's configu\##
+ration as check-config does; only then is it written, and the hub restarts with it.",
+  restoring: "Restoring…", restored: "Restored: the hub is restarting with the backup.", restoredNoRestart: "Restore\##
+d: restart the hub to run with the backup.",
+  restoreFailed: "Not restored", chooseFile: "Backup file (.tar)",
+});
+// The catalogue in the page's language: the hub chose it from Accept-Language and said so in <html lang>.
+function translate(into, from) {
+  for (const k of Object.keys(into)) if (from && Object.hasOwn(from, k)) {
+    if (typeof into[k] === "object") translate(into[k], from[k]); else into[k] = from[k];
+  }
+}
+if (document.documentElement.lang === "de" && typeof DE === "object") translate(S, DE);
 const $ = (id) => document.getElementById(id);
 const docs = new Map(), pending = new Set();
 let home = [], traits = {}, status = null, role = "viewer", source = null, hubID = "", groups = [], sent = 0;
@@ -182,11 +241,12 @@ function texts() {
     ["password-title", "changePassword"], ["current-label", "currentPassword"], ["new-label", "newPassword"], ["pass\##
 word-go", "save"], ["password-close", "close"],
     ["users-title", "users"], ["viewer-label", "viewerName"], ["viewer-password-label", "viewerPassword"], ["viewer-\##
-go", "addViewer"], ["users-close", "close"]]) $(id).textContent = S[key];
+go", "addViewer"], ["users-close", "close"],
+    ["admin-open", "admin"], ["admin-close", "close"]]) $(id).textContent = S[key];
 }
 
 function show(which) {
-  for (const id of ["login", "home", "password-form", "users-form"]) $(id).hidden = id !== which;
+  for (const id of ["login", "home", "password-form", "users-form", "admin"]) $(id).hidden = id !== which;
 }
 
 async function start() {
@@ -211,6 +271,7 @@ async function signedIn(s) {
   role = s.role;
   $("menu").hidden = false;
   $("users-open").hidden = role !== "admin";
+  $("admin-open").hidden = role !== "admin";
   show("home");
   traits = await api("/api/traits");
   if (role !== "admin") banner(S.viewer, "viewer");
@@ -223,7 +284,8 @@ function connect() {
   source.addEventListener("status", (e) => { status = JSON.parse(e.data); hubID = status.hub; drawStatus(); });
   source.addEventListener("home", (e) => { home = JSON.parse(e.data); drawAll(); loadGroups(); });
   source.addEventListener("device", (e) => { const d = JSON.parse(e.data); docs.set(d.id, d); drawDevice(d.id); });
-  source.addEventListener("ready", () => { if ($("banner").dataset.kind === "stream") banner(); });
+  source.addEventListener("ready", () => { if ($("banner").dataset.kind === "stream") banner(); adminReconnected(); });
+  adminStream(source);
   source.onerror = async () => {
     banner(S.streamLost, "stream");
     if (source && source.readyState === EventSource.CLOSED) { source = null; setTimeout(start, 2000); }
@@ -523,7 +585,299 @@ $("users-form").addEventListener("submit", async (ev) => {
   $("users-error").textContent = r.ok ? "" : ((r.error || {}).message || r.httpStatus);
   if (r.ok) { $("viewer-name").value = $("viewer-password").value = ""; drawUsers(); }
 });
+
+// ---- Administration (admin only; /api/admin/…). A panel is one adminPanel({ id, title, draw(root), event }) call:
+// a tab and a body; draw runs each time the tab is opened, event(name, data) gets the live stream's admin events.
+const adminPanels = [];
+let adminOpen = null;
+function adminPanel(p) { adminPanels.push(p); }
+
+function drawAdminTabs() {
+  $("admin-tabs").replaceChildren(...adminPanels.map((p) => h("button", { type: "button", role: "tab", class: adminO\##
+pen === p.id ? "" : "ghost",
+    id: "tab-" + p.id, "aria-selected": adminOpen === p.id ? "true" : "false", onclick: () => openAdmin(p.id) }, S[p\##
+.title] || p.title)));
+}
+
+async function openAdmin(id) {
+  adminOpen = id || adminOpen || adminPanels[0].id;
+  show("admin");
+  drawAdminTabs();
+  const p = adminPanels.find((x) => x.id === adminOpen), root = h("div", { class: "admin-panel", id: "admin-" + p.id });
+  $("admin-panels").replaceChildren(root);
+  await p.draw(root);
+}
+
+// The admin's API: a session that ended (the hub restarted, the password changed) goes back to signing in.
+async function adminApi(path, body) {
+  const r = await api(path, body);
+  if (r.httpStatus === 401) start();
+  return r;
+}
+
+function adminStream(es) {
+  es.addEventListener("log", (e) => { for (const p of adminPanels) if (p.event) p.event("log", JSON.parse(e.data)); });
+}
+
+function adminReconnected() { for (const p of adminPanels) if (p.reconnected) p.reconnected(); }
+
+$("admin-open").addEventListener("click", () => openAdmin());
+$("admin-close").addEventListener("click", () => show("home"));
+
+// Configuration: the text as the hub runs it, in an editor with line numbers; each problem at its line and column.
+const config = { saved: null, waiting: false };
+adminPanel({
+  id: "config", title: "configuration",
+  async draw(root) {
+    const r = await adminApi("/api/admin/config");
+    if (!r.ok) return root.replaceChildren(h("p", { class: "error" }, (r.error || {}).message || r.httpStatus));
+    const text = h("textarea", { id: "config-text", spellcheck: "false", wrap: "off", "aria-label": S.configuration });
+    text.value = r.text;
+    const gutter = h("pre", { class: "gutter", id: "config-gutter", "aria-hidden": "true" });
+    const numbers = () => { const n = text.value.split("\n").length, bad = config.marks || new Map();
+      gutter.replaceChildren(...Array.from({ length: n }, (_, i) => h("span", bad.has(i + 1) ? { class: "bad", title\##
+: bad.get(i + 1) } : {}, String(i + 1) + "\n"))); };
+    text.addEventListener("input", () => { config.marks = null; numbers(); });
+    text.addEventListener("scroll", () => { gutter.scrollTop = text.scrollTop; });
+    const out = h("div", { id: "config-result", role: "status" });
+    const go = (save) => async () => {
+      config.waiting = false;
+      out.replaceChildren(h("p", { class: "hint" }, S.checking));
+      const a = await adminApi(save ? "/api/admin/config" : "/api/admin/config/check", { text: text.value });
+      showProblems(a, text, out, numbers, save);
+    };
+    root.replaceChildren(h("p", { class: "hint" }, S.configHint), h("p", { class: "hint", id: "config-file" }, r.file),
+      h("div", { class: "editor" }, gutter, text),
+      h("div", { class: "cmds" }, h("button", { type: "button", id: "config-check", class: "ghost", onclick: go(fals\##
+e) }, S.check),
+        h("button", { type: "button", id: "config-save", onclick: go(true) }, S.saveApply)), out);
+    config.marks = null;
+    numbers();
+    // Said until the next check or save: the text the hub came back with is the one saved.
+    if (config.waiting && config.saved === r.text) out.replaceChildren(h("p", { class: "note", id: "config-applied\##
+" }, S.restarted));
+  },
+  reconnected() { if (config.waiting && adminOpen === "config" && !$("admin").hidden) openAdmin("config"); },
+});
+
+function showProblems(a, text, out, numbers, save) {
+  const where = (p) => S.line + " " + p.line + (p.column ? ", " + S.column + " " + p.column : "") + (p.pat\##
+h ? " · " + p.path : "");
+  const item = (p, cls) => h("li", { class: cls, "data-line": p.line, "data-column": p.column, onclick: () => select\##
+(text, p.line, p.column) }, where(p) + ": " + p.message);
+  const problems = a.problems || [], warnings = a.warnings || [];
+  config.marks = new Map(problems.filter((p) => p.line > 0).map((p) => [p.line, p.message]));
+  numbers();
+  if (!a.ok && !problems.length) return out.replaceChildren(h("p", { class: "error" }, (a.error || {}).message || a.\##
+httpStatus));
+  const kids = [];
+  if (problems.length) kids.push(h("p", { class: "error" }, problems.length + " " + S.problems), h("ol", { class: "p\##
+roblems", id: "config-problems" }, problems.map((p) => item(p, "error"))));
+  else if (save && a.restarting) { config.saved = text.value; config.waiting = true; kids.push(h("p", { class: "note\##
+", id: "config-restarting" }, S.restarting.replace("{file}", a.saved))); }
+  else kids.push(h("p", { class: "hint", id: "config-ok" }, S.checkedOK));
+  if (warnings.length) kids.push(h("p", { class: "hint" }, warnings.length + " " + S.warnings), h("ol", { class: "pr\##
+oblems" }, warnings.map((p) => item(p, "note"))));
+  out.replaceChildren(...kids);
+  if (problems.length && problems[0].line > 0) select(text, problems[0].line, problems[0].column);
+}
+
+// Puts the cursor at a line and column (1-based) and scrolls it into view.
+function select(text, line, column) {
+  const lines = text.value.split("\n"), l = Math.min(Math.max(line, 1), lines.length);
+  let at = 0;
+  for (let i = 0; i < l - 1; i++) at += lines[i].length + 1;
+  at += Math.min(Math.max((column || 1) - 1, 0), lines[l - 1].length);
+  text.focus();
+  text.setSelectionRange(at, Math.min(at + Math.max(1, (lines[l - 1].length - (column || 1) + 1)), at + lines[l - 1]\##
+.length));
+  const height = text.scrollHeight / lines.length;
+  text.scrollTop = Math.max(0, (l - 4) * height);
+}
+
+// Wiring: check-config's summary, each device's types with the hardware they use.
+adminPanel({
+  id: "wiring", title: "wiring",
+  async draw(root) {
+    const r = await adminApi("/api/admin/wiring");
+    if (!r.ok) return root.replaceChildren(h("p", { class: "error" }, (r.error || {}).message || r.httpStatus));
+    const head = [], rows = [], tail = [];
+    let inDevices = false, done = false;
+    for (const line of r.summary) {
+      if (!done && inDevices && line.startsWith("  ")) {
+        const m = line.trim().match(/^(\S+)\s+(.*)$/);
+        const types = m ? m[2].split("; ") : [];
+        types.forEach((t, i) => { const [type, hw] = t.split(" ← "); rows.push(h("tr", { "data-device": m[1] }, h("t\##
+d", {}, i ? "" : m[1]), h("td", {}, type), h("td", { class: "wire" }, hw || ""))); });
+        continue;
+      }
+      if (inDevices) done = true;
+      if (/device\(s\):$/.test(line)) { inDevices = true; head.push(h("p", {}, line)); continue; }
+      (done ? tail : head).push(h("p", {}, line));
+    }
+    root.replaceChildren(h("p", { class: "hint" }, S.wiringHint), ...head,
+      h("table", { class: "wiring", id: "wiring-table" }, h("thead", {}, h("tr", {}, h("th", {}, S.device), h("th"\##
+, {}, S.type), h("th", {}, S.hardware))), h("tbody", {}, rows)), ...tail);
+  },
+});
+
+// Logs: the recent lines, a level filter, new lines live from the event stream.
+const logView = { lines: [], level: "info", order: ["trace", "debug", "info", "notice", "warning", "error", "critica\##
+l"] };
+adminPanel({
+  id: "logs", title: "logs",
+  async draw(root) {
+    const select = h("select", { id: "log-level", "aria-label": S.level, onchange: () => { logView.level = select.va\##
+lue; drawLogs(); } },
+      logView.order.map((l) => h("option", { value: l, selected: l === logView.level }, S.levels[l])));
+    root.replaceChildren(h("p", { class: "hint" }, S.logsHint), h("label", { class: "inline" }, S.level, select), h(\##
+"ol", { class: "log", id: "log-lines" }));
+    const r = await adminApi("/api/admin/logs");
+    if (!r.ok) return root.append(h("p", { class: "error" }, (r.error || {}).message || r.httpStatus));
+    logView.lines = r.lines.concat(logView.lines.filter((l) => l.seq > r.newest)).slice(-1000);
+    drawLogs();
+  },
+  event(name, line) {
+    if (name !== "log" || logView.lines.some((l) => l.seq === line.seq)) return;
+    logView.lines.push(line);
+    if (logView.lines.length > 1000) logView.lines.shift();
+    const list = $("log-lines");
+    if (list && !$("admin").hidden && adminOpen === "logs" && shown(line)) { const stick = list.scrollTop + list.cli\##
+entHeight >= list.scrollHeight - 4; list.append(logItem(line)); if (stick) list.scrollTop = list.scrollHeight; }
+  },
+});
+
+function shown(line) { return logView.order.indexOf(line.level) >= logView.order.indexOf(logView.level); }
+function logItem(l) { return h("li", { class: "lv-" + l.level, "data-seq": l.seq }, h("time", {}, l.time.slice(11, 2\##
+3)), h("span", { class: "lv" }, l.level), h("span", { class: "msg" }, l.text)); }
+function drawLogs() {
+  const list = $("log-lines");
+  if (!list) return;
+  list.replaceChildren(...logView.lines.filter(shown).map(logItem));
+  list.scrollTop = list.scrollHeight;
+}
+
+// Backup and restore: the archive is a download; a restore uploads it as application/x-tar, and the hub answers with
+// the configuration's problems, if any, each at its line and column.
+adminPanel({
+  id: "backup", title: "backup",
+  draw(root) {
+    const file = h("input", { id: "restore-file", type: "file", accept: ".tar,application/x-tar", "aria-label": S.ch\##
+ooseFile });
+    const out = h("div", { id: "restore-result", role: "status" });
+    const go = async () => {
+      if (!file.files[0]) return;
+      out.replaceChildren(S.restoring);
+      let j = {}, status = 0;
+      try {
+        const r = await fetch("/api/restore", { method: "POST", credentials: "same-origin", headers: { "Content-Type\##
+": "application/x-tar" }, body: file.files[0] });
+        status = r.status;
+        j = await r.json();
+      } catch (e) { j = { ok: false, error: { message: String(e) } }; }
+      if (j.ok) return out.replaceChildren(h("p", { class: "note", "data-restored": "1" }, j.restarting ? S.restore\##
+d : S.restoredNoRestart));
+      out.replaceChildren(h("p", { class: "error" }, S.restoreFailed + ": " + (((j.problems || []).length ? "" : (j.\##
+error || {}).message) || status)),
+        h("ul", {}, (j.problems || []).map((p) => h("li", { class: "error", "data-line": p.line, "data-column": p.co\##
+lumn }, p.file + ":" + p.line + ":" + p.column + ": " + (p.path ? p.path + ": " : "") + p.message))));
+    };
+    root.replaceChildren(h("p", { class: "hint", id: "backup-hint" }, S.backupHint),
+      h("p", {}, h("a", { id: "backup-download", href: "/api/backup", download: true }, S.download)),
+      h("p", { class: "hint" }, S.restoreHint), h("label", {}, S.chooseFile, file),
+      h("div", { class: "cmds" }, h("button", { type: "button", id: "restore-go", onclick: go }, S.restore)), out);
+  },
+});
 start();
+"""##
+
+    static let germanJS = ##"""
+// The page's string catalogue in German: the same keys as S in app.js, which uses it when the hub served the page
+// as German (chosen from the browser's Accept-Language). The browser suite checks that no key is missing.
+"use strict";
+const DE = {
+  signIn: "Anmelden", setUp: "Admin-Passwort festlegen", setUpHint: "Der Hub hat einen einmaligen Einrichtungscode a\##
+uf seiner Konsole und in seinem Journal ausgegeben; `hearthd web setup-code` auf dem Hub gibt ihn erneut aus.",
+  code: "Einrichtungscode", user: "Benutzer", password: "Passwort", newPassword: "Neues Passwort (mindestens 10 Zeic\##
+hen)", currentPassword: "Aktuelles Passwort",
+  logout: "Abmelden", changePassword: "Passwort", users: "Betrachter", addViewer: "Betrachter hinzufügen", viewerNam\##
+e: "Name des Betrachters", viewerPassword: "Passwort des Betrachters",
+  save: "Speichern", close: "Schließen", remove: "Entfernen", brokerUp: "Broker verbunden", brokerDown: "Broker getr\##
+ennt",
+  brokerDownBanner: "Der Hub hat seinen MQTT-Broker verloren: Diese Seite funktioniert weiter, aber andere Clients u\##
+nd Hubs sehen Änderungen erst, wenn er zurück ist.",
+  streamLost: "Live-Aktualisierung unterbrochen; verbinde neu…", noRoom: "Kein Raum", peers: "Hubs", thisHub: "diese\##
+r Hub",
+  online: "online", offline: "offline", unknown: "unbekannt", direct: "direkt", localPeer: "Nachbar-Hub", remote: "e\##
+ntfernter Hub", mixed: "gemischt", unspecified: "—",
+  rename: "Name und Raum", name: "Name", room: "Raum (leer: keiner)", send: "Senden", set: "Setzen", busy: "Das Gerä\##
+t ist beschäftigt: Bitte gleich noch einmal versuchen.",
+  viewer: "Betrachter: Sie sehen das Zuhause, können es aber nicht ändern.", peerDevice: "So gezeigt, wie sein Hub e\##
+s zusammenfasst; öffnen Sie die Seite jenes Hubs, um es zu steuern.",
+  failed: "Abgelehnt", information: "Geräteinformationen", wrong: "Anmeldung fehlgeschlagen", null: "keiner", passwo\##
+rdChanged: "Passwort geändert.",
+  groups: "Gruppen", group: "Gruppe", members: "Mitglieder", groupOn: "Ein", groupOff: "Aus", groupToggle: "Umschalt\##
+en", scenes: "Szenen",
+  ran: "ausgeführt auf", ranNothing: "auf keinem Gerät ausgeführt", refusedBy: "abgelehnt von", sending: "Sende…", y\##
+es: "ja", no: "nein",
+  admin: "Verwaltung", configuration: "Konfiguration", wiring: "Verdrahtung", logs: "Protokoll",
+  check: "Prüfen", saveApply: "Speichern und anwenden", checking: "Prüfe…", checkedOK: "Keine Probleme: Diese Konfig\##
+uration kann angewendet werden.",
+  problems: "Problem(e): Nichts wurde gespeichert.", warnings: "Warnung(en)", line: "Zeile", column: "Spalte",
+  restarting: "In {file} gespeichert. Der Hub startet damit neu…", restarted: "Der Hub läuft wieder, mit der neuen K\##
+onfiguration.",
+  configHint: "Die Konfiguration, wie der Hub sie ausführt. Werte aus secrets.yaml stehen als `!secret NAME` da un\##
+d werden nie gezeigt. Ein Speichern wird geprüft wie von `hearthd check-config`; nur eine Konfiguration ohne Problem\##
+e wird geschrieben, dann startet der Hub neu, um sie anzuwenden.",
+  wiringHint: "Was jedes Gerät auf dem Board benutzt, wie `hearthd check-config` es auflistet.",
+  device: "Gerät", type: "Typ", hardware: "Hardware", level: "Stufe",
+  logsHint: "Die letzten Zeilen des Hubs, die neueste zuletzt, live. Geheimnisse werden nie gezeigt.",
+  levels: { trace: "Ablauf", debug: "Fehlersuche", info: "Info", notice: "Hinweis", warning: "Warnung", error: "Fehl\##
+er", critical: "Kritisch" },
+  backup: "Sicherung",
+  backupHint: "Eine Sicherung enthält die Konfiguration (ohne Benutzername und Passwort des Brokers und ohne secrets\##
+.yaml), die Board-Datei und den Zustand: den Zustand, die Namen und Räume jedes Geräts und den Matter-Speicher (Fabr\##
+ics, Schlüssel, Endpunktnummern), sodass ein daraus wiederhergestellter Hub seine Matter-Kopplungen behält. Die Kont\##
+en der Seite sind nicht darin.",
+  download: "Sicherung herunterladen", restore: "Diese Sicherung wiederherstellen", restoreHint: "Eine Wiederherstel\##
+lung prüft die Konfiguration der Sicherung wie check-config; erst dann wird sie geschrieben, und der Hub startet mi\##
+t ihr neu.",
+  restoring: "Stelle wieder her…", restored: "Wiederhergestellt: Der Hub startet mit der Sicherung neu.", restoredNo\##
+Restart: "Wiederhergestellt: Starten Sie den Hub neu, damit er mit der Sicherung läuft.",
+  restoreFailed: "Nicht wiederhergestellt", chooseFile: "Sicherungsdatei (.tar)",
+  names: {
+    onOff: "Ein", currentLevel: "Stufe", minLevel: "Niedrigste Stufe", maxLevel: "Höchste Stufe",
+    moveToLevel: "Stufe setzen", moveToLevelWithOnOff: "Dimmen", stopWithOnOff: "Anhalten und schalten", stopMoveSte\##
+p: "Anhalten",
+    transitionTime: "Übergang (0,1 s)", onOffTransitionTime: "Ein/Aus-Übergang (0,1 s)", onTransitionTime: "Einschal\##
+t-Übergang (0,1 s)",
+    offTransitionTime: "Ausschalt-Übergang (0,1 s)", onLevel: "Stufe beim Einschalten", startUpCurrentLevel: "Stuf\##
+e nach Stromausfall",
+    startUpOnOff: "Zustand nach Stromausfall", globalSceneControl: "Szene aktiv", onTime: "Ein für (0,1 s)", offWait\##
+Time: "Ausschaltwartezeit (0,1 s)",
+    offWithEffect: "Aus mit Effekt", onWithTimedOff: "Ein für eine Zeit", onWithRecallGlobalScene: "Ein mit der letz\##
+ten Szene",
+    identifyTime: "Identifizieren für (s)", identifyType: "Identifizieren durch", measuredValue: "Messwert", minMeas\##
+uredValue: "Niedrigster Messwert", maxMeasuredValue: "Höchster Messwert",
+    tolerance: "Toleranz", sceneTableSize: "Szenenplätze", fabricSceneInfo: "Gespeicherte Szenen",
+    colorTemperatureMireds: "Farbtemperatur (Mired)", currentPosition: "Position",
+    numberOfPositions: "Positionen", multiPressMax: "Meiste Tastendrücke", fanMode: "Modus", percentSetting: "Drehza\##
+hl (%)",
+    percentCurrent: "Drehzahl jetzt (%)", upOrOpen: "Öffnen", downOrClose: "Schließen", stopMotion: "Anhalten",
+    goToLiftPercentage: "Fahren auf (%)", currentPositionLiftPercentage: "Offen (%)",
+    vendorName: "Hersteller", vendorID: "Hersteller-ID", productName: "Produkt", productID: "Produkt-ID", nodeLabel\##
+: "Bezeichnung",
+    hardwareVersionString: "Hardware-Version", softwareVersionString: "Software-Version", serialNumber: "Seriennummer",
+    uniqueID: "Eindeutige ID", reachable: "Erreichbar", featureMap: "Funktionen", OnOffPlugInUnit: "Steckdose", Gene\##
+ricSwitch: "Schalter",
+  },
+  traits: {
+    onOff: "Strom", levelControl: "Helligkeit", relativeHumidityMeasurement: "Luftfeuchte", temperatureMeasurement\##
+: "Temperatur",
+    scenesManagement: "Szenen", colorControl: "Farbe", fanControl: "Lüfter", windowCovering: "Jalousie", occupancySe\##
+nsing: "Anwesenheit",
+  },
+};
 """##
 
 }

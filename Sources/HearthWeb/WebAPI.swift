@@ -27,6 +27,8 @@ struct WebRequest: Sendable {
     /// Whether the connection came from this machine (a reverse proxy, or a local script).
     var remoteIsLoopback: Bool
     var body: [UInt8]
+    /// The browser's languages, for the page's.
+    var acceptLanguage: String? = nil
 }
 
 /// A whole response.
@@ -34,6 +36,8 @@ struct WebResponse: Sendable {
     var status: Int
     var headers: [(String, String)] = []
     var body: [UInt8] = []
+    /// Run once the response has been written (a restart that must not cut its own answer off).
+    var afterWrite: (@Sendable () -> Void)? = nil
 }
 
 /// What the server sends back: a response, or a live stream of server-sent events for a session.
@@ -49,16 +53,22 @@ final class WebAPI: Sendable {
     let sessions: WebSessions
     let logger: Logger
     let brokerAddress: String
+    /// The hub's administration (`/api/admin/`), when the hub handed it over.
+    let admin: WebAdmin?
     /// Names this hub answers to besides IP literals (`Host` check against DNS rebinding).
     let hostNames: Set<String>
     private let limit = Locked(LoginRateLimit())
+    /// Backup and restore, once the daemon has said where the hub's files are (`WebServer.enableBackup`).
+    let backup = Locked<WebBackup?>(nil)
     /// Password hashing runs here, one at a time, never on the event loop; `kdfWaiting` bounds what waits for it.
     private let kdfQueue = DispatchQueue(label: "hearth.web.kdf")
     private let kdfWaiting = Locked(0)
     static let kdfQueueLimit = 4
     static let cookieName = "hearth_session"
 
-    init(mqtt: MQTTHub, accounts: WebAccounts, sessions: WebSessions, brokerAddress: String, logger: Logger) {
+    init(mqtt: MQTTHub, accounts: WebAccounts, sessions: WebSessions, brokerAddress: String, logger: Logger,
+         admin: WebAdmin? = nil) {
+        self.admin = admin
         self.mqtt = mqtt
         self.accounts = accounts
         self.sessions = sessions
@@ -74,8 +84,8 @@ final class WebAPI: Sendable {
 
     func handle(_ r: WebRequest, _ done: @escaping @Sendable (WebReply) -> Void) {
         let reply: @Sendable (WebResponse) -> Void = { done(.response($0)) }
-        let (path, _) = split(r.uri)
-        if r.method == "GET" || r.method == "HEAD", let asset = PageAssets.asset(path) {
+        let (path, query) = split(r.uri)
+        if r.method == "GET" || r.method == "HEAD", let asset = PageAssets.asset(path, acceptLanguage: r.acceptLanguage) {
             return reply(asset)
         }
         guard let segments = PathReader.segments(path), segments.first == "api" else {
@@ -101,6 +111,7 @@ final class WebAPI: Sendable {
                 ("error", Self.errorObject(HomeError(code: .unauthenticated, status: .unsupportedAccess,
                                                      message: "sign in first: POST /api/login")))])))
         }
+        if backupRoute(r, session, route, reply) { return }
         switch (r.method, route) {
         case ("GET", ["session"]):
             reply(Self.json(200, .object([("ok", .bool(true)), ("user", .string(session.user)),
@@ -111,6 +122,9 @@ final class WebAPI: Sendable {
         case ("POST", ["password"]): changePassword(r, session, reply)
         case ("GET", ["status"]): reply(Self.json(200, status(session)))
         case ("GET", ["home"]): reply(Self.raw(200, mqtt.homeView()))
+        case (_, let route) where route.first == "admin":
+            guard let admin else { return reply(Self.error(404, HomeError(.notFound, "no administration on this hub"))) }
+            admin.route(r, Array(route.dropFirst()), query: query, session: session, reply)
         case ("GET", ["traits"]): reply(Self.json(200, TraitCatalogue.json(mqtt.home.registry)))
         case ("GET", _) where route.count == 2 && route[0] == "devices":
             let id = route[1]
@@ -216,7 +230,8 @@ final class WebAPI: Sendable {
         if r.method == "POST" {
             let type =
                 (r.contentType ?? "").lowercased().split(separator: ";").first.map { $0.trimmingCharacters } ?? ""
-            guard type == "application/json" else {
+            let archive = type == Self.archiveType && Self.bodyLimit(method: r.method, uri: r.uri) > JSONBody.maximumSize
+            guard type == "application/json" || archive else {
                 return Self.error(415, .invalidCommand("a change is a JSON body (Content-Type: application/json)"))
             }
         }

@@ -8,6 +8,7 @@ public import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import HearthCrypto
 public import ServiceLifecycle
 #if canImport(Glibc)
 import Glibc
@@ -33,23 +34,29 @@ public final class WebServer: Sendable {
 
     /// Binds `settings.listen`:`settings.port` and serves the hub's page and API.
     /// - Parameter iterations: PBKDF2's iteration count for new password hashes (tests make it small).
-    public static func start(hub: Hub, brokerAddress: String, logger: Logger, port: Int? = nil) throws(WebStartError)
-        -> WebServer
-    {
-        try start(hub: hub, brokerAddress: brokerAddress, logger: logger, port: port, iterations: nil)
+    /// - Parameter administration: what the admin's `/api/admin/` routes act on; without it they answer 404.
+    public static func start(
+        hub: Hub, brokerAddress: String, logger: Logger, port: Int? = nil, administration: HubAdministration? = nil
+    ) throws(WebStartError) -> WebServer {
+        try start(
+            hub: hub, brokerAddress: brokerAddress, logger: logger, port: port, iterations: nil,
+            administration: administration)
     }
 
-    static func start(hub: Hub, brokerAddress: String, logger: Logger, port: Int?, iterations: Int?)
-        throws(WebStartError) -> WebServer
-    {
+    static func start(
+        hub: Hub, brokerAddress: String, logger: Logger, port: Int?, iterations: Int?,
+        administration: HubAdministration? = nil
+    ) throws(WebStartError) -> WebServer {
         let accounts =
             iterations.map { WebAccounts(directory: hub.stateDirectory, iterations: $0) }
             ?? WebAccounts(directory: hub.stateDirectory)
         let start = ContinuousClock.now
         let sessions = WebSessions(now: { (ContinuousClock.now - start).milliseconds })
         let api = WebAPI(
-            mqtt: hub.mqtt, accounts: accounts, sessions: sessions, brokerAddress: brokerAddress, logger: logger)
+            mqtt: hub.mqtt, accounts: accounts, sessions: sessions, brokerAddress: brokerAddress, logger: logger,
+            admin: administration.map(WebAdmin.init))
         let streams = EventStreams(api: api)
+        let tls = try tlsContext(hub.web)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 64)
@@ -57,6 +64,10 @@ public final class WebServer: Sendable {
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    if let tls {
+                        try channel.pipeline.syncOperations.addHandler(
+                            TLSHandler(try TLSServerConnection(tls), logger: logger))
+                    }
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(HTTPHandler(api: api, streams: streams))
                 }
@@ -114,6 +125,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var head: HTTPRequestHead?
     private var body: [UInt8] = []
     private var tooLarge = false
+    private var bodyLimit = JSONBody.maximumSize
     private var streaming = false
 
     init(api: WebAPI, streams: EventStreams) {
@@ -127,8 +139,9 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             head = h
             body = []
             tooLarge = false
+            bodyLimit = max(WebAPI.bodyLimit(method: h.method.rawValue, uri: h.uri), Self.bodyLimit(h.uri))
         case .body(var buffer):
-            if body.count + buffer.readableBytes > JSONBody.maximumSize {
+            if body.count + buffer.readableBytes > bodyLimit {
                 tooLarge = true
             } else if let bytes = buffer.readBytes(length: buffer.readableBytes) {
                 body += bytes
@@ -139,7 +152,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             if tooLarge {
                 write(
                     WebAPI.error(
-                        413, .init(.resourceExhausted, "the body is larger than \(JSONBody.maximumSize) bytes")),
+                        413, .init(.resourceExhausted, "the body is larger than \(bodyLimit) bytes")),
                     head: head, context: context)
                 return
             }
@@ -148,7 +161,8 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                 method: head.method.rawValue, uri: head.uri, host: head.headers.first(name: "host"),
                 origin: head.headers.first(name: "origin"), cookie: head.headers["cookie"].joined(separator: "; "),
                 contentType: head.headers.first(name: "content-type"), remote: remote?.ipAddress ?? "?",
-                remoteIsLoopback: Self.isLoopback(remote), body: body)
+                remoteIsLoopback: Self.isLoopback(remote), body: body,
+                acceptLanguage: head.headers.first(name: "accept-language"))
             body = []
             let loop = context.eventLoop
             let bound = NIOLoopBound((self, context), eventLoop: loop)
@@ -157,7 +171,8 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                     let (handler, context) = bound.value
                     switch reply {
                     case .response(let r): handler.write(r, head: head, context: context)
-                    case .events: handler.startEvents(head: head, context: context)
+                    case .events(let session):
+                        handler.startEvents(head: head, context: context, admin: session.role == .admin)
                     }
                 }
             }
@@ -169,7 +184,12 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         context.fireChannelWritabilityChanged()
     }
 
-    private func startEvents(head: HTTPRequestHead, context: ChannelHandlerContext) {
+    /// The largest body taken: a configuration's text under `/api/admin/`, a device request's elsewhere.
+    static func bodyLimit(_ uri: String) -> Int {
+        uri.hasPrefix("/api/admin/") ? WebAdmin.maximumBodySize : JSONBody.maximumSize
+    }
+
+    private func startEvents(head: HTTPRequestHead, context: ChannelHandlerContext, admin: Bool) {
         guard streams.count < EventStreams.maximum else {
             write(
                 WebAPI.error(
@@ -186,7 +206,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             promise: nil)
         streaming = true
         context.writeAndFlush(wrapOutboundOut(HTTPPart.body(Array("retry: 2000\n\n".utf8))), promise: nil)
-        if !streams.open(context.channel) { context.close(promise: nil) }
+        if !streams.open(context.channel, admin: admin) { context.close(promise: nil) }
     }
 
     private func write(_ r: WebResponse, head: HTTPRequestHead, context: ChannelHandlerContext) {
@@ -205,6 +225,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             context.write(wrapOutboundOut(HTTPPart.body(r.body)), promise: nil)
         }
         let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        if let after = r.afterWrite { done.whenComplete { _ in after() } }
         if !keepAlive {
             let channel = context.channel
             done.whenComplete { _ in channel.close(promise: nil) }
