@@ -20,6 +20,11 @@ without pairing again. The commissioned node gets --node-id (default 1).
   invoke-armfailsafe                       GeneralCommissioning.ArmFailSafe(60) then ArmFailSafe(0) on endpoint 0
   invoke-identify ENDPOINT                 Identify.Identify(5) on ENDPOINT, then reads IdentifyTime
   read-after-restart                       BasicInformation again, from a fresh process, over CASE only
+  fabric-open-window [--window-seconds S] [--discriminator D]
+                                           OpenCommissioningWindow (enhanced, random passcode); prints its codes
+  fabric-read                              Fabrics unfiltered (every fabric) and CurrentFabricIndex
+  fabric-remove INDEX                      OperationalCredentials.RemoveFabric(INDEX)
+  fabric-unreachable [--wait S]            passes when this controller can no longer read the node
   bridge-layout, bridge-commands, bridge-from-outside, bridge-refused, bridge-rename, bridge-reachable,
   bridge-numbers, bridge-complete, bridge-bench
                                            the bridge's checks (tests/matter/bridge.py) against hearthd on
@@ -54,6 +59,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import bridge  # noqa: E402  (tests/matter/bridge.py: the bridge's checks)
+import fabrics  # noqa: E402  (tests/matter/fabrics.py: several fabrics)
 DEFAULT_PAA = HERE.parent.parent / "Tests" / "Matter" / "credentials" / "paa"
 CONTROLLER_NODE_ID = 112233
 FABRIC_ID = 1
@@ -513,6 +519,12 @@ def parse_args() -> argparse.Namespace:
                        help="bridge-bench: how many toggles; bridge-complete: how many devices the bridge has")
         p.add_argument("--device-pid", type=int, default=0, help="bridge-bench: the device's pid, for its CPU time")
         p.add_argument("--endpoint", type=int, default=0, help="bridge-bench: the light's endpoint (default: the porch light)")
+    p = sub.add_parser("fabric-open-window")
+    p.add_argument("--window-seconds", type=int, default=300)
+    p.add_argument("--discriminator", type=int, default=2222)
+    sub.add_parser("fabric-read")
+    sub.add_parser("fabric-remove").add_argument("index", type=int)
+    sub.add_parser("fabric-unreachable").add_argument("--wait", type=float, default=15.0)
     sub.add_parser("tlv-decode").add_argument("hex")
     sub.add_parser("tlv-encode").add_argument("json")
     sub.add_parser("parse-qr").add_argument("payload")
@@ -536,6 +548,10 @@ NETWORK_COMMANDS = {
     "invoke-armfailsafe": invoke_armfailsafe,
     "invoke-identify": invoke_identify,
     "read-after-restart": read_after_restart,
+    "fabric-open-window": lambda c, a: fabric_check(fabrics.open_window, c, a),
+    "fabric-read": lambda c, a: fabric_check(fabrics.read_fabrics, c, a),
+    "fabric-remove": lambda c, a: fabric_check(fabrics.remove_fabric, c, a),
+    "fabric-unreachable": lambda c, a: fabric_check(fabrics.expect_unreachable, c, a),
     "bridge-layout": lambda c, a: bridge_check(bridge.layout, c, a),
     "bridge-commands": lambda c, a: bridge_check(bridge.commands, c, a),
     "bridge-from-outside": lambda c, a: bridge_check(bridge.from_outside, c, a),
@@ -553,6 +569,14 @@ async def bridge_check(check, ctrl: Controller, args: argparse.Namespace) -> dic
     try:
         return await check(ctrl, args)
     except bridge.Failed as e:
+        raise CheckFailed(str(e), e.details)
+
+
+async def fabric_check(check, ctrl: Controller, args: argparse.Namespace) -> dict[str, Any]:
+    """A check of tests/matter/fabrics.py, its failures as this script's."""
+    try:
+        return await check(ctrl, args)
+    except fabrics.Failed as e:
         raise CheckFailed(str(e), e.details)
 
 
