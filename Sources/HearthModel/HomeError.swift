@@ -35,7 +35,9 @@ extension HomeError {
     public static func constraintError(_ message: String) -> HomeError { HomeError(.constraintError, message) }
     public static func invalidDataType(_ message: String) -> HomeError { HomeError(.invalidDataType, message) }
     public static func unsupportedCommand(_ message: String) -> HomeError { HomeError(.unsupportedCommand, message) }
-    public static func unsupportedAttribute(_ message: String) -> HomeError { HomeError(.unsupportedAttribute, message) }
+    public static func unsupportedAttribute(_ message: String) -> HomeError {
+        HomeError(.unsupportedAttribute, message)
+    }
     public static func unsupportedWrite(_ message: String) -> HomeError { HomeError(.unsupportedWrite, message) }
     public static func unsupportedCluster(_ message: String) -> HomeError { HomeError(.unsupportedCluster, message) }
     public static func invalidInState(_ message: String) -> HomeError { HomeError(.invalidInState, message) }
