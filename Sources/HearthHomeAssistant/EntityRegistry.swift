@@ -16,7 +16,7 @@ struct EntityKind: Sendable {
 
 /// The entity kinds, in the order a config lists its components and a type's main entity is chosen; and the standard
 /// traits that make no entity of their own, each with why. A trait the engine runs is in exactly one of the two
-/// (`EntityRegistryTests`), so a new trait is given its entity, or a reason it has none, before it builds green.
+/// (`EntityRegistryTests`), so a new trait is given its entity, or a reason it has none, before its tests pass.
 struct EntityRegistry: Sendable {
     let kinds: [EntityKind]
     let traitsWithoutEntity: [TraitID: String]
