@@ -40,8 +40,11 @@ let package = Package(
         .target(name: "HearthSync", swiftSettings: strict),
         // Time as the hub sees it: instants, the clock protocol, the monotonic and the manual clock (engine and hardware).
         .target(name: "HearthClock", dependencies: ["HearthSync"], swiftSettings: strict),
+        // The words a client and the hub share: error codes and Matter statuses, connectivity and locality. HearthModel
+        // and HearthKit both re-export it, so neither keeps a copy of the other's lists.
+        .target(name: "HearthVocabulary", swiftSettings: strict),
         // What a client sees: devices, device types, traits, attribute and command descriptors, errors, connectivity.
-        .target(name: "HearthModel", swiftSettings: strict),
+        .target(name: "HearthModel", dependencies: ["HearthVocabulary"], swiftSettings: strict),
         // What happens: Matter cluster state machines, transitions on an injected clock, the device registry and its events.
         .target(name: "HearthEngine", dependencies: ["HearthSync", "HearthClock", "HearthModel"], swiftSettings: strict),
         // libyaml's C API (YAML 1.1/1.2 parser events), found with pkg-config (Debian: libyaml-dev).
@@ -116,7 +119,9 @@ let package = Package(
         ], swiftSettings: strict),
 
         // The Swift client library: the Google Home APIs' shape over the MQTT contract; typed layer in Generated/.
-        .target(name: "HearthKit", dependencies: ["HearthSync", "HearthModel", "HearthJSON", "HearthContract", "HearthMQTT"],
+        .target(name: "HearthKit", dependencies: [
+            "HearthSync", "HearthVocabulary", "HearthModel", "HearthJSON", "HearthContract", "HearthMQTT",
+        ],
                 swiftSettings: strict),
         // Writes HearthKit's typed layer from the engine's trait descriptors and device type catalogue (a build tool).
         .target(name: "HearthKitGenerator", dependencies: ["HearthEngine", "HearthModel", "HearthSimulator"],

@@ -26,7 +26,9 @@ public struct DeviceView: Sendable {
     // Reading in place, by index, without a view of each type and trait: for writers on the command path.
 
     public func sourceConnectivity(type t: Int) -> SourceConnectivity { .aggregate(device.endpoints[t].connectivity) }
-    public func sourceConnectivity(type t: Int, trait k: Int) -> SourceConnectivity { device.endpoints[t].connectivity[k] }
+    public func sourceConnectivity(type t: Int, trait k: Int) -> SourceConnectivity {
+        device.endpoints[t].connectivity[k]
+    }
     /// The values of the attributes `ids` of the trait, nil where it does not support one, into
     /// `values[0..<ids.count]` (grown to that if shorter; its storage is reused, so a writer calling this per document
     /// allocates nothing).

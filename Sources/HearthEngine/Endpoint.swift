@@ -23,7 +23,8 @@ struct Endpoint: Sendable {
         /// Per trait, the ids of the attributes reported on change (not quiet), and their names.
         let loudIDs: [[UInt32]]
         let loudNames: [[String]]
-        /// Per trait, its id: finding a trait by id through each trait's `descriptor` copied every descriptor it passed.
+        /// Per trait, its id: finding a trait by id through each trait's `descriptor` copied every descriptor it
+        /// passed.
         let traitIDs: [TraitID]
         /// The traits that listen to couplings.
         let listeners: [Int]
@@ -42,7 +43,9 @@ struct Endpoint: Sendable {
             loudNames = loud.map { $0.map(\.name) }
             traitIDs = traits.map { type(of: $0).descriptor.id }
             // A scene-capable trait hears scene recalls whether or not it listens to the other couplings.
-            listeners = traits.indices.filter { type(of: traits[$0]).listensToSignals || traits[$0] is any SceneCapable }
+            listeners = traits.indices.filter {
+                type(of: traits[$0]).listensToSignals || traits[$0] is any SceneCapable
+            }
             sceneCapable = traits.map { $0 is any SceneCapable }
             scenesIndex = traits.firstIndex { $0 is ScenesManagementServer }
             readsEndpoint = traits.map { type(of: $0).readsEndpoint }
@@ -141,7 +144,9 @@ struct Endpoint: Sendable {
         try action(&traits[index], &context)
         var tablesChanged: [Int] = context.tableChanged ? [index] : []
         var reported: [(trait: Int, attribute: UInt32)] = context.reports.map { (index, $0) }
-        var events: [(trait: Int, name: String, fields: [String: Value])] = context.events.map { (index, $0.name, $0.fields) }
+        var events: [(trait: Int, name: String, fields: [String: Value])] = context.events.map {
+            (index, $0.name, $0.fields)
+        }
         var pending: [(source: Int, signal: EndpointSignal)] = context.signals.map { (index, $0) }
         var delivered = 0
         while delivered < pending.count {
@@ -168,7 +173,9 @@ struct Endpoint: Sendable {
 
         let typeName = descriptor.name
         for i in listeners { recordLoudChanges(of: i, since: earlier, deviceID, typeName, into: &changes) }
-        if !listeners.contains(index) { recordLoudChanges(of: index, since: earlier, deviceID, typeName, into: &changes) }
+        if !listeners.contains(index) {
+            recordLoudChanges(of: index, since: earlier, deviceID, typeName, into: &changes)
+        }
         var seen: [(Int, UInt32)] = []
         for (i, id) in reported where !seen.contains(where: { $0 == (i, id) }) {
             seen.append((i, id))
@@ -220,7 +227,9 @@ struct Endpoint: Sendable {
 
     /// `body` of `trait` as the `T` it is, read in place; nil when it is another type. A cast (`as? T`) copies the
     /// whole trait out of its existential first, which on every command cost more than what was read.
-    private static func read<Actual: TraitServer, T: TraitServer, R>(_ trait: Actual, as: T.Type, _ body: (T) -> R) -> R? {
+    private static func read<Actual: TraitServer, T: TraitServer, R>(_ trait: Actual, as: T.Type, _ body: (T) -> R)
+        -> R?
+    {
         guard Actual.self == T.self else { return nil }
         return withUnsafePointer(to: trait) { $0.withMemoryRebound(to: T.self, capacity: 1) { body($0.pointee) } }
     }
@@ -242,7 +251,8 @@ struct Endpoint: Sendable {
     {
         let d = type(of: traits[i]).descriptor
         let name = d.attributes.first { $0.id == id }?.name ?? String(id)
-        return HomeEvent(deviceID: deviceID, change: .attribute(type: typeName, trait: d.id, attribute: name, value: value))
+        return HomeEvent(
+            deviceID: deviceID, change: .attribute(type: typeName, trait: d.id, attribute: name, value: value))
     }
 
     /// After a client's command or write to trait `index`: if that trait is one a scene stores, the scene last
@@ -264,10 +274,12 @@ struct Endpoint: Sendable {
 
     /// Runs every timer due at `instant`. Timer steps cannot fail; writing their output is the lane's job
     /// (`recordStepOutput`), and an output fault is the actuator's to report.
-    mutating func advance(at instant: EngineInstant, stepInterval: Int64, deviceID: String, changes: inout [HomeEvent]) {
+    mutating func advance(at instant: EngineInstant, stepInterval: Int64, deviceID: String, changes: inout [HomeEvent])
+    {
         for i in traits.indices {
             guard let due = traits[i].nextDeadline, due <= instant else { continue }
-            _ = try? perform(i, now: instant, stepInterval: stepInterval, deviceID: deviceID, changes: &changes) { t, c in
+            _ = try? perform(i, now: instant, stepInterval: stepInterval, deviceID: deviceID, changes: &changes) {
+                t, c in
                 t.advance(context: &c)
             }
         }

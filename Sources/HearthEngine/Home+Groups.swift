@@ -30,10 +30,13 @@ extension Home {
                     let scenes = endpoint.scenes?.scenes ?? [:]
                     for (id, name) in groups.groups {
                         let entries = scenes.filter { $0.key.group == id }.sorted { $0.key < $1.key }.map {
-                            GroupMembership.SceneEntry(id: Int($0.key.scene), name: $0.value.name, transitionTime: $0.value.transitionTime)
+                            GroupMembership.SceneEntry(
+                                id: Int($0.key.scene), name: $0.value.name, transitionTime: $0.value.transitionTime)
                         }
-                        result.append(GroupMembership(group: Int(id), deviceID: device.id, type: endpoint.descriptor.name,
-                                                      name: name, scenes: entries))
+                        result.append(
+                            GroupMembership(
+                                group: Int(id), deviceID: device.id, type: endpoint.descriptor.name,
+                                name: name, scenes: entries))
                     }
                 }
             }

@@ -89,9 +89,11 @@ public final class Home: Sendable {
         restoreWarnings = warnings
     }
 
-    private static func build(_ c: DeviceConfiguration, saved: SavedDevice?, registry: TraitRegistry,
-                              now: EngineInstant, stepInterval: Int64, shapes: inout [[ObjectIdentifier]: Endpoint.Shape],
-                              warnings: inout [String]) throws(HomeError)
+    private static func build(
+        _ c: DeviceConfiguration, saved: SavedDevice?, registry: TraitRegistry,
+        now: EngineInstant, stepInterval: Int64, shapes: inout [[ObjectIdentifier]: Endpoint.Shape],
+        warnings: inout [String]
+    ) throws(HomeError)
         -> Device
     {
         // Where a problem is, for its message: made only when there is one (every device of a home is built here).
@@ -114,7 +116,8 @@ public final class Home: Sendable {
                 let allowed = (type.requiredTraits + type.optionalTraits).map(\.qualifiedName).joined(separator: ", ")
                 throw .unsupportedCluster("\(at()) cannot have trait \(configured.id); allowed: \(allowed)")
             }
-            for (k, configured) in traitConfigs.enumerated() where traitConfigs[..<k].contains(where: { $0.id == configured.id }) {
+            for (k, configured) in traitConfigs.enumerated()
+            where traitConfigs[..<k].contains(where: { $0.id == configured.id }) {
                 throw .constraintError("\(at()) lists trait \(configured.id) twice")
             }
             for required in type.requiredTraits where !traitConfigs.contains(where: { $0.id == required }) {
@@ -156,8 +159,9 @@ public final class Home: Sendable {
                         throw .unsupportedAttribute("\(ta()) has no attribute '\(name)'; its attributes are \(known)")
                     }
                     do throws(HomeError) {
-                        try attribute.type.check(value, nullable: attribute.isNullable, constraint: attribute.constraint,
-                                                 what: name)
+                        try attribute.type.check(
+                            value, nullable: attribute.isNullable, constraint: attribute.constraint,
+                            what: name)
                         try trait.load(attribute, value)
                     } catch {
                         throw HomeError(code: error.code, status: error.status, message: "\(ta()): \(error.message)")
@@ -181,7 +185,9 @@ public final class Home: Sendable {
                 }
                 if let values = saved?.attributes[type.name]?[tc.id.qualifiedName] {
                     for (name, savedValue) in values.sorted(by: { $0.key < $1.key }) {
-                        guard let attribute = descriptor.attribute(named: name), attribute.isNonVolatile else { continue }
+                        guard let attribute = descriptor.attribute(named: name), attribute.isNonVolatile else {
+                            continue
+                        }
                         do throws(HomeError) {
                             try attribute.type.check(savedValue.value, nullable: attribute.isNullable,
                                                      constraint: attribute.constraint, what: name)
@@ -207,7 +213,9 @@ public final class Home: Sendable {
         if let saved {
             if let name = saved.name { device.name = HomeDevice.truncatedName(name); device.userSet.insert("name") }
             if let v = saved.roomID { device.roomID = v.isEmpty ? nil : v; device.userSet.insert("roomID") }
-            if let v = saved.structureID { device.structureID = v.isEmpty ? nil : v; device.userSet.insert("structureID") }
+            if let v = saved.structureID {
+                device.structureID = v.isEmpty ? nil : v; device.userSet.insert("structureID")
+            }
         }
         return device
     }
@@ -270,7 +278,9 @@ public final class Home: Sendable {
                     if let v = trait.read(attribute) { values[attribute.name] = SavedValue(v) }
                 }
                 if !values.isEmpty { traits[d.id.qualifiedName] = values }
-                if let table = trait.table { result.tables[endpoint.descriptor.name, default: [:]][d.id.qualifiedName] = SavedValue(table) }
+                if let table = trait.table {
+                    result.tables[endpoint.descriptor.name, default: [:]][d.id.qualifiedName] = SavedValue(table)
+                }
             }
             if !traits.isEmpty { result.attributes[endpoint.descriptor.name] = traits }
         }
@@ -291,7 +301,8 @@ public final class Home: Sendable {
                        arguments: [String: Value] = [:]) throws(HomeError) -> [String: Value]?
     {
         var response: [String: Value]?
-        try transaction(deviceID, type: type, trait: trait, needsConnectivity: true) { ep, i, now, step, id, changes throws(HomeError) in
+        try transaction(deviceID, type: type, trait: trait, needsConnectivity: true) {
+            ep, i, now, step, id, changes throws(HomeError) in
             let server = Swift.type(of: ep.traits[i])
             guard let descriptor = server.descriptor.command(named: command) else {
                 let known = server.descriptor.commands.map(\.name).joined(separator: ", ")
@@ -299,13 +310,16 @@ public final class Home: Sendable {
                                           + (known.isEmpty ? "; it takes no commands" : "; its commands are \(known)"))
             }
             guard ep.traits[i].supports(descriptor) else {
-                let supported = server.descriptor.commands.filter(ep.traits[i].supports).map(\.name).joined(separator: ", ")
-                throw .unsupportedCommand("\(ep.descriptor.name) of device '\(id)' does not support \(server.descriptor.id).\(command)"
-                                          + "; it supports \(supported)")
+                let supported = server.descriptor.commands.filter(ep.traits[i].supports).map(\.name).joined(
+                    separator: ", ")
+                throw .unsupportedCommand(
+                    "\(ep.descriptor.name) of device '\(id)' does not support \(server.descriptor.id).\(command)"
+                        + "; it supports \(supported)")
             }
             try Self.checkConnectivity(ep, i, deviceID: id)
             let validated = try descriptor.validate(arguments)
-            response = try ep.perform(i, now: now, stepInterval: step, deviceID: id, changes: &changes) { t, c throws(HomeError) in
+            response = try ep.perform(i, now: now, stepInterval: step, deviceID: id, changes: &changes) {
+                t, c throws(HomeError) in
                 try t.invoke(validated, context: &c)
             }
             ep.invalidateScene(after: i, now: now, stepInterval: step, deviceID: id, changes: &changes)
@@ -318,7 +332,8 @@ public final class Home: Sendable {
         throws(HomeError)
     {
         guard !attributes.isEmpty else { throw .invalidCommand("update names no attribute to write") }
-        try transaction(deviceID, type: type, trait: trait, needsConnectivity: true) { ep, i, now, step, id, changes throws(HomeError) in
+        try transaction(deviceID, type: type, trait: trait, needsConnectivity: true) {
+            ep, i, now, step, id, changes throws(HomeError) in
             let descriptor = Swift.type(of: ep.traits[i]).descriptor
             // Matter's write checks, in order: attribute → writable → value.
             var checked: [(AttributeDescriptor, Value)] = []
@@ -329,9 +344,11 @@ public final class Home: Sendable {
                                                 + "it has \(known.joined(separator: ", "))")
                 }
                 guard attribute.isWritable else {
-                    let writable = descriptor.attributes.filter { $0.isWritable && ep.traits[i].read($0) != nil }.map(\.name)
-                    throw .unsupportedWrite("\(descriptor.id).\(name) is read-only"
-                                            + (writable.isEmpty ? "" : "; writable: \(writable.joined(separator: ", "))"))
+                    let writable = descriptor.attributes.filter { $0.isWritable && ep.traits[i].read($0) != nil }.map(
+                        \.name)
+                    throw .unsupportedWrite(
+                        "\(descriptor.id).\(name) is read-only"
+                            + (writable.isEmpty ? "" : "; writable: \(writable.joined(separator: ", "))"))
                 }
                 try attribute.type.check(value, nullable: attribute.isNullable, constraint: attribute.constraint,
                                          what: "\(descriptor.id).\(name)")
@@ -347,7 +364,8 @@ public final class Home: Sendable {
 
     /// A reading from the hardware under a trait (a measurement, a switch position).
     public func ingest(_ deviceID: String, type: String? = nil, trait: String, _ input: TraitInput) throws(HomeError) {
-        try transaction(deviceID, type: type, trait: trait, needsConnectivity: false) { ep, i, now, step, id, changes throws(HomeError) in
+        try transaction(deviceID, type: type, trait: trait, needsConnectivity: false) {
+            ep, i, now, step, id, changes throws(HomeError) in
             try ep.perform(i, now: now, stepInterval: step, deviceID: id, changes: &changes) { t, c throws(HomeError) in
                 try t.ingest(input, context: &c)
             }
@@ -376,7 +394,8 @@ public final class Home: Sendable {
         }
     }
 
-    private typealias Body = (inout Endpoint, Int, EngineInstant, Int64, String, inout [HomeEvent]) throws(HomeError) -> Void
+    private typealias Body = (inout Endpoint, Int, EngineInstant, Int64, String, inout [HomeEvent]) throws(HomeError) ->
+        Void
 
     /// Finds the trait, runs `body` on a copy of its endpoint, drives the hardware outside the engine lock,
     /// and keeps the copy only if all of that succeeded. Events go to observers after every lock is released.
@@ -472,7 +491,9 @@ public final class Home: Sendable {
 
     @discardableResult
     public func setRoom(_ deviceID: String, _ roomID: String?) throws(HomeError) -> HomeDevice {
-        try setMetadata(deviceID, "roomID") { $0.roomID = roomID.flatMap { $0.isEmpty ? nil : HomeDevice.truncatedName($0) } }
+        try setMetadata(deviceID, "roomID") {
+            $0.roomID = roomID.flatMap { $0.isEmpty ? nil : HomeDevice.truncatedName($0) }
+        }
     }
 
     @discardableResult

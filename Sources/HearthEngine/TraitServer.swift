@@ -91,7 +91,9 @@ extension TraitServer {
     public func isUnchanged<Earlier: TraitServer>(since earlier: Earlier) -> Bool {
         guard Earlier.self == Self.self else { return false }
         // The same type: read in place, as what it is.
-        return withUnsafePointer(to: earlier) { $0.withMemoryRebound(to: Self.self, capacity: 1) { $0.pointee == self } }
+        return withUnsafePointer(to: earlier) {
+            $0.withMemoryRebound(to: Self.self, capacity: 1) { $0.pointee == self }
+        }
     }
 
     public func read(_ attribute: AttributeDescriptor) -> Value? { read(attribute.id) }
@@ -178,7 +180,8 @@ public struct SceneRecall: Sendable, Hashable {
 }
 
 /// A trait whose state a scene captures (Matter's S quality) and recalls with a transition. A trait joins scenes with
-/// this one declaration: Scenes Management stores its ``sceneAttributes`` and hands them back to ``recall(_:context:)``.
+/// this one declaration: Scenes Management stores its ``sceneAttributes`` and hands them back to
+/// ``recall(_:context:)``.
 public protocol SceneCapable: TraitServer {
     /// The attributes a scene stores, by id, in the order they are recalled.
     static var sceneAttributes: [UInt32] { get }
@@ -215,7 +218,9 @@ public struct EndpointView: Sendable {
     public var sceneAttributes: [UInt32: [UInt32]] {
         var result: [UInt32: [UInt32]] = [:]
         for t in traits {
-            if let capable = type(of: t) as? any SceneCapable.Type { result[type(of: t).descriptor.clusterID] = capable.sceneAttributes }
+            if let capable = type(of: t) as? any SceneCapable.Type {
+                result[type(of: t).descriptor.clusterID] = capable.sceneAttributes
+            }
         }
         return result
     }
@@ -273,7 +278,9 @@ public struct EndpointOutput: Sendable, Hashable {
 
     @inline(__always)
     private mutating func setInline(_ i: Int, _ slot: Slot) {
-        withUnsafeMutableBytes(of: &inline) { $0.storeBytes(of: slot, toByteOffset: i * MemoryLayout<Slot>.stride, as: Slot.self) }
+        withUnsafeMutableBytes(of: &inline) {
+            $0.storeBytes(of: slot, toByteOffset: i * MemoryLayout<Slot>.stride, as: Slot.self)
+        }
     }
     /// The values beyond the inline slots: empty (no storage) on every endpoint Hearth has.
     private var overflow: [Slot] = []

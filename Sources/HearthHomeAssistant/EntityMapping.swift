@@ -22,6 +22,8 @@ struct EntityMapping {
     let setTopic: String
     let deviceObjectID: String
     let typeKey: String
+    /// The type's OnOff is a light, not a switch (``showsOnOffAsLight(_:)``).
+    let isLight: Bool
 
     init(discovery: HomeAssistantDiscovery, device: DeviceView, typeIndex: Int) {
         self.discovery = discovery
@@ -33,7 +35,9 @@ struct EntityMapping {
         documentTopic = discovery.documentTopic(device.id)
         setTopic = discovery.setTopic(device.id)
         deviceObjectID = ObjectID.device(hub: discovery.options.hub, device: device.id)
-        typeKey = Self.typeKey(type.descriptor.name)
+        let descriptor = type.descriptor
+        typeKey = Self.typeKey(descriptor.name)
+        isLight = Self.showsOnOffAsLight(descriptor.category)
     }
 
     /// A template of this type's (`TemplateCache`): the same for every device of the type at this place in its
@@ -83,55 +87,31 @@ struct EntityMapping {
     /// The traits that make an entity (``components()``), each alone: a type with none of them has no entity. Which
     /// devices have a config is asked while retained configs are read (`HomeAssistantDiscovery.hasConfig`), and
     /// writing every config to know it was a whole announcement's work.
-    static let entityTraits: [TraitID] = [
-        .onOff, .relativeHumidityMeasurement, .temperatureMeasurement, .switchTrait, .booleanState, .occupancySensing,
-        .electricalPowerMeasurement, .electricalEnergyMeasurement, .identify, .fanControl, .windowCovering,
-    ]
+    static let entityTraits: [TraitID] = EntityRegistry.standard.entityTraits
 
+    /// The components of every entity kind (`EntityRegistry.standard`) whose trait the type has, in the registry's
+    /// order.
     func components() -> [(String, DiscoveryJSON)] {
         var out: [(String, DiscoveryJSON)] = []
-        let isLight = [DeviceTypeDescriptor.onOffLight, .dimmableLight, .colorTemperatureLight].contains {
-            $0.name == typeName
-        }
-        if has(.onOff) { out.append(isLight ? light() : relay()) }
-        if has(.fanControl) { out.append(fan()) }
-        if has(.windowCovering) { out.append(cover()) }
-        if has(.relativeHumidityMeasurement) {
-            out.append(
-                measurement(
-                    .relativeHumidityMeasurement, key: "humidity", role: "Humidity", deviceClass: "humidity",
-                    unit: "%"))
-        }
-        if has(.temperatureMeasurement) {
-            out.append(measurement(.temperatureMeasurement, key: "temperature", role: "Temperature",
-                                   deviceClass: "temperature", unit: "°C"))
-        }
-        if has(.switchTrait) { out.append(switchEvents()) }
-        if has(.booleanState) { out.append(contact()) }
-        if has(.occupancySensing) { out.append(occupancy()) }
-        if has(.electricalPowerMeasurement) {
-            out.append(electrical(.electricalPowerMeasurement, "activePower", key: "power", role: "Power",
-                                  deviceClass: "power", unit: "W"))
-            out.append(electrical(.electricalPowerMeasurement, "voltage", key: "voltage", role: "Voltage",
-                                  deviceClass: "voltage", unit: "V"))
-            out.append(electrical(.electricalPowerMeasurement, "activeCurrent", key: "current", role: "Current",
-                                  deviceClass: "current", unit: "A"))
-        }
-        if has(.electricalEnergyMeasurement) { out.append(energy()) }
-        if has(.identify) { out.append(identify(mainRole: out.isEmpty ? nil : mainRole)) }
+        for kind in EntityRegistry.standard.kinds where has(kind.trait) { kind.components(self, &out) }
         return out
     }
 
-    /// The role of the type's main entity, naming it when the type is not the device's primary one.
+    /// Whether a type of `category` shows its OnOff as a light (Home Assistant's `light`) or a load (`switch`): a new
+    /// Device Library category must say which.
+    static func showsOnOffAsLight(_ category: DeviceCategory) -> Bool {
+        switch category {
+        case .lighting: true
+        case .smartPlugsAndActuators, .switchesAndControls, .sensors, .closures, .hvac: false
+        }
+    }
+
+    /// The role of the type's main entity, naming it when the type is not the device's primary one: the first entity
+    /// kind's with a role, or the type's name.
     var mainRole: String {
-        if has(.onOff) { return typeName == "OnOffPlugInUnit" ? "Switch" : "Light" }
-        if has(.fanControl) { return "Fan" }
-        if has(.windowCovering) { return "Cover" }
-        if has(.relativeHumidityMeasurement) { return "Humidity" }
-        if has(.temperatureMeasurement) { return "Temperature" }
-        if has(.switchTrait) { return "Button" }
-        if has(.booleanState) { return "Contact" }
-        if has(.occupancySensing) { return "Occupancy" }
+        for kind in EntityRegistry.standard.kinds where has(kind.trait) {
+            if let role = kind.role(self) { return role }
+        }
         return typeName
     }
 

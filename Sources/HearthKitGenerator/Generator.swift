@@ -1,6 +1,7 @@
 // Writes HearthKit's typed layer (Sources/HearthKit/Generated) from the tables the hub itself runs on: the trait
 // descriptors of `TraitRegistry.standard` and of the backends' own traits (the simulated board's
-// `dev.hearth.simulatedSwitch`), `DeviceTypeDescriptor.catalogue`, and HearthModel's error and connectivity enums.
+// `dev.hearth.simulatedSwitch`) and `DeviceTypeDescriptor.catalogue`. The error and connectivity enums are not
+// written: HearthKit re-exports HearthVocabulary, whose types HearthModel uses (Model/SharedVocabulary.swift there).
 // A trait added to the hub appears in HearthKit by running `swift run hearthkit-generate`; a test
 // (Tests/HearthKitGeneratorTests) fails while the committed files differ from what this produces.
 import HearthEngine
@@ -25,7 +26,6 @@ public enum HearthKitGenerator {
     public static func files() throws(GeneratorError) -> [(path: String, text: String)] {
         let (traits, deviceTypes) = inputs()
         var files: [(path: String, text: String)] = []
-        files.append(("Codes.swift", codes()))
         files.append(("Namespaces.swift", namespaces(traits, deviceTypes)))
         files.append(("DeviceTypes.swift", try deviceTypeFile(deviceTypes, traits)))
         for trait in traits {
@@ -134,69 +134,6 @@ public enum HearthKitGenerator {
     }
 
     // MARK: Files
-
-    static func codes() -> String {
-        var w = Writer(header)
-        w.line("// From HearthModel: HomeError.Code, HomeError.Status, ConnectivityState and DataSourceLocality (here")
-        w.line("// `LocalityType`, as the Home APIs call it).")
-        w.line("")
-        w.line("extension HomeError {")
-        w.depth += 1
-        w.line("/// The Google Home APIs' canonical error codes.")
-        w.line("public enum Code: String, Sendable, Hashable, CaseIterable {")
-        w.depth += 1
-        for c in HomeError.Code.allCases { w.line("case \(escapeCase(c.rawValue))") }
-        w.depth -= 1
-        w.line("}")
-        w.line("")
-        w.line("/// Matter interaction-model statuses, in lowerCamelCase.")
-        w.line("public enum Status: String, Sendable, Hashable, CaseIterable {")
-        w.depth += 1
-        for s in HomeError.Status.allCases { w.line("case \(escapeCase(s.rawValue))") }
-        w.line("")
-        w.line("/// The status byte on the wire.")
-        w.line("public var rawStatus: UInt8 {")
-        w.depth += 1
-        w.line("switch self {")
-        for s in HomeError.Status.allCases {
-            w.line("case .\(escapeCase(s.rawValue)): \(hex(UInt32(s.rawStatus), digits: 2))")
-        }
-        w.line("}")
-        w.depth -= 1
-        w.line("}")
-        w.line("")
-        w.line("/// The canonical code a hub answers with for this status.")
-        w.line("public var canonicalCode: Code {")
-        w.depth += 1
-        w.line("switch self {")
-        for s in HomeError.Status.allCases {
-            w.line("case .\(escapeCase(s.rawValue)): .\(escapeCase(s.canonicalCode.rawValue))")
-        }
-        w.line("}")
-        w.depth -= 1
-        w.line("}")
-        w.depth -= 1
-        w.line("}")
-        w.depth -= 1
-        w.line("}")
-        w.line("")
-        w.line("/// Whether a trait's source can be reached; `partiallyOnline` only for device types and devices.")
-        w.line("public enum ConnectivityState: String, Sendable, Hashable, CaseIterable {")
-        w.depth += 1
-        for c in ConnectivityState.allCases { w.line("case \(escapeCase(c.rawValue))") }
-        w.depth -= 1
-        w.line("}")
-        w.line("")
-        w.line("/// Where a trait's data comes from; `mixed` only for device types and devices.")
-        w.line("public enum LocalityType: String, Sendable, Hashable, CaseIterable {")
-        w.depth += 1
-        for c in DataSourceLocality.allCases { w.line("case \(escapeCase(c.rawValue))") }
-        w.depth -= 1
-        w.line("}")
-        return w.text
-    }
-
-    static func escapeCase(_ name: String) -> String { keywords.contains(name) ? "`\(name)`" : name }
 
     static func namespaces(_ traits: [TraitDescriptor], _ deviceTypes: [DeviceTypeDescriptor]) -> String {
         var w = Writer(header)

@@ -115,7 +115,8 @@ public struct CommandDescriptor: Sendable, Hashable {
     /// range `constraintError` (Matter's invoke checks, in that order).
     public func validate(_ arguments: [String: Value]) throws(HomeError) -> CommandArguments {
         for key in arguments.keys where !fields.contains(where: { $0.name == key }) {
-            let known = fields.isEmpty ? "it takes none" : "its fields are " + fields.map(\.name).joined(separator: ", ")
+            let known =
+                fields.isEmpty ? "it takes none" : "its fields are " + fields.map(\.name).joined(separator: ", ")
             throw .invalidCommand("\(name) has no field '\(key)'; \(known)")
         }
         var values: [Value] = []

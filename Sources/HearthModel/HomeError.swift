@@ -1,59 +1,16 @@
+// HomeError's code and status lists are the vocabulary a client shares; every user of the model names them.
+@_exported public import HearthVocabulary
+
 /// The one error type a client ever sees from Hearth.
 ///
 /// It carries both vocabularies a client may know: the Google Home APIs' canonical `code` (what
 /// an app branches on) and the Matter interaction-model `status` (what the cluster specification
 /// says happened), plus a `message` written for the person who has to fix the request.
 public struct HomeError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The Google Home APIs' canonical error codes (gRPC's).
-    public enum Code: String, Sendable, Hashable, CaseIterable {
-        case cancelled, unknown, invalidArgument, deadlineExceeded, notFound, alreadyExists, permissionDenied
-        case resourceExhausted, failedPrecondition, aborted, outOfRange, unimplemented, `internal`, unavailable
-        case dataLoss, unauthenticated
-    }
-
-    /// Matter interaction-model status codes (Matter Core §8.10), in lowerCamelCase.
-    public enum Status: String, Sendable, Hashable, CaseIterable {
-        case success, failure, unsupportedAccess, unsupportedEndpoint, unsupportedCommand, invalidCommand
-        case unsupportedAttribute, constraintError, unsupportedWrite, resourceExhausted, notFound
-        case invalidDataType, timeout, busy, unsupportedCluster, invalidInState
-
-        /// The status byte on the wire (`Protocols::InteractionModel::Status`).
-        public var rawStatus: UInt8 {
-            switch self {
-            case .success: 0x00
-            case .failure: 0x01
-            case .unsupportedAccess: 0x7E
-            case .unsupportedEndpoint: 0x7F
-            case .unsupportedCommand: 0x81
-            case .invalidCommand: 0x85
-            case .unsupportedAttribute: 0x86
-            case .constraintError: 0x87
-            case .unsupportedWrite: 0x88
-            case .resourceExhausted: 0x89
-            case .notFound: 0x8B
-            case .invalidDataType: 0x8D
-            case .timeout: 0x94
-            case .busy: 0x9C
-            case .unsupportedCluster: 0xC3
-            case .invalidInState: 0xCB
-            }
-        }
-
-        /// The canonical code a status maps to (`shared/spec/home-api.md`, "Errors").
-        public var canonicalCode: Code {
-            switch self {
-            case .success: .unknown
-            case .invalidCommand, .constraintError, .invalidDataType: .invalidArgument
-            case .unsupportedCommand, .unsupportedAttribute, .unsupportedCluster: .unimplemented
-            case .unsupportedWrite, .invalidInState: .failedPrecondition
-            case .notFound, .unsupportedEndpoint: .notFound
-            case .timeout: .deadlineExceeded
-            case .busy, .resourceExhausted: .resourceExhausted
-            case .unsupportedAccess: .permissionDenied
-            case .failure: .internal
-            }
-        }
-    }
+    /// The Google Home APIs' canonical error codes (gRPC's): HearthVocabulary's, which clients share.
+    public typealias Code = HomeErrorCode
+    /// Matter interaction-model status codes (Matter Core §8.10), in lowerCamelCase: HearthVocabulary's.
+    public typealias Status = HomeErrorStatus
 
     public var code: Code
     public var status: Status
@@ -78,7 +35,9 @@ extension HomeError {
     public static func constraintError(_ message: String) -> HomeError { HomeError(.constraintError, message) }
     public static func invalidDataType(_ message: String) -> HomeError { HomeError(.invalidDataType, message) }
     public static func unsupportedCommand(_ message: String) -> HomeError { HomeError(.unsupportedCommand, message) }
-    public static func unsupportedAttribute(_ message: String) -> HomeError { HomeError(.unsupportedAttribute, message) }
+    public static func unsupportedAttribute(_ message: String) -> HomeError {
+        HomeError(.unsupportedAttribute, message)
+    }
     public static func unsupportedWrite(_ message: String) -> HomeError { HomeError(.unsupportedWrite, message) }
     public static func unsupportedCluster(_ message: String) -> HomeError { HomeError(.unsupportedCluster, message) }
     public static func invalidInState(_ message: String) -> HomeError { HomeError(.invalidInState, message) }

@@ -27,7 +27,8 @@ public enum Value: Sendable, Hashable, CustomStringConvertible {
         case .bool(let b): String(b)
         case .int(let i): String(i)
         case .string(let s): "\"\(s)\""
-        case .structure(let f): "{" + f.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ") + "}"
+        case .structure(let f):
+            "{" + f.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ") + "}"
         case .list(let l): "[" + l.map(\.description).joined(separator: ", ") + "]"
         }
     }
@@ -183,7 +184,8 @@ public enum ValueType: Sendable, Hashable, CustomStringConvertible {
         case (_, .int(let i)) where integerRange != nil:
             let range = constraint ?? integerRange!
             guard range.contains(i) else {
-                throw .constraintError("\(describe()) \(i) is out of range; allowed: \(range.lowerBound)…\(range.upperBound)")
+                throw .constraintError(
+                    "\(describe()) \(i) is out of range; allowed: \(range.lowerBound)…\(range.upperBound)")
             }
         default:
             throw .invalidDataType("\(describe()) must be \(nullable ? "null or " : "")\(description), not \(value)")

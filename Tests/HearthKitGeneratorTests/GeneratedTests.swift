@@ -51,10 +51,10 @@ import Testing
         let files = try HearthKitGenerator.files()
         try GeneratedDirectory.write(files, to: directory)
         #expect(try GeneratedDirectory.differences(files, in: directory).isEmpty)
-        try "// edited\n".write(toFile: "\(directory)/Codes.swift", atomically: true, encoding: .utf8)
+        try "// edited\n".write(toFile: "\(directory)/Namespaces.swift", atomically: true, encoding: .utf8)
         try "// left over\n".write(toFile: "\(directory)/Matter/GoneTrait.swift", atomically: true, encoding: .utf8)
         let differences = try GeneratedDirectory.differences(files, in: directory)
-        #expect(differences == ["changed \(directory)/Codes.swift", "stale \(directory)/Matter/GoneTrait.swift"])
+        #expect(differences == ["changed \(directory)/Namespaces.swift", "stale \(directory)/Matter/GoneTrait.swift"])
         try GeneratedDirectory.write(files, to: directory)
         #expect(try GeneratedDirectory.differences(files, in: directory).isEmpty)
     }

@@ -6,15 +6,20 @@ public struct BasicInformationServer: TraitServer {
     public enum Attribute {
         public static let vendorName = AttributeDescriptor(id: 0x0001, name: "vendorName", type: .string(maxLength: 32))
         public static let vendorID = AttributeDescriptor(id: 0x0002, name: "vendorID", type: .uint16)
-        public static let productName = AttributeDescriptor(id: 0x0003, name: "productName", type: .string(maxLength: 32))
+        public static let productName = AttributeDescriptor(
+            id: 0x0003, name: "productName", type: .string(maxLength: 32))
         public static let productID = AttributeDescriptor(id: 0x0004, name: "productID", type: .uint16)
-        public static let nodeLabel = AttributeDescriptor(id: 0x0005, name: "nodeLabel", type: .string(maxLength: 32),
-                                                          writable: true, nonVolatile: true)
-        public static let hardwareVersionString = AttributeDescriptor(id: 0x0008, name: "hardwareVersionString",
-                                                                      type: .string(maxLength: 64))
-        public static let softwareVersionString = AttributeDescriptor(id: 0x000A, name: "softwareVersionString",
-                                                                      type: .string(maxLength: 64))
-        public static let serialNumber = AttributeDescriptor(id: 0x000F, name: "serialNumber", type: .string(maxLength: 32))
+        public static let nodeLabel = AttributeDescriptor(
+            id: 0x0005, name: "nodeLabel", type: .string(maxLength: 32),
+            writable: true, nonVolatile: true)
+        public static let hardwareVersionString = AttributeDescriptor(
+            id: 0x0008, name: "hardwareVersionString",
+            type: .string(maxLength: 64))
+        public static let softwareVersionString = AttributeDescriptor(
+            id: 0x000A, name: "softwareVersionString",
+            type: .string(maxLength: 64))
+        public static let serialNumber = AttributeDescriptor(
+            id: 0x000F, name: "serialNumber", type: .string(maxLength: 32))
         public static let reachable = AttributeDescriptor(id: 0x0011, name: "reachable", type: .bool)
         public static let uniqueID = AttributeDescriptor(id: 0x0012, name: "uniqueID", type: .string(maxLength: 32))
     }

@@ -18,7 +18,8 @@ public struct BooleanStateServer: TraitServer {
     }
 
     public static let descriptor = TraitDescriptor(
-        id: .booleanState, clusterID: 0x0045, revision: 1, attributes: [Attribute.stateValue], events: [Event.stateChange])
+        id: .booleanState, clusterID: 0x0045, revision: 1, attributes: [Attribute.stateValue],
+        events: [Event.stateChange])
 
     public private(set) var stateValue = false
     /// Whether the hardware has reported yet.

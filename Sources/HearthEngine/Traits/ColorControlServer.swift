@@ -40,15 +40,20 @@ public struct ColorControlServer: TraitServer {
         public static let colorTemperatureMireds = AttributeDescriptor(
             id: 0x0007, name: "colorTemperatureMireds", type: .uint16, changedByCommands: true, nonVolatile: true,
             quiet: true, constraint: 0...maximumMireds)
-        public static let colorMode = AttributeDescriptor(id: 0x0008, name: "colorMode", type: .enumeration(colorModeEnum))
-        public static let options = AttributeDescriptor(id: 0x000F, name: "options", type: .bitmap(optionsBitmap),
-                                                        writable: true, nonVolatile: true)
-        public static let numberOfPrimaries = AttributeDescriptor(id: 0x0010, name: "numberOfPrimaries", type: .uint8,
-                                                                  nullable: true, constraint: 0...6)
-        public static let enhancedColorMode = AttributeDescriptor(id: 0x4001, name: "enhancedColorMode",
-                                                                  type: .enumeration(enhancedColorModeEnum))
-        public static let colorCapabilities = AttributeDescriptor(id: 0x400A, name: "colorCapabilities",
-                                                                  type: .bitmap(colorCapabilitiesBitmap))
+        public static let colorMode = AttributeDescriptor(
+            id: 0x0008, name: "colorMode", type: .enumeration(colorModeEnum))
+        public static let options = AttributeDescriptor(
+            id: 0x000F, name: "options", type: .bitmap(optionsBitmap),
+            writable: true, nonVolatile: true)
+        public static let numberOfPrimaries = AttributeDescriptor(
+            id: 0x0010, name: "numberOfPrimaries", type: .uint8,
+            nullable: true, constraint: 0...6)
+        public static let enhancedColorMode = AttributeDescriptor(
+            id: 0x4001, name: "enhancedColorMode",
+            type: .enumeration(enhancedColorModeEnum))
+        public static let colorCapabilities = AttributeDescriptor(
+            id: 0x400A, name: "colorCapabilities",
+            type: .bitmap(colorCapabilitiesBitmap))
         public static let colorTempPhysicalMinMireds = AttributeDescriptor(
             id: 0x400B, name: "colorTempPhysicalMinMireds", type: .uint16, constraint: 1...maximumMireds)
         public static let colorTempPhysicalMaxMireds = AttributeDescriptor(
@@ -203,8 +208,9 @@ public struct ColorControlServer: TraitServer {
 
     public func checkConfiguration() throws(HomeError) {
         guard physicalMin < physicalMax else {
-            throw .constraintError("colorTempPhysicalMinMireds (\(physicalMin)) must be below colorTempPhysicalMaxMireds "
-                                   + "(\(physicalMax)): the coldest white has the fewest mireds")
+            throw .constraintError(
+                "colorTempPhysicalMinMireds (\(physicalMin)) must be below colorTempPhysicalMaxMireds "
+                    + "(\(physicalMax)): the coldest white has the fewest mireds")
         }
         if let c = configuredCoupleMin, !(physicalMin...physicalMax).contains(c) {
             throw .constraintError("coupleColorTempToLevelMinMireds \(c) is outside the physical range "
@@ -227,7 +233,8 @@ public struct ColorControlServer: TraitServer {
         switch command.id {
         case Command.moveColorTemperature.id:
             if arguments.int("moveMode")! != 0 && arguments.int("rate")! == 0 {
-                throw .invalidCommand("moveColorTemperature.rate must be at least 1 (mireds per second) to move up or down")
+                throw .invalidCommand(
+                    "moveColorTemperature.rate must be at least 1 (mireds per second) to move up or down")
             }
         case Command.stepColorTemperature.id:
             if arguments.int("stepSize")! == 0 {
@@ -344,7 +351,8 @@ public struct ColorControlServer: TraitServer {
     // MARK: Coupling with LevelControl
 
     /// The temperature a level gives when coupled: the physical maximum (warmest) at the lowest level, falling in a
-    /// straight line to CoupleColorTempToLevelMinMireds at level 254, like an incandescent lamp that reddens as it dims.
+    /// straight line to CoupleColorTempToLevelMinMireds at level 254, like an incandescent lamp that reddens as it
+    /// dims.
     public func coupledMireds(level: Int) -> Int {
         let l = min(max(level, 1), 254)
         return physicalMax - Int((Double((physicalMax - coupleMin) * (l - 1)) / 253).rounded())

@@ -1,7 +1,8 @@
 public import HearthModel
 
 /// The Measurement and Sensing data types (Matter cluster specification § 2.1) that Electrical Power Measurement and
-/// Electrical Energy Measurement share: what is measured, and how accurately (docs/clusters/electrical-power-measurement.md).
+/// Electrical Energy Measurement share: what is measured, and how accurately
+/// (docs/clusters/electrical-power-measurement.md).
 public enum ElectricalMeasurement {
     public static let measurementTypeEnum = EnumType("MeasurementTypeEnum", [
         (0, "unspecified"), (1, "voltage"), (2, "activeCurrent"), (3, "reactiveCurrent"), (4, "apparentCurrent"),
@@ -41,9 +42,12 @@ public enum ElectricalMeasurement {
             "measured": .bool(measured),
             "minMeasuredValue": .int(min),
             "maxMeasuredValue": .int(max),
-            "accuracyRanges": .list([.structure([
-                "rangeMin": .int(min), "rangeMax": .int(max), "percentMax": .int(percentMax), "fixedMax": .int(fixedMax),
-            ])]),
+            "accuracyRanges": .list([
+                .structure([
+                    "rangeMin": .int(min), "rangeMax": .int(max), "percentMax": .int(percentMax),
+                    "fixedMax": .int(fixedMax),
+                ])
+            ]),
         ])
     }
 
@@ -67,14 +71,17 @@ public enum ElectricalMeasurement {
                   let percent = r["percentMax"]?.intValue, let fixed = r["fixedMax"]?.intValue
             else { throw .invalidDataType("\(at) is not a MeasurementAccuracyRangeStruct") }
             guard lo == expectedMin else {
-                throw .constraintError(i == 0
-                    ? "\(at).rangeMin \(lo) must equal minMeasuredValue \(min)"
-                    : "\(at).rangeMin \(lo) must be one more than the previous rangeMax (\(expectedMin)): no gaps, in increasing order")
+                throw .constraintError(
+                    i == 0
+                        ? "\(at).rangeMin \(lo) must equal minMeasuredValue \(min)"
+                        : "\(at).rangeMin \(lo) must be one more than the previous rangeMax (\(expectedMin)): "
+                            + "no gaps, in increasing order")
             }
             guard lo <= hi else { throw .constraintError("\(at).rangeMax \(hi) is below its rangeMin \(lo)") }
             guard hi <= max else { throw .constraintError("\(at).rangeMax \(hi) is above maxMeasuredValue \(max)") }
             guard percent > 0 || fixed > 0 else {
-                throw .constraintError("\(at) gives no accuracy: set percentMax (hundredths of a percent) or fixedMax above 0")
+                throw .constraintError(
+                    "\(at) gives no accuracy: set percentMax (hundredths of a percent) or fixedMax above 0")
             }
             expectedMin = hi &+ 1
         }
@@ -118,15 +125,20 @@ public struct ElectricalPowerMeasurementServer: TraitServer {
     public static let measurementTypes = ["activePower", "voltage", "activeCurrent"]
 
     public enum Attribute {
-        public static let powerMode = AttributeDescriptor(id: 0x0000, name: "powerMode", type: .enumeration(powerModeEnum))
-        public static let numberOfMeasurementTypes = AttributeDescriptor(id: 0x0001, name: "numberOfMeasurementTypes",
-                                                                         type: .uint8, constraint: 1...0xFF)
-        public static let accuracy = AttributeDescriptor(id: 0x0002, name: "accuracy",
-                                                         type: .list(.structure(ElectricalMeasurement.accuracyStruct), maxCount: 16))
+        public static let powerMode = AttributeDescriptor(
+            id: 0x0000, name: "powerMode", type: .enumeration(powerModeEnum))
+        public static let numberOfMeasurementTypes = AttributeDescriptor(
+            id: 0x0001, name: "numberOfMeasurementTypes",
+            type: .uint8, constraint: 1...0xFF)
+        public static let accuracy = AttributeDescriptor(
+            id: 0x0002, name: "accuracy",
+            type: .list(.structure(ElectricalMeasurement.accuracyStruct), maxCount: 16))
         public static let voltage = AttributeDescriptor(id: 0x0004, name: "voltage", type: .int64, nullable: true)
-        public static let activeCurrent = AttributeDescriptor(id: 0x0005, name: "activeCurrent", type: .int64,
-                                                              nullable: true)
-        public static let activePower = AttributeDescriptor(id: 0x0008, name: "activePower", type: .int64, nullable: true)
+        public static let activeCurrent = AttributeDescriptor(
+            id: 0x0005, name: "activeCurrent", type: .int64,
+            nullable: true)
+        public static let activePower = AttributeDescriptor(
+            id: 0x0008, name: "activePower", type: .int64, nullable: true)
     }
 
     public static let descriptor = TraitDescriptor(
@@ -221,8 +233,8 @@ public struct ElectricalPowerMeasurementServer: TraitServer {
     }
 }
 
-/// Matter Electrical Energy Measurement (0x0091, docs/clusters/electrical-energy-measurement.md) with ImportedEnergy and
-/// CumulativeEnergy: the energy a load drew over its lifetime, integrated from the power readings on the engine's
+/// Matter Electrical Energy Measurement (0x0091, docs/clusters/electrical-energy-measurement.md) with ImportedEnergy
+/// and CumulativeEnergy: the energy a load drew over its lifetime, integrated from the power readings on the engine's
 /// clock and kept across restarts.
 ///
 /// Each reading adds the trapezoid between it and the previous one (imported power only; what is below 1 mWh is
@@ -248,9 +260,11 @@ public struct ElectricalEnergyMeasurementServer: TraitServer {
     }
 
     public enum Event {
-        public static let cumulativeEnergyMeasured = EventDescriptor(id: 0x00, name: "cumulativeEnergyMeasured", fields: [
-            FieldDescriptor("energyImported", .structure(energyMeasurementStruct)),
-        ])
+        public static let cumulativeEnergyMeasured = EventDescriptor(
+            id: 0x00, name: "cumulativeEnergyMeasured",
+            fields: [
+                FieldDescriptor("energyImported", .structure(energyMeasurementStruct))
+            ])
     }
 
     public static let descriptor = TraitDescriptor(

@@ -20,21 +20,28 @@ public struct FanControlServer: TraitServer {
     ])
 
     public enum Attribute {
-        public static let fanMode = AttributeDescriptor(id: 0x0000, name: "fanMode", type: .enumeration(fanModeEnum),
-                                                        writable: true, nonVolatile: true)
-        public static let fanModeSequence = AttributeDescriptor(id: 0x0001, name: "fanModeSequence",
-                                                                type: .enumeration(fanModeSequenceEnum))
-        public static let percentSetting = AttributeDescriptor(id: 0x0002, name: "percentSetting", type: .uint8,
-                                                               nullable: true, writable: true, nonVolatile: true,
-                                                               constraint: 0...100)
-        public static let percentCurrent = AttributeDescriptor(id: 0x0003, name: "percentCurrent", type: .uint8,
-                                                               constraint: 0...100)
-        public static let speedMax = AttributeDescriptor(id: 0x0004, name: "speedMax", type: .uint8, constraint: 1...100)
-        public static let speedSetting = AttributeDescriptor(id: 0x0005, name: "speedSetting", type: .uint8,
-                                                             nullable: true, writable: true, nonVolatile: true,
-                                                             constraint: 0...100)
-        public static let speedCurrent = AttributeDescriptor(id: 0x0006, name: "speedCurrent", type: .uint8,
-                                                             constraint: 0...100)
+        public static let fanMode = AttributeDescriptor(
+            id: 0x0000, name: "fanMode", type: .enumeration(fanModeEnum),
+            writable: true, nonVolatile: true)
+        public static let fanModeSequence = AttributeDescriptor(
+            id: 0x0001, name: "fanModeSequence",
+            type: .enumeration(fanModeSequenceEnum))
+        public static let percentSetting = AttributeDescriptor(
+            id: 0x0002, name: "percentSetting", type: .uint8,
+            nullable: true, writable: true, nonVolatile: true,
+            constraint: 0...100)
+        public static let percentCurrent = AttributeDescriptor(
+            id: 0x0003, name: "percentCurrent", type: .uint8,
+            constraint: 0...100)
+        public static let speedMax = AttributeDescriptor(
+            id: 0x0004, name: "speedMax", type: .uint8, constraint: 1...100)
+        public static let speedSetting = AttributeDescriptor(
+            id: 0x0005, name: "speedSetting", type: .uint8,
+            nullable: true, writable: true, nonVolatile: true,
+            constraint: 0...100)
+        public static let speedCurrent = AttributeDescriptor(
+            id: 0x0006, name: "speedCurrent", type: .uint8,
+            constraint: 0...100)
     }
 
     public static let descriptor = TraitDescriptor(
@@ -151,8 +158,9 @@ public struct FanControlServer: TraitServer {
                 throw .constraintError("fanMode \(value) is not a mode")
             }
             guard mode == .on || modes.contains(mode) else {
-                throw .constraintError("this fan has no mode \(Self.fanModeEnum.name(of: raw) ?? "\(raw)"); its modes are "
-                                       + modes.map { Self.fanModeEnum.name(of: $0.rawValue) ?? "" }.joined(separator: ", "))
+                throw .constraintError(
+                    "this fan has no mode \(Self.fanModeEnum.name(of: raw) ?? "\(raw)"); its modes are "
+                        + modes.map { Self.fanModeEnum.name(of: $0.rawValue) ?? "" }.joined(separator: ", "))
             }
             setMode(mode)
         case Attribute.percentSetting.id:

@@ -25,11 +25,17 @@ public struct GroupsServer: TraitServer {
                                                         response: [groupID, groupName])
         public static let getGroupMembership = CommandDescriptor(
             id: 0x02, name: "getGroupMembership",
-            fields: [FieldDescriptor("groupList", .list(.uint16, maxCount: 0xFFFF), default: .list([]), constraint: 1...0xFFFF)],
-            response: [FieldDescriptor("capacity", .uint8, nullable: true),
-                       FieldDescriptor("groupList", .list(.uint16, maxCount: capacity))])
-        public static let removeGroup = CommandDescriptor(id: 0x03, name: "removeGroup", fields: [groupID],
-                                                          response: [groupID])
+            fields: [
+                FieldDescriptor(
+                    "groupList", .list(.uint16, maxCount: 0xFFFF), default: .list([]), constraint: 1...0xFFFF)
+            ],
+            response: [
+                FieldDescriptor("capacity", .uint8, nullable: true),
+                FieldDescriptor("groupList", .list(.uint16, maxCount: capacity)),
+            ])
+        public static let removeGroup = CommandDescriptor(
+            id: 0x03, name: "removeGroup", fields: [groupID],
+            response: [groupID])
         public static let removeAllGroups = CommandDescriptor(id: 0x04, name: "removeAllGroups")
         public static let addGroupIfIdentifying = CommandDescriptor(id: 0x05, name: "addGroupIfIdentifying",
                                                                     fields: [groupID, groupName])
@@ -47,7 +53,9 @@ public struct GroupsServer: TraitServer {
     public static var readsEndpoint: Bool { true }
 
     public init(features: Set<String>) throws(HomeError) {
-        for f in features where f != "groupNames" { throw .constraintError("groups has no feature '\(f)'; it has groupNames") }
+        for f in features where f != "groupNames" {
+            throw .constraintError("groups has no feature '\(f)'; it has groupNames")
+        }
     }
 
     public func read(_ id: UInt32) -> Value? {
@@ -102,8 +110,11 @@ public struct GroupsServer: TraitServer {
     }
 
     private static func notMember(_ id: UInt16, _ groups: [UInt16: String]) -> HomeError {
-        .notFound("not in group \(id); "
-                  + (groups.isEmpty ? "in no group" : "its groups are " + groups.keys.sorted().map(String.init).joined(separator: ", ")))
+        .notFound(
+            "not in group \(id); "
+                + (groups.isEmpty
+                    ? "in no group" : "its groups are " + groups.keys.sorted().map(String.init).joined(separator: ", "))
+        )
     }
 
     /// `{"<id>": "<name>", …}`.
@@ -113,7 +124,9 @@ public struct GroupsServer: TraitServer {
 
     /// Adds (or renames) the groups of a table: the configured groups, then the saved ones over them.
     public mutating func restore(table: Value) throws(HomeError) {
-        guard case .structure(let entries) = table else { throw .invalidDataType("a group table must be a mapping of ids to names") }
+        guard case .structure(let entries) = table else {
+            throw .invalidDataType("a group table must be a mapping of ids to names")
+        }
         var skipped: [String] = []
         for (key, value) in entries.sorted(by: { $0.key < $1.key }) {
             guard let id = UInt16(key), id > 0, case .string(let name) = value, name.utf8.count <= 16,
@@ -122,8 +135,9 @@ public struct GroupsServer: TraitServer {
             groups[id] = name
         }
         if !skipped.isEmpty {
-            throw .constraintError("group(s) \(skipped.joined(separator: ", ")) skipped: ids are 1…65535, names at most "
-                                   + "16 bytes, at most \(Self.capacity) groups")
+            throw .constraintError(
+                "group(s) \(skipped.joined(separator: ", ")) skipped: ids are 1…65535, names at most "
+                    + "16 bytes, at most \(Self.capacity) groups")
         }
     }
 }

@@ -11,31 +11,42 @@ public struct LevelControlServer: TraitServer {
     public static let stepModeEnum = EnumType("StepModeEnum", [(0, "up"), (1, "down")])
 
     public enum Attribute {
-        public static let currentLevel = AttributeDescriptor(id: 0x0000, name: "currentLevel", type: .uint8,
-                                                             nullable: true, changedByCommands: true,
-                                                             nonVolatile: true, quiet: true)
-        public static let remainingTime = AttributeDescriptor(id: 0x0001, name: "remainingTime", type: .uint16,
-                                                              changedByCommands: true, quiet: true)
-        public static let minLevel = AttributeDescriptor(id: 0x0002, name: "minLevel", type: .uint8, constraint: 0...254)
-        public static let maxLevel = AttributeDescriptor(id: 0x0003, name: "maxLevel", type: .uint8, constraint: 1...254)
-        public static let options = AttributeDescriptor(id: 0x000F, name: "options", type: .bitmap(optionsBitmap),
-                                                        writable: true, nonVolatile: true)
-        public static let onOffTransitionTime = AttributeDescriptor(id: 0x0010, name: "onOffTransitionTime",
-                                                                    type: .uint16, writable: true, nonVolatile: true)
-        public static let onLevel = AttributeDescriptor(id: 0x0011, name: "onLevel", type: .uint8, nullable: true,
-                                                        writable: true, nonVolatile: true)
-        public static let onTransitionTime = AttributeDescriptor(id: 0x0012, name: "onTransitionTime", type: .uint16,
-                                                                 nullable: true, writable: true, nonVolatile: true,
-                                                                 constraint: 0...0xFFFE)
-        public static let offTransitionTime = AttributeDescriptor(id: 0x0013, name: "offTransitionTime", type: .uint16,
-                                                                  nullable: true, writable: true, nonVolatile: true,
-                                                                  constraint: 0...0xFFFE)
-        public static let defaultMoveRate = AttributeDescriptor(id: 0x0014, name: "defaultMoveRate", type: .uint8,
-                                                                nullable: true, writable: true, nonVolatile: true,
-                                                                constraint: 1...255)
-        public static let startUpCurrentLevel = AttributeDescriptor(id: 0x4000, name: "startUpCurrentLevel",
-                                                                    type: .uint8, nullable: true, writable: true,
-                                                                    nonVolatile: true, constraint: 0...254)
+        public static let currentLevel = AttributeDescriptor(
+            id: 0x0000, name: "currentLevel", type: .uint8,
+            nullable: true, changedByCommands: true,
+            nonVolatile: true, quiet: true)
+        public static let remainingTime = AttributeDescriptor(
+            id: 0x0001, name: "remainingTime", type: .uint16,
+            changedByCommands: true, quiet: true)
+        public static let minLevel = AttributeDescriptor(
+            id: 0x0002, name: "minLevel", type: .uint8, constraint: 0...254)
+        public static let maxLevel = AttributeDescriptor(
+            id: 0x0003, name: "maxLevel", type: .uint8, constraint: 1...254)
+        public static let options = AttributeDescriptor(
+            id: 0x000F, name: "options", type: .bitmap(optionsBitmap),
+            writable: true, nonVolatile: true)
+        public static let onOffTransitionTime = AttributeDescriptor(
+            id: 0x0010, name: "onOffTransitionTime",
+            type: .uint16, writable: true, nonVolatile: true)
+        public static let onLevel = AttributeDescriptor(
+            id: 0x0011, name: "onLevel", type: .uint8, nullable: true,
+            writable: true, nonVolatile: true)
+        public static let onTransitionTime = AttributeDescriptor(
+            id: 0x0012, name: "onTransitionTime", type: .uint16,
+            nullable: true, writable: true, nonVolatile: true,
+            constraint: 0...0xFFFE)
+        public static let offTransitionTime = AttributeDescriptor(
+            id: 0x0013, name: "offTransitionTime", type: .uint16,
+            nullable: true, writable: true, nonVolatile: true,
+            constraint: 0...0xFFFE)
+        public static let defaultMoveRate = AttributeDescriptor(
+            id: 0x0014, name: "defaultMoveRate", type: .uint8,
+            nullable: true, writable: true, nonVolatile: true,
+            constraint: 1...255)
+        public static let startUpCurrentLevel = AttributeDescriptor(
+            id: 0x4000, name: "startUpCurrentLevel",
+            type: .uint8, nullable: true, writable: true,
+            nonVolatile: true, constraint: 0...254)
     }
 
     static let optionsFields = [
@@ -175,7 +186,8 @@ public struct LevelControlServer: TraitServer {
             guard let i else { throw .constraintError("\(attribute.name) cannot be null") }
             let (lo, hi) = attribute.id == Attribute.minLevel.id ? (i, maxLevel) : (minLevel, i)
             guard lo < hi, !isLighting || lo >= 1 else {
-                throw .constraintError("minLevel (\(lo)) must be below maxLevel (\(hi))\(isLighting ? " and at least 1" : "")")
+                throw .constraintError(
+                    "minLevel (\(lo)) must be below maxLevel (\(hi))\(isLighting ? " and at least 1" : "")")
             }
             (minLevel, maxLevel) = (lo, hi)
         case Attribute.options.id: options = i ?? 0
@@ -237,11 +249,14 @@ public struct LevelControlServer: TraitServer {
         case Command.moveToLevel.id, Command.moveToLevelWithOnOff.id:
             let target = clamp(arguments.int("level")!)
             let tenths: Int? = arguments["transitionTime"].intValue ?? onOffTransitionTime
-            if withOnOff && target > minLevel { context.post(.levelSetsOnOff(isOn: true, setsGlobalSceneControl: true)) }
+            if withOnOff && target > minLevel {
+                context.post(.levelSetsOnOff(isOn: true, setsGlobalSceneControl: true))
+            }
             guard let from = currentLevel else {
                 // An undefined level jumps at once.
-                begin(from: target, to: target, duration: 0, ending: .command(turnsOff: withOnOff && target == minLevel),
-                      context: &context)
+                begin(
+                    from: target, to: target, duration: 0, ending: .command(turnsOff: withOnOff && target == minLevel),
+                    context: &context)
                 return
             }
             begin(from: from, to: target, duration: Int64(tenths ?? 0) * 100,
@@ -266,8 +281,9 @@ public struct LevelControlServer: TraitServer {
             if withOnOff && up && target > minLevel {
                 context.post(.levelSetsOnOff(isOn: true, setsGlobalSceneControl: false))
             }
-            begin(from: from, to: target, duration: duration, ending: .command(turnsOff: withOnOff && target == minLevel),
-                  context: &context)
+            begin(
+                from: from, to: target, duration: duration, ending: .command(turnsOff: withOnOff && target == minLevel),
+                context: &context)
         case Command.stop.id, Command.stopWithOnOff.id:
             stop(context: &context)
         default:
@@ -439,12 +455,14 @@ extension LevelControlServer: SceneCapable {
     /// Matter: CurrentLevel has the S quality.
     public static var sceneAttributes: [UInt32] { [Attribute.currentLevel.id] }
 
-    /// Moves to the stored level over the scene's transition, without OnOff's effect (OnOff recalls its own value in the
-    /// same recall). A scene that turns an off light on fades it up from the minimum, as On does.
+    /// Moves to the stored level over the scene's transition, without OnOff's effect (OnOff recalls its own value in
+    /// the same recall). A scene that turns an off light on fades it up from the minimum, as On does.
     public mutating func recall(_ values: [UInt32: Value], of scene: SceneRecall, context: inout TraitContext) {
         guard let level = values[Attribute.currentLevel.id]?.intValue else { return }
         let target = clamp(level)
-        let turnsOn = scene.wasOn == false && scene.values[OnOffServer.descriptor.clusterID]?[OnOffServer.Attribute.onOff.id] == .bool(true)
+        let turnsOn =
+            scene.wasOn == false
+            && scene.values[OnOffServer.descriptor.clusterID]?[OnOffServer.Attribute.onOff.id] == .bool(true)
         let from = turnsOn ? minLevel : (currentLevel ?? target)
         begin(from: from, to: target, duration: Int64(scene.transitionTime), ending: .command(turnsOff: false),
               context: &context)

@@ -61,7 +61,8 @@ extension MeasurementServer {
 
     /// The range a reading must fall in: the configured limits, else the cluster's.
     public var acceptedRange: ClosedRange<Int> {
-        (measurement.minMeasuredValue ?? Self.range.lowerBound)...(measurement.maxMeasuredValue ?? Self.range.upperBound)
+        let lower = measurement.minMeasuredValue ?? Self.range.lowerBound
+        return lower...(measurement.maxMeasuredValue ?? Self.range.upperBound)
     }
 
     public mutating func ingest(_ input: TraitInput, context: inout TraitContext) throws(HomeError) {
@@ -73,7 +74,8 @@ extension MeasurementServer {
             measurement.measuredValue = nil
         case .int(let v):
             guard acceptedRange.contains(v) else {
-                throw .constraintError("measuredValue \(v) is outside \(acceptedRange.lowerBound)…\(acceptedRange.upperBound)")
+                throw .constraintError(
+                    "measuredValue \(v) is outside \(acceptedRange.lowerBound)…\(acceptedRange.upperBound)")
             }
             measurement.measuredValue = v
         default:
@@ -87,7 +89,8 @@ public struct RelativeHumidityMeasurementServer: MeasurementServer {
     public static let valueType = ValueType.uint16
     public static let range = 0...10_000
     public static let descriptor = TraitDescriptor(
-        id: .relativeHumidityMeasurement, clusterID: 0x0405, revision: 3, attributes: attributes(maximumTolerance: 2048))
+        id: .relativeHumidityMeasurement, clusterID: 0x0405, revision: 3, attributes: attributes(maximumTolerance: 2048)
+    )
     public var measurement = MeasurementState()
     public init() {}
 }

@@ -30,7 +30,8 @@ public struct MirroredTrait<Base: TraitServer>: TraitServer {
             if let v = named[attribute.name] { next[attribute.id] = v }
         }
         // Quiet attributes are not compared by the engine; a mirror reports what its owner reported.
-        for attribute in Self.descriptor.attributes where attribute.hasQuietReporting && next[attribute.id] != values[attribute.id] {
+        for attribute in Self.descriptor.attributes
+        where attribute.hasQuietReporting && next[attribute.id] != values[attribute.id] {
             context.report(attribute.id)
         }
         values = next

@@ -54,8 +54,10 @@ public struct OccupancySensingServer: TraitServer {
         events: [Event.occupancyChanged])
 
     /// The sensing modalities, Matter's feature bits 0–7 in order.
-    public static let features = ["other", "passiveInfrared", "ultrasonic", "physicalContact", "activeInfrared", "radar",
-                                  "rfSensing", "vision"]
+    public static let features = [
+        "other", "passiveInfrared", "ultrasonic", "physicalContact", "activeInfrared", "radar",
+        "rfSensing", "vision",
+    ]
 
     /// HoldTimeLimits: what Hearth's timer supports unless the configuration narrows it (to what a detector can do).
     /// The widest limits by default, so a configured HoldTime checked before the configured limits arrive is never
@@ -130,8 +132,9 @@ public struct OccupancySensingServer: TraitServer {
         case (Attribute.occupancySensorTypeBitmap.id, .int(let v)) where v == sensorTypeBitmap:
             break
         case (Attribute.occupancySensorType.id, _), (Attribute.occupancySensorTypeBitmap.id, _):
-            throw .constraintError("\(attribute.name) follows the trait's features (\(features.sorted().joined(separator: ", "))); "
-                                   + "set features instead")
+            throw .constraintError(
+                "\(attribute.name) follows the trait's features (\(features.sorted().joined(separator: ", "))); "
+                    + "set features instead")
         case (Attribute.holdTime.id, .int(let seconds)):
             try checkHoldTime(seconds)
             chosenHoldTime = seconds
@@ -143,8 +146,9 @@ public struct OccupancySensingServer: TraitServer {
                 throw .constraintError("holdTimeLimits.holdTimeMax (\(maximum)) is below holdTimeMin (\(minimum))")
             }
             guard (minimum...maximum).contains(defaultValue) else {
-                throw .constraintError("holdTimeLimits.holdTimeDefault \(defaultValue) is outside holdTimeMin…holdTimeMax "
-                                       + "(\(minimum)…\(maximum))")
+                throw .constraintError(
+                    "holdTimeLimits.holdTimeDefault \(defaultValue) is outside holdTimeMin…holdTimeMax "
+                        + "(\(minimum)…\(maximum))")
             }
             limits = HoldTimeLimits(minimum: minimum, maximum: maximum, defaultValue: defaultValue)
             if let chosenHoldTime { try checkHoldTime(chosenHoldTime) }

@@ -10,17 +10,22 @@ public struct OnOffServer: TraitServer {
     public static let onOffControlBitmap = BitmapType("OnOffControlBitmap", [(0, "acceptOnlyWhenOn")])
 
     public enum Attribute {
-        public static let onOff = AttributeDescriptor(id: 0x0000, name: "onOff", type: .bool,
-                                                      changedByCommands: true, nonVolatile: true)
-        public static let globalSceneControl = AttributeDescriptor(id: 0x4000, name: "globalSceneControl", type: .bool,
-                                                                   changedByCommands: true)
-        public static let onTime = AttributeDescriptor(id: 0x4001, name: "onTime", type: .uint16, writable: true,
-                                                       changedByCommands: true, nonVolatile: true)
-        public static let offWaitTime = AttributeDescriptor(id: 0x4002, name: "offWaitTime", type: .uint16, writable: true,
-                                                            changedByCommands: true, nonVolatile: true)
-        public static let startUpOnOff = AttributeDescriptor(id: 0x4003, name: "startUpOnOff",
-                                                             type: .enumeration(startUpOnOffEnum), nullable: true,
-                                                             writable: true, nonVolatile: true)
+        public static let onOff = AttributeDescriptor(
+            id: 0x0000, name: "onOff", type: .bool,
+            changedByCommands: true, nonVolatile: true)
+        public static let globalSceneControl = AttributeDescriptor(
+            id: 0x4000, name: "globalSceneControl", type: .bool,
+            changedByCommands: true)
+        public static let onTime = AttributeDescriptor(
+            id: 0x4001, name: "onTime", type: .uint16, writable: true,
+            changedByCommands: true, nonVolatile: true)
+        public static let offWaitTime = AttributeDescriptor(
+            id: 0x4002, name: "offWaitTime", type: .uint16, writable: true,
+            changedByCommands: true, nonVolatile: true)
+        public static let startUpOnOff = AttributeDescriptor(
+            id: 0x4003, name: "startUpOnOff",
+            type: .enumeration(startUpOnOffEnum), nullable: true,
+            writable: true, nonVolatile: true)
     }
 
     public enum Command {

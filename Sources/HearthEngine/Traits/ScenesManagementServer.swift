@@ -3,9 +3,10 @@ public import HearthModel
 /// Matter Scenes Management (0x0062): scenes per group, stored from the endpoint's scene-capable traits and recalled
 /// with a transition (`docs/clusters/scenes-management.md`).
 ///
-/// The trait knows no other trait by name: storing reads every ``SceneCapable`` trait's ``SceneCapable/sceneAttributes``
-/// through ``TraitContext/endpoint``, and recalling posts ``EndpointSignal/recallScene(_:)``, which each of them applies
-/// to itself. A trait joins scenes by conforming to ``SceneCapable``.
+/// The trait knows no other trait by name: storing reads every ``SceneCapable`` trait's
+/// ``SceneCapable/sceneAttributes`` through ``TraitContext/endpoint``, and recalling posts
+/// ``EndpointSignal/recallScene(_:)``, which each of them applies to itself. A trait joins scenes by conforming to
+/// ``SceneCapable``.
 public struct ScenesManagementServer: TraitServer {
     /// Scenes one device type holds (Matter's SceneTableSize; 16 is the spec's default).
     public static let capacity = 16
@@ -17,24 +18,31 @@ public struct ScenesManagementServer: TraitServer {
     static let transitionTime = FieldDescriptor("transitionTime", .uint32, constraint: 0...maxTransitionTime)
     static let sceneName = FieldDescriptor("sceneName", .string(maxLength: 16))
 
-    public static let attributeValuePair = StructType("AttributeValuePairStruct", [
-        FieldDescriptor("attributeId", .uint32),
-        // Matter has ValueUnsigned8 … ValueSigned64, one per width; JSON numbers carry their own, so one field.
-        FieldDescriptor("value", .uint32),
-    ])
-    public static let extensionFieldSet = StructType("ExtensionFieldSetStruct", [
-        FieldDescriptor("clusterId", .uint32),
-        FieldDescriptor("attributeValueList", .list(.structure(attributeValuePair), maxCount: 16)),
-    ])
-    static let extensionFieldSets = FieldDescriptor("extensionFieldSetStructs", .list(.structure(extensionFieldSet), maxCount: 16),
-                                                    default: .list([]))
-    public static let sceneInfo = StructType("SceneInfoStruct", [
-        FieldDescriptor("sceneCount", .uint8),
-        FieldDescriptor("currentScene", .uint8),
-        FieldDescriptor("currentGroup", .uint16),
-        FieldDescriptor("sceneValid", .bool),
-        FieldDescriptor("remainingCapacity", .uint8),
-    ])
+    public static let attributeValuePair = StructType(
+        "AttributeValuePairStruct",
+        [
+            FieldDescriptor("attributeId", .uint32),
+            // Matter has ValueUnsigned8 … ValueSigned64, one per width; JSON numbers carry their own, so one field.
+            FieldDescriptor("value", .uint32),
+        ])
+    public static let extensionFieldSet = StructType(
+        "ExtensionFieldSetStruct",
+        [
+            FieldDescriptor("clusterId", .uint32),
+            FieldDescriptor("attributeValueList", .list(.structure(attributeValuePair), maxCount: 16)),
+        ])
+    static let extensionFieldSets = FieldDescriptor(
+        "extensionFieldSetStructs", .list(.structure(extensionFieldSet), maxCount: 16),
+        default: .list([]))
+    public static let sceneInfo = StructType(
+        "SceneInfoStruct",
+        [
+            FieldDescriptor("sceneCount", .uint8),
+            FieldDescriptor("currentScene", .uint8),
+            FieldDescriptor("currentGroup", .uint16),
+            FieldDescriptor("sceneValid", .bool),
+            FieldDescriptor("remainingCapacity", .uint8),
+        ])
 
     public enum Attribute {
         public static let sceneTableSize = AttributeDescriptor(id: 0x0001, name: "sceneTableSize", type: .uint16)
@@ -50,17 +58,23 @@ public struct ScenesManagementServer: TraitServer {
         public static let viewScene = CommandDescriptor(
             id: 0x01, name: "viewScene", fields: [groupID, sceneID],
             response: [groupID, sceneID, transitionTime, sceneName, extensionFieldSets])
-        public static let removeScene = CommandDescriptor(id: 0x02, name: "removeScene", fields: [groupID, sceneID],
-                                                          response: [groupID, sceneID])
-        public static let removeAllScenes = CommandDescriptor(id: 0x03, name: "removeAllScenes", fields: [groupID],
-                                                              response: [groupID])
-        public static let storeScene = CommandDescriptor(id: 0x04, name: "storeScene", fields: [groupID, sceneID],
-                                                         response: [groupID, sceneID])
-        public static let recallScene = CommandDescriptor(id: 0x05, name: "recallScene", fields: [
-            groupID, sceneID,
-            // Left out or null: the scene's own transition time.
-            FieldDescriptor("transitionTime", .uint32, nullable: true, default: .null, constraint: 0...maxTransitionTime),
-        ])
+        public static let removeScene = CommandDescriptor(
+            id: 0x02, name: "removeScene", fields: [groupID, sceneID],
+            response: [groupID, sceneID])
+        public static let removeAllScenes = CommandDescriptor(
+            id: 0x03, name: "removeAllScenes", fields: [groupID],
+            response: [groupID])
+        public static let storeScene = CommandDescriptor(
+            id: 0x04, name: "storeScene", fields: [groupID, sceneID],
+            response: [groupID, sceneID])
+        public static let recallScene = CommandDescriptor(
+            id: 0x05, name: "recallScene",
+            fields: [
+                groupID, sceneID,
+                // Left out or null: the scene's own transition time.
+                FieldDescriptor(
+                    "transitionTime", .uint32, nullable: true, default: .null, constraint: 0...maxTransitionTime),
+            ])
         public static let getSceneMembership = CommandDescriptor(
             id: 0x06, name: "getSceneMembership", fields: [groupID],
             response: [FieldDescriptor("capacity", .uint8, nullable: true), groupID,
@@ -145,7 +159,8 @@ public struct ScenesManagementServer: TraitServer {
     }
 
     public mutating func load(_ attribute: AttributeDescriptor, _ value: Value) throws(HomeError) {
-        throw .unsupportedWrite("scenesManagement.\(attribute.name) is not configurable; scenes are configured under `groups:`")
+        throw .unsupportedWrite(
+            "scenesManagement.\(attribute.name) is not configurable; scenes are configured under `groups:`")
     }
 
     public mutating func invoke(_ arguments: CommandArguments, context: inout TraitContext) throws(HomeError) {
@@ -155,13 +170,18 @@ public struct ScenesManagementServer: TraitServer {
         if group != 0 {
             let groups = context.endpoint?.trait(GroupsServer.self)?.groups ?? [:]
             guard groups[group] != nil else {
-                throw .invalidCommand("\(command.name): the device is not in group \(group)"
-                    + (groups.isEmpty ? "; it is in no group" : "; its groups are " + groups.keys.sorted().map(String.init).joined(separator: ", ")))
+                throw .invalidCommand(
+                    "\(command.name): the device is not in group \(group)"
+                        + (groups.isEmpty
+                            ? "; it is in no group"
+                            : "; its groups are " + groups.keys.sorted().map(String.init).joined(separator: ", ")))
             }
         }
         if command.id == Command.getSceneMembership.id {
             let list = scenes.keys.filter { $0.group == group }.sorted().map { Value.int(Int($0.scene)) }
-            context.respond(["capacity": .int(Self.capacity - scenes.count), "groupId": .int(Int(group)), "sceneList": .list(list)])
+            context.respond([
+                "capacity": .int(Self.capacity - scenes.count), "groupId": .int(Int(group)), "sceneList": .list(list),
+            ])
             return
         }
         if command.id == Command.removeAllScenes.id {
@@ -174,10 +194,12 @@ public struct ScenesManagementServer: TraitServer {
         let answer: [String: Value] = ["groupId": .int(Int(group)), "sceneId": .int(Int(key.scene))]
         switch command.id {
         case Command.addScene.id:
-            let values = try Self.values(arguments["extensionFieldSetStructs"], endpoint: context.endpoint, command: command.name)
+            let values = try Self.values(
+                arguments["extensionFieldSetStructs"], endpoint: context.endpoint, command: command.name)
             try makeRoom(for: key)
-            scenes[key] = Scene(name: arguments["sceneName"].stringValue!, transitionTime: arguments.int("transitionTime")!,
-                                values: values)
+            scenes[key] = Scene(
+                name: arguments["sceneName"].stringValue!, transitionTime: arguments.int("transitionTime")!,
+                values: values)
             context.tableDidChange()
             context.respond(answer)
         case Command.viewScene.id:
@@ -206,7 +228,8 @@ public struct ScenesManagementServer: TraitServer {
             let time = arguments["transitionTime"].intValue ?? scene.transitionTime
             current = key
             isSceneValid = true
-            context.post(.recallScene(SceneRecall(values: scene.values, transitionTime: time, wasOn: context.output.onOff)))
+            context.post(
+                .recallScene(SceneRecall(values: scene.values, transitionTime: time, wasOn: context.output.onOff)))
         }
     }
 
@@ -241,25 +264,33 @@ public struct ScenesManagementServer: TraitServer {
 
     /// A client's extension field sets as stored values: clusters the endpoint has no scene-capable trait for are
     /// ignored (Matter), an attribute a scene does not capture is refused, values are checked against the attribute.
-    static func values(_ sets: Value, endpoint: EndpointView?, command: String) throws(HomeError) -> [UInt32: [UInt32: Value]] {
+    static func values(_ sets: Value, endpoint: EndpointView?, command: String) throws(HomeError) -> [UInt32: [UInt32:
+        Value]]
+    {
         let capturable = endpoint?.sceneAttributes ?? [:]
         var result: [UInt32: [UInt32: Value]] = [:]
         for set in sets.listValue ?? [] {
             guard let fields = set.structureValue, let cluster = fields["clusterId"]?.intValue.map(UInt32.init),
-                  let attributes = capturable[cluster],
-                  let descriptor = endpoint?.traits.first(where: { type(of: $0).descriptor.clusterID == cluster }).map({ type(of: $0).descriptor })
+                let attributes = capturable[cluster],
+                let descriptor = endpoint?.traits.first(where: { type(of: $0).descriptor.clusterID == cluster }).map({
+                    type(of: $0).descriptor
+                })
             else { continue }
             for pair in fields["attributeValueList"]?.listValue ?? [] {
                 guard let p = pair.structureValue, let id = p["attributeId"]?.intValue.map(UInt32.init),
                       let raw = p["value"]?.intValue else { continue }
                 guard attributes.contains(id), let attribute = descriptor.attribute(id: id) else {
-                    throw .invalidCommand("\(command): \(descriptor.id) attribute \(id) is not one a scene stores; "
-                        + "it stores " + attributes.compactMap { a in descriptor.attribute(id: a).map { "\($0.id) (\($0.name))" } }.joined(separator: ", "))
+                    throw .invalidCommand(
+                        "\(command): \(descriptor.id) attribute \(id) is not one a scene stores; "
+                            + "it stores "
+                            + attributes.compactMap { a in descriptor.attribute(id: a).map { "\($0.id) (\($0.name))" } }
+                            .joined(separator: ", "))
                 }
                 let value: Value
                 if attribute.type == .bool {
                     guard raw == 0 || raw == 1 else {
-                        throw .constraintError("\(command): \(descriptor.id).\(attribute.name) is a bool: its value is 0 or 1, not \(raw)")
+                        throw .constraintError(
+                            "\(command): \(descriptor.id).\(attribute.name) is a bool: its value is 0 or 1, not \(raw)")
                     }
                     value = .bool(raw == 1)
                 } else {
@@ -275,24 +306,45 @@ public struct ScenesManagementServer: TraitServer {
 
     /// Stored values as Matter's extension field sets, in cluster then attribute order.
     static func fieldSets(_ values: [UInt32: [UInt32: Value]]) -> Value {
-        .list(values.keys.sorted().map { cluster in
-            .structure(["clusterId": .int(Int(cluster)), "attributeValueList": .list(values[cluster]!.keys.sorted().map { id in
-                let v = values[cluster]![id]!
-                return .structure(["attributeId": .int(Int(id)), "value": .int(v.boolValue.map { $0 ? 1 : 0 } ?? v.intValue ?? 0)])
-            })])
-        })
+        .list(
+            values.keys.sorted().map { cluster in
+                .structure([
+                    "clusterId": .int(Int(cluster)),
+                    "attributeValueList": .list(
+                        values[cluster]!.keys.sorted().map { id in
+                            let v = values[cluster]![id]!
+                            return .structure([
+                                "attributeId": .int(Int(id)),
+                                "value": .int(v.boolValue.map { $0 ? 1 : 0 } ?? v.intValue ?? 0),
+                            ])
+                        }),
+                ])
+            })
     }
 
     /// `{"<group>/<scene>": {"name": …, "transitionTime": ms, "values": {"<cluster>": {"<attribute>": value}}}, …}`.
     public var table: Value? {
-        .structure(Dictionary(uniqueKeysWithValues: scenes.map { key, scene in
-            ("\(key.group)/\(key.scene)", Value.structure([
-                "name": .string(scene.name), "transitionTime": .int(scene.transitionTime),
-                "values": .structure(Dictionary(uniqueKeysWithValues: scene.values.map { cluster, attributes in
-                    (String(cluster), Value.structure(Dictionary(uniqueKeysWithValues: attributes.map { (String($0.key), $0.value) })))
-                })),
-            ]))
-        }))
+        .structure(
+            Dictionary(
+                uniqueKeysWithValues: scenes.map { key, scene in
+                    (
+                        "\(key.group)/\(key.scene)",
+                        Value.structure([
+                            "name": .string(scene.name), "transitionTime": .int(scene.transitionTime),
+                            "values": .structure(
+                                Dictionary(
+                                    uniqueKeysWithValues: scene.values.map { cluster, attributes in
+                                        (
+                                            String(cluster),
+                                            Value.structure(
+                                                Dictionary(
+                                                    uniqueKeysWithValues: attributes.map { (String($0.key), $0.value) })
+                                            )
+                                        )
+                                    })),
+                        ])
+                    )
+                }))
     }
 
     /// Adds (or replaces) the scenes of a table (``table``'s form): the configured ones, then the saved ones over them.
@@ -318,9 +370,10 @@ public struct ScenesManagementServer: TraitServer {
             scenes[k] = Scene(name: name, transitionTime: time, values: values)
         }
         if !skipped.isEmpty {
-            throw .constraintError("scene(s) \(skipped.joined(separator: ", ")) skipped: keys are <group>/<scene 0…254>, "
-                                   + "names at most 16 bytes, transition times 0…\(Self.maxTransitionTime) ms, at most "
-                                   + "\(Self.capacity) scenes")
+            throw .constraintError(
+                "scene(s) \(skipped.joined(separator: ", ")) skipped: keys are <group>/<scene 0…254>, "
+                    + "names at most 16 bytes, transition times 0…\(Self.maxTransitionTime) ms, at most "
+                    + "\(Self.capacity) scenes")
         }
     }
 }

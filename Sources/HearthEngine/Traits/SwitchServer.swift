@@ -34,7 +34,8 @@ public struct SwitchServer: TraitServer {
     public init(features: Set<String>) throws(HomeError) {
         let known: Set = ["latchingSwitch", "momentarySwitch", "momentarySwitchRelease"]
         if let f = features.subtracting(known).first {
-            throw .constraintError("switch has no feature '\(f)'; its features are \(known.sorted().joined(separator: ", "))")
+            throw .constraintError(
+                "switch has no feature '\(f)'; its features are \(known.sorted().joined(separator: ", "))")
         }
         isLatching = features.contains("latchingSwitch")
         guard isLatching != features.contains("momentarySwitch") else {

@@ -9,19 +9,26 @@ public import HearthModel
 /// "target"])`), which sets CurrentPositionLiftPercent100ths and OperationalStatus. The current position survives a
 /// restart (N quality); after one the target is the current position, so nothing moves until a client asks.
 public struct WindowCoveringServer: TraitServer {
-    public static let typeEnum = EnumType("TypeEnum", [
-        (0, "rollershade"), (1, "rollershade2Motor"), (2, "rollershadeExterior"), (3, "rollershadeExterior2Motor"),
-        (4, "drapery"), (5, "awning"), (6, "shutter"), (9, "projectorScreen"), (0xFF, "unknown"),
-    ])
-    public static let endProductTypeEnum = EnumType("EndProductTypeEnum", [
-        (0, "rollerShade"), (1, "romanShade"), (2, "balloonShade"), (3, "wovenWood"), (4, "pleatedShade"),
-        (5, "cellularShade"), (6, "layeredShade"), (7, "layeredShade2D"), (8, "sheerShade"), (11, "interiorBlind"),
-        (13, "exteriorVenetianBlind"), (17, "rollerShutter"), (18, "exteriorVerticalScreen"), (19, "awningTerracePatio"),
-        (20, "awningVerticalScreen"), (22, "swingingShutter"), (23, "slidingShutter"), (0xFF, "unknown"),
-    ])
-    public static let configStatusBitmap = BitmapType("ConfigStatusBitmap", [
-        (0, "operational"), (1, "onlineReserved"), (2, "liftMovementReversed"), (3, "liftPositionAware"),
-    ])
+    public static let typeEnum = EnumType(
+        "TypeEnum",
+        [
+            (0, "rollershade"), (1, "rollershade2Motor"), (2, "rollershadeExterior"), (3, "rollershadeExterior2Motor"),
+            (4, "drapery"), (5, "awning"), (6, "shutter"), (9, "projectorScreen"), (0xFF, "unknown"),
+        ])
+    public static let endProductTypeEnum = EnumType(
+        "EndProductTypeEnum",
+        [
+            (0, "rollerShade"), (1, "romanShade"), (2, "balloonShade"), (3, "wovenWood"), (4, "pleatedShade"),
+            (5, "cellularShade"), (6, "layeredShade"), (7, "layeredShade2D"), (8, "sheerShade"), (11, "interiorBlind"),
+            (13, "exteriorVenetianBlind"), (17, "rollerShutter"), (18, "exteriorVerticalScreen"),
+            (19, "awningTerracePatio"),
+            (20, "awningVerticalScreen"), (22, "swingingShutter"), (23, "slidingShutter"), (0xFF, "unknown"),
+        ])
+    public static let configStatusBitmap = BitmapType(
+        "ConfigStatusBitmap",
+        [
+            (0, "operational"), (1, "onlineReserved"), (2, "liftMovementReversed"), (3, "liftPositionAware"),
+        ])
     /// Matter's OperationalStatusBitmap is three two-bit MovementStatus fields (global, lift, tilt: 0 stopped, 1
     /// opening, 2 closing); as bits, each field's two values are its two bits.
     public static let operationalStatusBitmap = BitmapType("OperationalStatusBitmap", [
@@ -44,10 +51,12 @@ public struct WindowCoveringServer: TraitServer {
         public static let endProductType = AttributeDescriptor(id: 0x000D, name: "endProductType",
                                                                type: .enumeration(endProductTypeEnum))
         public static let currentPositionLiftPercent100ths = AttributeDescriptor(
-            id: 0x000E, name: "currentPositionLiftPercent100ths", type: .uint16, nullable: true, changedByCommands: true,
+            id: 0x000E, name: "currentPositionLiftPercent100ths", type: .uint16, nullable: true,
+            changedByCommands: true,
             nonVolatile: true, constraint: 0...10000)
-        public static let mode = AttributeDescriptor(id: 0x0017, name: "mode", type: .bitmap(modeBitmap), writable: true,
-                                                     nonVolatile: true)
+        public static let mode = AttributeDescriptor(
+            id: 0x0017, name: "mode", type: .bitmap(modeBitmap), writable: true,
+            nonVolatile: true)
     }
 
     public enum Command {

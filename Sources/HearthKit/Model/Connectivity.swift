@@ -1,7 +1,7 @@
 internal import HearthModel
 
 /// Whether a trait, device type or device can be reached, and where its data comes from (the Home APIs'
-/// `SourceConnectivity`). `ConnectivityState` and `LocalityType` are generated from the hub's own enums.
+/// `SourceConnectivity`). `ConnectivityState` and `LocalityType` are the hub's own (`SharedVocabulary.swift`).
 public struct SourceConnectivity: Sendable, Hashable, CustomStringConvertible {
     public var connectivityState: ConnectivityState
     public var dataSourceLocality: LocalityType
@@ -36,14 +36,9 @@ public struct SourceConnectivity: Sendable, Hashable, CustomStringConvertible {
     /// so a client that recomputes a device's connectivity gets what a hub would publish.
     static func aggregate(_ parts: [SourceConnectivity]) -> SourceConnectivity {
         let model = HearthModel.SourceConnectivity.aggregate(
-            parts.map {
-                HearthModel.SourceConnectivity(
-                    HearthModel.ConnectivityState(rawValue: $0.connectivityState.rawValue) ?? .unknown,
-                    DataSourceLocality(rawValue: $0.dataSourceLocality.rawValue) ?? .unspecified)
-            })
+            parts.map { HearthModel.SourceConnectivity($0.connectivityState, $0.dataSourceLocality) })
         return SourceConnectivity(
-            connectivityState: ConnectivityState(rawValue: model.connectivityState.rawValue) ?? .unknown,
-            dataSourceLocality: LocalityType(rawValue: model.dataSourceLocality.rawValue) ?? .unspecified)
+            connectivityState: model.connectivityState, dataSourceLocality: model.dataSourceLocality)
     }
 }
 

@@ -2,8 +2,8 @@
 /// `message` that says what to fix. The hub's own errors arrive as they were answered; the library adds its own
 /// for what only a client can see (the broker is unreachable, a device is offline, a hub does not answer).
 ///
-/// `Code` and `Status` are generated from the hub's own lists (`Generated/HomeError+Codes.swift`), so a client
-/// never meets a code it cannot name.
+/// `Code` and `Status` are the hub's own (HearthModel's, `SharedVocabulary.swift`), so a client never meets a code it
+/// cannot name.
 public struct HomeError: Error, Sendable, Hashable, CustomStringConvertible {
     public var code: Code
     public var status: Status
