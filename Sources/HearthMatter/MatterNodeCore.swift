@@ -24,6 +24,8 @@ public final class MatterNodeCore: Sendable {
     public let dataModel: DataModel
     public let interactionModel: InteractionModelServer
     public let commissioning: CommissioningState
+    /// The subscriptions kept across a restart.
+    public let subscriptionStore: SubscriptionStore
 
     /// Loads the node's state from `storage` and builds the root endpoint. `started` and `now` are the node's clock.
     public init(configuration: MatterNodeConfiguration, storage: any NodeStorage, keys: any OperationalKeyFactory,
@@ -58,6 +60,7 @@ public final class MatterNodeCore: Sendable {
         self.commissioning = commissioning
         self.dataModel = dataModel
         self.interactionModel = interactionModel
+        self.subscriptionStore = SubscriptionStore(storage: storage)
     }
 
     /// Handles one Interaction Model message of a session; the fail-safe is expired first if its time has come.

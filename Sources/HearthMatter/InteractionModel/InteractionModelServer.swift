@@ -477,6 +477,46 @@ public final class InteractionModelServer: Sendable {
         return nextChunk(remaining: chunks, after: IMMessage(.subscribeResponse, response.encoded()), exchange: &exchange)
     }
 
+    // MARK: Resumption
+
+    /// Takes up a subscription stored before a restart, once its subscriber is reached again: the subscription is
+    /// served under its old id (ids handed out later follow it), and the priming report — every attribute it covers
+    /// and the events logged since the start — is returned to send on a new exchange; the subscriber's StatusResponse
+    /// to its last chunk lets the next report go. Nil when a subscription with that id is served already.
+    public func resume(_ stored: PersistedSubscription, now: MatterInstant) -> DueReport? {
+        let subject = stored.subject
+        let eventLimit = dataModel.nextEventNumber
+        let record: SubscriptionRecord? = subscriptionState.withLock { state in
+            guard !state.records.contains(where: { $0.id == stored.id }) else { return nil }
+            let record = SubscriptionRecord(
+                id: stored.id, subject: subject, paths: stored.paths, eventPaths: stored.eventPaths,
+                isFabricFiltered: stored.isFabricFiltered, minIntervalSeconds: stored.minIntervalSeconds,
+                maxIntervalSeconds: stored.maxIntervalSeconds, lastReport: now,
+                reportedVersions: dataModel.versions(covering: stored.paths), nextEventNumber: eventLimit,
+                isReportInFlight: true)
+            state.records.append(record)
+            if state.nextID <= stored.id { state.nextID = stored.id &+ 1 }
+            return record
+        }
+        guard let record else { return nil }
+        let context = ReadContext(subject: subject, isFabricFiltered: record.isFabricFiltered)
+        let reports = dataModel.read(record.paths, filters: [], context: context)
+        let events = dataModel.readEvents(record.eventPaths, from: 0, below: eventLimit, context: context, statuses: false)
+        var messages = chunked(reports, events: events, subscriptionID: record.id).map { IMMessage(.reportData, $0.encoded()) }
+        let first = messages.removeFirst()
+        var exchange = IMExchangeState()
+        exchange.subscriptionID = record.id
+        exchange.phase = .reporting(remaining: messages, after: nil)
+        return DueReport(subscriptionID: record.id, subject: subject, message: first, expectsResponse: true, exchange: exchange)
+    }
+
+    /// Makes sure ids handed out from now on are above `id` (a stored subscription still being resumed keeps it).
+    public func reserveSubscriptionID(_ id: UInt32) {
+        subscriptionState.withLock { state in
+            if state.nextID <= id { state.nextID = id &+ 1 }
+        }
+    }
+
     /// The reports due at `now`: for each subscription past its minimum interval whose clusters changed or that has
     /// new events since its last report, the attributes of those clusters and the events (chunked); for one at its
     /// maximum interval with nothing new, an empty keep-alive report. New events on an urgent path do not wait for the
