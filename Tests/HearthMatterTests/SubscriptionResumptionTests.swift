@@ -103,7 +103,7 @@ import Testing
         id: 7, fabricIndex: 1, subscriberNodeID: 112233, cats: [0x0001_0001],
         paths: [AttributePath(endpoint: 0, cluster: 0x28, attribute: 5), AttributePath(endpoint: 1)],
         eventPaths: [EventPath(endpoint: 0, cluster: 0x28, event: 0, isUrgent: true)], isFabricFiltered: true,
-        minIntervalSeconds: 1, maxIntervalSeconds: 60, peerHost: "fd00::2", peerPort: 5541)
+        minIntervalSeconds: 1, maxIntervalSeconds: 60, peerHost: "fe80::2", peerPort: 5541, peerScopeID: 3)
 
     @Test func theStoredFormReadsBackAndABadOneIsAnError() throws {
         let other = PersistedSubscription(

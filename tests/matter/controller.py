@@ -20,6 +20,9 @@ without pairing again. The commissioned node gets --node-id (default 1).
   invoke-armfailsafe                       GeneralCommissioning.ArmFailSafe(60) then ArmFailSafe(0) on endpoint 0
   invoke-identify ENDPOINT                 Identify.Identify(5) on ENDPOINT, then reads IdentifyTime
   read-after-restart                       BasicInformation again, from a fresh process, over CASE only
+  subscriptions-several [--restart-flag F] three controllers of the fabric subscribed at once, keepSubscriptions=false
+                                           of one leaving the others; with F, after the device restarts, all three
+                                           report again (tests/matter/subscriptions.py)
   bridge-layout, bridge-commands, bridge-from-outside, bridge-refused, bridge-rename, bridge-reachable,
   bridge-numbers, bridge-complete, bridge-bench
                                            the bridge's checks (tests/matter/bridge.py) against hearthd on
@@ -54,6 +57,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import bridge  # noqa: E402  (tests/matter/bridge.py: the bridge's checks)
+import subscriptions  # noqa: E402  (tests/matter/subscriptions.py: several subscribers, and restarts)
 DEFAULT_PAA = HERE.parent.parent / "Tests" / "Matter" / "credentials" / "paa"
 CONTROLLER_NODE_ID = 112233
 FABRIC_ID = 1
@@ -135,7 +139,7 @@ def jsonable(value: Any) -> Any:
 class Controller:
     """A controller on the store's fabric: made on first use, loaded from the store afterwards."""
 
-    def __init__(self, store: Path, paa: Path) -> None:
+    def __init__(self, store: Path, paa: Path, serve: bool = False) -> None:
         import chip.CertificateAuthority as CA
         from chip.ChipStack import ChipStack
 
@@ -143,7 +147,7 @@ class Controller:
             raise CheckFailed(f"no *.der PAA certificates in {paa}")
         store.mkdir(parents=True, exist_ok=True)
         init_native()
-        self.stack = ChipStack(persistentStoragePath=str(store / "chip-controller.json"), enableServerInteractions=False)
+        self.stack = ChipStack(persistentStoragePath=str(store / "chip-controller.json"), enableServerInteractions=serve)
         self.ca_mgr = CA.CertificateAuthorityManager(chipStack=self.stack)
         self.ca_mgr.LoadAuthoritiesFromStorage()
         self.fabric_was_stored = bool(self.ca_mgr.activeCaList and self.ca_mgr.activeCaList[0].adminList)
@@ -151,6 +155,7 @@ class Controller:
             self.ca_mgr.NewCertificateAuthority()
         ca = self.ca_mgr.activeCaList[0]
         admin = ca.adminList[0] if ca.adminList else ca.NewFabricAdmin(vendorId=ADMIN_VENDOR_ID, fabricId=FABRIC_ID)
+        self.admin = admin
         self.ctrl = admin.NewController(nodeId=CONTROLLER_NODE_ID, paaTrustStorePath=str(paa))
 
     def shutdown(self) -> None:
@@ -513,6 +518,9 @@ def parse_args() -> argparse.Namespace:
                        help="bridge-bench: how many toggles; bridge-complete: how many devices the bridge has")
         p.add_argument("--device-pid", type=int, default=0, help="bridge-bench: the device's pid, for its CPU time")
         p.add_argument("--endpoint", type=int, default=0, help="bridge-bench: the light's endpoint (default: the porch light)")
+    p = sub.add_parser("subscriptions-several")
+    p.add_argument("--restart-flag", default="",
+                   help="write FLAG.ready, wait for FLAG.go (the device restarted), then expect every subscription back")
     sub.add_parser("tlv-decode").add_argument("hex")
     sub.add_parser("tlv-encode").add_argument("json")
     sub.add_parser("parse-qr").add_argument("payload")
@@ -545,7 +553,18 @@ NETWORK_COMMANDS = {
     "bridge-numbers": lambda c, a: bridge_check(bridge.numbers, c, a),
     "bridge-complete": lambda c, a: bridge_check(bridge.complete, c, a),
     "bridge-bench": lambda c, a: bridge_check(bridge.bench, c, a),
+    "subscriptions-several": lambda c, a: subscriptions_check(subscriptions.several, c, a),
 }
+# The commands whose controllers accept CASE from the device (a resumed subscription's).
+SERVING_COMMANDS = {"subscriptions-several"}
+
+
+async def subscriptions_check(check, ctrl: Controller, args: argparse.Namespace) -> dict[str, Any]:
+    """A check of tests/matter/subscriptions.py, its failures as this script's."""
+    try:
+        return await check(ctrl, args)
+    except subscriptions.Failed as e:
+        raise CheckFailed(str(e), e.details)
 
 
 async def bridge_check(check, ctrl: Controller, args: argparse.Namespace) -> dict[str, Any]:
@@ -558,7 +577,7 @@ async def bridge_check(check, ctrl: Controller, args: argparse.Namespace) -> dic
 
 async def run_network(args: argparse.Namespace) -> dict[str, Any]:
     started = time.monotonic()
-    ctrl = Controller(args.store, args.paa)
+    ctrl = Controller(args.store, args.paa, serve=args.command in SERVING_COMMANDS)
     try:
         result = await asyncio.wait_for(NETWORK_COMMANDS[args.command](ctrl, args), timeout=args.timeout)
     finally:

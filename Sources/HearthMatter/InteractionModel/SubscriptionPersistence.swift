@@ -22,13 +22,15 @@ public struct PersistedSubscription: Sendable, Equatable {
     public var isFabricFiltered: Bool
     public var minIntervalSeconds: UInt16
     public var maxIntervalSeconds: UInt16
-    /// The subscriber's last address (an IPv4 or IPv6 literal) and UDP port.
+    /// The subscriber's last address (an IPv4 or IPv6 literal), UDP port and, for a link-local IPv6 address, the
+    /// interface's scope id (0: none).
     public var peerHost: String
     public var peerPort: UInt16
+    public var peerScopeID: UInt32
 
     public init(id: UInt32, fabricIndex: FabricIndex, subscriberNodeID: NodeID, cats: [UInt32], paths: [AttributePath],
                 eventPaths: [EventPath], isFabricFiltered: Bool, minIntervalSeconds: UInt16, maxIntervalSeconds: UInt16,
-                peerHost: String, peerPort: UInt16) {
+                peerHost: String, peerPort: UInt16, peerScopeID: UInt32 = 0) {
         self.id = id
         self.fabricIndex = fabricIndex
         self.subscriberNodeID = subscriberNodeID
@@ -40,14 +42,16 @@ public struct PersistedSubscription: Sendable, Equatable {
         self.maxIntervalSeconds = maxIntervalSeconds
         self.peerHost = peerHost
         self.peerPort = peerPort
+        self.peerScopeID = peerScopeID
     }
 
     /// The stored form of an accepted subscription, with where its subscriber was reached.
-    public init(_ record: SubscriptionRecord, peerHost: String, peerPort: UInt16) {
+    public init(_ record: SubscriptionRecord, peerHost: String, peerPort: UInt16, peerScopeID: UInt32) {
         self.init(id: record.id, fabricIndex: record.subject.fabricIndex, subscriberNodeID: record.subject.subject,
                   cats: record.subject.cats, paths: record.paths, eventPaths: record.eventPaths,
                   isFabricFiltered: record.isFabricFiltered, minIntervalSeconds: record.minIntervalSeconds,
-                  maxIntervalSeconds: record.maxIntervalSeconds, peerHost: peerHost, peerPort: peerPort)
+                  maxIntervalSeconds: record.maxIntervalSeconds, peerHost: peerHost, peerPort: peerPort,
+                  peerScopeID: peerScopeID)
     }
 
     /// The subscriber as the Interaction Model checks its access.
@@ -68,6 +72,7 @@ public struct PersistedSubscription: Sendable, Equatable {
             TLVElement(context: 8, .uint(maxIntervalSeconds))
             TLVElement(context: 9, .utf8(peerHost))
             TLVElement(context: 10, .uint(peerPort))
+            if peerScopeID != 0 { TLVElement(context: 11, .uint(peerScopeID)) }
         }
     }
 
@@ -86,6 +91,7 @@ public struct PersistedSubscription: Sendable, Equatable {
             maxIntervalSeconds = try element.field(8).unsigned()
             peerHost = try element.field(9).string()
             peerPort = try element.field(10).unsigned()
+            peerScopeID = try element.optionalField(11)?.unsigned() ?? 0
         } catch {
             throw fail("a stored subscription: \(error)")
         }

@@ -9,6 +9,12 @@
 // controller that kept running across the node's restart is where it was.
 
 import NIOCore
+#if os(Linux)
+// Where NIOCore's `sockaddr_in6` comes from on Linux: its scope id is read and set here.
+import CNIOLinux
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Who a subscription belongs to: one node of one fabric.
 struct SubscriberKey: Hashable, Sendable {
@@ -32,7 +38,7 @@ struct SubscriptionResumption {
     var failures: [SubscriberKey: Int] = [:]
     var retries: [SubscriberKey: Scheduled<Void>] = [:]
     /// Where each served subscription's subscriber was last reached, for when its session is gone.
-    var addresses: [UInt32: (host: String, port: UInt16)] = [:]
+    var addresses: [UInt32: StoredAddress] = [:]
     var backoff = SubscriptionResumptionBackoff()
 }
 
@@ -54,7 +60,8 @@ extension MatterNode {
                 continue
             }
             subscriptionResumption.pending.append(subscription)
-            subscriptionResumption.addresses[subscription.id] = (subscription.peerHost, subscription.peerPort)
+            subscriptionResumption.addresses[subscription.id] = StoredAddress(
+                host: subscription.peerHost, port: subscription.peerPort, scopeID: subscription.peerScopeID)
         }
         var subscribers: [SubscriberKey] = []
         for subscription in subscriptionResumption.pending {
@@ -86,7 +93,8 @@ extension MatterNode {
             persistSubscriptions()
             return
         }
-        guard let peer = try? SocketAddress(ipAddress: latest.peerHost, port: Int(latest.peerPort)) else {
+        guard let peer = try? SocketAddress(stored: StoredAddress(host: latest.peerHost, port: latest.peerPort,
+                                                                  scopeID: latest.peerScopeID)) else {
             log("matter: subscriptions \(waiting.map(\.id)) dropped: \(latest.peerHost) is not an address")
             subscriptionResumption.pending.removeAll { waiting.contains($0) }
             persistSubscriptions()
@@ -204,22 +212,24 @@ extension MatterNode {
         let fabrics = Set(core.commissioning.fabrics.map(\.index))
         subscriptionResumption.pending.removeAll { !fabrics.contains($0.fabricIndex) }
         var stored = subscriptionResumption.pending
-        var addresses: [UInt32: (host: String, port: UInt16)] = [:]
+        var addresses: [UInt32: StoredAddress] = [:]
         for record in core.interactionModel.subscriptions {
             let subject = record.subject
             let session = sessions.filter { $0.value.kind == .case && $0.value.fabricIndex == subject.fabricIndex
                 && $0.value.peerNodeID == subject.subject }
                 .max { $0.value.lastActive < $1.value.lastActive }?.key
-            if let session, let peer = layer?.peerAddress(of: session), let host = peer.ipAddress, let port = peer.port {
-                addresses[record.id] = (host, UInt16(truncatingIfNeeded: port))
+            if let session, let peer = layer?.peerAddress(of: session), let address = StoredAddress(peer) {
+                addresses[record.id] = address
             } else if let known = subscriptionResumption.addresses[record.id] {
                 addresses[record.id] = known
             }
             guard let address = addresses[record.id] else { continue }
-            stored.append(PersistedSubscription(record, peerHost: address.host, peerPort: address.port))
+            stored.append(PersistedSubscription(record, peerHost: address.host, peerPort: address.port,
+                                                peerScopeID: address.scopeID))
         }
         for subscription in subscriptionResumption.pending {
-            addresses[subscription.id] = (subscription.peerHost, subscription.peerPort)
+            addresses[subscription.id] = StoredAddress(host: subscription.peerHost, port: subscription.peerPort,
+                                                       scopeID: subscription.peerScopeID)
         }
         subscriptionResumption.addresses = addresses
         do {
@@ -227,6 +237,39 @@ extension MatterNode {
         } catch {
             log("matter: subscriptions not stored: \(error)")
         }
+    }
+}
+
+/// A subscriber's address as stored: a link-local IPv6 address needs its interface's scope id to be reached again.
+struct StoredAddress: Equatable {
+    var host: String
+    var port: UInt16
+    var scopeID: UInt32
+
+    init(host: String, port: UInt16, scopeID: UInt32) {
+        self.host = host
+        self.port = port
+        self.scopeID = scopeID
+    }
+
+    init?(_ address: SocketAddress) {
+        guard let host = address.ipAddress, let port = address.port, let port = UInt16(exactly: port) else { return nil }
+        var scopeID: UInt32 = 0
+        if case .v6(let v6) = address { scopeID = v6.address.sin6_scope_id }
+        self.init(host: host, port: port, scopeID: scopeID)
+    }
+}
+
+extension SocketAddress {
+    init(stored: StoredAddress) throws {
+        let address = try SocketAddress(ipAddress: stored.host, port: Int(stored.port))
+        guard stored.scopeID != 0, case .v6(let v6) = address else {
+            self = address
+            return
+        }
+        var raw = v6.address
+        raw.sin6_scope_id = stored.scopeID
+        self = SocketAddress(raw, host: v6.host)
     }
 }
 
