@@ -275,6 +275,25 @@ import Testing
         #expect(failure == .peerReported(.noSharedTrustRoots))
     }
 
+    @Test func aBusyResponderSaysHowLongToWait() throws {
+        var pair = try Self.pair()
+        var first = CASEInitiator(identity: pair.hub, peerNodeID: Self.controllerNodeID, localSessionID: 1, resumption: nil,
+                                  resumptions: pair.hubResumptions, now: { nil })
+        let sigma1 = try first.start()
+        _ = pair.controller.receive(opcode: sigma1.opcode.rawValue, payload: sigma1.payload)
+        // A second Sigma1 while the first is under way is answered BUSY, with the wait the responder asks for.
+        var second = CASEInitiator(identity: pair.hub, peerNodeID: Self.controllerNodeID, localSessionID: 2, resumption: nil,
+                                   resumptions: pair.hubResumptions, now: { nil })
+        let again = try second.start()
+        let busy = try #require(pair.controller.receive(opcode: again.opcode.rawValue, payload: again.payload).reply)
+        let step = second.receive(opcode: busy.opcode.rawValue, payload: busy.payload)
+        #expect(step.reply == nil)
+        #expect(step.failure?.busyWaitMilliseconds == Int64(StatusReport.busyWaitMilliseconds))
+        #expect(SessionEstablishmentError.peerReported(.busy(waitMilliseconds: 1234)).busyWaitMilliseconds == 1234)
+        #expect(SessionEstablishmentError.peerReported(.invalidParameter).busyWaitMilliseconds == nil)
+        #expect(SessionEstablishmentError.noSharedTrustRoots.busyWaitMilliseconds == nil)
+    }
+
     @Test func badResponderMessagesEndTheAttemptWithoutCrashing() throws {
         let pair = try Self.pair()
         for (opcode, payload) in [(UInt8(0x31), [UInt8]()), (0x31, [0x15, 0x18]), (0x33, [0x15, 0x30, 0x01, 0x00, 0x18]),

@@ -100,6 +100,9 @@ extension MatterNode {
             persistSubscriptions()
             return
         }
+        // One establishment at a time per address: controllers that share a process (and its port) answer a second
+        // Sigma1 BUSY while the first is under way. The next one starts when this one ends.
+        guard !subscriptionResumption.attempts.values.contains(where: { $0.peer == peer }) else { return }
         guard let localSessionID = freeSessionID() else {
             resumptionFailed(subscriber, "no free session id")
             return
@@ -157,16 +160,23 @@ extension MatterNode {
             subscriptionResumption.attempts[key] = nil
             manager.close(key, now: now)
             install(established, peer: attempt.peer, asInitiator: true)
-            guard sessions.values.contains(where: { $0.localSessionID == established.localSessionID }) else {
+            if sessions.values.contains(where: { $0.localSessionID == established.localSessionID }) {
+                resumed(attempt.subscriber, manager: manager)
+            } else {
                 resumptionFailed(attempt.subscriber, "the session could not be installed")
-                return
             }
-            resumed(attempt.subscriber, manager: manager)
+            startWaitingResumptions(at: attempt.peer)
         } else if let failure = step.failure {
             attempt.timeout?.cancel()
             subscriptionResumption.attempts[key] = nil
             manager.close(key, now: now)
-            resumptionFailed(attempt.subscriber, "\(failure)")
+            if let wait = failure.busyWaitMilliseconds {
+                // Not a failure of the subscriber's: it is busy with another establishment.
+                retryResumption(attempt.subscriber, after: max(wait, 100), "the subscriber is busy")
+            } else {
+                resumptionFailed(attempt.subscriber, "\(failure)")
+            }
+            startWaitingResumptions(at: attempt.peer)
         }
     }
 
@@ -176,6 +186,21 @@ extension MatterNode {
         attempt.timeout?.cancel()
         layer?.exchanges.close(key, now: now)
         resumptionFailed(attempt.subscriber, reason)
+        startWaitingResumptions(at: attempt.peer)
+    }
+
+    /// Starts the next subscriber at `peer` whose subscriptions wait and that is not waiting for a retry.
+    private func startWaitingResumptions(at peer: SocketAddress) {
+        for subscription in subscriptionResumption.pending {
+            let subscriber = SubscriberKey(fabricIndex: subscription.fabricIndex, nodeID: subscription.subscriberNodeID)
+            guard subscriptionResumption.retries[subscriber] == nil,
+                  !subscriptionResumption.attempts.values.contains(where: { $0.subscriber == subscriber }),
+                  (try? SocketAddress(stored: StoredAddress(host: subscription.peerHost, port: subscription.peerPort,
+                                                            scopeID: subscription.peerScopeID))) == peer
+            else { continue }
+            attemptResumption(subscriber)
+            return
+        }
     }
 
     /// CASE with the subscriber is up: each of its stored subscriptions is served again, starting with its priming
@@ -198,8 +223,11 @@ extension MatterNode {
     private func resumptionFailed(_ subscriber: SubscriberKey, _ reason: String) {
         let failures = (subscriptionResumption.failures[subscriber] ?? 0) + 1
         subscriptionResumption.failures[subscriber] = failures
-        let delay = subscriptionResumption.backoff.delay(afterFailures: failures)
-        log("matter: resuming the subscriptions of node \(subscriber.nodeID) of fabric \(subscriber.fabricIndex) failed (\(reason)); next attempt in \(delay) ms")
+        retryResumption(subscriber, after: subscriptionResumption.backoff.delay(afterFailures: failures), "failed (\(reason))")
+    }
+
+    private func retryResumption(_ subscriber: SubscriberKey, after delay: Int64, _ why: String) {
+        log("matter: resuming the subscriptions of node \(subscriber.nodeID) of fabric \(subscriber.fabricIndex): \(why); next attempt in \(delay) ms")
         subscriptionResumption.retries[subscriber]?.cancel()
         subscriptionResumption.retries[subscriber] = transport.eventLoop.scheduleTask(in: .milliseconds(delay)) { [weak self] in
             guard let self else { return }

@@ -228,3 +228,14 @@ extension InMemoryCASEResumptionStore {
         allRecords.last { $0.fabricIndex == fabricIndex && $0.peerNodeID == peerNodeID }
     }
 }
+
+extension SessionEstablishmentError {
+    /// When the responder answered BUSY: how long (ms) it asked the initiator to wait before trying again (its
+    /// minimum wait, or the specification's usual 500 ms when it named none). Nil for any other failure.
+    public var busyWaitMilliseconds: Int64? {
+        guard case .peerReported(let status) = self, status.generalCode == GeneralStatusCode.busy.rawValue,
+              status.protocolCode == SecureChannelStatusCode.busy.rawValue else { return nil }
+        guard status.protocolData.count >= 2 else { return Int64(StatusReport.busyWaitMilliseconds) }
+        return Int64(status.protocolData[0]) | Int64(status.protocolData[1]) << 8
+    }
+}
