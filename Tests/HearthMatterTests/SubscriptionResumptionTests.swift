@@ -47,8 +47,12 @@ import Testing
         ids.append(try Self.subscribe(fixture, as: subjects[0]))
         #expect(server.subscriptions.map(\.id) == ids)
 
+        #expect(server.takeSubscribersStartedAfresh().isEmpty)
         // The second subscriber starts afresh: only its own subscription goes.
         let fresh = try Self.subscribe(fixture, as: subjects[1], keep: false)
+        // The node hears of it, to drop what it still holds for that subscriber (a subscription not yet resumed).
+        #expect(server.takeSubscribersStartedAfresh() == [subjects[1]])
+        #expect(server.takeSubscribersStartedAfresh().isEmpty)
         #expect(Set(server.subscriptions.map(\.id)) == Set([ids[0], ids[2], ids[3], fresh]))
         // The first subscriber starts afresh: both of its go, the others stay.
         let first = try Self.subscribe(fixture, as: subjects[0], keep: false)

@@ -188,6 +188,8 @@ public final class InteractionModelServer: Sendable {
     public let dataModel: DataModel
     public let maximumPayloadSize: Int
     private let subscriptionState: Locked<(nextID: UInt32, records: [SubscriptionRecord])>
+    /// Subscribers that subscribed with KeepSubscriptions false, until the node takes them.
+    private let subscribersStartedAfresh = Locked<[SubjectDescriptor]>([])
 
     public init(dataModel: DataModel, maximumPayloadSize: Int = InteractionModelServer.defaultMaximumPayloadSize,
                 firstSubscriptionID: UInt32 = 1) {
@@ -455,6 +457,7 @@ public final class InteractionModelServer: Sendable {
         let record = subscriptionState.withLock { state in
             if !request.keepSubscriptions {
                 state.records.removeAll { $0.subject.fabricIndex == subject.fabricIndex && $0.subject.subject == subject.subject }
+                subscribersStartedAfresh.withLock { $0.append(subject) }
             }
             // The subscriber's ceiling is the node's MaxInterval: within what the specification allows (at least the
             // floor, at most the larger of the ceiling and an hour), and the soonest the subscriber hears of silence.
@@ -508,6 +511,15 @@ public final class InteractionModelServer: Sendable {
         exchange.subscriptionID = record.id
         exchange.phase = .reporting(remaining: messages, after: nil)
         return DueReport(subscriptionID: record.id, subject: subject, message: first, expectsResponse: true, exchange: exchange)
+    }
+
+    /// The subscribers that subscribed with KeepSubscriptions false since the last call, emptied: a stored
+    /// subscription of theirs that the node has not resumed yet is void as well.
+    public func takeSubscribersStartedAfresh() -> [SubjectDescriptor] {
+        subscribersStartedAfresh.withLock { subjects in
+            defer { subjects = [] }
+            return subjects
+        }
     }
 
     /// Makes sure ids handed out from now on are above `id` (a stored subscription still being resumed keeps it).

@@ -239,6 +239,11 @@ extension MatterNode {
     func persistSubscriptions() {
         let fabrics = Set(core.commissioning.fabrics.map(\.index))
         subscriptionResumption.pending.removeAll { !fabrics.contains($0.fabricIndex) }
+        for subject in core.interactionModel.takeSubscribersStartedAfresh() {
+            subscriptionResumption.pending.removeAll {
+                $0.fabricIndex == subject.fabricIndex && $0.subscriberNodeID == subject.subject
+            }
+        }
         var stored = subscriptionResumption.pending
         var addresses: [UInt32: StoredAddress] = [:]
         for record in core.interactionModel.subscriptions {
