@@ -172,7 +172,7 @@ let package = Package(
         ], swiftSettings: strict),
         .testTarget(name: "HearthHubTests", dependencies: ["HearthSync", 
             "HearthHub", "HearthContract", "HearthJSON", "HearthMQTT", "HearthHardware", "HearthHardwareLinux",
-            "HearthSimulator", "HearthTestKit", "HearthHomeAssistant", "HearthMatter",
+            "HearthSimulator", "HearthTestKit", "HearthHomeAssistant", "HearthMatter", "HearthMatterBridge",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
         ], swiftSettings: strict),

@@ -55,6 +55,9 @@ extension HubConfiguration {
             ConfigKey("port", .int(1...65535, unit: ""), "the UDP port Matter listens on; default 5540"),
             ConfigKey("interfaces", .list(.text),
                       "the network interfaces Matter announces on with mDNS (its UDP port is open on every address); default every interface but loopback"),
+            ConfigKey("bridge", .choice(MatterSettings.BridgeScope.allCases.map(\.rawValue)),
+                      "whose devices the Matter bridge shows: hub (this hub's own) or home (its peers' too, each reached "
+                      + "through its owner; for one hub of a home); default hub"),
             ConfigKey("discriminator", .int(0...MatterSettings.discriminators.upperBound, unit: ""),
                       "a fixed 12-bit discriminator, for tests; default one chosen at the first start and kept"),
             ConfigKey("passcode", .int(MatterSettings.passcodes, unit: ""),
