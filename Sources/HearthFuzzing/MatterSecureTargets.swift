@@ -33,7 +33,8 @@ enum MatterCertificateTarget {
 /// little-endian 16-bit length and that many payload bytes, all given first to a PASE responder and then to a CASE
 /// responder of a fabric made for the run.
 ///
-/// Promises (`PASEResponder`, `CASEResponder`): no input establishes a session (that takes the passcode, or a key
+/// Promises (`PASEResponder`, `CASEResponder`, and `CASEInitiator` taking the same messages as a responder's
+/// answers): no input establishes a session (that takes the passcode, or a key
 /// and certificate of the fabric, neither of which the input can have); every failure is answered with a
 /// StatusReport or comes from the peer's own; a failed attempt leaves the responder free for the next one.
 enum MatterSecureChannelTarget {
@@ -91,6 +92,24 @@ enum MatterSecureChannelTarget {
             try check(
                 caseResponder.receive(opcode: opcode, payload: payload), busy: caseResponder.isBusy, "CASE", opcode,
                 payload)
+        }
+        try initiator(messages)
+    }
+
+    /// The CASE initiator (which the node runs to resume subscriptions) fed the same messages as its responder's
+    /// answers, once with a resumption record: no session, a failure answered as the responder's are.
+    static func initiator(_ messages: [(UInt8, [UInt8])]) throws(FuzzFailure) {
+        guard let identity = Identities.shared.identities.first else { return }
+        let record = CASEResumptionRecord(resumptionID: [UInt8](repeating: 7, count: 16),
+                                          sharedSecret: [UInt8](repeating: 9, count: 32), fabricIndex: 1, peerNodeID: 2,
+                                          peerCASEAuthenticatedTags: [])
+        for resumption in [nil, record] {
+            var initiator = CASEInitiator(identity: identity, peerNodeID: 2, localSessionID: 3, resumption: resumption,
+                                          resumptions: InMemoryCASEResumptionStore(), now: { nil })
+            guard (try? initiator.start()) != nil else { return }
+            for (opcode, payload) in messages {
+                try check(initiator.receive(opcode: opcode, payload: payload), busy: false, "CASE initiator", opcode, payload)
+            }
         }
     }
 

@@ -26,6 +26,8 @@ public final class MatterNodeCore: Sendable {
     public let commissioning: CommissioningState
     /// The commissioning window an administrator opened (AdministratorCommissioning), if any.
     public let window: CommissioningWindow
+    /// The subscriptions kept across a restart.
+    public let subscriptionStore: SubscriptionStore
 
     /// Loads the node's state from `storage` and builds the root endpoint. `started` and `now` are the node's clock.
     public init(configuration: MatterNodeConfiguration, storage: any NodeStorage, keys: any OperationalKeyFactory,
@@ -66,6 +68,7 @@ public final class MatterNodeCore: Sendable {
         self.window = window
         self.dataModel = dataModel
         self.interactionModel = interactionModel
+        self.subscriptionStore = SubscriptionStore(storage: storage)
     }
 
     /// Handles one Interaction Model message of a session; the fail-safe is expired first if its time has come.

@@ -25,6 +25,9 @@ without pairing again. The commissioned node gets --node-id (default 1).
   fabric-read                              Fabrics unfiltered (every fabric) and CurrentFabricIndex
   fabric-remove INDEX                      OperationalCredentials.RemoveFabric(INDEX)
   fabric-unreachable [--wait S]            passes when this controller can no longer read the node
+  subscriptions-several [--restart-flag F] three controllers of the fabric subscribed at once, keepSubscriptions=false
+                                           of one leaving the others; with F, after the device restarts, all three
+                                           report again (tests/matter/subscriptions.py)
   bridge-layout, bridge-commands, bridge-from-outside, bridge-refused, bridge-rename, bridge-reachable,
   bridge-numbers, bridge-complete, bridge-bench
                                            the bridge's checks (tests/matter/bridge.py) against hearthd on
@@ -61,6 +64,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import bridge  # noqa: E402  (tests/matter/bridge.py: the bridge's checks)
+import subscriptions  # noqa: E402  (tests/matter/subscriptions.py: several subscribers, and restarts)
 import home  # noqa: E402  (tests/matter/home.py: the checks of `bridge: home`)
 import fabrics  # noqa: E402  (tests/matter/fabrics.py: several fabrics)
 DEFAULT_PAA = HERE.parent.parent / "Tests" / "Matter" / "credentials" / "paa"
@@ -144,7 +148,7 @@ def jsonable(value: Any) -> Any:
 class Controller:
     """A controller on the store's fabric: made on first use, loaded from the store afterwards."""
 
-    def __init__(self, store: Path, paa: Path) -> None:
+    def __init__(self, store: Path, paa: Path, serve: bool = False) -> None:
         import chip.CertificateAuthority as CA
         from chip.ChipStack import ChipStack
 
@@ -152,7 +156,7 @@ class Controller:
             raise CheckFailed(f"no *.der PAA certificates in {paa}")
         store.mkdir(parents=True, exist_ok=True)
         init_native()
-        self.stack = ChipStack(persistentStoragePath=str(store / "chip-controller.json"), enableServerInteractions=False)
+        self.stack = ChipStack(persistentStoragePath=str(store / "chip-controller.json"), enableServerInteractions=serve)
         self.ca_mgr = CA.CertificateAuthorityManager(chipStack=self.stack)
         self.ca_mgr.LoadAuthoritiesFromStorage()
         self.fabric_was_stored = bool(self.ca_mgr.activeCaList and self.ca_mgr.activeCaList[0].adminList)
@@ -160,6 +164,7 @@ class Controller:
             self.ca_mgr.NewCertificateAuthority()
         ca = self.ca_mgr.activeCaList[0]
         admin = ca.adminList[0] if ca.adminList else ca.NewFabricAdmin(vendorId=ADMIN_VENDOR_ID, fabricId=FABRIC_ID)
+        self.admin = admin
         self.ctrl = admin.NewController(nodeId=CONTROLLER_NODE_ID, paaTrustStorePath=str(paa))
 
     def shutdown(self) -> None:
@@ -535,6 +540,9 @@ def parse_args() -> argparse.Namespace:
     sub.add_parser("fabric-read")
     sub.add_parser("fabric-remove").add_argument("index", type=int)
     sub.add_parser("fabric-unreachable").add_argument("--wait", type=float, default=15.0)
+    p = sub.add_parser("subscriptions-several")
+    p.add_argument("--restart-flag", default="",
+                   help="write FLAG.ready, wait for FLAG.go (the device restarted), then expect every subscription back")
     sub.add_parser("tlv-decode").add_argument("hex")
     sub.add_parser("tlv-encode").add_argument("json")
     sub.add_parser("parse-qr").add_argument("payload")
@@ -573,7 +581,18 @@ NETWORK_COMMANDS = {
     "bridge-bench": lambda c, a: bridge_check(bridge.bench, c, a),
     "home-control": lambda c, a: bridge_check(home.control, c, a),
     "home-unreachable": lambda c, a: bridge_check(home.unreachable, c, a),
+    "subscriptions-several": lambda c, a: subscriptions_check(subscriptions.several, c, a),
 }
+# The commands whose controllers accept CASE from the device (a resumed subscription's).
+SERVING_COMMANDS = {"subscriptions-several"}
+
+
+async def subscriptions_check(check, ctrl: Controller, args: argparse.Namespace) -> dict[str, Any]:
+    """A check of tests/matter/subscriptions.py, its failures as this script's."""
+    try:
+        return await check(ctrl, args)
+    except subscriptions.Failed as e:
+        raise CheckFailed(str(e), e.details)
 
 
 async def bridge_check(check, ctrl: Controller, args: argparse.Namespace) -> dict[str, Any]:
@@ -594,7 +613,7 @@ async def fabric_check(check, ctrl: Controller, args: argparse.Namespace) -> dic
 
 async def run_network(args: argparse.Namespace) -> dict[str, Any]:
     started = time.monotonic()
-    ctrl = Controller(args.store, args.paa)
+    ctrl = Controller(args.store, args.paa, serve=args.command in SERVING_COMMANDS)
     try:
         result = await asyncio.wait_for(NETWORK_COMMANDS[args.command](ctrl, args), timeout=args.timeout)
     finally:

@@ -246,6 +246,10 @@ extension MatterHub {
             throw StateError(message: "no Matter state in \(stateDirectory): the hub has never run Matter there")
         }
         let storage = FileNodeStorage(directory: matterDirectory)
-        do { try storage.remove(.fabrics) } catch { throw StateError(message: "\(error)") }
+        // The subscriptions go with their fabrics: a start would drop them anyway, unresumable.
+        do {
+            try storage.remove(.fabrics)
+            try storage.remove(.subscriptions)
+        } catch { throw StateError(message: "\(error)") }
     }
 }

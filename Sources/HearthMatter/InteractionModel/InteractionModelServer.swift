@@ -188,6 +188,8 @@ public final class InteractionModelServer: Sendable {
     public let dataModel: DataModel
     public let maximumPayloadSize: Int
     private let subscriptionState: Locked<(nextID: UInt32, records: [SubscriptionRecord])>
+    /// Subscribers that subscribed with KeepSubscriptions false, until the node takes them.
+    private let subscribersStartedAfresh = Locked<[SubjectDescriptor]>([])
 
     public init(dataModel: DataModel, maximumPayloadSize: Int = InteractionModelServer.defaultMaximumPayloadSize,
                 firstSubscriptionID: UInt32 = 1) {
@@ -455,6 +457,7 @@ public final class InteractionModelServer: Sendable {
         let record = subscriptionState.withLock { state in
             if !request.keepSubscriptions {
                 state.records.removeAll { $0.subject.fabricIndex == subject.fabricIndex && $0.subject.subject == subject.subject }
+                subscribersStartedAfresh.withLock { $0.append(subject) }
             }
             // The subscriber's ceiling is the node's MaxInterval: within what the specification allows (at least the
             // floor, at most the larger of the ceiling and an hour), and the soonest the subscriber hears of silence.
@@ -475,6 +478,55 @@ public final class InteractionModelServer: Sendable {
         let chunks = chunked(reports, events: events, subscriptionID: record.id).map { IMMessage(.reportData, $0.encoded()) }
         let response = SubscribeResponse(subscriptionID: record.id, maxIntervalSeconds: record.maxIntervalSeconds)
         return nextChunk(remaining: chunks, after: IMMessage(.subscribeResponse, response.encoded()), exchange: &exchange)
+    }
+
+    // MARK: Resumption
+
+    /// Takes up a subscription stored before a restart, once its subscriber is reached again: the subscription is
+    /// served under its old id (ids handed out later follow it), and the priming report — every attribute it covers
+    /// and the events logged since the start — is returned to send on a new exchange; the subscriber's StatusResponse
+    /// to its last chunk lets the next report go. Nil when a subscription with that id is served already.
+    public func resume(_ stored: PersistedSubscription, now: MatterInstant) -> DueReport? {
+        let subject = stored.subject
+        let eventLimit = dataModel.nextEventNumber
+        let record: SubscriptionRecord? = subscriptionState.withLock { state in
+            guard !state.records.contains(where: { $0.id == stored.id }) else { return nil }
+            let record = SubscriptionRecord(
+                id: stored.id, subject: subject, paths: stored.paths, eventPaths: stored.eventPaths,
+                isFabricFiltered: stored.isFabricFiltered, minIntervalSeconds: stored.minIntervalSeconds,
+                maxIntervalSeconds: stored.maxIntervalSeconds, lastReport: now,
+                reportedVersions: dataModel.versions(covering: stored.paths), nextEventNumber: eventLimit,
+                isReportInFlight: true)
+            state.records.append(record)
+            if state.nextID <= stored.id { state.nextID = stored.id &+ 1 }
+            return record
+        }
+        guard let record else { return nil }
+        let context = ReadContext(subject: subject, isFabricFiltered: record.isFabricFiltered)
+        let reports = dataModel.read(record.paths, filters: [], context: context)
+        let events = dataModel.readEvents(record.eventPaths, from: 0, below: eventLimit, context: context, statuses: false)
+        var messages = chunked(reports, events: events, subscriptionID: record.id).map { IMMessage(.reportData, $0.encoded()) }
+        let first = messages.removeFirst()
+        var exchange = IMExchangeState()
+        exchange.subscriptionID = record.id
+        exchange.phase = .reporting(remaining: messages, after: nil)
+        return DueReport(subscriptionID: record.id, subject: subject, message: first, expectsResponse: true, exchange: exchange)
+    }
+
+    /// The subscribers that subscribed with KeepSubscriptions false since the last call, emptied: a stored
+    /// subscription of theirs that the node has not resumed yet is void as well.
+    public func takeSubscribersStartedAfresh() -> [SubjectDescriptor] {
+        subscribersStartedAfresh.withLock { subjects in
+            defer { subjects = [] }
+            return subjects
+        }
+    }
+
+    /// Makes sure ids handed out from now on are above `id` (a stored subscription still being resumed keeps it).
+    public func reserveSubscriptionID(_ id: UInt32) {
+        subscriptionState.withLock { state in
+            if state.nextID <= id { state.nextID = id &+ 1 }
+        }
     }
 
     /// The reports due at `now`: for each subscription past its minimum interval whose clusters changed or that has

@@ -68,8 +68,8 @@ public final class MatterNode: @unchecked Sendable {
     public let core: MatterNodeCore
     public let options: MatterNodeOptions
     let transport: MatterUDPTransport
-    private let log: @Sendable (String) -> Void
-    private let random: RandomBytes
+    let log: @Sendable (String) -> Void
+    let random: RandomBytes
 
     /// A secure session as the node knows it (the message layer keeps its keys and counters).
     struct SessionRecord {
@@ -99,12 +99,14 @@ public final class MatterNode: @unchecked Sendable {
     }
 
     // Confined to the event loop.
-    private var layer: MessageLayer?
-    private var sessions: [SessionHandle: SessionRecord] = [:]
+    var layer: MessageLayer?
+    var sessions: [SessionHandle: SessionRecord] = [:]
     private var establishments: [ExchangeKey: (responder: Establishment, started: MatterInstant)] = [:]
     private var failSafeTimer: Scheduled<Void>?
     private var failedPASEAttempts = 0
-    private let resumptions = InMemoryCASEResumptionStore()
+    let resumptions = InMemoryCASEResumptionStore()
+    /// The stored subscriptions being resumed after a restart (`MatterNode+Resumption.swift`).
+    var subscriptionResumption = SubscriptionResumption()
     private let mdns = Locked<MDNSResponder?>(nil)
     private var advertised: [String: DNSSDService] = [:]
     private let commissionableInstance: String
@@ -136,7 +138,7 @@ public final class MatterNode: @unchecked Sendable {
         core.dataModel.onChange { [weak self] in self?.dataModelChanged() }
     }
 
-    private var now: MatterInstant { transport.clock.now }
+    var now: MatterInstant { transport.clock.now }
 
     /// Whether the node has a fabric (it is then not commissionable).
     public var isCommissioned: Bool { !core.commissioning.fabrics.isEmpty }
@@ -174,6 +176,7 @@ public final class MatterNode: @unchecked Sendable {
         }
         _ = try? await transport.eventLoop.submit {
             self.updateAdvertisements()
+            self.startResumingSubscriptions()
             self.scheduleReports()
         }.get()
     }
@@ -190,6 +193,7 @@ public final class MatterNode: @unchecked Sendable {
             self.failSafeTimer = nil
             self.reportTimer?.cancel()
             self.reportTimer = nil
+            self.stopResumingSubscriptions()
             for timer in self.deferredAnswers.values { timer.cancel() }
             self.deferredAnswers = [:]
             self.layer = nil
@@ -308,7 +312,7 @@ public final class MatterNode: @unchecked Sendable {
         }
     }
 
-    private func freeSessionID() -> UInt16? {
+    func freeSessionID() -> UInt16? {
         let used = Set(sessions.values.map(\.localSessionID))
         for _ in 0..<64 {
             let bytes = (try? random(2)) ?? [UInt8.random(in: 0...255), UInt8.random(in: 0...255)]
@@ -318,8 +322,9 @@ public final class MatterNode: @unchecked Sendable {
         return nil
     }
 
-    /// Installs a session PASE or CASE established with the peer at `peer` (on the loop).
-    func install(_ session: EstablishedSession, peer: SocketAddress) {
+    /// Installs a session PASE or CASE established with the peer at `peer` (on the loop); `asInitiator` when this
+    /// node initiated it (its keys then go the other way).
+    func install(_ session: EstablishedSession, peer: SocketAddress, asInitiator: Bool = false) {
         guard let layer else { return }
         var record = SessionRecord(kind: .pase, localSessionID: session.localSessionID, fabricIndex: 0, peerNodeID: 0, cats: [],
                                    attestationChallenge: session.keys.attestationChallenge, lastActive: now)
@@ -333,7 +338,8 @@ public final class MatterNode: @unchecked Sendable {
         }
         let parameters = SecureSessionParameters(
             localSessionID: session.localSessionID, peerSessionID: session.peerSessionID,
-            encryptionKey: session.keys.responderToInitiator, decryptionKey: session.keys.initiatorToResponder,
+            encryptionKey: asInitiator ? session.keys.initiatorToResponder : session.keys.responderToInitiator,
+            decryptionKey: asInitiator ? session.keys.responderToInitiator : session.keys.initiatorToResponder,
             localNodeID: localNodeID, peerNodeID: record.peerNodeID, peerAddress: peer)
         while sessions.count >= Self.maximumSecureSessions,
               let idlest = sessions.min(by: { $0.value.lastActive < $1.value.lastActive })?.key {
@@ -450,7 +456,7 @@ public final class MatterNode: @unchecked Sendable {
         scheduleReports()
     }
 
-    private func send(_ report: DueReport, manager: ExchangeManager) {
+    func send(_ report: DueReport, manager: ExchangeManager) {
         let subject = report.subject
         // The subscriber's session: CASE, same fabric and node; the one it used last when it has several.
         let session = sessions.filter { $0.value.kind == .case && $0.value.fabricIndex == subject.fabricIndex
@@ -476,7 +482,8 @@ public final class MatterNode: @unchecked Sendable {
     }
 
     /// Sets the report timer to the next moment a report may be due (on the loop).
-    private func scheduleReports() {
+    func scheduleReports() {
+        persistSubscriptions()
         reportTimer?.cancel()
         reportTimer = nil
         guard layer != nil, let deadline = core.interactionModel.nextReportDeadline else { return }

@@ -115,6 +115,9 @@ public final class InMemoryCASEResumptionStore: CASEResumptionStore {
         }
     }
 
+    /// Every record, oldest first.
+    var allRecords: [CASEResumptionRecord] { records.withLock { $0 } }
+
     /// Forgets a fabric's records (the fabric was removed).
     public func removeFabric(_ fabricIndex: UInt8) {
         records.withLock { $0.removeAll { $0.fabricIndex == fabricIndex } }
