@@ -172,7 +172,7 @@ let package = Package(
         ], swiftSettings: strict),
         .testTarget(name: "HearthHubTests", dependencies: ["HearthSync", 
             "HearthHub", "HearthContract", "HearthJSON", "HearthMQTT", "HearthHardware", "HearthHardwareLinux",
-            "HearthSimulator", "HearthTestKit", "HearthHomeAssistant", "HearthMatter",
+            "HearthSimulator", "HearthTestKit", "HearthHomeAssistant", "HearthMatter", "HearthMatterBridge",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
         ], swiftSettings: strict),
@@ -191,7 +191,7 @@ let package = Package(
             .product(name: "NIOHTTP1", package: "swift-nio"),
         ], swiftSettings: strict),
         // Vectors/: published test certificates, read from the checkout by path.
-        .testTarget(name: "HearthCryptoTests", dependencies: ["HearthCrypto"], exclude: ["Vectors"],
+        .testTarget(name: "HearthCryptoTests", dependencies: ["HearthCrypto", "COpenSSL"], exclude: ["Vectors"],
                     swiftSettings: strict),
         .testTarget(name: "HearthMatterTests", dependencies: [
             "HearthMatter", "HearthCrypto", "HearthTestKit", "HearthSync",

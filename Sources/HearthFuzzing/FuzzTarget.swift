@@ -38,6 +38,10 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case matterIM = "matter-im"
     /// A Matter command's fields as the bridge decodes them for the engine, and back.
     case matterBridge = "matter-bridge"
+    /// Peer hubs' status, summaries and documents as the Matter bridge of a hub bridging the whole home shows them.
+    case homeBridge = "home-bridge"
+    /// A backup archive uploaded for a restore (a ustar tar of the hub's known files).
+    case backupArchive = "backup-archive"
 
     /// Runs the target on one input; throws the first broken promise.
     public func run(_ bytes: [UInt8]) throws(FuzzFailure) {
@@ -58,6 +62,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .matterSecureChannel: try MatterSecureChannelTarget.run(bytes)
         case .matterIM: try MatterIMTarget.run(bytes)
         case .matterBridge: try MatterBridgeTarget.run(bytes)
+        case .homeBridge: try HomeBridgeTarget.run(bytes)
+        case .backupArchive: try BackupArchiveTarget.run(bytes)
         }
     }
 }

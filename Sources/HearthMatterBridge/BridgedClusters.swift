@@ -94,52 +94,14 @@ final class BridgedTraitCluster: DeferredClusterServer {
 
     func invoke(_ command: CommandID, fields: TLVElement?, context: ActionContext,
                 completion: @escaping @Sendable (Result<CommandResult, IMError>) -> Void) {
-        guard let command = descriptor.commands.first(where: { $0.id == command }) else {
-            return completion(.failure(IMError(.unsupportedCommand, "no command 0x\(String(command, radix: 16))")))
-        }
-        let arguments: [String: Value]
-        do throws(IMError) {
-            var members: [TLVElement] = []
-            if let fields {
-                guard let structure = fields.structureMembers else {
-                    throw IMError(.invalidCommand, "\(command.name)'s fields must be a structure")
-                }
-                members = structure
-            }
-            arguments = try ValueTLV.decodeFields(members, command.fields, what: command.name, mismatch: .invalidCommand)
-        } catch {
-            return completion(.failure(error))
-        }
-        door.invoke(device: place.deviceID, type: place.typeName, trait: descriptor.id, command: command.name,
-                    arguments: arguments) { result in
-            switch result {
-            case .success(let response?) where !command.response.isEmpty:
-                let members = ValueTLV.encodeFields(response, command.response)
-                completion(.success(.response(command.id, TLVElement(.structure(members)))))
-            case .success:
-                completion(.success(.success))
-            case .failure(let error):
-                completion(.failure(IMError(error)))
-            }
-        }
+        BridgedRequests.invoke(command, fields: fields, descriptor: descriptor, deviceID: place.deviceID,
+                               typeName: place.typeName, door: door, completion: completion)
     }
 
     func write(_ attribute: AttributeID, value: TLVValue, context: ActionContext,
                completion: @escaping @Sendable (IMError?) -> Void) {
-        guard let definition = descriptor.attribute(id: attribute) else {
-            return completion(IMError(.unsupportedAttribute, "no attribute 0x\(String(attribute, radix: 16))"))
-        }
-        let decoded: Value
-        do throws(IMError) {
-            decoded = try ValueTLV.decode(value, as: definition.type, what: "\(descriptor.id).\(definition.name)",
-                                          mismatch: .invalidDataType)
-        } catch {
-            return completion(error)
-        }
-        door.update(device: place.deviceID, type: place.typeName, trait: descriptor.id,
-                    attributes: [definition.name: decoded]) { error in
-            completion(error.map(IMError.init))
-        }
+        BridgedRequests.write(attribute, value: value, descriptor: descriptor, deviceID: place.deviceID,
+                              typeName: place.typeName, door: door, completion: completion)
     }
 }
 

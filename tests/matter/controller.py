@@ -24,6 +24,8 @@ without pairing again. The commissioned node gets --node-id (default 1).
   bridge-numbers, bridge-complete, bridge-bench
                                            the bridge's checks (tests/matter/bridge.py) against hearthd on
                                            examples/sim.yaml; --mqtt-ns NS names the namespace of its mosquitto
+  home-control, home-unreachable          the checks of `matter: {bridge: home}` (tests/matter/home.py): a peer
+                                           hub's light through the bridge; Reachable false once the peer is killed
 
 Oracles (no network, no store): the controller's own codecs, to check what Hearth's code produces. The setup-payload
 ones start the native library, so they too need a private /data and /tmp: `scripts/test-matter --oracle …` runs them
@@ -54,6 +56,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import bridge  # noqa: E402  (tests/matter/bridge.py: the bridge's checks)
+import home  # noqa: E402  (tests/matter/home.py: the checks of `bridge: home`)
 DEFAULT_PAA = HERE.parent.parent / "Tests" / "Matter" / "credentials" / "paa"
 CONTROLLER_NODE_ID = 112233
 FABRIC_ID = 1
@@ -513,6 +516,12 @@ def parse_args() -> argparse.Namespace:
                        help="bridge-bench: how many toggles; bridge-complete: how many devices the bridge has")
         p.add_argument("--device-pid", type=int, default=0, help="bridge-bench: the device's pid, for its CPU time")
         p.add_argument("--endpoint", type=int, default=0, help="bridge-bench: the light's endpoint (default: the porch light)")
+    for name in ("home-control", "home-unreachable"):
+        p = sub.add_parser(name)
+        p.add_argument("--mqtt-ns", default="", help="the network namespace of the hubs' mosquitto")
+        p.add_argument("--within", type=float, default=15.0,
+                       help="home-unreachable: seconds the peer's light may take to become unreachable")
+        p.add_argument("--kill-pid", type=int, default=0, help="home-unreachable: the peer hub's process, killed by the check")
     sub.add_parser("tlv-decode").add_argument("hex")
     sub.add_parser("tlv-encode").add_argument("json")
     sub.add_parser("parse-qr").add_argument("payload")
@@ -545,6 +554,8 @@ NETWORK_COMMANDS = {
     "bridge-numbers": lambda c, a: bridge_check(bridge.numbers, c, a),
     "bridge-complete": lambda c, a: bridge_check(bridge.complete, c, a),
     "bridge-bench": lambda c, a: bridge_check(bridge.bench, c, a),
+    "home-control": lambda c, a: bridge_check(home.control, c, a),
+    "home-unreachable": lambda c, a: bridge_check(home.unreachable, c, a),
 }
 
 

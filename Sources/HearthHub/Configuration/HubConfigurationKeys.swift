@@ -48,6 +48,14 @@ extension HubConfiguration {
                       "the address to listen on: 0.0.0.0 (every IPv4 interface, the default), :: (IPv6 too) or 127.0.0.1 "
                       + "(this machine only, e.g. behind a reverse proxy)"),
             ConfigKey("port", .int(1...65535, unit: ""), "the TCP port; default \(WebSettings.defaultPort)"),
+            ConfigKey("tls", .section(webTLS), "serve the page over HTTPS with this certificate and key; default plain HTTP"),
+        ])
+
+        static let webTLS = ConfigSection([
+            ConfigKey("certificate", .text, required: true,
+                      "the page's certificate (PEM), then any intermediate certificates; relative to this file"),
+            ConfigKey("key", .text, required: true,
+                      "the certificate's private key (PEM, not encrypted), readable by its owner only; relative to this file"),
         ])
 
         static let matter = ConfigSection([
@@ -55,6 +63,9 @@ extension HubConfiguration {
             ConfigKey("port", .int(1...65535, unit: ""), "the UDP port Matter listens on; default 5540"),
             ConfigKey("interfaces", .list(.text),
                       "the network interfaces Matter announces on with mDNS (its UDP port is open on every address); default every interface but loopback"),
+            ConfigKey("bridge", .choice(MatterSettings.BridgeScope.allCases.map(\.rawValue)),
+                      "whose devices the Matter bridge shows: hub (this hub's own) or home (its peers' too, each reached "
+                      + "through its owner; for one hub of a home); default hub"),
             ConfigKey("discriminator", .int(0...MatterSettings.discriminators.upperBound, unit: ""),
                       "a fixed 12-bit discriminator, for tests; default one chosen at the first start and kept"),
             ConfigKey("passcode", .int(MatterSettings.passcodes, unit: ""),

@@ -11,6 +11,16 @@ public struct MatterSettings: Sendable, Equatable {
     public var interfaces: [String] = []
     public var discriminator: Int?
     public var passcode: Int?
+    /// What the bridge shows: the hub's own devices, or the whole home as the hub sees it (its peers' devices too).
+    public var bridge: BridgeScope = .hub
+
+    /// `matter.bridge`: whose devices the hub's Matter bridge shows.
+    public enum BridgeScope: String, Sendable, Equatable, CaseIterable {
+        /// The hub's own devices (a peer's are left to the peer's bridge).
+        case hub
+        /// Every device of the home the hub sees: its own and its peers', a peer's reached through peer routing.
+        case home
+    }
 
     public init() {}
 
@@ -39,6 +49,7 @@ extension HubConfiguration {
             }
         }
         if let discriminator = m.int("discriminator") { settings.discriminator = discriminator }
+        if let scope = m.text("bridge").flatMap(MatterSettings.BridgeScope.init(rawValue:)) { settings.bridge = scope }
         if let passcode = m.int("passcode") {
             if MatterSettings.trivialPasscodes.contains(passcode) {
                 m["passcode"]?.problem("\(passcode) is a passcode Matter forbids because it is guessed first; pick another")

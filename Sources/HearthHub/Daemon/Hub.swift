@@ -5,6 +5,7 @@ import HearthHardware
 import HearthHomeAssistant
 import HearthLinux
 import HearthMatter
+import HearthMatterBridge
 import HearthModel
 import HearthMQTT
 public import Logging
@@ -113,6 +114,15 @@ public final class Hub {
             if let password = broker.password { config.mqtt.password = password }
         }
 
+        // A restore from the web page staged the backup's state for this start (HubBackup).
+        do throws(BackupError) {
+            if let restored = try HubBackup.applyStagedRestore(stateDirectory: config.stateDirectory) {
+                logger.notice("restored from a backup: \(restored.joined(separator: ", "))")
+            }
+        } catch {
+            logger.critical("a staged restore cannot be applied: \(error); nothing was started")
+            return failed(HubDaemon.stateError)
+        }
         let store = StateStore(directory: config.stateDirectory)
         let saved: [String: SavedDevice]
         do throws(StateStoreError) {
@@ -170,7 +180,8 @@ public final class Hub {
         let announced = Atomic<Bool>(false)
         let bindingsByDevice = plan.bindings
         let router = PeerRouter(home: home, topics: topics, peers: config.peers, mirrors: config.mirrors,
-                                bindings: config.bindings, heartbeat: config.heartbeat, log: { logger.notice("\($0)") })
+                                bindings: config.bindings, bridgesHome: matterEnabled && config.matter.bridge == .home,
+                                heartbeat: config.heartbeat, log: { logger.notice("\($0)") })
         let hardwareDevices = Set(plan.bindings.map(\.device))
         // Home Assistant's discovery (docs/home-assistant.md): announced on every connection and on its birth.
         let homeAssistant = config.homeAssistantDiscovery ? HubDaemon.homeAssistantBridge(
@@ -218,6 +229,9 @@ public final class Hub {
             guard let matter = MatterHub.service(config, home: home, door: MQTTBridgeDoor(hub: mqtt), logger: logger) else {
                 for (_, binding) in plan.bindings { binding.stop() }
                 return failed(HubDaemon.stateError)
+            }
+            if let peers = matter.peers {
+                router.feedBridge(peers, log: { logger.notice("\($0)") })
             }
             services.append(.init(service: matter, serviceName: "matter"))
         }

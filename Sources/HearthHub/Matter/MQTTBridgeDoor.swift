@@ -20,8 +20,7 @@ struct MQTTBridgeDoor: BridgeDoor {
             (key: name, value: fields.first { $0.name == name }.map { ValueCoding.json(value, as: $0.type) }
                 ?? Self.untyped(value))
         })
-        let request = HubRequest(transaction: .null, action: .command(type: type, trait: trait.qualifiedName,
-                                                                      name: command, arguments: json))
+        let request = Self.request(.command(type: type, trait: trait.qualifiedName, name: command, arguments: json))
         hub.perform(request, device: device) { response in
             switch Self.outcome(response) {
             case .failure(let error): reply(.failure(error))
@@ -46,17 +45,37 @@ struct MQTTBridgeDoor: BridgeDoor {
             (key: name, value: descriptor?.attribute(named: name).map { ValueCoding.json(value, as: $0.type) }
                 ?? Self.untyped(value))
         })
-        let request = HubRequest(transaction: .null, action: .update(type: type, trait: trait.qualifiedName,
-                                                                     attributes: json))
+        let request = Self.request(.update(type: type, trait: trait.qualifiedName, attributes: json))
         hub.perform(request, device: device) { response in
             if case .failure(let error) = Self.outcome(response) { reply(error) } else { reply(nil) }
         }
     }
 
     func rename(device: String, to name: String, reply: @escaping @Sendable (HomeError?) -> Void) {
-        hub.perform(HubRequest(transaction: .null, action: .setName(name)), device: device) { response in
+        hub.perform(Self.request(.setName(name)), device: device) { response in
             if case .failure(let error) = Self.outcome(response) { reply(error) } else { reply(nil) }
         }
+    }
+
+    /// The request for `action`, with the JSON an MQTT client would have sent for it: what is forwarded when the
+    /// device is a peer's (`matter.bridge: home`).
+    static func request(_ action: HubRequest.Action) -> HubRequest {
+        var request = HubRequest(transaction: .null, action: action)
+        var members: [(key: String, value: JSON)] = []
+        switch action {
+        case .command(let type, let trait, let name, let arguments):
+            if let type { members.append(("type", .string(type))) }
+            members += [("trait", .string(trait)), ("command", .string(name)), ("args", arguments)]
+        case .update(let type, let trait, let attributes):
+            if let type { members.append(("type", .string(type))) }
+            members += [("trait", .string(trait)), ("update", attributes)]
+        case .setName(let name): members = [("setName", .string(name))]
+        case .setRoom(let room): members = [("setRoom", room.map(JSON.string) ?? .null)]
+        case .setStructure(let structure): members = [("setStructure", structure.map(JSON.string) ?? .null)]
+        case .get: members = [("get", .bool(true))]
+        }
+        request.json = .object(members)
+        return request
     }
 
     /// A response's `result` (nil when it has none) or its error.

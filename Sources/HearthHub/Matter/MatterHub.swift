@@ -152,11 +152,17 @@ public enum MatterHub {
         }
         // Every device of the hub on the node, as a bridge (docs/matter.md, "The bridge").
         let bridge: MatterBridge
+        var peers: PeerBridge?
         do {
-            bridge = MatterBridge(home: home, door: door, dataModel: core.dataModel,
-                                  numbers: try EndpointNumbers(storage: storage), hubID: config.hubID,
-                                  log: { logger.notice("\($0)") })
+            let numbers = try EndpointNumbers(storage: storage)
+            bridge = MatterBridge(home: home, door: door, dataModel: core.dataModel, numbers: numbers,
+                                  hubID: config.hubID, log: { logger.notice("\($0)") })
             try bridge.start()
+            // The peers' devices too (docs/matter.md, "Bridging the home"), numbered from the same table.
+            if config.matter.bridge == .home {
+                peers = PeerBridge(registry: home.registry, door: door, dataModel: core.dataModel, numbers: numbers,
+                                   log: { logger.notice("\($0)") })
+            }
         } catch {
             logger.critical("matter: the bridge's endpoint numbers cannot be kept: \(error)")
             return nil
@@ -178,7 +184,7 @@ public enum MatterHub {
             productID: MatterPairing.productID, deviceName: String(config.hubID.prefix(32)))
         let node = MatterNode(core: core, options: options, eventLoop: MultiThreadedEventLoopGroup.singleton.next(),
                               clock: clock, log: { logger.notice("\($0)") })
-        return MatterService(node: node, bridge: bridge, pairing: pairing, logger: logger)
+        return MatterService(node: node, bridge: bridge, peers: peers, pairing: pairing, logger: logger)
     }
 
     /// Every interface with an address but loopback, by name.
@@ -253,6 +259,8 @@ public enum MatterHub {
 struct MatterService: Service {
     let node: MatterNode
     let bridge: MatterBridge
+    /// The peers' devices on the bridge, with `matter.bridge: home`.
+    let peers: PeerBridge?
     let pairing: MatterPairing
     let logger: Logger
 

@@ -58,6 +58,10 @@ public final class PeerDirectory: Sendable {
     public let topics: TopicScheme
     let routes: [String: PeerRoute]
     let mirrors: [MirrorRoute]
+    /// Every peer device's document is kept, not only mirrored ones' (`matter.bridge: home`).
+    let keepsEveryDocument: Bool
+    /// Told of every change to what this hub knows of a peer (`watch`).
+    private let watcher = Locked<(@Sendable (PeerChange) -> Void)?>(nil)
     let outbox: PeerOutbox
     let clock: any EngineClock
     let log: @Sendable (String) -> Void
@@ -137,13 +141,14 @@ public final class PeerDirectory: Sendable {
     ///   - publicationWindow: milliseconds; the whole-home document goes out once no change came for a window
     ///     (at the latest a second after the first), always the newest.
     public init(home: Home, topics: TopicScheme, peers: [PeerConfiguration] = [], mirrors: [MirrorRoute] = [],
-                outbox: PeerOutbox, clock: (any EngineClock)? = nil,
+                keepsEveryDocument: Bool = false, outbox: PeerOutbox, clock: (any EngineClock)? = nil,
                 publicationWindow: Int64 = PublicationThrottle.defaultSettleWindow,
                 log: @escaping @Sendable (String) -> Void = { _ in }) {
         self.home = home
         self.topics = topics
         self.routes = Dictionary(peers.map { ($0.hub, $0.route) }, uniquingKeysWith: { a, _ in a })
         self.mirrors = mirrors
+        self.keepsEveryDocument = keepsEveryDocument
         self.outbox = outbox
         self.clock = clock ?? home.clock
         self.log = log
@@ -220,6 +225,7 @@ public final class PeerDirectory: Sendable {
             }
         }
         refreshMirrors()
+        notify(.link)
         if up { homeThrottle.publishNow() }
     }
 
@@ -237,6 +243,7 @@ public final class PeerDirectory: Sendable {
         }
         if heardAgain { log("hub '\(hub)' is heard from again: its devices follow its status") }
         refreshMirrors(hub: hub)
+        notify(.hub(hub))
         publishHome()
         return status
     }
@@ -285,6 +292,7 @@ public final class PeerDirectory: Sendable {
         if heardAgain { log("hub '\(hub)' is heard from again: its devices follow its status") }
         if changed {
             refreshMirrors(hub: hub)
+            notify(.hub(hub))
             publishHome()
         }
     }
@@ -317,6 +325,7 @@ public final class PeerDirectory: Sendable {
             log("hub '\(hub)' has not been heard from for \(h.interval * Heartbeat.silenceFactor) s (it sends a heartbeat every "
                 + "\(h.interval) s): its devices are offline until it is heard again")
             refreshMirrors(hub: hub)
+            notify(.hub(hub))
         }
         if !gone.isEmpty { publishHome() }
         return gone.map(\.0)
@@ -369,6 +378,7 @@ public final class PeerDirectory: Sendable {
                 settled(claim)
             }
         }
+        notify(.hub(hub))
         publishHome()
     }
 
@@ -382,9 +392,11 @@ public final class PeerDirectory: Sendable {
         for id in new where !(index[id]?.contains(hub) ?? false) { index[id, default: []].append(hub) }
     }
 
-    /// One of a peer's device documents (`<prefix>/<hub>/devices/<device>`), kept only when a mirror reads it.
+    /// One of a peer's device documents (`<prefix>/<hub>/devices/<device>`), kept only when a mirror reads it or the
+    /// hub bridges the whole home.
     func documentChanged(hub: String, device: String, payload: [UInt8]) {
-        guard mirrors.contains(where: { $0.peerHub == hub && $0.peerDevice == device }) else { return }
+        let mirrored = mirrors.contains(where: { $0.peerHub == hub && $0.peerDevice == device })
+        guard mirrored || keepsEveryDocument else { return }
         let key = "\(hub)/devices/\(device)", what = "hub '\(hub)''s document of '\(device)'"
         var document: JSON?
         if !payload.isEmpty {
@@ -397,10 +409,11 @@ public final class PeerDirectory: Sendable {
         }
         settled(key)
         state.withLock { $0.peers[hub, default: Peer()].documents[device] = document }
-        refreshMirrors(hub: hub)
+        if mirrored { refreshMirrors(hub: hub) }
+        notify(.document(hub: hub, device: device))
     }
 
-    /// How many peer device documents are kept (only mirrored devices').
+    /// How many peer device documents are kept (only mirrored devices', unless the hub bridges the whole home).
     var documentCount: Int { state.withLock { $0.peers.values.reduce(0) { $0 + $1.documents.count } } }
 
     /// The peer hub whose summary lists `device`, if exactly one does: one look-up in the owner index.
@@ -489,6 +502,50 @@ public final class PeerDirectory: Sendable {
             try? home.setConnectivity(m.localDevice, type: m.localType, trait: name,
                                       Self.connectivity(status: status, linkUp: linkUp, route: route(m.peerHub),
                                                         ownerState: ownerState))
+        }
+    }
+
+    // MARK: Watching (the Matter bridge of the whole home)
+
+    /// What changed in this hub's view of its peers.
+    enum PeerChange: Sendable, Equatable {
+        /// The broker link: every peer's devices as seen from here.
+        case link
+        /// A peer's status, liveness or summary.
+        case hub(String)
+        /// One of a peer's device documents.
+        case document(hub: String, device: String)
+    }
+
+    /// Calls `handler` after each change to what this hub knows of a peer, on the thread that made it (the MQTT
+    /// network thread, the liveness loop); one handler, replacing any before.
+    func watch(_ handler: @escaping @Sendable (PeerChange) -> Void) { watcher.withLock { $0 = handler } }
+
+    private func notify(_ change: PeerChange) {
+        if let handler = watcher.withLock({ $0 }) { handler(change) }
+    }
+
+    /// A peer as the bridge of the whole home needs it: how it is seen from here, the devices its summary lists with
+    /// the state it reports for each, and their documents.
+    struct PeerView {
+        var connectivity: (ConnectivityState?) -> SourceConnectivity
+        var devices: [(id: String, owner: ConnectivityState?)]
+        var documents: [String: JSON]
+    }
+
+    /// Every peer this hub knows of, by hub id.
+    func peerIDs() -> [String] { state.withLock { Array($0.peers.keys) } }
+
+    /// `hub` as the bridge of the whole home needs it; nil for a hub never heard of.
+    func view(of hub: String, devices only: String? = nil) -> PeerView? {
+        let route = route(hub)
+        return state.withLock { s -> PeerView? in
+            guard let peer = s.peers[hub] else { return nil }
+            let status = peer.status, linkUp = s.linkUp
+            let listed = (peer.devices ?? []).filter { only == nil || $0.id == only }
+            return PeerView(connectivity: { Self.connectivity(status: status, linkUp: linkUp, route: route, ownerState: $0) },
+                            devices: listed.map { ($0.id, $0.owner) },
+                            documents: only.map { id in peer.documents[id].map { [id: $0] } ?? [:] } ?? peer.documents)
         }
     }
 

@@ -3,6 +3,7 @@ public import HearthJSON
 package import HearthMQTT
 public import HearthEngine
 package import HearthModel
+package import HearthMatterBridge
 
 /// Makes several hubs on one broker one home (`docs/peer-routing.md`): the face `MQTTHub` talks to, which
 /// sorts peer messages to the three parts that do the work.
@@ -27,6 +28,8 @@ public final class PeerRouter: Sendable {
     let remotePeers: [String]
 
     /// - Parameters:
+    ///   - bridgesHome: this hub's Matter bridge shows every peer's devices (`matter.bridge: home`): it listens to
+    ///     every peer's device documents and keeps them.
     ///   - timeout: how long a forwarded request or a binding's command waits for the answer of an owner on this broker
     ///     (a peer's own `timeout`, or `PeerConfiguration.defaultRemoteTimeout` across a bridge, wins).
     ///   - heartbeat: this hub's heartbeat, for the hubs that see it across a bridge; nil for none.
@@ -35,7 +38,8 @@ public final class PeerRouter: Sendable {
     ///   - publicationWindow: milliseconds on `clock`: the whole-home document goes out once no change came for
     ///     this long (at the latest a second after the first), always the newest (`PublicationThrottle`).
     public init(home: Home, topics: TopicScheme, peers: [PeerConfiguration] = [], mirrors: [MirrorRoute] = [],
-                bindings: [PeerBinding] = [], timeout: Duration = PeerConfiguration.defaultTimeout,
+                bindings: [PeerBinding] = [], bridgesHome: Bool = false,
+                timeout: Duration = PeerConfiguration.defaultTimeout,
                 heartbeat: Heartbeat? = nil, clock: (any EngineClock)? = nil,
                 publicationWindow: Int64 = PublicationThrottle.defaultSettleWindow,
                 outbox: PeerOutbox = PeerOutbox(), log: @escaping @Sendable (String) -> Void = { _ in }) {
@@ -46,7 +50,8 @@ public final class PeerRouter: Sendable {
         var remote: [String] = []
         for p in peers where p.route == .remote && !remote.contains(p.hub) && p.hub != topics.hub { remote.append(p.hub) }
         remotePeers = remote
-        directory = PeerDirectory(home: home, topics: topics, peers: peers, mirrors: mirrors, outbox: outbox,
+        directory = PeerDirectory(home: home, topics: topics, peers: peers, mirrors: mirrors,
+                                  keepsEveryDocument: bridgesHome, outbox: outbox,
                                   clock: clock, publicationWindow: publicationWindow, log: log)
         forwarder = PeerForwarder(home: home, topics: topics, directory: directory, outbox: outbox,
                                   clock: clock ?? home.clock, timeout: timeout, peers: peers)
@@ -71,9 +76,13 @@ public final class PeerRouter: Sendable {
     /// What this hub listens to of its peers: only what it uses, so that a state change on one hub costs the
     /// others nothing unless they mirror that device (docs/peer-routing.md, "What a hub listens to"). Every
     /// peer's status and summary (presence, owners, the whole-home document); the documents of the devices this
-    /// hub mirrors; the answers to the requests it forwards, on its own `answers` topic; the heartbeats of the peers
+    /// hub mirrors (every peer's when it bridges the whole home); the answers to the requests it forwards, on its own `answers` topic; the heartbeats of the peers
     /// across a bridge.
     var subscriptions: [String] {
+        if directory.keepsEveryDocument {
+            return [topics.statusFilter, topics.summaryFilter, topics.documentFilter, topics.answers]
+                + remotePeers.map { topics.topic(.heartbeat(hub: $0)) }
+        }
         var mirrored: [String] = []
         for m in directory.mirrors {
             let topic = topics.topic(.document(hub: m.peerHub, device: m.peerDevice))
@@ -147,6 +156,12 @@ public final class PeerRouter: Sendable {
                  responseTopic: String?, correlationData: [UInt8]?) -> HomeError? {
         forwarder.forward(request, transaction: transaction, device: device, to: owner, ownerDevice: ownerDevice,
                           responseTopic: responseTopic, correlationData: correlationData)
+    }
+
+    /// Keeps `bridge` (the Matter bridge's peer devices, `matter.bridge: home`) as this hub sees its peers, from now on
+    /// (`PeerBridgeFeed`); the router must have been made with `bridgesHome`, or it has no peer documents to show.
+    package func feedBridge(_ bridge: PeerBridge, log: @escaping @Sendable (String) -> Void) {
+        PeerBridgeFeed(directory: directory, bridge: bridge, log: log).start()
     }
 
     /// Local devices and every peer's, each with its hub and how this hub sees it.
