@@ -100,7 +100,7 @@ let package = Package(
         // The hub's own web page and its JSON API, served by hearthd over SwiftNIO's HTTP/1 pipeline (no framework).
         .target(name: "HearthWeb", dependencies: [
             "HearthSync", "HearthHub", "HearthEngine", "HearthContract", "HearthJSON", "HearthModel", "HearthMQTT",
-            "HearthCrypto",
+            "HearthCrypto", "HearthConfig",
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),

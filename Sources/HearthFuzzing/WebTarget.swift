@@ -1,15 +1,19 @@
+import HearthHub
 import HearthJSON
 import HearthModel
 import HearthWeb
+import Logging
 
 /// The web page's own readers (`docs/web-api.md`): the `Cookie` header, the sign-in form, JSON bodies and request
-/// paths (NIO reads the request line and headers). Input: a first line naming the reader (`cookie`, `login`, `body`,
-/// `path`), then its bytes.
+/// paths (NIO reads the request line and headers), and the administration's configuration body and log query. Input: a
+/// first line naming the reader (`cookie`, `login`, `body`, `path`, `admin-config`, `logs-query`), then its bytes.
 ///
 /// Promises: any bytes give a value or a `HomeError` with a message, never a crash; a cookie's value is one of the
 /// header's pairs, without a `;`; a sign-in form read is a JSON object of at most `user` and `password`, strings within
 /// their limits, and written back it reads the same; a body read has only the members asked for; a path's segments,
-/// percent-encoded again and joined, read back as the same segments (when that is within the path limit).
+/// percent-encoded again and joined, read back as the same segments (when that is within the path limit); a
+/// configuration body read is within the size limit and, written back as `{"text": …}`, reads the same; a log query
+/// read, written back whole, reads the same.
 enum WebTarget {
     static func run(_ bytes: [UInt8]) throws(FuzzFailure) {
         guard let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) else { return }
@@ -62,6 +66,27 @@ enum WebTarget {
                 try require(PathReader.segments(encoded) == segments || encoded.utf8.count > PathReader.maximumLength,
                             "'\(shown(path))' read as \(segments), which encoded again reads differently")
                 try require(!segments.contains(""), "'\(shown(path))' gave an empty segment")
+            }
+        case "admin-config":
+            switch Result(catching: { () throws(HomeError) -> [UInt8] in try AdminInput.configurationText(input) }) {
+            case .success(let text):
+                try require(text.count <= ConfigurationFile.maximumSize, "a configuration beyond its limit was read")
+                let again = JSON.object([("text", .string(String(decoding: text, as: UTF8.self)))]).bytes
+                try require((try? AdminInput.configurationText(again)) == text,
+                            "the body \(shown(input)) written back reads differently")
+            case .failure(let error):
+                try require(!error.message.isEmpty, "a refused configuration body without a message")
+            }
+        case "logs-query":
+            let query = String(decoding: input, as: UTF8.self)
+            switch Result(catching: { () throws(HomeError) -> AdminInput.LogQuery in try AdminInput.logQuery(query) }) {
+            case .success(let q):
+                try require(q.after >= 0 && q.limit >= 1 && q.limit <= LogRing.defaultCapacity,
+                            "a log query beyond its limits was read from '\(shown(query))'")
+                let again = "after=\(q.after)&level=\(q.level.rawValue)&limit=\(q.limit)"
+                try require((try? AdminInput.logQuery(again)) == q, "'\(shown(query))' written back reads differently")
+            case .failure(let error):
+                try require(!error.message.isEmpty, "a refused log query without a message")
             }
         default:
             return

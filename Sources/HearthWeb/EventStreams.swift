@@ -5,7 +5,9 @@
 // of marks) and NIO's write buffer (written only while the channel is writable); a stream that stays unwritable for
 // `stallLimit`, or whose socket fails, is dropped. The engine's observer is registered only while a stream is open,
 // and each stream's timer (link state and a keep-alive comment) exists only while it does: with no browser the
-// hub's idle cost is unchanged.
+// hub's idle cost is unchanged. An admin's stream also carries the hub's new log lines (`log`), read from the log
+// ring after the last one it sent, so what it holds for them is one number; the ring's observer is registered only
+// while such a stream is open.
 import HearthEngine
 import HearthHub
 import HearthJSON
@@ -28,6 +30,7 @@ final class EventStreams: Sendable {
     private struct State {
         var streams: [ObjectIdentifier: Stream] = [:]
         var observer: Int?
+        var logObserver: Int?
     }
 
     /// One open stream: what it still has to send.
@@ -42,6 +45,10 @@ final class EventStreams: Sendable {
         var lastStatus: [UInt8] = []
         var stalledTicks = 0
         var ticks = 0
+        /// An admin's stream: the log lines after `logAfter` are still to send when `logPending`.
+        var logs = false
+        var logAfter = 0
+        var logPending = false
     }
 
     init(api: WebAPI) { self.api = api }
@@ -49,18 +56,24 @@ final class EventStreams: Sendable {
     var count: Int { state.withLock { $0.streams.count } }
 
     /// Adds a stream on `channel` (whose response head is written); false when `maximum` are open.
-    func open(_ channel: any Channel) -> Bool {
+    func open(_ channel: any Channel, admin: Bool = false) -> Bool {
         let ids = api.mqtt.home.deviceIDs
         let key = ObjectIdentifier(channel)
+        let ring = admin ? api.admin?.administration.logs : nil
         let (admitted, observe) = state.withLock { s -> (Bool, Bool) in
             guard s.streams.count < Self.maximum else { return (false, false) }
             var stream = Stream(channel: channel)
             stream.devices = ids
             stream.marked = Set(ids)
+            if let ring {
+                stream.logs = true
+                stream.logAfter = ring.newest  // the page reads what came before with GET /api/admin/logs
+            }
             s.streams[key] = stream
             return (true, s.observer == nil)
         }
         guard admitted else { return false }
+        if let ring { observeLogs(ring) }
         if observe {
             let id = api.mqtt.home.observe { [weak self] events in self?.changed(events) }
             let stale = state.withLock { s -> Int? in
@@ -76,13 +89,47 @@ final class EventStreams: Sendable {
     }
 
     private func close(_ key: ObjectIdentifier) {
-        let observer = state.withLock { s -> Int? in
+        let (observer, logObserver) = state.withLock { s -> (Int?, Int?) in
             s.streams.removeValue(forKey: key)
-            guard s.streams.isEmpty, let o = s.observer else { return nil }
+            var logObserver: Int?
+            if !s.streams.values.contains(where: \.logs) {
+                logObserver = s.logObserver
+                s.logObserver = nil
+            }
+            guard s.streams.isEmpty, let o = s.observer else { return (nil, logObserver) }
             s.observer = nil
-            return o
+            return (o, logObserver)
         }
         if let observer { api.mqtt.home.removeObserver(observer) }
+        if let logObserver { api.admin?.administration.logs.removeObserver(logObserver) }
+    }
+
+    /// Registers the ring's observer for the admins' streams, once.
+    private func observeLogs(_ ring: LogRing) {
+        guard state.withLock({ $0.logObserver == nil }) else { return }
+        let id = ring.observe { [weak self] in self?.logged() }
+        let stale = state.withLock { s -> Int? in
+            if s.logObserver == nil && s.streams.values.contains(where: \.logs) { s.logObserver = id; return nil }
+            return id
+        }
+        if let stale { ring.removeObserver(stale) }
+    }
+
+    /// A new log line (on whichever thread logged it): mark the admins' streams and wake each once.
+    private func logged() {
+        let wake = state.withLock { s -> [ObjectIdentifier] in
+            var wake: [ObjectIdentifier] = []
+            for (key, var stream) in s.streams where stream.logs {
+                stream.logPending = true
+                if !stream.scheduled {
+                    stream.scheduled = true
+                    wake.append(key)
+                }
+                s.streams[key] = stream
+            }
+            return wake
+        }
+        for key in wake { schedule(key, already: true) }
     }
 
     /// The engine's changes (on whichever thread made them): mark, and wake each stream's loop once.
@@ -126,8 +173,11 @@ final class EventStreams: Sendable {
             return
         }
         // What to write now, taken under the lock; the documents are rendered after it, from the newest state.
-        let (sendStatus, sendHome, ids, ready) = state.withLock { s -> (Bool, Bool, [String], Bool) in
-            guard var stream = s.streams[key] else { return (false, false, [], false) }
+        let (sendStatus, sendHome, ids, ready, logAfter) = state.withLock {
+            s -> (Bool, Bool, [String], Bool, Int?) in
+            guard var stream = s.streams[key] else { return (false, false, [], false, nil) }
+            let logAfter = stream.logPending ? stream.logAfter : nil
+            stream.logPending = false
             let status = stream.status, home = stream.home
             stream.status = false
             stream.home = false
@@ -138,7 +188,7 @@ final class EventStreams: Sendable {
             let ready = !stream.ready && stream.devices.isEmpty
             if ready { stream.ready = true }
             s.streams[key] = stream
-            return (status, home, ids, ready)
+            return (status, home, ids, ready, logAfter)
         }
         var out: [UInt8] = []
         if sendStatus {
@@ -149,12 +199,18 @@ final class EventStreams: Sendable {
         if sendHome { Self.event("home", api.mqtt.homeView(), to: &out) }
         for id in ids { if let doc = api.mqtt.document(of: id) { Self.event("device", doc, to: &out) } }
         if ready { Self.event("ready", Array("{}".utf8), to: &out) }
+        if let logAfter, let ring = api.admin?.administration.logs {
+            // A stream that fell further behind gets the newest lines, as it gets the newest state of a device.
+            let lines = ring.lines(after: logAfter, limit: Self.documentsPerTurn)
+            for line in lines { Self.event("log", WebAdmin.line(line).bytes, to: &out) }
+            if let last = lines.last { state.withLock { $0.streams[key]?.logAfter = last.sequence } }
+        }
         if !out.isEmpty {
             channel.writeAndFlush(HTTPPart.body(out), promise: nil)
         }
         let more = state.withLock { s -> Bool in
             guard let stream = s.streams[key] else { return false }
-            let more = !stream.devices.isEmpty || stream.home || stream.status
+            let more = !stream.devices.isEmpty || stream.home || stream.status || stream.logPending
             s.streams[key]!.scheduled = more
             return more
         }
@@ -200,7 +256,7 @@ final class EventStreams: Sendable {
         let key = ObjectIdentifier(channel)
         let wake = state.withLock { s -> Bool in
             guard var stream = s.streams[key], !stream.scheduled,
-                  !stream.devices.isEmpty || stream.home || stream.status else { return false }
+                  !stream.devices.isEmpty || stream.home || stream.status || stream.logPending else { return false }
             stream.scheduled = true
             s.streams[key] = stream
             return true

@@ -34,6 +34,8 @@ struct WebResponse: Sendable {
     var status: Int
     var headers: [(String, String)] = []
     var body: [UInt8] = []
+    /// Run once the response has been written (a restart that must not cut its own answer off).
+    var afterWrite: (@Sendable () -> Void)? = nil
 }
 
 /// What the server sends back: a response, or a live stream of server-sent events for a session.
@@ -49,6 +51,8 @@ final class WebAPI: Sendable {
     let sessions: WebSessions
     let logger: Logger
     let brokerAddress: String
+    /// The hub's administration (`/api/admin/`), when the hub handed it over.
+    let admin: WebAdmin?
     /// Names this hub answers to besides IP literals (`Host` check against DNS rebinding).
     let hostNames: Set<String>
     private let limit = Locked(LoginRateLimit())
@@ -58,7 +62,9 @@ final class WebAPI: Sendable {
     static let kdfQueueLimit = 4
     static let cookieName = "hearth_session"
 
-    init(mqtt: MQTTHub, accounts: WebAccounts, sessions: WebSessions, brokerAddress: String, logger: Logger) {
+    init(mqtt: MQTTHub, accounts: WebAccounts, sessions: WebSessions, brokerAddress: String, logger: Logger,
+         admin: WebAdmin? = nil) {
+        self.admin = admin
         self.mqtt = mqtt
         self.accounts = accounts
         self.sessions = sessions
@@ -74,7 +80,7 @@ final class WebAPI: Sendable {
 
     func handle(_ r: WebRequest, _ done: @escaping @Sendable (WebReply) -> Void) {
         let reply: @Sendable (WebResponse) -> Void = { done(.response($0)) }
-        let (path, _) = split(r.uri)
+        let (path, query) = split(r.uri)
         if r.method == "GET" || r.method == "HEAD", let asset = PageAssets.asset(path) {
             return reply(asset)
         }
@@ -111,6 +117,9 @@ final class WebAPI: Sendable {
         case ("POST", ["password"]): changePassword(r, session, reply)
         case ("GET", ["status"]): reply(Self.json(200, status(session)))
         case ("GET", ["home"]): reply(Self.raw(200, mqtt.homeView()))
+        case (_, let route) where route.first == "admin":
+            guard let admin else { return reply(Self.error(404, HomeError(.notFound, "no administration on this hub"))) }
+            admin.route(r, Array(route.dropFirst()), query: query, session: session, reply)
         case ("GET", ["traits"]): reply(Self.json(200, TraitCatalogue.json(mqtt.home.registry)))
         case ("GET", _) where route.count == 2 && route[0] == "devices":
             let id = route[1]

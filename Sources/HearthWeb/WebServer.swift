@@ -33,22 +33,27 @@ public final class WebServer: Sendable {
 
     /// Binds `settings.listen`:`settings.port` and serves the hub's page and API.
     /// - Parameter iterations: PBKDF2's iteration count for new password hashes (tests make it small).
-    public static func start(hub: Hub, brokerAddress: String, logger: Logger, port: Int? = nil) throws(WebStartError)
-        -> WebServer
-    {
-        try start(hub: hub, brokerAddress: brokerAddress, logger: logger, port: port, iterations: nil)
+    /// - Parameter administration: what the admin's `/api/admin/` routes act on; without it they answer 404.
+    public static func start(
+        hub: Hub, brokerAddress: String, logger: Logger, port: Int? = nil, administration: HubAdministration? = nil
+    ) throws(WebStartError) -> WebServer {
+        try start(
+            hub: hub, brokerAddress: brokerAddress, logger: logger, port: port, iterations: nil,
+            administration: administration)
     }
 
-    static func start(hub: Hub, brokerAddress: String, logger: Logger, port: Int?, iterations: Int?)
-        throws(WebStartError) -> WebServer
-    {
+    static func start(
+        hub: Hub, brokerAddress: String, logger: Logger, port: Int?, iterations: Int?,
+        administration: HubAdministration? = nil
+    ) throws(WebStartError) -> WebServer {
         let accounts =
             iterations.map { WebAccounts(directory: hub.stateDirectory, iterations: $0) }
             ?? WebAccounts(directory: hub.stateDirectory)
         let start = ContinuousClock.now
         let sessions = WebSessions(now: { (ContinuousClock.now - start).milliseconds })
         let api = WebAPI(
-            mqtt: hub.mqtt, accounts: accounts, sessions: sessions, brokerAddress: brokerAddress, logger: logger)
+            mqtt: hub.mqtt, accounts: accounts, sessions: sessions, brokerAddress: brokerAddress, logger: logger,
+            admin: administration.map(WebAdmin.init))
         let streams = EventStreams(api: api)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let bootstrap = ServerBootstrap(group: group)
@@ -128,7 +133,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             body = []
             tooLarge = false
         case .body(var buffer):
-            if body.count + buffer.readableBytes > JSONBody.maximumSize {
+            if body.count + buffer.readableBytes > Self.bodyLimit(head?.uri ?? "") {
                 tooLarge = true
             } else if let bytes = buffer.readBytes(length: buffer.readableBytes) {
                 body += bytes
@@ -139,7 +144,8 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             if tooLarge {
                 write(
                     WebAPI.error(
-                        413, .init(.resourceExhausted, "the body is larger than \(JSONBody.maximumSize) bytes")),
+                        413,
+                        .init(.resourceExhausted, "the body is larger than \(Self.bodyLimit(head.uri)) bytes")),
                     head: head, context: context)
                 return
             }
@@ -157,7 +163,8 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                     let (handler, context) = bound.value
                     switch reply {
                     case .response(let r): handler.write(r, head: head, context: context)
-                    case .events: handler.startEvents(head: head, context: context)
+                    case .events(let session):
+                        handler.startEvents(head: head, context: context, admin: session.role == .admin)
                     }
                 }
             }
@@ -169,7 +176,12 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         context.fireChannelWritabilityChanged()
     }
 
-    private func startEvents(head: HTTPRequestHead, context: ChannelHandlerContext) {
+    /// The largest body taken: a configuration's text under `/api/admin/`, a device request's elsewhere.
+    static func bodyLimit(_ uri: String) -> Int {
+        uri.hasPrefix("/api/admin/") ? WebAdmin.maximumBodySize : JSONBody.maximumSize
+    }
+
+    private func startEvents(head: HTTPRequestHead, context: ChannelHandlerContext, admin: Bool) {
         guard streams.count < EventStreams.maximum else {
             write(
                 WebAPI.error(
@@ -186,7 +198,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             promise: nil)
         streaming = true
         context.writeAndFlush(wrapOutboundOut(HTTPPart.body(Array("retry: 2000\n\n".utf8))), promise: nil)
-        if !streams.open(context.channel) { context.close(promise: nil) }
+        if !streams.open(context.channel, admin: admin) { context.close(promise: nil) }
     }
 
     private func write(_ r: WebResponse, head: HTTPRequestHead, context: ChannelHandlerContext) {
@@ -205,6 +217,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             context.write(wrapOutboundOut(HTTPPart.body(r.body)), promise: nil)
         }
         let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        if let after = r.afterWrite { done.whenComplete { _ in after() } }
         if !keepAlive {
             let channel = context.channel
             done.whenComplete { _ in channel.close(promise: nil) }

@@ -58,31 +58,48 @@ struct Run: AsyncParsableCommand {
         HeapTrim.atStart()  // before the configuration's tree is allocated and freed
         let source = HubConfiguration.Source(file: config)
         let level = Logger.Level(rawValue: logLevel ?? source.logLevel ?? "info") ?? .info
+        // The console's lines, and the same lines in the ring the web page's log view reads.
+        let ring = LogRing()
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
-            return handler
+            return MultiplexLogHandler([handler, RingLogHandler(ring: ring, label: label, level: level)])
         }
         let logger = Logger(label: "hearthd")
+        let file = ConfigurationFile(path: config, hardware: hardware)
         let hub: Hub
         switch Hub.assemble(source, overrides: HubDaemon.Overrides(
             stateDirectory: state, broker: broker.flatMap { try? MQTTBrokerAddress(parsing: $0) }),
                             hardware: hardware, logger: logger) {
-        case .failure(let failure): throw ExitCode(failure.exitStatus)
+        case .failure(let failure):
+            // A configuration saved from the web page that does not start after all: the last one that did goes back.
+            if file.rollBack(logger: logger) { throw ExitCode(HubRestart.exitStatus) }
+            throw ExitCode(failure.exitStatus)
         case .success(let h): hub = h
         }
-        if hub.web.enabled { try serveWebPage(hub, logger: logger) }
+        ring.redact(hub.secrets)
+        if hub.web.enabled {
+            do {
+                try serveWebPage(hub, logger: logger, administration: HubAdministration(
+                    configuration: file, restart: hub.restart, logs: ring))
+            } catch {
+                if file.rollBack(logger: logger) { throw ExitCode(HubRestart.exitStatus) }
+                throw error
+            }
+        }
+        file.started(logger: logger)
         let status = await hub.run()
         if status != 0 { throw ExitCode(status) }
     }
 
     /// Binds the web page's port (one taken is a configuration error: nothing runs) and prints the setup code while
     /// no admin password is set: to the console and the journal only, never over MQTT.
-    func serveWebPage(_ hub: Hub, logger: Logger) throws {
+    func serveWebPage(_ hub: Hub, logger: Logger, administration: HubAdministration) throws {
         let options = hub.mqtt.client.options
         let server: WebServer
         do throws(WebStartError) {
-            server = try WebServer.start(hub: hub, brokerAddress: "\(options.host):\(options.port)", logger: logger)
+            server = try WebServer.start(hub: hub, brokerAddress: "\(options.host):\(options.port)", logger: logger,
+                                         administration: administration)
         } catch {
             logger.critical("web: \(error); nothing was started")
             throw ExitCode(HubDaemon.configurationError)
@@ -91,6 +108,7 @@ struct Run: AsyncParsableCommand {
         logger.info("web page on http://\(hub.web.listen):\(server.port)/")
         do throws(WebAccountsError) {
             if let code = try server.setupCode() {
+                administration.logs.redact([code])
                 logger.notice("""
                     web: no admin password is set. Open the page and set one with this one-time setup code: \(code) \
                     (`hearthd web setup-code` prints it again)

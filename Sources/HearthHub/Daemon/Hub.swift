@@ -32,6 +32,11 @@ public final class Hub {
     /// What `starting` logs.
     private let startingMetadata: Logger.Metadata
     private var services: [ServiceGroupConfiguration.ServiceConfiguration]
+    /// Asked for by whatever changed what the hub runs (`HubRestart`); `run()` then returns its exit status.
+    public let restart = HubRestart()
+    /// What the log view must never show (`LogRing.redact`): `secrets.yaml`'s values, the broker's password, the
+    /// Matter pairing values.
+    public internal(set) var secrets: [String] = []
 
     /// Why no hub was assembled: the exit status `hearthd` ends with. The reasons are logged as they are found.
     public struct StartFailure: Error, Sendable {
@@ -57,7 +62,10 @@ public final class Hub {
 
     /// Runs every service until SIGTERM or SIGINT; returns the exit status.
     public func run() async -> Int32 {
-        var groupConfig = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint],
+        let restartService = ServiceGroupConfiguration.ServiceConfiguration(
+            service: RestartService(restart: restart), successTerminationBehavior: .gracefullyShutdownGroup)
+        var groupConfig = ServiceGroupConfiguration(services: services + [restartService],
+                                                    gracefulShutdownSignals: [.sigterm, .sigint],
                                                     logger: logger)
         groupConfig.maximumGracefulShutdownDuration = .seconds(2)
         logger.info("starting", metadata: startingMetadata)
@@ -73,6 +81,10 @@ public final class Hub {
             return 1
         }
         notifier.notify("STOPPING=1")
+        if let reason = restart.reason {
+            logger.notice("stopped to restart: \(reason)")
+            return HubRestart.exitStatus
+        }
         logger.info("stopped")
         return 0
     }
@@ -217,9 +229,13 @@ public final class Hub {
         if let interval = SystemdNotifier.watchdogInterval, notifier.isActive {
             services.append(.init(service: WatchdogService(notifier: notifier, interval: interval), serviceName: "watchdog"))
         }
-        return .success(Hub(home: home, mqtt: mqtt, web: config.web, stateDirectory: config.stateDirectory, logger: logger, notifier: notifier,
-                            startingMetadata: ["hub": "\(config.hubID)", "board": "\(plan.board.name)",
-                                               "devices": "\(home.deviceIDs.count)", "state": "\(store.file)"],
-                            services: services))
+        let hub = Hub(home: home, mqtt: mqtt, web: config.web, stateDirectory: config.stateDirectory, logger: logger, notifier: notifier,
+                      startingMetadata: ["hub": "\(config.hubID)", "board": "\(plan.board.name)",
+                                         "devices": "\(home.deviceIDs.count)", "state": "\(store.file)"],
+                      services: services)
+        hub.secrets = secretsForLogs(
+            configFile: source.file, mqtt: config.mqtt,
+            matter: matterEnabled ? try? MatterHub.pairing(config.matter, stateDirectory: config.stateDirectory) : nil)
+        return .success(hub)
     }
 }

@@ -13,6 +13,15 @@ const S = {
   failed: "Refused", information: "Device information", wrong: "Could not sign in", null: "none", passwordChanged: "Password changed.",
   groups: "Groups", group: "group", members: "Members", groupOn: "On", groupOff: "Off", groupToggle: "Toggle", scenes: "Scenes",
   ran: "ran on", ranNothing: "ran on no device", refusedBy: "refused by", sending: "Sending…", yes: "yes", no: "no",
+  admin: "Administration", configuration: "Configuration", wiring: "Wiring", logs: "Logs",
+  check: "Check", saveApply: "Save and apply", checking: "Checking…", checkedOK: "No problems: this configuration can be applied.",
+  problems: "problem(s): nothing was saved.", warnings: "warning(s)", line: "line", column: "column",
+  restarting: "Saved to {file}. The hub is restarting with it…", restarted: "The hub is back with the new configuration.",
+  configHint: "The configuration as the hub runs it. Values from secrets.yaml are written `!secret NAME` and never shown. A save is checked as `hearthd check-config` checks it; only a configuration without problems is written, then the hub restarts to apply it.",
+  wiringHint: "What each device uses on the board, as `hearthd check-config` lists it.",
+  device: "Device", type: "Type", hardware: "Hardware", level: "Level",
+  logsHint: "The hub's recent lines, newest last, live. Secrets are never shown.",
+  levels: { trace: "Trace", debug: "Debug", info: "Info", notice: "Notice", warning: "Warning", error: "Error", critical: "Critical" },
   // Traits, attributes, commands, fields and enumeration cases as a person reads them; any other name is split from
   // lowerCamelCase (words below), so a maker's own trait reads as words too.
   names: {
@@ -63,11 +72,12 @@ async function api(path, body, method) {
 function texts() {
   for (const [id, key] of [["code-label", "code"], ["user-label", "user"], ["password-label", "password"], ["logout", "logout"], ["password-open", "changePassword"], ["users-open", "users"],
     ["password-title", "changePassword"], ["current-label", "currentPassword"], ["new-label", "newPassword"], ["password-go", "save"], ["password-close", "close"],
-    ["users-title", "users"], ["viewer-label", "viewerName"], ["viewer-password-label", "viewerPassword"], ["viewer-go", "addViewer"], ["users-close", "close"]]) $(id).textContent = S[key];
+    ["users-title", "users"], ["viewer-label", "viewerName"], ["viewer-password-label", "viewerPassword"], ["viewer-go", "addViewer"], ["users-close", "close"],
+    ["admin-open", "admin"], ["admin-close", "close"]]) $(id).textContent = S[key];
 }
 
 function show(which) {
-  for (const id of ["login", "home", "password-form", "users-form"]) $(id).hidden = id !== which;
+  for (const id of ["login", "home", "password-form", "users-form", "admin"]) $(id).hidden = id !== which;
 }
 
 async function start() {
@@ -92,6 +102,7 @@ async function signedIn(s) {
   role = s.role;
   $("menu").hidden = false;
   $("users-open").hidden = role !== "admin";
+  $("admin-open").hidden = role !== "admin";
   show("home");
   traits = await api("/api/traits");
   if (role !== "admin") banner(S.viewer, "viewer");
@@ -104,7 +115,8 @@ function connect() {
   source.addEventListener("status", (e) => { status = JSON.parse(e.data); hubID = status.hub; drawStatus(); });
   source.addEventListener("home", (e) => { home = JSON.parse(e.data); drawAll(); loadGroups(); });
   source.addEventListener("device", (e) => { const d = JSON.parse(e.data); docs.set(d.id, d); drawDevice(d.id); });
-  source.addEventListener("ready", () => { if ($("banner").dataset.kind === "stream") banner(); });
+  source.addEventListener("ready", () => { if ($("banner").dataset.kind === "stream") banner(); adminReconnected(); });
+  adminStream(source);
   source.onerror = async () => {
     banner(S.streamLost, "stream");
     if (source && source.readyState === EventSource.CLOSED) { source = null; setTimeout(start, 2000); }
@@ -371,4 +383,157 @@ $("users-form").addEventListener("submit", async (ev) => {
   $("users-error").textContent = r.ok ? "" : ((r.error || {}).message || r.httpStatus);
   if (r.ok) { $("viewer-name").value = $("viewer-password").value = ""; drawUsers(); }
 });
+
+// ---- Administration (admin only; /api/admin/…). A panel is one adminPanel({ id, title, draw(root), event }) call:
+// a tab and a body; draw runs each time the tab is opened, event(name, data) gets the live stream's admin events.
+const adminPanels = [];
+let adminOpen = null;
+function adminPanel(p) { adminPanels.push(p); }
+
+function drawAdminTabs() {
+  $("admin-tabs").replaceChildren(...adminPanels.map((p) => h("button", { type: "button", role: "tab", class: adminOpen === p.id ? "" : "ghost",
+    id: "tab-" + p.id, "aria-selected": adminOpen === p.id ? "true" : "false", onclick: () => openAdmin(p.id) }, S[p.title] || p.title)));
+}
+
+async function openAdmin(id) {
+  adminOpen = id || adminOpen || adminPanels[0].id;
+  show("admin");
+  drawAdminTabs();
+  const p = adminPanels.find((x) => x.id === adminOpen), root = h("div", { class: "admin-panel", id: "admin-" + p.id });
+  $("admin-panels").replaceChildren(root);
+  await p.draw(root);
+}
+
+// The admin's API: a session that ended (the hub restarted, the password changed) goes back to signing in.
+async function adminApi(path, body) {
+  const r = await api(path, body);
+  if (r.httpStatus === 401) start();
+  return r;
+}
+
+function adminStream(es) {
+  es.addEventListener("log", (e) => { for (const p of adminPanels) if (p.event) p.event("log", JSON.parse(e.data)); });
+}
+
+function adminReconnected() { for (const p of adminPanels) if (p.reconnected) p.reconnected(); }
+
+$("admin-open").addEventListener("click", () => openAdmin());
+$("admin-close").addEventListener("click", () => show("home"));
+
+// Configuration: the text as the hub runs it, in an editor with line numbers; each problem at its line and column.
+const config = { saved: null, waiting: false };
+adminPanel({
+  id: "config", title: "configuration",
+  async draw(root) {
+    const r = await adminApi("/api/admin/config");
+    if (!r.ok) return root.replaceChildren(h("p", { class: "error" }, (r.error || {}).message || r.httpStatus));
+    const text = h("textarea", { id: "config-text", spellcheck: "false", wrap: "off", "aria-label": S.configuration });
+    text.value = r.text;
+    const gutter = h("pre", { class: "gutter", id: "config-gutter", "aria-hidden": "true" });
+    const numbers = () => { const n = text.value.split("\n").length, bad = config.marks || new Map();
+      gutter.replaceChildren(...Array.from({ length: n }, (_, i) => h("span", bad.has(i + 1) ? { class: "bad", title: bad.get(i + 1) } : {}, String(i + 1) + "\n"))); };
+    text.addEventListener("input", () => { config.marks = null; numbers(); });
+    text.addEventListener("scroll", () => { gutter.scrollTop = text.scrollTop; });
+    const out = h("div", { id: "config-result", role: "status" });
+    const go = (save) => async () => {
+      config.waiting = false;
+      out.replaceChildren(h("p", { class: "hint" }, S.checking));
+      const a = await adminApi(save ? "/api/admin/config" : "/api/admin/config/check", { text: text.value });
+      showProblems(a, text, out, numbers, save);
+    };
+    root.replaceChildren(h("p", { class: "hint" }, S.configHint), h("p", { class: "hint", id: "config-file" }, r.file),
+      h("div", { class: "editor" }, gutter, text),
+      h("div", { class: "cmds" }, h("button", { type: "button", id: "config-check", class: "ghost", onclick: go(false) }, S.check),
+        h("button", { type: "button", id: "config-save", onclick: go(true) }, S.saveApply)), out);
+    config.marks = null;
+    numbers();
+    // Said until the next check or save: the text the hub came back with is the one saved.
+    if (config.waiting && config.saved === r.text) out.replaceChildren(h("p", { class: "note", id: "config-applied" }, S.restarted));
+  },
+  reconnected() { if (config.waiting && adminOpen === "config" && !$("admin").hidden) openAdmin("config"); },
+});
+
+function showProblems(a, text, out, numbers, save) {
+  const where = (p) => S.line + " " + p.line + (p.column ? ", " + S.column + " " + p.column : "") + (p.path ? " · " + p.path : "");
+  const item = (p, cls) => h("li", { class: cls, "data-line": p.line, "data-column": p.column, onclick: () => select(text, p.line, p.column) }, where(p) + ": " + p.message);
+  const problems = a.problems || [], warnings = a.warnings || [];
+  config.marks = new Map(problems.filter((p) => p.line > 0).map((p) => [p.line, p.message]));
+  numbers();
+  if (!a.ok && !problems.length) return out.replaceChildren(h("p", { class: "error" }, (a.error || {}).message || a.httpStatus));
+  const kids = [];
+  if (problems.length) kids.push(h("p", { class: "error" }, problems.length + " " + S.problems), h("ol", { class: "problems", id: "config-problems" }, problems.map((p) => item(p, "error"))));
+  else if (save && a.restarting) { config.saved = text.value; config.waiting = true; kids.push(h("p", { class: "note", id: "config-restarting" }, S.restarting.replace("{file}", a.saved))); }
+  else kids.push(h("p", { class: "hint", id: "config-ok" }, S.checkedOK));
+  if (warnings.length) kids.push(h("p", { class: "hint" }, warnings.length + " " + S.warnings), h("ol", { class: "problems" }, warnings.map((p) => item(p, "note"))));
+  out.replaceChildren(...kids);
+  if (problems.length && problems[0].line > 0) select(text, problems[0].line, problems[0].column);
+}
+
+// Puts the cursor at a line and column (1-based) and scrolls it into view.
+function select(text, line, column) {
+  const lines = text.value.split("\n"), l = Math.min(Math.max(line, 1), lines.length);
+  let at = 0;
+  for (let i = 0; i < l - 1; i++) at += lines[i].length + 1;
+  at += Math.min(Math.max((column || 1) - 1, 0), lines[l - 1].length);
+  text.focus();
+  text.setSelectionRange(at, Math.min(at + Math.max(1, (lines[l - 1].length - (column || 1) + 1)), at + lines[l - 1].length));
+  const height = text.scrollHeight / lines.length;
+  text.scrollTop = Math.max(0, (l - 4) * height);
+}
+
+// Wiring: check-config's summary, each device's types with the hardware they use.
+adminPanel({
+  id: "wiring", title: "wiring",
+  async draw(root) {
+    const r = await adminApi("/api/admin/wiring");
+    if (!r.ok) return root.replaceChildren(h("p", { class: "error" }, (r.error || {}).message || r.httpStatus));
+    const head = [], rows = [], tail = [];
+    let inDevices = false, done = false;
+    for (const line of r.summary) {
+      if (!done && inDevices && line.startsWith("  ")) {
+        const m = line.trim().match(/^(\S+)\s+(.*)$/);
+        const types = m ? m[2].split("; ") : [];
+        types.forEach((t, i) => { const [type, hw] = t.split(" ← "); rows.push(h("tr", { "data-device": m[1] }, h("td", {}, i ? "" : m[1]), h("td", {}, type), h("td", { class: "wire" }, hw || ""))); });
+        continue;
+      }
+      if (inDevices) done = true;
+      if (/device\(s\):$/.test(line)) { inDevices = true; head.push(h("p", {}, line)); continue; }
+      (done ? tail : head).push(h("p", {}, line));
+    }
+    root.replaceChildren(h("p", { class: "hint" }, S.wiringHint), ...head,
+      h("table", { class: "wiring", id: "wiring-table" }, h("thead", {}, h("tr", {}, h("th", {}, S.device), h("th", {}, S.type), h("th", {}, S.hardware))), h("tbody", {}, rows)), ...tail);
+  },
+});
+
+// Logs: the recent lines, a level filter, new lines live from the event stream.
+const logView = { lines: [], level: "info", order: ["trace", "debug", "info", "notice", "warning", "error", "critical"] };
+adminPanel({
+  id: "logs", title: "logs",
+  async draw(root) {
+    const select = h("select", { id: "log-level", "aria-label": S.level, onchange: () => { logView.level = select.value; drawLogs(); } },
+      logView.order.map((l) => h("option", { value: l, selected: l === logView.level }, S.levels[l])));
+    root.replaceChildren(h("p", { class: "hint" }, S.logsHint), h("label", { class: "inline" }, S.level, select), h("ol", { class: "log", id: "log-lines" }));
+    const r = await adminApi("/api/admin/logs");
+    if (!r.ok) return root.append(h("p", { class: "error" }, (r.error || {}).message || r.httpStatus));
+    logView.lines = r.lines.concat(logView.lines.filter((l) => l.seq > r.newest)).slice(-1000);
+    drawLogs();
+  },
+  event(name, line) {
+    if (name !== "log" || logView.lines.some((l) => l.seq === line.seq)) return;
+    logView.lines.push(line);
+    if (logView.lines.length > 1000) logView.lines.shift();
+    const list = $("log-lines");
+    if (list && !$("admin").hidden && adminOpen === "logs" && shown(line)) { const stick = list.scrollTop + list.clientHeight >= list.scrollHeight - 4; list.append(logItem(line)); if (stick) list.scrollTop = list.scrollHeight; }
+  },
+});
+
+function shown(line) { return logView.order.indexOf(line.level) >= logView.order.indexOf(logView.level); }
+function logItem(l) { return h("li", { class: "lv-" + l.level, "data-seq": l.seq }, h("time", {}, l.time.slice(11, 23)), h("span", { class: "lv" }, l.level), h("span", { class: "msg" }, l.text)); }
+function drawLogs() {
+  const list = $("log-lines");
+  if (!list) return;
+  list.replaceChildren(...logView.lines.filter(shown).map(logItem));
+  list.scrollTop = list.scrollHeight;
+}
+
 start();
