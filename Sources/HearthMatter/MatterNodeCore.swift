@@ -24,6 +24,8 @@ public final class MatterNodeCore: Sendable {
     public let dataModel: DataModel
     public let interactionModel: InteractionModelServer
     public let commissioning: CommissioningState
+    /// The commissioning window an administrator opened (AdministratorCommissioning), if any.
+    public let window: CommissioningWindow
 
     /// Loads the node's state from `storage` and builds the root endpoint. `started` and `now` are the node's clock.
     public init(configuration: MatterNodeConfiguration, storage: any NodeStorage, keys: any OperationalKeyFactory,
@@ -34,6 +36,7 @@ public final class MatterNodeCore: Sendable {
         let dataModel = DataModel(initialDataVersion: configuration.initialDataVersion,
                                   acl: { [commissioning] in commissioning.acl }, eventNumbers: eventNumbers, now: now)
         let interfaces = configuration.networkInterfaces
+        let window = CommissioningWindow()
         dataModel.addEndpoint(EndpointDefinition(id: 0, deviceTypes: [.rootNode], clusters: [
             AccessControlCluster(state: commissioning),
             BasicInformationCluster(configuration: configuration.basicInformation, state: commissioning),
@@ -42,7 +45,11 @@ public final class MatterNodeCore: Sendable {
             GeneralDiagnosticsCluster(state: commissioning, interfaces: interfaces, started: started, now: now),
             OperationalCredentialsCluster(state: commissioning),
             GroupKeyManagementCluster(state: commissioning),
+            AdministratorCommissioningCluster(window: window, state: commissioning),
         ]))
+        window.onChange { [weak dataModel] in
+            dataModel?.markChanged(ConcreteClusterPath(endpoint: 0, cluster: AdministratorCommissioningCluster.clusterID))
+        }
         commissioning.onChange { [weak dataModel] cluster in
             dataModel?.markChanged(ConcreteClusterPath(endpoint: 0, cluster: cluster))
         }
@@ -56,6 +63,7 @@ public final class MatterNodeCore: Sendable {
             interactionModel?.removeSubscriptions { fabrics.contains($0.subject.fabricIndex) }
         }
         self.commissioning = commissioning
+        self.window = window
         self.dataModel = dataModel
         self.interactionModel = interactionModel
     }
@@ -64,15 +72,29 @@ public final class MatterNodeCore: Sendable {
     public func receive(opcode: UInt8, payload: [UInt8], exchange: inout IMExchangeState, subject: SubjectDescriptor,
                         now: MatterInstant) -> IMReply {
         commissioning.expireIfDue(now: now)
+        window.expireIfDue(now: now)
         return interactionModel.receive(opcode: opcode, payload: payload, exchange: &exchange, subject: subject, now: now)
     }
 
     /// Expires the fail-safe if due; call at `nextDeadline`.
-    public func tick(now: MatterInstant) { commissioning.expireIfDue(now: now) }
+    public func tick(now: MatterInstant) {
+        commissioning.expireIfDue(now: now)
+        window.expireIfDue(now: now)
+    }
 
-    /// When `tick` must next be called, if ever.
-    public var nextDeadline: MatterInstant? { commissioning.nextDeadline }
+    /// When `tick` must next be called, if ever: the fail-safe's or the commissioning window's deadline.
+    public var nextDeadline: MatterInstant? {
+        [commissioning.nextDeadline, window.nextDeadline].compactMap { $0 }.min()
+    }
 
-    /// What the sessions must follow (fabrics added, removed, rolled back), emptied.
-    public func takeEvents() -> [CommissioningEvent] { commissioning.takeEvents() }
+    /// What the sessions must follow (fabrics added, removed, rolled back), emptied. The commissioning window follows
+    /// them here: CommissioningComplete closes it, and its opener's fabric going clears AdminFabricIndex.
+    public func takeEvents() -> [CommissioningEvent] {
+        let events = commissioning.takeEvents()
+        for event in events {
+            if case .commissioningCompleted = event { try? window.close(.commissioned) }
+            if case .fabricRemoved(let index) = event { window.fabricRemoved(index) }
+        }
+        return events
+    }
 }

@@ -145,7 +145,8 @@ struct CheckConfig: ParsableCommand {
 
 struct Matter: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "matter", abstract: "The hub as a Matter node.", subcommands: [MatterCode.self])
+        commandName: "matter", abstract: "The hub as a Matter node.",
+        subcommands: [MatterCode.self, MatterFabrics.self, MatterOpenWindow.self, MatterRemove.self, MatterReset.self])
 }
 
 struct MatterCode: ParsableCommand {
@@ -313,4 +314,144 @@ struct SaveLoop: ParsableCommand {
         let bytes = Array((line + "\n").utf8)
         _ = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
     }
+}
+
+// MARK: - Matter administration
+
+// `hearthd matter fabrics | open-window | remove | reset`: the running hub's node administered through its control
+// socket in the state directory (so run as the hub's user); `reset` also works with the hub stopped.
+
+struct MatterLocation: ParsableArguments {
+    @Option(name: .shortAndLong, help: "The hub configuration file.")
+    var config: String = "/etc/hearth/hearth.yaml"
+
+    @Option(help: "The state directory instead of the configuration's stateDirectory.")
+    var state: String?
+
+    func stateDirectory() throws -> String {
+        if let state { return state }
+        switch MatterHub.configuration(file: config) {
+        case .failure(let error):
+            for p in error.problems { print(p) }
+            throw ExitCode(HubDaemon.configurationError)
+        case .success(let read): return read.stateDirectory
+        }
+    }
+
+    /// Sends a request to the running hub; prints why and exits when it cannot be done.
+    func ask(_ request: MatterControlRequest) throws -> MatterControlResponse {
+        let path = MatterControlClient.socketPath(stateDirectory: try stateDirectory())
+        let response: MatterControlResponse
+        do { response = try MatterControlClient.send(request, path: path) } catch {
+            print("hearthd: \(error)")
+            if case .hubNotRunning = error { throw ExitCode(MatterAdministrationExit.hubNotRunning) }
+            throw ExitCode(HubDaemon.stateError)
+        }
+        if case .error(let message) = response {
+            print("hearthd: \(message)")
+            throw ExitCode(MatterAdministrationExit.refused)
+        }
+        return response
+    }
+}
+
+/// The exit statuses of the administration commands besides success and the configuration's.
+enum MatterAdministrationExit {
+    /// The hub refused the request (no such fabric, a window already open…).
+    static let refused: Int32 = 1
+    /// EX_UNAVAILABLE: no hub listens on the state directory's control socket.
+    static let hubNotRunning: Int32 = 69
+}
+
+struct MatterFabrics: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fabrics", abstract: "List the running hub's Matter fabrics (the ecosystems it is paired with).")
+
+    @OptionGroup var location: MatterLocation
+
+    func run() throws {
+        guard case .fabrics(let fabrics) = try location.ask(.fabrics) else { return }
+        if fabrics.isEmpty {
+            print("The hub has no Matter fabric: pair it with the code `hearthd matter code` prints.")
+            return
+        }
+        print("index  fabric id         vendor  node id           root key          label")
+        for f in fabrics {
+            let label = String(f.label.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : Character($0) })
+            print(pad("\(f.index)", 5) + "  " + hex(f.fabricID, 16) + "  " + hex(UInt64(f.vendorID), 4) + "    "
+                  + hex(f.nodeID, 16) + "  " + pad(f.rootFingerprint, 16) + "  " + label)
+        }
+    }
+}
+
+struct MatterOpenWindow: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "open-window",
+        abstract: "Open a commissioning window on the running hub and print its one-time pairing codes.",
+        discussion: "Another ecosystem pairs the hub with these codes while the window is open; the hub's own code is not used.")
+
+    @OptionGroup var location: MatterLocation
+
+    @Option(help: "How long the window stays open, in seconds (180…900).")
+    var timeout: Int = MatterAdministration.defaultWindowSeconds
+
+    func run() throws {
+        guard case .window(let pairing, let seconds) = try location.ask(.openWindow(timeoutSeconds: timeout)) else { return }
+        print(pairing.printable())
+        print("The window closes in \(seconds) seconds, or when a controller has paired.")
+    }
+}
+
+struct MatterRemove: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "remove", abstract: "Remove a fabric from the running hub (`hearthd matter fabrics` lists them).")
+
+    @OptionGroup var location: MatterLocation
+
+    @Argument(help: "The fabric's index.")
+    var index: UInt8
+
+    func run() throws {
+        _ = try location.ask(.remove(index))
+        print("Fabric \(index) removed: its controllers no longer reach the hub.")
+    }
+}
+
+struct MatterReset: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reset",
+        abstract: "Forget every Matter fabric, ACL entry and subscription; keep devices, names and the pairing code.",
+        discussion: "Runs on the running hub, or on the state directory when the hub is stopped.")
+
+    @OptionGroup var location: MatterLocation
+
+    func run() throws {
+        let stateDirectory = try location.stateDirectory()
+        let path = MatterControlClient.socketPath(stateDirectory: stateDirectory)
+        do {
+            let response = try MatterControlClient.send(.reset, path: path)
+            if case .error(let message) = response {
+                print("hearthd: \(message)")
+                throw ExitCode(MatterAdministrationExit.refused)
+            }
+        } catch MatterControlClient.Failure.hubNotRunning {
+            do { try MatterHub.resetStoredFabrics(stateDirectory: stateDirectory) } catch {
+                print("hearthd: \(error)")
+                throw ExitCode(HubDaemon.stateError)
+            }
+        } catch let error as MatterControlClient.Failure {
+            print("hearthd: \(error)")
+            throw ExitCode(HubDaemon.stateError)
+        }
+        print("Every Matter fabric is forgotten; pair the hub again with the code `hearthd matter code` prints.")
+    }
+}
+
+private func pad(_ text: String, _ width: Int) -> String {
+    text + String(repeating: " ", count: max(0, width - text.count))
+}
+
+private func hex(_ value: UInt64, _ digits: Int) -> String {
+    let text = String(value, radix: 16, uppercase: true)
+    return String(repeating: "0", count: max(0, digits - text.count)) + text
 }

@@ -20,6 +20,11 @@ without pairing again. The commissioned node gets --node-id (default 1).
   invoke-armfailsafe                       GeneralCommissioning.ArmFailSafe(60) then ArmFailSafe(0) on endpoint 0
   invoke-identify ENDPOINT                 Identify.Identify(5) on ENDPOINT, then reads IdentifyTime
   read-after-restart                       BasicInformation again, from a fresh process, over CASE only
+  fabric-open-window [--window-seconds S] [--discriminator D]
+                                           OpenCommissioningWindow (enhanced, random passcode); prints its codes
+  fabric-read                              Fabrics unfiltered (every fabric) and CurrentFabricIndex
+  fabric-remove INDEX                      OperationalCredentials.RemoveFabric(INDEX)
+  fabric-unreachable [--wait S]            passes when this controller can no longer read the node
   bridge-layout, bridge-commands, bridge-from-outside, bridge-refused, bridge-rename, bridge-reachable,
   bridge-numbers, bridge-complete, bridge-bench
                                            the bridge's checks (tests/matter/bridge.py) against hearthd on
@@ -57,6 +62,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import bridge  # noqa: E402  (tests/matter/bridge.py: the bridge's checks)
 import home  # noqa: E402  (tests/matter/home.py: the checks of `bridge: home`)
+import fabrics  # noqa: E402  (tests/matter/fabrics.py: several fabrics)
 DEFAULT_PAA = HERE.parent.parent / "Tests" / "Matter" / "credentials" / "paa"
 CONTROLLER_NODE_ID = 112233
 FABRIC_ID = 1
@@ -522,6 +528,12 @@ def parse_args() -> argparse.Namespace:
         p.add_argument("--within", type=float, default=15.0,
                        help="home-unreachable: seconds the peer's light may take to become unreachable")
         p.add_argument("--kill-pid", type=int, default=0, help="home-unreachable: the peer hub's process, killed by the check")
+    p = sub.add_parser("fabric-open-window")
+    p.add_argument("--window-seconds", type=int, default=300)
+    p.add_argument("--discriminator", type=int, default=2222)
+    sub.add_parser("fabric-read")
+    sub.add_parser("fabric-remove").add_argument("index", type=int)
+    sub.add_parser("fabric-unreachable").add_argument("--wait", type=float, default=15.0)
     sub.add_parser("tlv-decode").add_argument("hex")
     sub.add_parser("tlv-encode").add_argument("json")
     sub.add_parser("parse-qr").add_argument("payload")
@@ -545,6 +557,10 @@ NETWORK_COMMANDS = {
     "invoke-armfailsafe": invoke_armfailsafe,
     "invoke-identify": invoke_identify,
     "read-after-restart": read_after_restart,
+    "fabric-open-window": lambda c, a: fabric_check(fabrics.open_window, c, a),
+    "fabric-read": lambda c, a: fabric_check(fabrics.read_fabrics, c, a),
+    "fabric-remove": lambda c, a: fabric_check(fabrics.remove_fabric, c, a),
+    "fabric-unreachable": lambda c, a: fabric_check(fabrics.expect_unreachable, c, a),
     "bridge-layout": lambda c, a: bridge_check(bridge.layout, c, a),
     "bridge-commands": lambda c, a: bridge_check(bridge.commands, c, a),
     "bridge-from-outside": lambda c, a: bridge_check(bridge.from_outside, c, a),
@@ -564,6 +580,14 @@ async def bridge_check(check, ctrl: Controller, args: argparse.Namespace) -> dic
     try:
         return await check(ctrl, args)
     except bridge.Failed as e:
+        raise CheckFailed(str(e), e.details)
+
+
+async def fabric_check(check, ctrl: Controller, args: argparse.Namespace) -> dict[str, Any]:
+    """A check of tests/matter/fabrics.py, its failures as this script's."""
+    try:
+        return await check(ctrl, args)
+    except fabrics.Failed as e:
         raise CheckFailed(str(e), e.details)
 
 

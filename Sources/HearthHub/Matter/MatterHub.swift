@@ -184,7 +184,8 @@ public enum MatterHub {
             productID: MatterPairing.productID, deviceName: String(config.hubID.prefix(32)))
         let node = MatterNode(core: core, options: options, eventLoop: MultiThreadedEventLoopGroup.singleton.next(),
                               clock: clock, log: { logger.notice("\($0)") })
-        return MatterService(node: node, bridge: bridge, peers: peers, pairing: pairing, logger: logger)
+        return MatterService(node: node, bridge: bridge, peers: peers, pairing: pairing, logger: logger,
+                             controlSocket: MatterControlClient.socketPath(stateDirectory: config.stateDirectory))
     }
 
     /// Every interface with an address but loopback, by name.
@@ -263,6 +264,11 @@ struct MatterService: Service {
     let peers: PeerBridge?
     let pairing: MatterPairing
     let logger: Logger
+    /// Where `hearthd matter …` reaches the running hub.
+    let controlSocket: String
+
+    /// What the hub's owner may do to the node (the control socket and the web page use it).
+    var administration: MatterAdministration { MatterAdministration(node: node, logger: logger) }
 
     func run() async throws {
         do {
@@ -277,7 +283,13 @@ struct MatterService: Service {
             let bytes = Array((pairing.printable() + "\n").utf8)
             _ = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
         }
+        let control: MatterControlServer?
+        do { control = try await MatterControlServer.start(path: controlSocket, administration: administration) } catch {
+            logger.error("matter: \(error): `hearthd matter fabrics`, `open-window`, `remove` and `reset` cannot reach this hub")
+            control = nil
+        }
         try? await gracefulShutdown()
+        await control?.stop()
         bridge.stop()
         await node.stop()
     }

@@ -206,7 +206,8 @@ public final class MatterNode: @unchecked Sendable {
         let isSecure = sessions[key.session] != nil
         switch SecureChannelOpcode(rawValue: opcode) {
         case .pbkdfParamRequest where !isSecure:
-            guard !isCommissioned else {
+            // PASE only while a window is open: the node's own without a fabric, or one an administrator opened.
+            guard let paseVerifier = core.window.paseVerifier(nodeVerifier: options.verifier, isCommissioned: isCommissioned) else {
                 reply(.status(.invalidParameter), on: key, manager: manager)
                 manager.close(key, now: now)
                 return
@@ -223,7 +224,7 @@ public final class MatterNode: @unchecked Sendable {
                 manager.close(key, now: now)
                 return
             }
-            var responder = PASEResponder(verifier: options.verifier, sessionIDs: { [unowned self] in self.freeSessionID() },
+            var responder = PASEResponder(verifier: paseVerifier, sessionIDs: { [unowned self] in self.freeSessionID() },
                                           random: random)
             let step = responder.receive(opcode: opcode, payload: message.payload)
             establishments[key] = (.pase(responder), now)
@@ -510,6 +511,7 @@ public final class MatterNode: @unchecked Sendable {
                 changedFabrics = true
             }
         }
+        if handleWindowEvents() { changedFabrics = true }
         if changedFabrics { updateAdvertisements() }
         scheduleFailSafe()
     }
@@ -532,10 +534,16 @@ public final class MatterNode: @unchecked Sendable {
         guard let responder = mdns.withLock({ $0 }) else { return }
         var wanted: [String: DNSSDService] = [:]
         let fabrics = core.commissioning.fabrics
-        if fabrics.isEmpty {
+        let window = core.window.current
+        if fabrics.isEmpty || window != nil {
+            var discriminator = options.discriminator, mode = MatterServiceNames.CommissioningMode.basic
+            if case .enhanced(_, let windowDiscriminator) = window?.kind {
+                discriminator = windowDiscriminator
+                mode = .enhanced
+            }
             let service = MatterServiceNames.commissionable(
-                instance: commissionableInstance, discriminator: options.discriminator, vendorID: options.vendorID,
-                productID: options.productID, deviceType: 0x0016, deviceName: options.deviceName, commissioningMode: .basic,
+                instance: commissionableInstance, discriminator: discriminator, vendorID: options.vendorID,
+                productID: options.productID, deviceType: 0x0016, deviceName: options.deviceName, commissioningMode: mode,
                 session: MatterServiceNames.SessionParameters(idleInterval: 500, activeInterval: 300, activeThreshold: 4000),
                 port: options.port)
             wanted[service.instance + "." + service.type] = service
@@ -554,6 +562,40 @@ public final class MatterNode: @unchecked Sendable {
             do { try responder.advertise(service) } catch { log("matter: cannot announce \(service): \(error)") }
         }
         advertised = wanted
+    }
+
+    // MARK: Commissioning window and local administration
+
+    /// Follows the commissioning window's events (on the loop); returns whether the advertisements must change.
+    private func handleWindowEvents() -> Bool {
+        let events = core.window.takeEvents()
+        for event in events {
+            switch event {
+            case .opened(let status): log("matter: commissioning window open (\(status == .enhancedOpen ? "enhanced" : "basic"))")
+            case .closed(let reason): log("matter: commissioning window closed (\(reason))")
+            }
+        }
+        return !events.isEmpty
+    }
+
+    /// Runs a local administration request on the loop, then lets sessions, subscriptions, advertisements and timers
+    /// follow what it changed, as after an administrator's command.
+    public func administer<T: Sendable>(
+        _ request: @escaping @Sendable (MatterNodeCore, MatterInstant) throws(MatterAdministrationError) -> T
+    ) async throws(MatterAdministrationError) -> T {
+        let outcome: Result<T, MatterAdministrationError>
+        do {
+            outcome = try await transport.eventLoop.submit { [self] () -> Result<T, MatterAdministrationError> in
+                let result: Result<T, MatterAdministrationError>
+                do throws(MatterAdministrationError) { result = .success(try request(core, now)) } catch { result = .failure(error) }
+                handleCommissioningEvents(session: nil)
+                scheduleReports()
+                return result
+            }.get()
+        } catch {
+            throw .failed("the node is not running: \(error)")
+        }
+        return try outcome.get()
     }
 }
 
