@@ -191,7 +191,7 @@ let package = Package(
             .product(name: "NIOHTTP1", package: "swift-nio"),
         ], swiftSettings: strict),
         // Vectors/: published test certificates, read from the checkout by path.
-        .testTarget(name: "HearthCryptoTests", dependencies: ["HearthCrypto"], exclude: ["Vectors"],
+        .testTarget(name: "HearthCryptoTests", dependencies: ["HearthCrypto", "COpenSSL"], exclude: ["Vectors"],
                     swiftSettings: strict),
         .testTarget(name: "HearthMatterTests", dependencies: [
             "HearthMatter", "HearthCrypto", "HearthTestKit", "HearthSync",

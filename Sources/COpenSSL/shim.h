@@ -17,6 +17,13 @@
 #include <openssl/obj_mac.h>
 #include <openssl/cms.h>
 #include <openssl/bio.h>
+#include <openssl/ssl.h>
+
+// TLS (the web page's server): the calls that are macros over SSL_CTX_ctrl / BIO_ctrl and so do not reach Swift.
+static inline int hearth_ssl_ctx_set_min_tls12(SSL_CTX *ctx) { return (int)SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION); }
+static inline long hearth_bio_pending(BIO *bio) { return (long)BIO_ctrl_pending(bio); }
+static inline int hearth_ssl_ctx_add_chain_certificate(SSL_CTX *ctx, X509 *x509) { return (int)SSL_CTX_add0_chain_cert(ctx, x509); }
+static inline int hearth_bio_set_mem_eof_return(BIO *bio, int v) { return (int)BIO_set_mem_eof_return(bio, v); }
 
 // Selections for EVP_PKEY_fromdata, whose macros are composed of other macros and so do not reach Swift.
 static const int hearth_evp_pkey_public_key = EVP_PKEY_PUBLIC_KEY;

@@ -40,6 +40,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case matterBridge = "matter-bridge"
     /// Peer hubs' status, summaries and documents as the Matter bridge of a hub bridging the whole home shows them.
     case homeBridge = "home-bridge"
+    /// A backup archive uploaded for a restore (a ustar tar of the hub's known files).
+    case backupArchive = "backup-archive"
 
     /// Runs the target on one input; throws the first broken promise.
     public func run(_ bytes: [UInt8]) throws(FuzzFailure) {
@@ -61,6 +63,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .matterIM: try MatterIMTarget.run(bytes)
         case .matterBridge: try MatterBridgeTarget.run(bytes)
         case .homeBridge: try HomeBridgeTarget.run(bytes)
+        case .backupArchive: try BackupArchiveTarget.run(bytes)
         }
     }
 }

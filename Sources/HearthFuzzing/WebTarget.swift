@@ -5,8 +5,9 @@ import HearthWeb
 import Logging
 
 /// The web page's own readers (`docs/web-api.md`): the `Cookie` header, the sign-in form, JSON bodies and request
-/// paths (NIO reads the request line and headers), and the administration's configuration body and log query. Input: a
-/// first line naming the reader (`cookie`, `login`, `body`, `path`, `admin-config`, `logs-query`), then its bytes.
+/// paths, the page's language from `Accept-Language` (NIO reads the request line and headers), and the
+/// administration's configuration body and log query. Input: a first line naming the reader (`cookie`, `login`,
+/// `body`, `path`, `accept-language`, `admin-config`, `logs-query`), then its bytes.
 ///
 /// Promises: any bytes give a value or a `HomeError` with a message, never a crash; a cookie's value is one of the
 /// header's pairs, without a `;`; a sign-in form read is a JSON object of at most `user` and `password`, strings within
@@ -67,6 +68,19 @@ enum WebTarget {
                             "'\(shown(path))' read as \(segments), which encoded again reads differently")
                 try require(!segments.contains(""), "'\(shown(path))' gave an empty segment")
             }
+        case "accept-language":
+            // The page's language: English unless the header names German with a q above every other listed
+            // language's; the header with German's entries removed is English.
+            let header = String(decoding: input, as: UTF8.self)
+            let chosen = PageLanguage.chosen(by: header)
+            if chosen == .german {
+                try require(header.lowercased().contains("de"), "German chosen by '\(shown(header))', which names it not")
+            }
+            let withoutGerman = header.split(separator: ",").filter {
+                !($0.split(separator: ";").first.map { $0.lowercased().contains("de") } ?? false)
+            }.joined(separator: ",")
+            try require(PageLanguage.chosen(by: withoutGerman) == .english,
+                        "'\(shown(withoutGerman))', which names no German, chose German")
         case "admin-config":
             switch Result(catching: { () throws(HomeError) -> [UInt8] in try AdminInput.configurationText(input) }) {
             case .success(let text):

@@ -6,13 +6,25 @@ enum PageAssets {
     static let index = response(PageFiles.indexHTML, type: "text/html; charset=utf-8")
     static let css = response(PageFiles.appCSS, type: "text/css; charset=utf-8")
     static let js = response(PageFiles.appJS, type: "text/javascript; charset=utf-8")
+    static let germanJS = response(PageFiles.germanJS, type: "text/javascript; charset=utf-8")
+    /// The page in German: the same file with `<html lang="de">`, which tells app.js to use the catalogue of de.js,
+    /// loaded before it (only here: an English page does not load the German strings).
+    static let germanIndex = response(
+        PageFiles.indexHTML.replacing(#"<html lang="en">"#, with: #"<html lang="de">"#)
+            .replacing(#"<script src="/app.js" defer></script>"#,
+                       with: #"<script src="/de.js" defer></script><script src="/app.js" defer></script>"#),
+        type: "text/html; charset=utf-8")
 
-    static func asset(_ path: String) -> WebResponse? {
+    static func asset(_ path: String, acceptLanguage: String? = nil) -> WebResponse? {
         switch path {
-        case "/", "/index.html": index
-        case "/app.css": css
-        case "/app.js": js
-        default: nil
+        case "/", "/index.html":
+            var page = PageLanguage.chosen(by: acceptLanguage) == .german ? germanIndex : index
+            page.headers.append(("Vary", "Accept-Language"))
+            return page
+        case "/app.css": return css
+        case "/app.js": return js
+        case "/de.js": return germanJS
+        default: return nil
         }
     }
 

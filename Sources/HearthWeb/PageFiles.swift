@@ -192,6 +192,24 @@ mperature",
 : "Occupancy",
   },
 };
+Object.assign(S, {
+  backup: "Backup",
+  backupHint: "A backup holds the configuration (without the broker's user name and password, and without secrets.ya\##
+ml), the board file and the state: each device's state, names and rooms, and the Matter storage (fabrics, keys, endp\##
+oint numbers), so a hub restored from it keeps its Matter pairings. The page's accounts are not in it.",
+  download: "Download a backup", restore: "Restore this backup", restoreHint: "A restore checks the backup's configu\##
+ration as check-config does; only then is it written, and the hub restarts with it.",
+  restoring: "Restoring…", restored: "Restored: the hub is restarting with the backup.", restoredNoRestart: "Restore\##
+d: restart the hub to run with the backup.",
+  restoreFailed: "Not restored", chooseFile: "Backup file (.tar)",
+});
+// The catalogue in the page's language: the hub chose it from Accept-Language and said so in <html lang>.
+function translate(into, from) {
+  for (const k of Object.keys(into)) if (from && Object.hasOwn(from, k)) {
+    if (typeof into[k] === "object") translate(into[k], from[k]); else into[k] = from[k];
+  }
+}
+if (document.documentElement.lang === "de" && typeof DE === "object") translate(S, DE);
 const $ = (id) => document.getElementById(id);
 const docs = new Map(), pending = new Set();
 let home = [], traits = {}, status = null, role = "viewer", source = null, hubID = "", groups = [], sent = 0;
@@ -738,7 +756,127 @@ function drawLogs() {
   list.scrollTop = list.scrollHeight;
 }
 
+// Backup and restore: the archive is a download; a restore uploads it as application/x-tar, and the hub answers with
+// the configuration's problems, if any, each at its line and column.
+adminPanel({
+  id: "backup", title: "backup",
+  draw(root) {
+    const file = h("input", { id: "restore-file", type: "file", accept: ".tar,application/x-tar", "aria-label": S.ch\##
+ooseFile });
+    const out = h("div", { id: "restore-result", role: "status" });
+    const go = async () => {
+      if (!file.files[0]) return;
+      out.replaceChildren(S.restoring);
+      let j = {}, status = 0;
+      try {
+        const r = await fetch("/api/restore", { method: "POST", credentials: "same-origin", headers: { "Content-Type\##
+": "application/x-tar" }, body: file.files[0] });
+        status = r.status;
+        j = await r.json();
+      } catch (e) { j = { ok: false, error: { message: String(e) } }; }
+      if (j.ok) return out.replaceChildren(h("p", { class: "note", "data-restored": "1" }, j.restarting ? S.restore\##
+d : S.restoredNoRestart));
+      out.replaceChildren(h("p", { class: "error" }, S.restoreFailed + ": " + (((j.problems || []).length ? "" : (j.\##
+error || {}).message) || status)),
+        h("ul", {}, (j.problems || []).map((p) => h("li", { class: "error", "data-line": p.line, "data-column": p.co\##
+lumn }, p.file + ":" + p.line + ":" + p.column + ": " + (p.path ? p.path + ": " : "") + p.message))));
+    };
+    root.replaceChildren(h("p", { class: "hint", id: "backup-hint" }, S.backupHint),
+      h("p", {}, h("a", { id: "backup-download", href: "/api/backup", download: true }, S.download)),
+      h("p", { class: "hint" }, S.restoreHint), h("label", {}, S.chooseFile, file),
+      h("div", { class: "cmds" }, h("button", { type: "button", id: "restore-go", onclick: go }, S.restore)), out);
+  },
+});
 start();
+"""##
+
+    static let germanJS = ##"""
+// The page's string catalogue in German: the same keys as S in app.js, which uses it when the hub served the page
+// as German (chosen from the browser's Accept-Language). The browser suite checks that no key is missing.
+"use strict";
+const DE = {
+  signIn: "Anmelden", setUp: "Admin-Passwort festlegen", setUpHint: "Der Hub hat einen einmaligen Einrichtungscode a\##
+uf seiner Konsole und in seinem Journal ausgegeben; `hearthd web setup-code` auf dem Hub gibt ihn erneut aus.",
+  code: "Einrichtungscode", user: "Benutzer", password: "Passwort", newPassword: "Neues Passwort (mindestens 10 Zeic\##
+hen)", currentPassword: "Aktuelles Passwort",
+  logout: "Abmelden", changePassword: "Passwort", users: "Betrachter", addViewer: "Betrachter hinzufügen", viewerNam\##
+e: "Name des Betrachters", viewerPassword: "Passwort des Betrachters",
+  save: "Speichern", close: "Schließen", remove: "Entfernen", brokerUp: "Broker verbunden", brokerDown: "Broker getr\##
+ennt",
+  brokerDownBanner: "Der Hub hat seinen MQTT-Broker verloren: Diese Seite funktioniert weiter, aber andere Clients u\##
+nd Hubs sehen Änderungen erst, wenn er zurück ist.",
+  streamLost: "Live-Aktualisierung unterbrochen; verbinde neu…", noRoom: "Kein Raum", peers: "Hubs", thisHub: "diese\##
+r Hub",
+  online: "online", offline: "offline", unknown: "unbekannt", direct: "direkt", localPeer: "Nachbar-Hub", remote: "e\##
+ntfernter Hub", mixed: "gemischt", unspecified: "—",
+  rename: "Name und Raum", name: "Name", room: "Raum (leer: keiner)", send: "Senden", set: "Setzen", busy: "Das Gerä\##
+t ist beschäftigt: Bitte gleich noch einmal versuchen.",
+  viewer: "Betrachter: Sie sehen das Zuhause, können es aber nicht ändern.", peerDevice: "So gezeigt, wie sein Hub e\##
+s zusammenfasst; öffnen Sie die Seite jenes Hubs, um es zu steuern.",
+  failed: "Abgelehnt", information: "Geräteinformationen", wrong: "Anmeldung fehlgeschlagen", null: "keiner", passwo\##
+rdChanged: "Passwort geändert.",
+  groups: "Gruppen", group: "Gruppe", members: "Mitglieder", groupOn: "Ein", groupOff: "Aus", groupToggle: "Umschalt\##
+en", scenes: "Szenen",
+  ran: "ausgeführt auf", ranNothing: "auf keinem Gerät ausgeführt", refusedBy: "abgelehnt von", sending: "Sende…", y\##
+es: "ja", no: "nein",
+  admin: "Verwaltung", configuration: "Konfiguration", wiring: "Verdrahtung", logs: "Protokoll",
+  check: "Prüfen", saveApply: "Speichern und anwenden", checking: "Prüfe…", checkedOK: "Keine Probleme: Diese Konfig\##
+uration kann angewendet werden.",
+  problems: "Problem(e): Nichts wurde gespeichert.", warnings: "Warnung(en)", line: "Zeile", column: "Spalte",
+  restarting: "In {file} gespeichert. Der Hub startet damit neu…", restarted: "Der Hub läuft wieder, mit der neuen K\##
+onfiguration.",
+  configHint: "Die Konfiguration, wie der Hub sie ausführt. Werte aus secrets.yaml stehen als `!secret NAME` da un\##
+d werden nie gezeigt. Ein Speichern wird geprüft wie von `hearthd check-config`; nur eine Konfiguration ohne Problem\##
+e wird geschrieben, dann startet der Hub neu, um sie anzuwenden.",
+  wiringHint: "Was jedes Gerät auf dem Board benutzt, wie `hearthd check-config` es auflistet.",
+  device: "Gerät", type: "Typ", hardware: "Hardware", level: "Stufe",
+  logsHint: "Die letzten Zeilen des Hubs, die neueste zuletzt, live. Geheimnisse werden nie gezeigt.",
+  levels: { trace: "Ablauf", debug: "Fehlersuche", info: "Info", notice: "Hinweis", warning: "Warnung", error: "Fehl\##
+er", critical: "Kritisch" },
+  backup: "Sicherung",
+  backupHint: "Eine Sicherung enthält die Konfiguration (ohne Benutzername und Passwort des Brokers und ohne secrets\##
+.yaml), die Board-Datei und den Zustand: den Zustand, die Namen und Räume jedes Geräts und den Matter-Speicher (Fabr\##
+ics, Schlüssel, Endpunktnummern), sodass ein daraus wiederhergestellter Hub seine Matter-Kopplungen behält. Die Kont\##
+en der Seite sind nicht darin.",
+  download: "Sicherung herunterladen", restore: "Diese Sicherung wiederherstellen", restoreHint: "Eine Wiederherstel\##
+lung prüft die Konfiguration der Sicherung wie check-config; erst dann wird sie geschrieben, und der Hub startet mi\##
+t ihr neu.",
+  restoring: "Stelle wieder her…", restored: "Wiederhergestellt: Der Hub startet mit der Sicherung neu.", restoredNo\##
+Restart: "Wiederhergestellt: Starten Sie den Hub neu, damit er mit der Sicherung läuft.",
+  restoreFailed: "Nicht wiederhergestellt", chooseFile: "Sicherungsdatei (.tar)",
+  names: {
+    onOff: "Ein", currentLevel: "Stufe", minLevel: "Niedrigste Stufe", maxLevel: "Höchste Stufe",
+    moveToLevel: "Stufe setzen", moveToLevelWithOnOff: "Dimmen", stopWithOnOff: "Anhalten und schalten", stopMoveSte\##
+p: "Anhalten",
+    transitionTime: "Übergang (0,1 s)", onOffTransitionTime: "Ein/Aus-Übergang (0,1 s)", onTransitionTime: "Einschal\##
+t-Übergang (0,1 s)",
+    offTransitionTime: "Ausschalt-Übergang (0,1 s)", onLevel: "Stufe beim Einschalten", startUpCurrentLevel: "Stuf\##
+e nach Stromausfall",
+    startUpOnOff: "Zustand nach Stromausfall", globalSceneControl: "Szene aktiv", onTime: "Ein für (0,1 s)", offWait\##
+Time: "Ausschaltwartezeit (0,1 s)",
+    offWithEffect: "Aus mit Effekt", onWithTimedOff: "Ein für eine Zeit", onWithRecallGlobalScene: "Ein mit der letz\##
+ten Szene",
+    identifyTime: "Identifizieren für (s)", identifyType: "Identifizieren durch", measuredValue: "Messwert", minMeas\##
+uredValue: "Niedrigster Messwert", maxMeasuredValue: "Höchster Messwert",
+    tolerance: "Toleranz", sceneTableSize: "Szenenplätze", fabricSceneInfo: "Gespeicherte Szenen",
+    colorTemperatureMireds: "Farbtemperatur (Mired)", currentPosition: "Position",
+    numberOfPositions: "Positionen", multiPressMax: "Meiste Tastendrücke", fanMode: "Modus", percentSetting: "Drehza\##
+hl (%)",
+    percentCurrent: "Drehzahl jetzt (%)", upOrOpen: "Öffnen", downOrClose: "Schließen", stopMotion: "Anhalten",
+    goToLiftPercentage: "Fahren auf (%)", currentPositionLiftPercentage: "Offen (%)",
+    vendorName: "Hersteller", vendorID: "Hersteller-ID", productName: "Produkt", productID: "Produkt-ID", nodeLabel\##
+: "Bezeichnung",
+    hardwareVersionString: "Hardware-Version", softwareVersionString: "Software-Version", serialNumber: "Seriennummer",
+    uniqueID: "Eindeutige ID", reachable: "Erreichbar", featureMap: "Funktionen", OnOffPlugInUnit: "Steckdose", Gene\##
+ricSwitch: "Schalter",
+  },
+  traits: {
+    onOff: "Strom", levelControl: "Helligkeit", relativeHumidityMeasurement: "Luftfeuchte", temperatureMeasurement\##
+: "Temperatur",
+    scenesManagement: "Szenen", colorControl: "Farbe", fanControl: "Lüfter", windowCovering: "Jalousie", occupancySe\##
+nsing: "Anwesenheit",
+  },
+};
 """##
 
 }

@@ -27,6 +27,8 @@ struct WebRequest: Sendable {
     /// Whether the connection came from this machine (a reverse proxy, or a local script).
     var remoteIsLoopback: Bool
     var body: [UInt8]
+    /// The browser's languages, for the page's.
+    var acceptLanguage: String? = nil
 }
 
 /// A whole response.
@@ -56,6 +58,8 @@ final class WebAPI: Sendable {
     /// Names this hub answers to besides IP literals (`Host` check against DNS rebinding).
     let hostNames: Set<String>
     private let limit = Locked(LoginRateLimit())
+    /// Backup and restore, once the daemon has said where the hub's files are (`WebServer.enableBackup`).
+    let backup = Locked<WebBackup?>(nil)
     /// Password hashing runs here, one at a time, never on the event loop; `kdfWaiting` bounds what waits for it.
     private let kdfQueue = DispatchQueue(label: "hearth.web.kdf")
     private let kdfWaiting = Locked(0)
@@ -81,7 +85,7 @@ final class WebAPI: Sendable {
     func handle(_ r: WebRequest, _ done: @escaping @Sendable (WebReply) -> Void) {
         let reply: @Sendable (WebResponse) -> Void = { done(.response($0)) }
         let (path, query) = split(r.uri)
-        if r.method == "GET" || r.method == "HEAD", let asset = PageAssets.asset(path) {
+        if r.method == "GET" || r.method == "HEAD", let asset = PageAssets.asset(path, acceptLanguage: r.acceptLanguage) {
             return reply(asset)
         }
         guard let segments = PathReader.segments(path), segments.first == "api" else {
@@ -107,6 +111,7 @@ final class WebAPI: Sendable {
                 ("error", Self.errorObject(HomeError(code: .unauthenticated, status: .unsupportedAccess,
                                                      message: "sign in first: POST /api/login")))])))
         }
+        if backupRoute(r, session, route, reply) { return }
         switch (r.method, route) {
         case ("GET", ["session"]):
             reply(Self.json(200, .object([("ok", .bool(true)), ("user", .string(session.user)),
@@ -225,7 +230,8 @@ final class WebAPI: Sendable {
         if r.method == "POST" {
             let type =
                 (r.contentType ?? "").lowercased().split(separator: ";").first.map { $0.trimmingCharacters } ?? ""
-            guard type == "application/json" else {
+            let archive = type == Self.archiveType && Self.bodyLimit(method: r.method, uri: r.uri) > JSONBody.maximumSize
+            guard type == "application/json" || archive else {
                 return Self.error(415, .invalidCommand("a change is a JSON body (Content-Type: application/json)"))
             }
         }

@@ -8,6 +8,7 @@ public import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import HearthCrypto
 public import ServiceLifecycle
 #if canImport(Glibc)
 import Glibc
@@ -55,6 +56,7 @@ public final class WebServer: Sendable {
             mqtt: hub.mqtt, accounts: accounts, sessions: sessions, brokerAddress: brokerAddress, logger: logger,
             admin: administration.map(WebAdmin.init))
         let streams = EventStreams(api: api)
+        let tls = try tlsContext(hub.web)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 64)
@@ -62,6 +64,10 @@ public final class WebServer: Sendable {
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    if let tls {
+                        try channel.pipeline.syncOperations.addHandler(
+                            TLSHandler(try TLSServerConnection(tls), logger: logger))
+                    }
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(HTTPHandler(api: api, streams: streams))
                 }
@@ -119,6 +125,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var head: HTTPRequestHead?
     private var body: [UInt8] = []
     private var tooLarge = false
+    private var bodyLimit = JSONBody.maximumSize
     private var streaming = false
 
     init(api: WebAPI, streams: EventStreams) {
@@ -132,8 +139,9 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             head = h
             body = []
             tooLarge = false
+            bodyLimit = max(WebAPI.bodyLimit(method: h.method.rawValue, uri: h.uri), Self.bodyLimit(h.uri))
         case .body(var buffer):
-            if body.count + buffer.readableBytes > Self.bodyLimit(head?.uri ?? "") {
+            if body.count + buffer.readableBytes > bodyLimit {
                 tooLarge = true
             } else if let bytes = buffer.readBytes(length: buffer.readableBytes) {
                 body += bytes
@@ -144,8 +152,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             if tooLarge {
                 write(
                     WebAPI.error(
-                        413,
-                        .init(.resourceExhausted, "the body is larger than \(Self.bodyLimit(head.uri)) bytes")),
+                        413, .init(.resourceExhausted, "the body is larger than \(bodyLimit) bytes")),
                     head: head, context: context)
                 return
             }
@@ -154,7 +161,8 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                 method: head.method.rawValue, uri: head.uri, host: head.headers.first(name: "host"),
                 origin: head.headers.first(name: "origin"), cookie: head.headers["cookie"].joined(separator: "; "),
                 contentType: head.headers.first(name: "content-type"), remote: remote?.ipAddress ?? "?",
-                remoteIsLoopback: Self.isLoopback(remote), body: body)
+                remoteIsLoopback: Self.isLoopback(remote), body: body,
+                acceptLanguage: head.headers.first(name: "accept-language"))
             body = []
             let loop = context.eventLoop
             let bound = NIOLoopBound((self, context), eventLoop: loop)

@@ -105,7 +105,8 @@ struct Run: AsyncParsableCommand {
             throw ExitCode(HubDaemon.configurationError)
         }
         hub.add(WebService(server: server), named: "web")
-        logger.info("web page on http://\(hub.web.listen):\(server.port)/")
+        enableBackup(server, hub: hub)
+        logger.info("web page on \(hub.web.tls == nil ? "http" : "https")://\(hub.web.listen):\(server.port)/")
         do throws(WebAccountsError) {
             if let code = try server.setupCode() {
                 administration.logs.redact([code])
@@ -117,6 +118,15 @@ struct Run: AsyncParsableCommand {
         } catch {
             logger.error("web: \(error)")
         }
+    }
+}
+
+extension Run {
+    /// Backup and restore on the page: this configuration file and the hub's state directory.
+    func enableBackup(_ server: WebServer, hub: Hub) {
+        server.enableBackup(WebBackup(
+            place: BackupPlace(configFile: config, stateDirectory: hub.stateDirectory, hardware: hardware),
+            restart: { [restart = hub.restart] in restart.request(reason: "a backup was restored from the web page") }))
     }
 }
 

@@ -121,6 +121,7 @@ public struct HubConfiguration {
                 }
             }
             if let port = web.int("port") { config.web.port = port }
+            if let tls = web["tls"]?.mapping(Keys.webTLS) { readWebTLS(tls, directory: directory, into: &config.web) }
         }
         if let matter = top["matter"]?.mapping(Keys.matter) { readMatter(matter, into: &config.matter) }
         if let hub = top.required("hub")?.mapping(Keys.hub) {

@@ -48,6 +48,14 @@ extension HubConfiguration {
                       "the address to listen on: 0.0.0.0 (every IPv4 interface, the default), :: (IPv6 too) or 127.0.0.1 "
                       + "(this machine only, e.g. behind a reverse proxy)"),
             ConfigKey("port", .int(1...65535, unit: ""), "the TCP port; default \(WebSettings.defaultPort)"),
+            ConfigKey("tls", .section(webTLS), "serve the page over HTTPS with this certificate and key; default plain HTTP"),
+        ])
+
+        static let webTLS = ConfigSection([
+            ConfigKey("certificate", .text, required: true,
+                      "the page's certificate (PEM), then any intermediate certificates; relative to this file"),
+            ConfigKey("key", .text, required: true,
+                      "the certificate's private key (PEM, not encrypted), readable by its owner only; relative to this file"),
         ])
 
         static let matter = ConfigSection([

@@ -114,6 +114,15 @@ public final class Hub {
             if let password = broker.password { config.mqtt.password = password }
         }
 
+        // A restore from the web page staged the backup's state for this start (HubBackup).
+        do throws(BackupError) {
+            if let restored = try HubBackup.applyStagedRestore(stateDirectory: config.stateDirectory) {
+                logger.notice("restored from a backup: \(restored.joined(separator: ", "))")
+            }
+        } catch {
+            logger.critical("a staged restore cannot be applied: \(error); nothing was started")
+            return failed(HubDaemon.stateError)
+        }
         let store = StateStore(directory: config.stateDirectory)
         let saved: [String: SavedDevice]
         do throws(StateStoreError) {

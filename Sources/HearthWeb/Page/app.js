@@ -46,6 +46,20 @@ const S = {
     scenesManagement: "Scenes", colorControl: "Colour", fanControl: "Fan", windowCovering: "Blind", occupancySensing: "Occupancy",
   },
 };
+Object.assign(S, {
+  backup: "Backup",
+  backupHint: "A backup holds the configuration (without the broker's user name and password, and without secrets.yaml), the board file and the state: each device's state, names and rooms, and the Matter storage (fabrics, keys, endpoint numbers), so a hub restored from it keeps its Matter pairings. The page's accounts are not in it.",
+  download: "Download a backup", restore: "Restore this backup", restoreHint: "A restore checks the backup's configuration as check-config does; only then is it written, and the hub restarts with it.",
+  restoring: "Restoring…", restored: "Restored: the hub is restarting with the backup.", restoredNoRestart: "Restored: restart the hub to run with the backup.",
+  restoreFailed: "Not restored", chooseFile: "Backup file (.tar)",
+});
+// The catalogue in the page's language: the hub chose it from Accept-Language and said so in <html lang>.
+function translate(into, from) {
+  for (const k of Object.keys(into)) if (from && Object.hasOwn(from, k)) {
+    if (typeof into[k] === "object") translate(into[k], from[k]); else into[k] = from[k];
+  }
+}
+if (document.documentElement.lang === "de" && typeof DE === "object") translate(S, DE);
 const $ = (id) => document.getElementById(id);
 const docs = new Map(), pending = new Set();
 let home = [], traits = {}, status = null, role = "viewer", source = null, hubID = "", groups = [], sent = 0;
@@ -536,4 +550,30 @@ function drawLogs() {
   list.scrollTop = list.scrollHeight;
 }
 
+// Backup and restore: the archive is a download; a restore uploads it as application/x-tar, and the hub answers with
+// the configuration's problems, if any, each at its line and column.
+adminPanel({
+  id: "backup", title: "backup",
+  draw(root) {
+    const file = h("input", { id: "restore-file", type: "file", accept: ".tar,application/x-tar", "aria-label": S.chooseFile });
+    const out = h("div", { id: "restore-result", role: "status" });
+    const go = async () => {
+      if (!file.files[0]) return;
+      out.replaceChildren(S.restoring);
+      let j = {}, status = 0;
+      try {
+        const r = await fetch("/api/restore", { method: "POST", credentials: "same-origin", headers: { "Content-Type": "application/x-tar" }, body: file.files[0] });
+        status = r.status;
+        j = await r.json();
+      } catch (e) { j = { ok: false, error: { message: String(e) } }; }
+      if (j.ok) return out.replaceChildren(h("p", { class: "note", "data-restored": "1" }, j.restarting ? S.restored : S.restoredNoRestart));
+      out.replaceChildren(h("p", { class: "error" }, S.restoreFailed + ": " + (((j.problems || []).length ? "" : (j.error || {}).message) || status)),
+        h("ul", {}, (j.problems || []).map((p) => h("li", { class: "error", "data-line": p.line, "data-column": p.column }, p.file + ":" + p.line + ":" + p.column + ": " + (p.path ? p.path + ": " : "") + p.message))));
+    };
+    root.replaceChildren(h("p", { class: "hint", id: "backup-hint" }, S.backupHint),
+      h("p", {}, h("a", { id: "backup-download", href: "/api/backup", download: true }, S.download)),
+      h("p", { class: "hint" }, S.restoreHint), h("label", {}, S.chooseFile, file),
+      h("div", { class: "cmds" }, h("button", { type: "button", id: "restore-go", onclick: go }, S.restore)), out);
+  },
+});
 start();
