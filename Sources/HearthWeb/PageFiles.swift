@@ -102,7 +102,8 @@ ul{padding-left:1.2rem}
 .admin-panel{background:var(--card);border:1px solid var(--line);border-radius:.7rem;padding:.8rem;display:flex;flex\##
 -direction:column;gap:.5rem}
 .admin-panel p{margin:.1rem 0}
-.editor{display:flex;border:1px solid var(--line);border-radius:.4rem;background:var(--bg);height:28rem;overflow:hidden}
+.editor{display:flex;border:1px solid var(--line);border-radius:.4rem;background:var(--bg);height:min(28rem,55vh);ov\##
+erflow:hidden}
 .editor .gutter,.editor textarea{font:13px/1.45 ui-monospace,"DejaVu Sans Mono",monospace;margin:0;padding:.4rem}
 .editor .gutter{color:var(--mute);text-align:right;min-width:3.2rem;overflow:hidden;user-select:none;border-right:1p\##
 x solid var(--line);padding-bottom:3rem}

@@ -27,7 +27,7 @@ final class WebAdmin: Sendable {
     /// The largest body a route here takes: a configuration text, JSON-escaped.
     static let maximumBodySize = 2 * ConfigurationFile.maximumSize + 1024
 
-    /// Answers `/api/admin/<route…>` for `session`; false when no route matches (the caller answers 404).
+    /// Answers `/api/admin/<route…>` for `session`: the admin alone; a route it does not know is 404.
     func route(
         _ r: WebRequest, _ route: [String], query: String?, session: WebSession,
         _ reply: @escaping @Sendable (WebResponse) -> Void

@@ -102,8 +102,8 @@ final class EditedConfigurationTests {
     }
 }
 
-private final class Counter: Sendable { let count = Locked(0) }
-private final class Flag: Sendable { let value = Locked(false) }
+final class LogRingHeardCount: Sendable { let count = Locked(0) }
+final class RestartServiceEnded: Sendable { let value = Locked(false) }
 
 /// The log ring: bounded, numbered, filtered by level, and never holding a secret.
 @Suite struct LogRingTests {
@@ -139,7 +139,7 @@ private final class Flag: Sendable { let value = Locked(false) }
 
     @Test func observersHearOfEachLineUntilRemoved() {
         let ring = LogRing(now: { "T" })
-        let heard = Counter()
+        let heard = LogRingHeardCount()
         let id = ring.observe { heard.count.withLock { $0 += 1 } }
         ring.append(level: .info, text: "a")
         ring.removeObserver(id)
@@ -160,14 +160,14 @@ private final class Flag: Sendable { let value = Locked(false) }
         let stamp = LogRing.utcNow()
         #expect(stamp.count == 24)
         #expect(stamp.hasSuffix("Z"))
-        #expect(Array(stamp)[10] == "T")
+        #expect(stamp.dropFirst(10).first == "T")
     }
 }
 
 /// The hub's one way to restart: a request ends the service group gracefully and is remembered for the exit status.
 @Suite(.timeLimit(.minutes(1))) struct HubRestartTests {
     struct UntilShutdown: Service {
-        let ended: Flag
+        let ended: RestartServiceEnded
         func run() async throws {
             try? await gracefulShutdown()
             ended.value.withLock { $0 = true }
@@ -176,7 +176,7 @@ private final class Flag: Sendable { let value = Locked(false) }
 
     @Test func aRequestShutsTheGroupDownGracefully() async throws {
         let restart = HubRestart()
-        let ended = Flag()
+        let ended = RestartServiceEnded()
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: [.init(service: UntilShutdown(ended: ended), serviceName: "work"),
                        .init(service: RestartService(restart: restart),

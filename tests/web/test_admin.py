@@ -5,6 +5,7 @@ with its broker password read from secrets.yaml."""
 
 import os
 import shutil
+import socket
 import subprocess
 import tempfile
 import threading
@@ -18,7 +19,6 @@ from webrig import wait_until
 
 PASSWORD = "correct horse battery"
 SECRET = "broker-pw-7f3a9c"
-DRAFTS = Path(os.environ.get("HEARTH_DRAFTS", "/work/drafts"))
 
 
 class SupervisedHub(webrig.Hub):
@@ -137,8 +137,6 @@ def test_the_wiring_view_lists_each_devices_hardware(admin_rig, admin_browser):
     assert "0x40" in text["climate"]  # the humidity sensor's I²C address
     assert "PWM" in text["lamp"]
     admin_browser.screenshot("admin-wiring")
-    DRAFTS.mkdir(parents=True, exist_ok=True)
-    d.save_screenshot(str(DRAFTS / "shot-wiring.png"))
 
 
 def test_a_broken_edit_shows_its_line_and_column_and_is_not_applied(admin_rig, admin_browser):
@@ -156,7 +154,6 @@ def test_a_broken_edit_shows_its_line_and_column_and_is_not_applied(admin_rig, a
     marked = d.find_elements(By.CSS_SELECTOR, "#config-gutter span.bad")
     assert [m.text.strip() for m in marked] == [str(line)]
     admin_browser.screenshot("admin-editor-problem")
-    d.save_screenshot(str(DRAFTS / "shot-editor.png"))
     # Nothing applied: the same file, the same process, still serving.
     assert hub.config.read_text() == before
     assert hub.proc.pid == pid and hub.proc.poll() is None
@@ -207,6 +204,28 @@ def test_a_good_edit_is_applied_and_the_hub_comes_back_with_it(admin_rig, admin_
     home = hub.request("GET", "/api/home", cookie=cookie)[2]
     assert any(x["id"] == "porch" and x["name"] == "Front porch" for x in home)
     assert "stopped to restart" in hub.log.read_text()
+
+
+def test_a_saved_configuration_that_fails_at_start_is_rolled_back(admin_rig):
+    hub = admin_rig.hub
+    cookie = admin_cookie(hub)
+    before = hub.config.read_text()
+    starts = hub.starts
+    # The checks pass (nothing is bound to check a port), but the start cannot listen: another program has the port.
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        text = before.replace(f"port: {hub.web_port}}}", f"port: {port}}}")
+        assert text != before
+        status, _, answer = hub.request("POST", "/api/admin/config", {"text": text}, cookie=cookie)
+        assert status == 200 and answer["restarting"], answer
+        # The failed start puts the last one that started back and restarts with it: the page is back on its port.
+        wait_until(lambda: hub.starts >= starts + 2 and hub.status("/")[0] == 200, 40, "the hub back on the old configuration")
+    assert hub.exits[-2:] == [75, 75]
+    assert hub.config.read_text() == before
+    assert Path(str(hub.config) + ".rejected").read_text() == text
+    assert "did not start: it was rolled back to the last one that started" in hub.log.read_text()
 
 
 def test_a_viewer_sees_no_configuration_nor_logs(admin_rig, admin_browser):
