@@ -42,6 +42,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case homeBridge = "home-bridge"
     /// A backup archive uploaded for a restore (a ustar tar of the hub's known files).
     case backupArchive = "backup-archive"
+    /// A request line on the hub's Matter control socket (`hearthd matter fabrics`, `open-window`, `remove`, `reset`).
+    case matterControl = "matter-control"
 
     /// Runs the target on one input; throws the first broken promise.
     public func run(_ bytes: [UInt8]) throws(FuzzFailure) {
@@ -64,6 +66,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .matterBridge: try MatterBridgeTarget.run(bytes)
         case .homeBridge: try HomeBridgeTarget.run(bytes)
         case .backupArchive: try BackupArchiveTarget.run(bytes)
+        case .matterControl: try MatterControlTarget.run(bytes)
         }
     }
 }

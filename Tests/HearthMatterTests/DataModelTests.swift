@@ -55,7 +55,7 @@ final class ProbeCluster: ClusterServer {
             TLVElement(context: 1, .uint(UInt16(3)))
         }]))
         let servers = try fixture.readValue(0, 0x001D, 1, as: pase)
-        #expect(servers == .array([0x1D, 0x1F, 0x28, 0x30, 0x31, 0x33, 0x3E, 0x3F].map { TLVElement(.uint(UInt32($0))) }))
+        #expect(servers == .array([0x1D, 0x1F, 0x28, 0x30, 0x31, 0x33, 0x3C, 0x3E, 0x3F].map { TLVElement(.uint(UInt32($0))) }))
         #expect(try fixture.readValue(0, 0x001D, 3, as: pase) == .array([]))
         #expect(try fixture.readValue(0, 0x0028, 2, as: pase) == .unsigned(0xFFF1))
         #expect(try fixture.readValue(0, 0x0028, 4, as: pase) == .unsigned(0x8000))
@@ -98,7 +98,7 @@ final class ProbeCluster: ClusterServer {
                                                               clusters: [ProbeCluster()]))
         // Every ClusterRevision on every endpoint: one per cluster instance.
         let (revisions, _) = try fixture.read([AttributePath(attribute: 0xFFFD)], as: pase)
-        #expect(revisions.count == 8 + 2)
+        #expect(revisions.count == 9 + 2)
         // Every attribute of endpoint 1: Descriptor's 4 + 5 global, the probe's 3 + 5 global.
         let (endpoint1, _) = try fixture.read([AttributePath(endpoint: 1)], as: pase)
         #expect(endpoint1.count == 9 + 8)

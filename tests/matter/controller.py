@@ -257,6 +257,7 @@ ROOT_CLUSTER_COMMANDS = {
     # AddTrustedRootCertificate
     "OperationalCredentials": [0x00, 0x02, 0x04, 0x06, 0x07, 0x09, 0x0A, 0x0B],
     "GroupKeyManagement": [0x00, 0x01, 0x03, 0x04],  # KeySetWrite, KeySetRead, KeySetRemove, KeySetReadAllIndices
+    "AdministratorCommissioning": [0x00, 0x02],  # OpenCommissioningWindow, RevokeCommissioning
 }
 
 

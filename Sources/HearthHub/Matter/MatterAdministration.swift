@@ -1,8 +1,8 @@
 // Local administration of the hub's Matter node: list its fabrics, open an enhanced commissioning window with a
 // fresh passcode, remove a fabric, forget them all. `MatterAdministration` is the API (the control socket and, later,
 // the web page call it); `MatterControlServer` serves it on a Unix socket in the state directory (mode 0600 in a
-// directory only the hub's user may enter), and `MatterControlClient` is what `hearthd matter …` uses. A reset with the
-// hub stopped works on the state directory instead (`MatterHub.resetStoredFabrics`).
+// directory only the hub's user may enter), and `MatterControlClient` is what `hearthd matter …` uses. A reset with
+// the hub stopped works on the state directory instead (`MatterHub.resetStoredFabrics`).
 //
 // The client speaks plain blocking POSIX calls: it is a one-shot command, where NIO's machinery buys nothing.
 

@@ -9,7 +9,8 @@
 //
 // Numbers are decimal, ids hex, the label hex-encoded UTF-8 (`-` when empty) so that no label can break a line. The
 // request reader takes outside bytes (whoever can open the socket) and is a fuzz target: it accepts exactly the
-// forms above and says precisely what is wrong with anything else.
+// forms above, each spelt one way (single spaces, decimal without leading zeros), and says precisely what is wrong
+// with anything else.
 
 public import HearthMatter
 
@@ -45,7 +46,9 @@ public enum MatterControlRequest: Sendable, Equatable {
         }
         let words = body.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
         func number(_ word: String, _ what: String, _ range: ClosedRange<Int>) throws(MatterControlError) -> Int {
+            // Decimal digits without a leading zero: one spelling per request.
             guard !word.isEmpty, word.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), word.utf8.count <= 6,
+                  word == "0" || !word.hasPrefix("0"),
                   let value = Int(word), range.contains(value) else {
                 throw MatterControlError("\(what) is a number from \(range.lowerBound) to \(range.upperBound), not \"\(word)\"")
             }

@@ -7,6 +7,8 @@
 public enum MatterAdministrationError: Error, Sendable, Equatable, CustomStringConvertible {
     case window(CommissioningWindowError)
     case noSuchFabric(FabricIndex, existing: [FabricIndex])
+    /// A window asked of a node without a fabric, which is commissionable with its own code already.
+    case notCommissioned
     case failed(String)
 
     public var description: String {
@@ -14,15 +16,17 @@ public enum MatterAdministrationError: Error, Sendable, Equatable, CustomStringC
         case .window(let error): "\(error)"
         case .noSuchFabric(let index, let existing):
             "no fabric \(index)" + (existing.isEmpty ? ": the hub has no fabric" : "; the hub has \(existing.map(String.init).joined(separator: ", "))")
+        case .notCommissioned: "the hub has no fabric yet: pair it with its own code (`hearthd matter code`)"
         case .failed(let why): why
         }
     }
 }
 
 extension MatterNodeCore {
-    /// Opens an enhanced window with `verifier` and `discriminator` for `timeoutSeconds`.
+    /// Opens an enhanced window with `verifier` and `discriminator` for `timeoutSeconds` on a node that has a fabric.
     public func openWindowLocally(verifier: PASEVerifier, discriminator: UInt16, timeoutSeconds: Int,
                                   now: MatterInstant) throws(MatterAdministrationError) {
+        guard !commissioning.fabrics.isEmpty else { throw .notCommissioned }
         do {
             try window.open(.enhanced(verifier: verifier, discriminator: discriminator), timeoutSeconds: timeoutSeconds,
                             adminFabricIndex: nil, adminVendorID: nil, failSafeArmed: commissioning.isFailSafeArmed, now: now)

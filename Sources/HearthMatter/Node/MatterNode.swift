@@ -1,7 +1,8 @@
 // A Matter node on the network: the UDP transport with its message layer and exchanges, the Secure Channel's PASE
 // and CASE responders, the Interaction Model served by a `MatterNodeCore` (answers of deferred clusters sent when they
-// come, subscription reports sent on exchanges the node opens), the fail-safe's and the reports' timers and the
-// node's DNS-SD advertisements (`_matterc._udp` while it has no fabric, `_matter._tcp` for each fabric it has).
+// come, subscription reports sent on exchanges the node opens), the fail-safe's, the commissioning window's and the
+// reports' timers and the node's DNS-SD advertisements (`_matterc._udp` while it has no fabric or a commissioning
+// window is open, `_matter._tcp` for each fabric it has).
 //
 // Everything but `start` and `stop` runs on the transport's one event loop: the message layer calls the exchange
 // handlers there, and the node's own state (its sessions, the establishment under way, the timers) is touched nowhere
