@@ -105,7 +105,7 @@ struct Run: AsyncParsableCommand {
             throw ExitCode(HubDaemon.configurationError)
         }
         hub.add(WebService(server: server), named: "web")
-        enableBackup(server, hub: hub)
+        enableBackup(server, hub: hub, pendingMarker: administration.configuration.pendingPath)
         logger.info("web page on \(hub.web.tls == nil ? "http" : "https")://\(hub.web.listen):\(server.port)/")
         do throws(WebAccountsError) {
             if let code = try server.setupCode() {
@@ -123,9 +123,10 @@ struct Run: AsyncParsableCommand {
 
 extension Run {
     /// Backup and restore on the page: this configuration file and the hub's state directory.
-    func enableBackup(_ server: WebServer, hub: Hub) {
+    func enableBackup(_ server: WebServer, hub: Hub, pendingMarker: String) {
         server.enableBackup(WebBackup(
-            place: BackupPlace(configFile: config, stateDirectory: hub.stateDirectory, hardware: hardware),
+            place: BackupPlace(configFile: config, stateDirectory: hub.stateDirectory, hardware: hardware,
+                               pendingMarker: pendingMarker),
             restart: { [restart = hub.restart] in restart.request(reason: "a backup was restored from the web page") }))
     }
 }

@@ -121,7 +121,8 @@ import Testing
               - {id: lamp, type: OnOffLight}
 
             """)
-        return BackupPlace(configFile: config, stateDirectory: directory + "/state", hardware: BoardHardware())
+        return BackupPlace(configFile: config, stateDirectory: directory + "/state", hardware: BoardHardware(),
+                           pendingMarker: config + ".pending")
     }
 
     @Test func aBackupHoldsTheConfigurationWithoutTheBrokersCredentialsTheBoardAndTheState() throws {
@@ -153,6 +154,8 @@ import Testing
         let restored = try HubBackup.restore(archive, into: place)
         #expect(restored.staged == ["matter/fabrics", "state.json"])
         #expect(read("etc/hearth.yaml")?.contains("password: !secret mqttPassword") == true)
+        // Marked as not yet started, so that a start that fails after all rolls it back as a saved one is.
+        #expect(FileManager.default.fileExists(atPath: directory + "/etc/hearth.yaml.pending"))
         // Nothing under the running hub changed: it is staged.
         #expect(read("state/matter/fabrics") == "F2")
         #expect(try HubBackup.applyStagedRestore(stateDirectory: place.stateDirectory) == ["state.json", "matter"])
@@ -183,6 +186,7 @@ import Testing
             #expect(problems.first?.line == 3)
         }
         #expect(read("etc/hearth.yaml") == good)
+        #expect(!FileManager.default.fileExists(atPath: directory + "/etc/hearth.yaml.pending"))
         #expect(!FileManager.default.fileExists(atPath: directory + "/etc/.hearth-restore.yaml"))
         #expect(!FileManager.default.fileExists(atPath: directory + "/state/restore"))
         #expect(throws: BackupError.self) {

@@ -16,11 +16,15 @@ public struct BackupPlace: Sendable {
     public var stateDirectory: String
     /// What check-config reads boards and makes bindings with.
     public var hardware: any HardwareProvider
+    /// The file that marks a configuration written from the page as not yet started (`ConfigurationFile.pendingPath`),
+    /// so that a restored configuration that does not start after all is rolled back like a saved one.
+    public var pendingMarker: String?
 
-    public init(configFile: String, stateDirectory: String, hardware: any HardwareProvider) {
+    public init(configFile: String, stateDirectory: String, hardware: any HardwareProvider, pendingMarker: String? = nil) {
         self.configFile = configFile
         self.stateDirectory = stateDirectory
         self.hardware = hardware
+        self.pendingMarker = pendingMarker
     }
 }
 
@@ -216,8 +220,10 @@ public enum HubBackup {
             guard rename(partial, staging) == 0 else {
                 throw .file("cannot rename \(partial) to \(staging): \(BackupFiles.errorText())")
             }
+            if let marker = place.pendingMarker { try BackupFiles.writeAtomically(marker, [], mode: 0o644) }
             guard rename(candidate, place.configFile) == 0 else {
                 BackupFiles.removeTree(staging)
+                if let marker = place.pendingMarker { unlink(marker) }
                 throw .file("cannot rename \(candidate) to \(place.configFile): \(BackupFiles.errorText())")
             }
         } catch {
