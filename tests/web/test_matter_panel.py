@@ -126,9 +126,29 @@ def matter_rig():
         yield r
 
 
+class Browser(webrig.Browser):
+    """The suite's Chromium, its resolver mapping every name to nothing but the hub's address in the namespace."""
+
+    def __enter__(self):
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+
+        options = webdriver.ChromeOptions()
+        options.binary_location = "/usr/bin/chromium"
+        for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,900",
+                  "--no-first-run", "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync", "--disable-default-apps",
+                  f"--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1 , EXCLUDE {NS_IP}"):
+            options.add_argument(a)
+        self.driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+        self.driver.implicitly_wait(0)
+        webrig.OUT.mkdir(parents=True, exist_ok=True)
+        return self
+
+
 @pytest.fixture(scope="module")
 def matter_browser(matter_rig):
-    with webrig.Browser(matter_rig) as b:
+    with Browser(matter_rig) as b:
         yield b
 
 
