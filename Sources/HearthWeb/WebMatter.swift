@@ -144,12 +144,14 @@ final class WebMatter: Sendable {
     }
 
     /// The administration's refusals as HTTP: no such fabric 404, a window already open or a commissioning under
-    /// way 409, a timeout out of range 400, the node not running 503.
+    /// way 409, a window on a hub without a fabric (its own code pairs it) 409, a timeout out of range 400, the node
+    /// not running 503.
     static func failure(_ error: MatterAdministrationError) -> WebResponse {
         switch error {
         case .noSuchFabric: WebAPI.error(404, HomeError(.notFound, "\(error)"))
         case .window(.windowAlreadyOpen), .window(.failSafeArmed): WebAPI.error(409, HomeError(.busy, "\(error)"))
         case .window: WebAPI.error(400, HomeError.constraintError("\(error)"))
+        case .notCommissioned: WebAPI.error(409, HomeError(.invalidInState, "\(error)"))
         case .failed: WebAPI.error(503, HomeError(.failure, "\(error)"))
         }
     }
