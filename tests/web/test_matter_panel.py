@@ -1,6 +1,6 @@
 """The page's Matter panel in a real browser, against a hub with `matter: {enabled: true}`: the admin sees the pairing
 QR code and manual code (the ones the hub printed) and the fabric list; a viewer has no Matter panel and is refused its
-routes. The hub and its mosquitto run in a network namespace of their own, joined to this machine by a veth pair on a
+routes; the real node's refusals (no window without a fabric, no such fabric, a bad index) reach the admin. The hub and its mosquitto run in a network namespace of their own, joined to this machine by a veth pair on a
 private /30, so the Matter node's UDP port and mDNS announcements reach nothing but that pair (needs root)."""
 
 import http.client
@@ -208,3 +208,18 @@ def test_a_viewer_has_no_matter_panel_and_is_refused_its_routes(matter_rig, matt
     assert not d.find_element(By.ID, "admin-open").is_displayed()
     assert not d.find_elements(By.ID, "matter-manual") or not d.find_element(By.ID, "matter-manual").is_displayed()
     assert "MT:" not in d.find_element(By.TAG_NAME, "body").text
+
+
+def test_the_real_nodes_refusals_reach_the_admin_precisely(matter_rig):
+    hub = matter_rig.hub
+    admin = hub.request("POST", "/api/login", {"user": "admin", "password": PASSWORD})[1]["Set-Cookie"].split(";")[0]
+    status, _, answer = hub.request("GET", "/api/admin/matter", cookie=admin)
+    assert status == 200 and answer["enabled"] and answer["commissionable"] and not answer["commissioned"]
+    assert answer["fabrics"] == [] and answer["codes"]["manual"] == hub.printed_manual_code()
+    # Unpaired, the hub's own code pairs it: no window to open.
+    status, _, answer = hub.request("POST", "/api/admin/matter/window", {}, cookie=admin)
+    assert status == 409 and "has no fabric yet" in answer["error"]["message"], answer
+    status, _, answer = hub.request("DELETE", "/api/admin/matter/fabrics/1", cookie=admin)
+    assert status == 404 and answer["error"]["message"] == "no fabric 1: the hub has no fabric", answer
+    status, _, answer = hub.request("DELETE", "/api/admin/matter/fabrics/x1", cookie=admin)
+    assert status == 400 and answer["error"]["message"] == 'a fabric index is a number from 1 to 254, not "x1"', answer
