@@ -520,8 +520,15 @@ adminPanel({
     for (const line of r.summary) {
       if (!done && inDevices && line.startsWith("  ")) {
         const m = line.trim().match(/^(\S+)\s+(.*)$/);
-        const types = m ? m[2].split("; ") : [];
-        types.forEach((t, i) => { const [type, hw] = t.split(" ← "); rows.push(h("tr", { "data-device": m[1] }, h("td", {}, i ? "" : m[1]), h("td", {}, type), h("td", { class: "wire" }, hw || ""))); });
+        // Types are split by "; ", and so are the parts of one binding (a plug's relay; its meter): a part without "←"
+        // belongs to the type before it.
+        const types = [];
+        for (const part of m ? m[2].split("; ") : []) {
+          const at = part.indexOf(" ← ");
+          if (at < 0 && types.length) types[types.length - 1][1] += "; " + part;
+          else types.push(at < 0 ? [part, ""] : [part.slice(0, at), part.slice(at + 3)]);
+        }
+        types.forEach(([type, hw], i) => rows.push(h("tr", { "data-device": m[1] }, h("td", {}, i ? "" : m[1]), h("td", {}, type), h("td", { class: "wire" }, hw))));
         continue;
       }
       if (inDevices) done = true;
