@@ -103,7 +103,7 @@ let package = Package(
         // The hub's own web page and its JSON API, served by hearthd over SwiftNIO's HTTP/1 pipeline (no framework).
         .target(name: "HearthWeb", dependencies: [
             "HearthSync", "HearthHub", "HearthEngine", "HearthContract", "HearthJSON", "HearthModel", "HearthMQTT",
-            "HearthCrypto", "HearthConfig",
+            "HearthCrypto", "HearthConfig", "HearthMatter",
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
@@ -191,7 +191,8 @@ let package = Package(
         .testTarget(name: "HearthFuzzingTests", dependencies: ["HearthFuzzing", "HearthTestKit"], swiftSettings: strict),
         // The web page's server over real HTTP on 127.0.0.1 against real hearthd processes.
         .testTarget(name: "HearthWebTests", dependencies: [
-            "HearthWeb", "HearthJSON", "HearthTestKit", "HearthSync", "HearthMQTT",
+            "HearthWeb", "HearthJSON", "HearthTestKit", "HearthSync", "HearthMQTT", "HearthHub", "HearthMatter",
+            "HearthModel", .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
         ], swiftSettings: strict),

@@ -7,14 +7,15 @@ import Logging
 /// The web page's own readers (`docs/web-api.md`): the `Cookie` header, the sign-in form, JSON bodies and request
 /// paths, the page's language from `Accept-Language` (NIO reads the request line and headers), and the
 /// administration's configuration body and log query. Input: a first line naming the reader (`cookie`, `login`,
-/// `body`, `path`, `accept-language`, `admin-config`, `logs-query`), then its bytes.
+/// `body`, `path`, `accept-language`, `admin-config`, `logs-query`, `matter-window`, `fabric-index`), then its bytes.
 ///
 /// Promises: any bytes give a value or a `HomeError` with a message, never a crash; a cookie's value is one of the
 /// header's pairs, without a `;`; a sign-in form read is a JSON object of at most `user` and `password`, strings within
 /// their limits, and written back it reads the same; a body read has only the members asked for; a path's segments,
 /// percent-encoded again and joined, read back as the same segments (when that is within the path limit); a
 /// configuration body read is within the size limit and, written back as `{"text": …}`, reads the same; a log query
-/// read, written back whole, reads the same.
+/// read, written back whole, reads the same; a Matter window's time is within 180…900 seconds and, written back as
+/// `{"seconds": N}`, reads the same; a fabric index is 1…254 and its decimal reads back as itself.
 enum WebTarget {
     static func run(_ bytes: [UInt8]) throws(FuzzFailure) {
         guard let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) else { return }
@@ -101,6 +102,25 @@ enum WebTarget {
                 try require((try? AdminInput.logQuery(again)) == q, "'\(shown(query))' written back reads differently")
             case .failure(let error):
                 try require(!error.message.isEmpty, "a refused log query without a message")
+            }
+        case "matter-window":
+            switch Result(catching: { () throws(HomeError) -> Int in try MatterInput.windowSeconds(input) }) {
+            case .success(let seconds):
+                try require((180...900).contains(seconds), "a window of \(seconds) s was read from \(shown(input))")
+                let again = JSON.object([("seconds", .int(seconds))]).bytes
+                try require((try? MatterInput.windowSeconds(again)) == seconds,
+                            "the body \(shown(input)) written back reads differently")
+            case .failure(let error):
+                try require(!error.message.isEmpty, "a refused window body without a message")
+            }
+        case "fabric-index":
+            let text = String(decoding: input, as: UTF8.self)
+            switch Result(catching: { () throws(HomeError) -> UInt8 in try MatterInput.fabricIndex(text) }) {
+            case .success(let index):
+                try require((1...254).contains(index), "fabric index \(index) was read from '\(shown(text))'")
+                try require((try? MatterInput.fabricIndex(String(index))) == index, "'\(shown(text))' reads differently")
+            case .failure(let error):
+                try require(!error.message.isEmpty, "a refused fabric index without a message")
             }
         default:
             return

@@ -120,6 +120,9 @@ ar(--line);border-radius:.4rem;font:12px/1.4 ui-monospace,"DejaVu Sans Mono",mon
 ol.log li{display:flex;gap:.6rem;white-space:pre-wrap;overflow-wrap:anywhere}
 ol.log time{color:var(--mute)}ol.log .lv{min-width:4.5rem;color:var(--mute)}
 ol.log .lv-warning .lv{color:var(--warn)}ol.log .lv-error .lv,ol.log .lv-critical .lv{color:var(--bad)}
+.matter-codes{display:flex;gap:1rem;align-items:center;flex-wrap:wrap}
+.matter-codes img{background:#fff;border-radius:.3rem;padding:.2rem}
+button.danger{background:var(--bad);border-color:var(--bad);color:#fff}
 """##
 
     static let appJS = ##"""
@@ -203,6 +206,24 @@ ration as check-config does; only then is it written, and the hub restarts with 
   restoring: "Restoring…", restored: "Restored: the hub is restarting with the backup.", restoredNoRestart: "Restore\##
 d: restart the hub to run with the backup.",
   restoreFailed: "Not restored", chooseFile: "Backup file (.tar)",
+});
+Object.assign(S, {
+  matter: "Matter",
+  matterOff: "The hub's Matter node is off.",
+  matterOn: "To turn it on, set `matter: {enabled: true}` in the configuration (the Configuration tab) and save: th\##
+e hub restarts with it.",
+  matterPair: "Pair the hub: scan this QR code in the ecosystem's app, or type the manual code.",
+  matterWindowHere: "A commissioning window is open for another ecosystem: pair it with these codes.",
+  matterWindowElsewhere: "A commissioning window is open, opened by another administrator: its codes are shown wher\##
+e it was opened.",
+  matterManual: "Manual code", matterQR: "QR code", matterCloses: "Closes in", matterClosed: "The window has closed.",
+  matterFabrics: "Fabrics (ecosystems the hub is paired with)", matterNoFabrics: "The hub is not paired with any eco\##
+system yet.",
+  matterIndex: "Index", matterLabel: "Label", matterVendor: "Vendor", matterFabricId: "Fabric id", matterNodeId: "No\##
+de id",
+  matterOpen: "Open a window for another ecosystem", matterOpening: "Opening…",
+  matterRemoveAsk: "Remove fabric {index}? Its ecosystem loses the hub and its devices; the others keep them.",
+  matterRemoveYes: "Remove the fabric", cancel: "Cancel",
 });
 // The catalogue in the page's language: the hub chose it from Accept-Language and said so in <html lang>.
 function translate(into, from) {
@@ -609,8 +630,8 @@ async function openAdmin(id) {
 }
 
 // The admin's API: a session that ended (the hub restarted, the password changed) goes back to signing in.
-async function adminApi(path, body) {
-  const r = await api(path, body);
+async function adminApi(path, body, method) {
+  const r = await api(path, body, method);
   if (r.httpStatus === 401) start();
   return r;
 }
@@ -795,6 +816,84 @@ lumn }, p.file + ":" + p.line + ":" + p.column + ": " + (p.path ? p.path + ": " 
       h("div", { class: "cmds" }, h("button", { type: "button", id: "restore-go", onclick: go }, S.restore)), out);
   },
 });
+// Matter: the codes while the hub can be commissioned, its fabrics, a window for another ecosystem, a fabric removed
+// after a confirmation. The codes come only in these answers, for the admin.
+const matterView = { timer: null, deadline: 0 };
+function matterError(r) { return h("p", { class: "error", role: "alert" }, (r.error || {}).message || r.httpStatus); }
+function matterCodes(c) {
+  return h("div", { class: "matter-codes" },
+    c.svg ? h("img", { id: "matter-qr", alt: S.matterQR + " " + c.qr, width: 200, height: 200, src: "data:image/svg+\##
+xml," + encodeURIComponent(c.svg) }) : null,
+    h("div", {}, h("p", {}, S.matterManual + ": ", h("strong", { id: "matter-manual" }, c.manual)),
+      h("p", { class: "hint" }, S.matterQR + ": ", h("code", { id: "matter-qr-text" }, c.qr))));
+}
+function matterCountdown(window) {
+  clearInterval(matterView.timer);
+  matterView.timer = null;
+  const out = h("p", { class: "note", id: "matter-remaining" });
+  matterView.deadline = Date.now() + window.remainingSeconds * 1000;
+  const tick = () => {
+    const left = Math.max(0, Math.ceil((matterView.deadline - Date.now()) / 1000));
+    if (matterView.timer && !document.body.contains(out)) { clearInterval(matterView.timer); return; }
+    out.textContent = left > 0 ? S.matterCloses + " " + Math.floor(left / 60) + ":" + String(left % 60).padStart(2\##
+, "0") : S.matterClosed;
+    if (left === 0) clearInterval(matterView.timer);
+  };
+  tick();
+  matterView.timer = setInterval(tick, 1000);
+  return out;
+}
+adminPanel({
+  id: "matter", title: "matter",
+  async draw(root) {
+    clearInterval(matterView.timer);
+    const r = await adminApi("/api/admin/matter");
+    if (!r.ok) return root.replaceChildren(matterError(r));
+    if (!r.enabled) return root.replaceChildren(h("p", { class: "note", id: "matter-off" }, S.matterOff), h("p", { c\##
+lass: "hint" }, S.matterOn));
+    const kids = [];
+    if (r.commissionable) {
+      const here = !!r.codes;
+      kids.push(h("p", { class: "hint", id: "matter-commissionable" }, !r.window ? S.matterPair : here ? S.matterWin\##
+dowHere : S.matterWindowElsewhere));
+      if (r.codes) kids.push(matterCodes(r.codes));
+      if (r.window) kids.push(matterCountdown(r.window));
+    }
+    const out = h("div", { id: "matter-result", role: "status" });
+    if (r.commissioned && !r.window) kids.push(h("div", { class: "cmds" }, h("button", { type: "button", id: "matter\##
+-open", onclick: async (ev) => {
+      ev.target.disabled = true;
+      out.replaceChildren(h("p", { class: "hint" }, S.matterOpening));
+      const a = await adminApi("/api/admin/matter/window", {});
+      if (!a.ok) { ev.target.disabled = false; return out.replaceChildren(matterError(a)); }
+      openAdmin("matter");
+    } }, S.matterOpen)));
+    kids.push(out, h("h3", {}, S.matterFabrics));
+    if (!r.fabrics.length) kids.push(h("p", { class: "hint", id: "matter-no-fabrics" }, S.matterNoFabrics));
+    else kids.push(h("table", { class: "wiring", id: "matter-fabrics" },
+      h("thead", {}, h("tr", {}, [S.matterIndex, S.matterLabel, S.matterVendor, S.matterFabricId, S.matterNodeId, ""\##
+].map((t) => h("th", {}, t)))),
+      h("tbody", {}, r.fabrics.map((f) => matterFabricRow(f, out)))));
+    root.replaceChildren(...kids);
+  },
+});
+function matterFabricRow(f, out) {
+  const cell = h("td", {});
+  const ask = () => cell.replaceChildren(h("span", { class: "note" }, S.matterRemoveAsk.replace("{index}", f.inde\##
+x + (f.label ? " (" + f.label + ")" : ""))),
+    h("button", { type: "button", class: "danger", "data-confirm-remove": f.index, onclick: async () => {
+      const a = await adminApi("/api/admin/matter/fabrics/" + f.index, undefined, "DELETE");
+      if (!a.ok) return out.replaceChildren(matterError(a));
+      openAdmin("matter");
+    } }, S.matterRemoveYes),
+    h("button", { type: "button", class: "ghost", onclick: idle }, S.cancel));
+  const idle = () => cell.replaceChildren(h("button", { type: "button", class: "ghost", "data-remove": f.index, oncl\##
+ick: ask }, S.remove));
+  idle();
+  return h("tr", { "data-fabric": f.index }, h("td", {}, String(f.index)), h("td", {}, f.label || "—"), h("td", { cl\##
+ass: "wire" }, f.vendorId),
+    h("td", { class: "wire" }, f.fabricId), h("td", { class: "wire" }, f.nodeId), cell);
+}
 start();
 """##
 
@@ -852,6 +951,24 @@ t ihr neu.",
   restoring: "Stelle wieder her…", restored: "Wiederhergestellt: Der Hub startet mit der Sicherung neu.", restoredNo\##
 Restart: "Wiederhergestellt: Starten Sie den Hub neu, damit er mit der Sicherung läuft.",
   restoreFailed: "Nicht wiederhergestellt", chooseFile: "Sicherungsdatei (.tar)",
+  matter: "Matter",
+  matterOff: "Der Matter-Knoten des Hubs ist aus.",
+  matterOn: "Zum Einschalten `matter: {enabled: true}` in der Konfiguration setzen (Reiter Konfiguration) und speich\##
+ern: Der Hub startet damit neu.",
+  matterPair: "Den Hub koppeln: diesen QR-Code in der App des Ökosystems scannen oder den manuellen Code eingeben.",
+  matterWindowHere: "Ein Kopplungsfenster für ein weiteres Ökosystem ist offen: mit diesen Codes koppeln.",
+  matterWindowElsewhere: "Ein Kopplungsfenster ist offen, von einem anderen Administrator geöffnet: Seine Codes werd\##
+en dort gezeigt, wo es geöffnet wurde.",
+  matterManual: "Manueller Code", matterQR: "QR-Code", matterCloses: "Schließt in", matterClosed: "Das Fenster ist g\##
+eschlossen.",
+  matterFabrics: "Fabrics (Ökosysteme, mit denen der Hub gekoppelt ist)", matterNoFabrics: "Der Hub ist noch mit kei\##
+nem Ökosystem gekoppelt.",
+  matterIndex: "Index", matterLabel: "Bezeichnung", matterVendor: "Hersteller", matterFabricId: "Fabric-ID", matterN\##
+odeId: "Knoten-ID",
+  matterOpen: "Fenster für ein weiteres Ökosystem öffnen", matterOpening: "Öffne…",
+  matterRemoveAsk: "Fabric {index} entfernen? Sein Ökosystem verliert den Hub und seine Geräte; die anderen behalte\##
+n sie.",
+  matterRemoveYes: "Fabric entfernen", cancel: "Abbrechen",
   names: {
     onOff: "Ein", currentLevel: "Stufe", minLevel: "Niedrigste Stufe", maxLevel: "Höchste Stufe",
     moveToLevel: "Stufe setzen", moveToLevelWithOnOff: "Dimmen", stopWithOnOff: "Anhalten und schalten", stopMoveSte\##

@@ -55,6 +55,8 @@ final class WebAPI: Sendable {
     let brokerAddress: String
     /// The hub's administration (`/api/admin/`), when the hub handed it over.
     let admin: WebAdmin?
+    /// The Matter panel's routes (`/api/admin/matter…`): the node's, or the answer that it is off.
+    let matter: WebMatter
     /// Names this hub answers to besides IP literals (`Host` check against DNS rebinding).
     let hostNames: Set<String>
     private let limit = Locked(LoginRateLimit())
@@ -67,8 +69,9 @@ final class WebAPI: Sendable {
     static let cookieName = "hearth_session"
 
     init(mqtt: MQTTHub, accounts: WebAccounts, sessions: WebSessions, brokerAddress: String, logger: Logger,
-         admin: WebAdmin? = nil) {
+         admin: WebAdmin? = nil, matter: WebMatter? = nil) {
         self.admin = admin
+        self.matter = matter ?? WebMatter(node: nil, logger: logger)
         self.mqtt = mqtt
         self.accounts = accounts
         self.sessions = sessions
@@ -112,6 +115,7 @@ final class WebAPI: Sendable {
                                                      message: "sign in first: POST /api/login")))])))
         }
         if backupRoute(r, session, route, reply) { return }
+        if matter.route(r, session, route, reply) { return }
         switch (r.method, route) {
         case ("GET", ["session"]):
             reply(Self.json(200, .object([("ok", .bool(true)), ("user", .string(session.user)),

@@ -54,7 +54,7 @@ public final class WebServer: Sendable {
         let sessions = WebSessions(now: { (ContinuousClock.now - start).milliseconds })
         let api = WebAPI(
             mqtt: hub.mqtt, accounts: accounts, sessions: sessions, brokerAddress: brokerAddress, logger: logger,
-            admin: administration.map(WebAdmin.init))
+            admin: administration.map(WebAdmin.init), matter: WebMatter(node: hub.matter, logger: logger))
         let streams = EventStreams(api: api)
         let tls = try tlsContext(hub.web)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)

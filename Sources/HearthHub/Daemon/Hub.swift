@@ -37,6 +37,8 @@ public final class Hub {
     /// What the log view must never show (`LogRing.redact`): `secrets.yaml`'s values, the broker's password, the
     /// Matter pairing values.
     public internal(set) var secrets: [String] = []
+    /// The Matter node, for the web page's administration; nil when `matter:` is off.
+    public internal(set) var matter: HubMatter?
 
     /// Why no hub was assembled: the exit status `hearthd` ends with. The reasons are logged as they are found.
     public struct StartFailure: Error, Sendable {
@@ -225,6 +227,7 @@ public final class Hub {
             .init(service: BindingsService(bindings: plan.bindings.map(\.binding)), serviceName: "hardware"),
             .init(service: MQTTService(hub: mqtt), serviceName: "mqtt"),
         ]
+        var hubMatter: HubMatter?
         if matterEnabled {
             guard let matter = MatterHub.service(config, home: home, door: MQTTBridgeDoor(hub: mqtt), logger: logger) else {
                 for (_, binding) in plan.bindings { binding.stop() }
@@ -234,6 +237,7 @@ public final class Hub {
                 router.feedBridge(peers, log: { logger.notice("\($0)") })
             }
             services.append(.init(service: matter, serviceName: "matter"))
+            hubMatter = HubMatter(administration: matter.administration, pairing: matter.pairing)
         }
         if let interval = SystemdNotifier.watchdogInterval, notifier.isActive {
             services.append(.init(service: WatchdogService(notifier: notifier, interval: interval), serviceName: "watchdog"))
@@ -242,6 +246,7 @@ public final class Hub {
                       startingMetadata: ["hub": "\(config.hubID)", "board": "\(plan.board.name)",
                                          "devices": "\(home.deviceIDs.count)", "state": "\(store.file)"],
                       services: services)
+        hub.matter = hubMatter
         hub.secrets = secretsForLogs(
             configFile: source.file, mqtt: config.mqtt,
             matter: matterEnabled ? try? MatterHub.pairing(config.matter, stateDirectory: config.stateDirectory) : nil)
