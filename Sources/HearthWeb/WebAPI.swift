@@ -55,6 +55,8 @@ final class WebAPI: Sendable {
     let brokerAddress: String
     /// The hub's administration (`/api/admin/`), when the hub handed it over.
     let admin: WebAdmin?
+    /// Whether the page is served over HTTPS: the session cookie is then `Secure`, never sent over plain HTTP.
+    let overTLS: Bool
     /// The Matter panel's routes (`/api/admin/matter…`): the node's, or the answer that it is off.
     let matter: WebMatter
     /// Names this hub answers to besides IP literals (`Host` check against DNS rebinding).
@@ -69,8 +71,9 @@ final class WebAPI: Sendable {
     static let cookieName = "hearth_session"
 
     init(mqtt: MQTTHub, accounts: WebAccounts, sessions: WebSessions, brokerAddress: String, logger: Logger,
-         admin: WebAdmin? = nil, matter: WebMatter? = nil) {
+         admin: WebAdmin? = nil, matter: WebMatter? = nil, overTLS: Bool = false) {
         self.admin = admin
+        self.overTLS = overTLS
         self.matter = matter ?? WebMatter(node: nil, logger: logger)
         self.mqtt = mqtt
         self.accounts = accounts
@@ -122,7 +125,7 @@ final class WebAPI: Sendable {
                                           ("role", .string(session.role.rawValue))])))
         case ("POST", ["logout"]):
             sessions.end(token)
-            reply(Self.json(200, .object([("ok", .bool(true))]), cookie: Self.cookie("", maxAge: 0)))
+            reply(Self.json(200, .object([("ok", .bool(true))]), cookie: cookie("", maxAge: 0)))
         case ("POST", ["password"]): changePassword(r, session, reply)
         case ("GET", ["status"]): reply(Self.json(200, status(session)))
         case ("GET", ["home"]): reply(Self.raw(200, mqtt.homeView()))
@@ -388,7 +391,7 @@ final class WebAPI: Sendable {
                 200,
                 .object([("ok", .bool(true)), ("user", .string(account.name)), ("role", .string(account.role.rawValue))]
                 ),
-                cookie: Self.cookie(token, maxAge: WebSessions.lifetime / 1000))
+                cookie: cookie(token, maxAge: WebSessions.lifetime / 1000))
         } catch { return Self.error(500, HomeError(.failure, "\(error)")) }
     }
 
@@ -410,8 +413,9 @@ final class WebAPI: Sendable {
 
     // MARK: Responses
 
-    static func cookie(_ token: String, maxAge: Int64) -> (String, String) {
-        ("Set-Cookie", "\(cookieName)=\(token); Path=/; HttpOnly; SameSite=Strict; Max-Age=\(maxAge)")
+    func cookie(_ token: String, maxAge: Int64) -> (String, String) {
+        let secure = overTLS ? "; Secure" : ""
+        return ("Set-Cookie", "\(Self.cookieName)=\(token); Path=/; HttpOnly; SameSite=Strict\(secure); Max-Age=\(maxAge)")
     }
 
     static func errorObject(_ e: HomeError) -> JSON {

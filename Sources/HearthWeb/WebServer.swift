@@ -52,11 +52,12 @@ public final class WebServer: Sendable {
             ?? WebAccounts(directory: hub.stateDirectory)
         let start = ContinuousClock.now
         let sessions = WebSessions(now: { (ContinuousClock.now - start).milliseconds })
+        let tls = try tlsContext(hub.web)
         let api = WebAPI(
             mqtt: hub.mqtt, accounts: accounts, sessions: sessions, brokerAddress: brokerAddress, logger: logger,
-            admin: administration.map(WebAdmin.init), matter: WebMatter(node: hub.matter, logger: logger))
+            admin: administration.map(WebAdmin.init), matter: WebMatter(node: hub.matter, logger: logger),
+            overTLS: tls != nil)
         let streams = EventStreams(api: api)
-        let tls = try tlsContext(hub.web)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 64)

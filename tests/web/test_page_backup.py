@@ -235,12 +235,26 @@ def test_the_page_over_tls_with_a_certificate_made_for_the_test(rig, browser):
         conn.close()
         return r.status, body
 
+    def https_post(path: str, payload: dict):
+        conn = http.client.HTTPSConnection("127.0.0.1", hub.web_port, timeout=5, context=trusted)
+        conn.request("POST", path, json.dumps(payload),
+                     {"Content-Type": "application/json", "Origin": f"https://127.0.0.1:{hub.web_port}"})
+        r = conn.getresponse()
+        r.read()
+        conn.close()
+        return r.status, r.getheader("Set-Cookie") or ""
+
     hub.proc = subprocess.Popen([os.environ["HEARTHD"], "run", "--config", str(hub.config)],
                                 stdout=open(hub.log, "ab"), stderr=subprocess.STDOUT)
     try:
         status, page = wait_until(lambda: https_get("/"), 30, f"the page over TLS (log: {hub.log})")
         assert status == 200 and b"<!doctype html>" in page
         assert "web page on https://" in hub.log.read_text()
+        # Over TLS the session cookie is Secure: a browser never sends it over plain HTTP.
+        status, _ = https_post("/api/setup", {"code": hub.setup_code(), "password": PASSWORD})
+        assert status == 200
+        status, cookie = https_post("/api/login", {"user": "admin", "password": PASSWORD})
+        assert status == 200 and "; Secure" in cookie and "HttpOnly" in cookie, cookie
         # Plain HTTP on the TLS port gets no page.
         try:
             got = hub.request("GET", "/")
