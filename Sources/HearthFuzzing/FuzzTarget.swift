@@ -38,6 +38,12 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case matterIM = "matter-im"
     /// A Matter command's fields as the bridge decodes them for the engine, and back.
     case matterBridge = "matter-bridge"
+    /// PASE with one message (PBKDFParamRequest, Pake1, Pake3) the input's, the others a genuine commissioner's.
+    case matterPASE = "matter-pase"
+    /// CASE with one message (Sigma1, a resumption's Sigma1, Sigma3) the input's, the others a genuine controller's.
+    case matterCASE = "matter-case"
+    /// Interaction Model requests in sequence on one exchange of a commissioned node, from three kinds of peer.
+    case matterIMExchange = "matter-im-exchange"
 
     /// Runs the target on one input; throws the first broken promise.
     public func run(_ bytes: [UInt8]) throws(FuzzFailure) {
@@ -58,6 +64,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .matterSecureChannel: try MatterSecureChannelTarget.run(bytes)
         case .matterIM: try MatterIMTarget.run(bytes)
         case .matterBridge: try MatterBridgeTarget.run(bytes)
+        case .matterPASE: try MatterPASETarget.run(bytes)
+        case .matterCASE: try MatterCASETarget.run(bytes)
+        case .matterIMExchange: try MatterIMExchangeTarget.run(bytes)
         }
     }
 }
