@@ -24,6 +24,8 @@ without pairing again. The commissioned node gets --node-id (default 1).
   bridge-numbers, bridge-complete, bridge-bench
                                            the bridge's checks (tests/matter/bridge.py) against hearthd on
                                            examples/sim.yaml; --mqtt-ns NS names the namespace of its mosquitto
+  commission-fail-at, commission-premature, arm-and-leave, fabric-count
+                                           interrupted commissioning (tests/matter/failsafe.py)
 
 Oracles (no network, no store): the controller's own codecs, to check what Hearth's code produces. The setup-payload
 ones start the native library, so they too need a private /data and /tmp: `scripts/test-matter --oracle …` runs them
@@ -54,6 +56,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import bridge  # noqa: E402  (tests/matter/bridge.py: the bridge's checks)
+import failsafe  # noqa: E402  (tests/matter/failsafe.py: interrupted commissioning)
 DEFAULT_PAA = HERE.parent.parent / "Tests" / "Matter" / "credentials" / "paa"
 CONTROLLER_NODE_ID = 112233
 FABRIC_ID = 1
@@ -135,7 +138,7 @@ def jsonable(value: Any) -> Any:
 class Controller:
     """A controller on the store's fabric: made on first use, loaded from the store afterwards."""
 
-    def __init__(self, store: Path, paa: Path) -> None:
+    def __init__(self, store: Path, paa: Path, use_test_commissioner: bool = False) -> None:
         import chip.CertificateAuthority as CA
         from chip.ChipStack import ChipStack
 
@@ -151,7 +154,8 @@ class Controller:
             self.ca_mgr.NewCertificateAuthority()
         ca = self.ca_mgr.activeCaList[0]
         admin = ca.adminList[0] if ca.adminList else ca.NewFabricAdmin(vendorId=ADMIN_VENDOR_ID, fabricId=FABRIC_ID)
-        self.ctrl = admin.NewController(nodeId=CONTROLLER_NODE_ID, paaTrustStorePath=str(paa))
+        self.ctrl = admin.NewController(nodeId=CONTROLLER_NODE_ID, paaTrustStorePath=str(paa),
+                                        useTestCommissioner=use_test_commissioner)
 
     def shutdown(self) -> None:
         # All three, in this order, or the interpreter aborts at exit.
@@ -513,6 +517,7 @@ def parse_args() -> argparse.Namespace:
                        help="bridge-bench: how many toggles; bridge-complete: how many devices the bridge has")
         p.add_argument("--device-pid", type=int, default=0, help="bridge-bench: the device's pid, for its CPU time")
         p.add_argument("--endpoint", type=int, default=0, help="bridge-bench: the light's endpoint (default: the porch light)")
+    failsafe.add_subcommands(sub)
     sub.add_parser("tlv-decode").add_argument("hex")
     sub.add_parser("tlv-encode").add_argument("json")
     sub.add_parser("parse-qr").add_argument("payload")
@@ -545,6 +550,10 @@ NETWORK_COMMANDS = {
     "bridge-numbers": lambda c, a: bridge_check(bridge.numbers, c, a),
     "bridge-complete": lambda c, a: bridge_check(bridge.complete, c, a),
     "bridge-bench": lambda c, a: bridge_check(bridge.bench, c, a),
+    "commission-fail-at": lambda c, a: failsafe.commission_fail_at(c, a, native_log, CheckFailed),
+    "commission-premature": lambda c, a: failsafe.commission_premature(c, a, native_log, CheckFailed),
+    "arm-and-leave": lambda c, a: failsafe.arm_and_leave(c, a, native_log, CheckFailed, emit),
+    "fabric-count": lambda c, a: failsafe.fabric_count(c, a, native_log, CheckFailed),
 }
 
 
@@ -558,7 +567,7 @@ async def bridge_check(check, ctrl: Controller, args: argparse.Namespace) -> dic
 
 async def run_network(args: argparse.Namespace) -> dict[str, Any]:
     started = time.monotonic()
-    ctrl = Controller(args.store, args.paa)
+    ctrl = Controller(args.store, args.paa, use_test_commissioner=args.command in failsafe.TEST_COMMISSIONER)
     try:
         result = await asyncio.wait_for(NETWORK_COMMANDS[args.command](ctrl, args), timeout=args.timeout)
     finally:
