@@ -66,7 +66,8 @@ enum MatterPASETarget {
             let result = responder.receive(opcode: opcode.rawValue, payload: payload)
             let what = "PASE \(opcode) \(shown(payload))"
             if let failure = result.failure {
-                try require(result.reply?.opcode == .statusReport, "\(what) failed (\(failure)) without a status report")
+                try require(
+                    result.reply?.opcode == .statusReport, "\(what) failed (\(failure)) without a status report")
                 try require(!responder.isBusy, "\(what) failed (\(failure)) but the responder stays busy")
             }
             return (result, payload)
@@ -100,12 +101,14 @@ enum MatterPASETarget {
         let genuinePake3 = PAKEMessage.pake3(cA: cA)
         let (third, sentPake3) = try send(.pasePake3, genuinePake3, at: 2)
         if third.established != nil {
-            try require(sentPake3 == genuinePake3, "a Pake3 that is not the proof established a session: \(shown(sentPake3))")
+            try require(
+                sentPake3 == genuinePake3, "a Pake3 that is not the proof established a session: \(shown(sentPake3))")
             try require(third.reply?.opcode == .statusReport, "an established PASE session was not acknowledged")
             try require(!responder.isBusy, "the responder stays busy after establishing")
             return true
         }
-        try require(sentPake3 != genuinePake3, "the genuine Pake3 was refused: \(third.failure.map { "\($0)" } ?? "no answer")")
+        try require(
+            sentPake3 != genuinePake3, "the genuine Pake3 was refused: \(third.failure.map { "\($0)" } ?? "no answer")")
         return false
     }
 }
@@ -128,14 +131,17 @@ enum MatterCASETarget {
     }()
 
     static func genuineSigma1(resuming: Bool) throws(FuzzFailure) -> [UInt8] {
-        guard let identity = MatterSecureChannelTarget.Identities.shared.identities.first, let ipk = identity.ipks.first else {
+        guard let identity = MatterSecureChannelTarget.Identities.shared.identities.first, let ipk = identity.ipks.first
+        else {
             throw FuzzFailure("the fuzz fabric has no identity")
         }
         let destination = FabricKeys.destinationID(
-            ipk: ipk, initiatorRandom: initiatorRandom, rootPublicKey: identity.rootPublicKey, fabricID: identity.fabricID,
+            ipk: ipk, initiatorRandom: initiatorRandom, rootPublicKey: identity.rootPublicKey,
+            fabricID: identity.fabricID,
             nodeID: identity.nodeID)
-        var message = Sigma1(initiatorRandom: initiatorRandom, initiatorSessionID: 0x0BEE, destinationID: destination,
-                             initiatorEphemeralPublicKey: ephemeral.publicKey.x963Representation)
+        var message = Sigma1(
+            initiatorRandom: initiatorRandom, initiatorSessionID: 0x0BEE, destinationID: destination,
+            initiatorEphemeralPublicKey: ephemeral.publicKey.x963Representation)
         if resuming {
             message.resumptionID = resumptionID
             do {
@@ -154,14 +160,18 @@ enum MatterCASETarget {
         let step = bytes[0] % 3, form = bytes[1]
         let rest = bytes.dropFirst(2)
         let store = InMemoryCASEResumptionStore()
-        store.save(CASEResumptionRecord(resumptionID: resumptionID, sharedSecret: sharedSecret, fabricIndex: 1,
-                                        peerNodeID: peerNodeID, peerCASEAuthenticatedTags: []))
-        var responder = CASEResponder(identities: MatterSecureChannelTarget.Identities.shared, resumptions: store,
-                                      sessionIDs: { 2 }, now: { nil })
+        store.save(
+            CASEResumptionRecord(
+                resumptionID: resumptionID, sharedSecret: sharedSecret, fabricIndex: 1,
+                peerNodeID: peerNodeID, peerCASEAuthenticatedTags: []))
+        var responder = CASEResponder(
+            identities: MatterSecureChannelTarget.Identities.shared, resumptions: store,
+            sessionIDs: { 2 }, now: { nil })
 
         func check(_ result: SessionEstablishmentStep, _ what: String) throws(FuzzFailure) {
             if let failure = result.failure {
-                try require(result.reply?.opcode == .statusReport, "\(what) failed (\(failure)) without a status report")
+                try require(
+                    result.reply?.opcode == .statusReport, "\(what) failed (\(failure)) without a status report")
                 try require(!responder.isBusy, "\(what) failed (\(failure)) but the responder stays busy")
             }
         }
@@ -179,20 +189,24 @@ enum MatterCASETarget {
                 // Resumption accepted: only for the remembered id, with the MIC its secret makes for this random.
                 let sent = try? Sigma1(payload: payload)
                 let expected = sent.flatMap { sent in
-                    try? CASECrypto.resumeMIC(sharedSecret: sharedSecret, initiatorRandom: sent.initiatorRandom,
-                                              resumptionID: resumptionID, info: "Sigma1_Resume", nonce: CASECrypto.resume1Nonce)
+                    try? CASECrypto.resumeMIC(
+                        sharedSecret: sharedSecret, initiatorRandom: sent.initiatorRandom,
+                        resumptionID: resumptionID, info: "Sigma1_Resume", nonce: CASECrypto.resume1Nonce)
                 }
-                try require(sent?.resumptionID == resumptionID && expected != nil && sent?.initiatorResumeMIC == expected,
-                            "\(what) was answered Sigma2Resume without the remembered id and its MIC")
+                try require(
+                    sent?.resumptionID == resumptionID && expected != nil && sent?.initiatorResumeMIC == expected,
+                    "\(what) was answered Sigma2Resume without the remembered id and its MIC")
             }
         default:
-            let sigma2 = responder.receive(opcode: SecureChannelOpcode.caseSigma1.rawValue,
-                                           payload: try genuineSigma1(resuming: false))
+            let sigma2 = responder.receive(
+                opcode: SecureChannelOpcode.caseSigma1.rawValue,
+                payload: try genuineSigma1(resuming: false))
             guard sigma2.reply?.opcode == .caseSigma2 else {
                 throw FuzzFailure("the genuine Sigma1 answered \(sigma2.reply.map { "\($0.opcode)" } ?? "nothing")")
             }
             // What the fuzzer starts from is only shaped like a Sigma3: no input holds a valid signature.
-            let shape = TLVElement.structure { TLVElement(context: 1, .bytes([UInt8](repeating: 0x33, count: 120))) }.encoded()
+            let shape = TLVElement.structure { TLVElement(context: 1, .bytes([UInt8](repeating: 0x33, count: 120))) }
+                .encoded()
             let payload = editedPayload(genuine: shape, form: form, rest)
             let result = responder.receive(opcode: SecureChannelOpcode.caseSigma3.rawValue, payload: payload)
             let what = "CASE Sigma3 \(shown(payload))"
@@ -201,18 +215,26 @@ enum MatterCASETarget {
             refused = result.failure != nil
         }
         if refused {
-            try require(store.record(resumptionID: resumptionID) != nil, "a refused message lost the remembered session")
+            try require(
+                store.record(resumptionID: resumptionID) != nil, "a refused message lost the remembered session")
         }
         // The same responder resumes the remembered session for a genuine controller: Sigma1, Sigma2Resume, and the
         // controller's SessionEstablishmentSuccess.
         if responder.isBusy { responder.abort() }
-        let resume = responder.receive(opcode: SecureChannelOpcode.caseSigma1.rawValue, payload: try genuineSigma1(resuming: true))
-        try require(resume.reply?.opcode == .caseSigma2Resume,
-                    "a genuine resumption was not accepted after \(shown(bytes)): \(resume.failure.map { "\($0)" } ?? "full CASE")")
-        let done = responder.receive(opcode: SecureChannelOpcode.statusReport.rawValue,
-                                     payload: StatusReport.sessionEstablishmentSuccess.encoded())
-        try require(done.established?.resumed == true && done.established?.kind == .case(
-            fabricIndex: 1, peerNodeID: peerNodeID, peerCASEAuthenticatedTags: []),
-                    "a genuine resumption did not establish the remembered session after \(shown(bytes))")
+        let resume = responder.receive(
+            opcode: SecureChannelOpcode.caseSigma1.rawValue, payload: try genuineSigma1(resuming: true))
+        try require(
+            resume.reply?.opcode == .caseSigma2Resume,
+            "a genuine resumption was not accepted after \(shown(bytes)): "
+                + (resume.failure.map { "\($0)" } ?? "full CASE"))
+        let done = responder.receive(
+            opcode: SecureChannelOpcode.statusReport.rawValue,
+            payload: StatusReport.sessionEstablishmentSuccess.encoded())
+        try require(
+            done.established?.resumed == true
+                && done.established?.kind
+                    == .case(
+                        fabricIndex: 1, peerNodeID: peerNodeID, peerCASEAuthenticatedTags: []),
+            "a genuine resumption did not establish the remembered session after \(shown(bytes))")
     }
 }

@@ -48,24 +48,30 @@ enum MatterIMExchangeTarget {
         for message in messages {
             if message.advance { now = now + 1500 }
             let before = MatterIMTarget.snapshot(node, storage)
-            let reply = node.receive(opcode: message.opcode, payload: message.payload, exchange: &exchange, subject: subject,
-                                     now: now)
+            let reply = node.receive(
+                opcode: message.opcode, payload: message.payload, exchange: &exchange, subject: subject,
+                now: now)
             guard let answer = reply.message else { continue }
-            try require(answer.payload.count <= InteractionModelServer.defaultMaximumPayloadSize,
-                        "a \(answer.opcode) of \(answer.payload.count) bytes exceeds the MTU")
+            try require(
+                answer.payload.count <= InteractionModelServer.defaultMaximumPayloadSize,
+                "a \(answer.opcode) of \(answer.payload.count) bytes exceeds the MTU")
             try MatterIMTarget.checkDecodes(answer)
             if answer.opcode == .statusResponse, let status = try? StatusResponse(decoding: answer.payload),
-               status.status != .success {
-                try require(MatterIMTarget.snapshot(node, storage) == before,
-                            "a message refused with \(status.status) changed the node: \(shown(message.payload))")
+                status.status != .success
+            {
+                try require(
+                    MatterIMTarget.snapshot(node, storage) == before,
+                    "a message refused with \(status.status) changed the node: \(shown(message.payload))")
             }
             if reply.closesExchange { exchange = IMExchangeState() }
         }
         if stranger {
-            try require(MatterIMTarget.snapshot(node, storage) == atStart,
-                        "a node without an ACL entry changed the node: \(shown(bytes))")
-            try require(!node.interactionModel.subscriptions.contains { $0.subject.subject == 0xDEAD },
-                        "a node without an ACL entry holds a subscription: \(shown(bytes))")
+            try require(
+                MatterIMTarget.snapshot(node, storage) == atStart,
+                "a node without an ACL entry changed the node: \(shown(bytes))")
+            try require(
+                !node.interactionModel.subscriptions.contains { $0.subject.subject == 0xDEAD },
+                "a node without an ACL entry holds a subscription: \(shown(bytes))")
         }
     }
 
@@ -91,32 +97,45 @@ enum MatterIMExchangeTarget {
             (0x30, 0x00, [TLVElement(context: 0, .uint(UInt16(60))), TLVElement(context: 1, .uint(UInt64(1)))]),
             (0x3E, 0x04, [TLVElement(context: 0, .bytes([UInt8](repeating: 0x11, count: 32)))]),
             (0x3E, 0x0B, [TLVElement(context: 0, .bytes([0x04] + [UInt8](repeating: 0xAB, count: 64)))]),
-            (0x3E, 0x06, [TLVElement(context: 0, .bytes([0x12, 0x33])), TLVElement(context: 2, .bytes([UInt8](repeating: 0x5A, count: 16))),
-                          TLVElement(context: 3, .uint(admin)), TLVElement(context: 4, .uint(UInt16(0xFFF1)))]),
+            (
+                0x3E, 0x06,
+                [
+                    TLVElement(context: 0, .bytes([0x12, 0x33])),
+                    TLVElement(context: 2, .bytes([UInt8](repeating: 0x5A, count: 16))),
+                    TLVElement(context: 3, .uint(admin)), TLVElement(context: 4, .uint(UInt16(0xFFF1)))
+                ]
+            )
         ]
         for (cluster, command, fields) in steps {
             let status = invoke(node, cluster, command, as: pase, now: start) { fields }
             try require(status == .success, "commissioning step \(cluster)/\(command) answered \(status)")
         }
         let complete = invoke(node, 0x30, 0x04, as: .caseSession(fabricIndex: 1, node: admin), now: start) { [] }
-        try require(complete == .success && !node.commissioning.isFailSafeArmed && node.commissioning.fabrics.count == 1,
-                    "CommissioningComplete answered \(complete)")
+        try require(
+            complete == .success && !node.commissioning.isFailSafeArmed && node.commissioning.fabrics.count == 1,
+            "CommissioningComplete answered \(complete)")
         _ = node.takeEvents()
         return node
     }
 
     /// Invokes one command; returns SUCCESS for a response command or the command's status.
     @discardableResult
-    static func invoke(_ node: MatterNodeCore, _ cluster: ClusterID, _ command: CommandID, as subject: SubjectDescriptor,
-                       now: MatterInstant, fields: () -> [TLVElement]) -> IMStatusCode {
+    static func invoke(
+        _ node: MatterNodeCore, _ cluster: ClusterID, _ command: CommandID, as subject: SubjectDescriptor,
+        now: MatterInstant, fields: () -> [TLVElement]
+    ) -> IMStatusCode {
         var exchange = IMExchangeState()
         let request = InvokeRequest(invokeRequests: [
-            CommandDataIB(path: CommandPath(endpoint: 0, cluster: cluster, command: command), fields: TLVElement(.structure(fields())))
+            CommandDataIB(
+                path: CommandPath(endpoint: 0, cluster: cluster, command: command),
+                fields: TLVElement(.structure(fields())))
         ])
-        let reply = node.receive(opcode: InteractionModelOpcode.invokeRequest.rawValue, payload: request.encoded().encoded(),
-                                 exchange: &exchange, subject: subject, now: now)
+        let reply = node.receive(
+            opcode: InteractionModelOpcode.invokeRequest.rawValue, payload: request.encoded().encoded(),
+            exchange: &exchange, subject: subject, now: now)
         guard let message = reply.message, message.opcode == .invokeResponse,
-              let response = try? InvokeResponse(decoding: message.payload), let first = response.invokeResponses.first else {
+            let response = try? InvokeResponse(decoding: message.payload), let first = response.invokeResponses.first
+        else {
             return .failure
         }
         switch first {

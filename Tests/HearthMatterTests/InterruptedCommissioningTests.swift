@@ -24,8 +24,10 @@ enum CommissioningStage: String, CaseIterable, Sendable, CustomStringConvertible
 
     /// Runs the commissioning steps up to `stage` over PASE (and CASE for the last); returns the fabric AddNOC made.
     @discardableResult
-    static func commission(_ fixture: MatterNodeFixture, upTo stage: CommissioningStage, fabricID: UInt64 = 0x1234,
-                           rootPublicKey: [UInt8] = MatterNodeFixture.rootPublicKey) throws -> FabricIndex? {
+    static func commission(
+        _ fixture: MatterNodeFixture, upTo stage: CommissioningStage, fabricID: UInt64 = 0x1234,
+        rootPublicKey: [UInt8] = MatterNodeFixture.rootPublicKey
+    ) throws -> FabricIndex? {
         let arm = try fixture.invokeForResponse(0, 0x0030, 0x00, as: pase) {
             TLVElement(context: 0, .uint(failSafeSeconds))
             TLVElement(context: 1, .uint(UInt64(1)))
@@ -49,8 +51,12 @@ enum CommissioningStage: String, CaseIterable, Sendable, CustomStringConvertible
         guard stage != .addedTrustedRoot else { return nil }
 
         let noc = try fixture.invokeForResponse(0, 0x003E, 0x06, as: pase) {
-            TLVElement(context: 0, .bytes(StandInCertificates.noc(fabricID: fabricID, nodeID: 0x0102_0304, publicKey: publicKey,
-                                                                 rootPublicKey: rootPublicKey)))
+            TLVElement(
+                context: 0,
+                .bytes(
+                    StandInCertificates.noc(
+                        fabricID: fabricID, nodeID: 0x0102_0304, publicKey: publicKey,
+                        rootPublicKey: rootPublicKey)))
             TLVElement(context: 2, .bytes([UInt8](repeating: 0x5A, count: 16)))
             TLVElement(context: 3, .uint(admin))
             TLVElement(context: 4, .uint(UInt16(0xFFF1)))
@@ -70,9 +76,13 @@ enum CommissioningStage: String, CaseIterable, Sendable, CustomStringConvertible
         try #require(extend[context: 0]?.unsignedValue == 0, "ArmFailSafe over CASE: \(extend)")
         let own = fixture.node.commissioning.acl.filter { $0.fabricIndex == index }
         let entries = own + [ACLEntry(privilege: .view, authMode: .case, subjects: [42], fabricIndex: index)]
-        let written = try fixture.write([AttributeDataIB(dataVersion: nil, path: AttributePath(endpoint: 0, cluster: 0x001F, attribute: 0),
-                                                         data: .array(entries.map { $0.encoded(includingFabricIndex: false) }))],
-                                        as: caseAdmin)
+        let written = try fixture.write(
+            [
+                AttributeDataIB(
+                    dataVersion: nil, path: AttributePath(endpoint: 0, cluster: 0x001F, attribute: 0),
+                    data: .array(entries.map { $0.encoded(includingFabricIndex: false) }))
+            ],
+            as: caseAdmin)
         #expect(written == [.success])
         #expect(fixture.node.commissioning.acl.filter { $0.fabricIndex == index }.count == 2)
         return index
@@ -95,9 +105,10 @@ enum CommissioningStage: String, CaseIterable, Sendable, CustomStringConvertible
         #expect(try fixture.readValue(0, 0x003E, 3, as: pase) == .unsigned(0))  // CommissionedFabrics
         #expect(try fixture.readValue(0, 0x0030, 0, as: pase) == .unsigned(0))  // Breadcrumb
         // Nothing of the old fail-safe can be finished: AddNOC and CommissioningComplete find none.
-        #expect(try fixture.invokeStatus(0, 0x003E, 0x0B, as: pase) {
-            TLVElement(context: 0, .bytes(StandInCertificates.root(publicKey: MatterNodeFixture.rootPublicKey)))
-        } == .failsafeRequired)
+        #expect(
+            try fixture.invokeStatus(0, 0x003E, 0x0B, as: pase) {
+                TLVElement(context: 0, .bytes(StandInCertificates.root(publicKey: MatterNodeFixture.rootPublicKey)))
+            } == .failsafeRequired)
         let complete = try fixture.invokeForResponse(0, 0x0030, 0x04, as: pase)
         #expect(complete[context: 0]?.unsignedValue == UInt64(CommissioningError.noFailSafe.rawValue))
     }
@@ -124,7 +135,8 @@ enum CommissioningStage: String, CaseIterable, Sendable, CustomStringConvertible
         try Self.expectNothingLeft(fixture, storedBefore: storedBefore)
         if let added {
             // The fabric's administrator lost its access with the fabric.
-            #expect(try fixture.invokeStatus(0, 0x0030, 0x04, as: .caseSession(fabricIndex: added, node: Self.admin))
+            #expect(
+                try fixture.invokeStatus(0, 0x0030, 0x04, as: .caseSession(fabricIndex: added, node: Self.admin))
                     == .unsupportedAccess)
         }
 
@@ -164,7 +176,11 @@ enum CommissioningStage: String, CaseIterable, Sendable, CustomStringConvertible
         #expect(try fixture.storage.load(.fabrics) == stored)
         #expect(!fixture.node.commissioning.isFailSafeArmed)
         let roots = try fixture.readValue(0, 0x003E, 4, as: Self.pase)
-        #expect(roots == .array([TLVElement(.bytes(StandInCertificates.root(publicKey: [0x04] + [UInt8](repeating: 1, count: 64))))]))
+        #expect(
+            roots
+                == .array([
+                    TLVElement(.bytes(StandInCertificates.root(publicKey: [0x04] + [UInt8](repeating: 1, count: 64))))
+                ]))
         // The first fabric's administrator still reads.
         let firstAdmin = SubjectDescriptor.caseSession(fabricIndex: first, node: Self.admin)
         #expect(try fixture.readValue(0, 0x003E, 5, as: firstAdmin) == .unsigned(UInt64(first)))

@@ -39,20 +39,26 @@ import Testing
         let fixture = try MatterNodeFixture()
         let clock = MatterManualClock(now: fixture.clock.start)
         let options = MatterNodeOptions(
-            addresses: [try SocketAddress(ipAddress: "127.0.0.1", port: 0)], announceInterfaces: [], hostLabel: "TEST", port: 0,
-            discriminator: 3840, verifier: try PASEVerifier.compute(passcode: 20_202_021, salt: [UInt8](repeating: 1, count: 32),
-                                                                   iterations: 1000),
+            addresses: [try SocketAddress(ipAddress: "127.0.0.1", port: 0)], announceInterfaces: [], hostLabel: "TEST",
+            port: 0,
+            discriminator: 3840,
+            verifier: try PASEVerifier.compute(
+                passcode: 20_202_021, salt: [UInt8](repeating: 1, count: 32),
+                iterations: 1000),
             vendorID: 0xFFF1, productID: 0x8000, deviceName: "test")
-        let node = MatterNode(core: fixture.node, options: options, eventLoop: group.next(), clock: clock, log: { _ in })
+        let node = MatterNode(
+            core: fixture.node, options: options, eventLoop: group.next(), clock: clock, log: { _ in })
         try await node.start()
         return Running(group: group, fixture: fixture, clock: clock, node: node)
     }
 
     static func session(_ kind: EstablishedSession.Kind, id: UInt16) throws -> EstablishedSession {
-        EstablishedSession(kind: kind, localSessionID: id, peerSessionID: id,
-                           keys: try SessionKeys(secret: [UInt8](repeating: UInt8(truncatingIfNeeded: id), count: 32), salt: [],
-                                                 info: "SessionKeys"),
-                           peerParameters: nil, resumed: false)
+        EstablishedSession(
+            kind: kind, localSessionID: id, peerSessionID: id,
+            keys: try SessionKeys(
+                secret: [UInt8](repeating: UInt8(truncatingIfNeeded: id), count: 32), salt: [],
+                info: "SessionKeys"),
+            peerParameters: nil, resumed: false)
     }
 
     static let peer = try! SocketAddress(ipAddress: "127.0.0.1", port: 5999)
@@ -72,16 +78,19 @@ import Testing
         #expect(try running.fixture.completeCommissioning(fabric: first) == 0)
         _ = running.fixture.node.takeEvents()
         try await running.onLoop { node in
-            node.install(try Self.session(.case(fabricIndex: first, peerNodeID: 112233, peerCASEAuthenticatedTags: []), id: 10),
-                         peer: Self.peer)
+            node.install(
+                try Self.session(.case(fabricIndex: first, peerNodeID: 112233, peerCASEAuthenticatedTags: []), id: 10),
+                peer: Self.peer)
         }
         // The second commissioner's PASE session, its steps, and (after AddNOC) its CASE session on the new fabric.
         try await running.onLoop { node in node.install(try Self.session(.pase, id: 20), peer: Self.peer) }
-        let added = try #require(try InterruptedCommissioningTests.commission(
-            running.fixture, upTo: stage, fabricID: 2, rootPublicKey: [0x04] + [UInt8](repeating: 2, count: 64)))
+        let added = try #require(
+            try InterruptedCommissioningTests.commission(
+                running.fixture, upTo: stage, fabricID: 2, rootPublicKey: [0x04] + [UInt8](repeating: 2, count: 64)))
         try await running.onLoop { node in
-            node.install(try Self.session(.case(fabricIndex: added, peerNodeID: 112233, peerCASEAuthenticatedTags: []), id: 30),
-                         peer: Self.peer)
+            node.install(
+                try Self.session(.case(fabricIndex: added, peerNodeID: 112233, peerCASEAuthenticatedTags: []), id: 30),
+                peer: Self.peer)
         }
         #expect(try await Self.sessions(of: running) == ["CASE \(added)", "CASE \(first)", "PASE 0"].sorted())
 
@@ -98,7 +107,8 @@ import Testing
     }
 
     @Test(.timeLimit(.minutes(1)), arguments: CommissioningStage.allCases)
-    func aDroppedPASESessionIsRolledBackAtExpiryAndTheNodeIsCommissionableAgain(stage: CommissioningStage) async throws {
+    func aDroppedPASESessionIsRolledBackAtExpiryAndTheNodeIsCommissionableAgain(stage: CommissioningStage) async throws
+    {
         let running = try await Self.start()
         try await running.onLoop { node in node.install(try Self.session(.pase, id: 20), peer: Self.peer) }
         let added = try InterruptedCommissioningTests.commission(running.fixture, upTo: stage)
