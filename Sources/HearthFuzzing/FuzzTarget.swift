@@ -44,6 +44,12 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case backupArchive = "backup-archive"
     /// A request line on the hub's Matter control socket (`hearthd matter fabrics`, `open-window`, `remove`, `reset`).
     case matterControl = "matter-control"
+    /// PASE with one message (PBKDFParamRequest, Pake1, Pake3) the input's, the others a genuine commissioner's.
+    case matterPASE = "matter-pase"
+    /// CASE with one message (Sigma1, a resumption's Sigma1, Sigma3) the input's, the others a genuine controller's.
+    case matterCASE = "matter-case"
+    /// Interaction Model requests in sequence on one exchange of a commissioned node, from three kinds of peer.
+    case matterIMExchange = "matter-im-exchange"
 
     /// Runs the target on one input; throws the first broken promise.
     public func run(_ bytes: [UInt8]) throws(FuzzFailure) {
@@ -67,6 +73,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .homeBridge: try HomeBridgeTarget.run(bytes)
         case .backupArchive: try BackupArchiveTarget.run(bytes)
         case .matterControl: try MatterControlTarget.run(bytes)
+        case .matterPASE: try MatterPASETarget.run(bytes)
+        case .matterCASE: try MatterCASETarget.run(bytes)
+        case .matterIMExchange: try MatterIMExchangeTarget.run(bytes)
         }
     }
 }

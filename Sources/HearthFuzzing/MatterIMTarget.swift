@@ -69,7 +69,7 @@ enum MatterIMTarget {
         }
     }
 
-    private struct Snapshot: Equatable {
+    struct Snapshot: Equatable {
         var fabrics: [Fabric]
         var acl: [ACLEntry]
         var breadcrumb: UInt64
@@ -79,7 +79,7 @@ enum MatterIMTarget {
         var stored: [[UInt8]?]
     }
 
-    private static func snapshot(_ node: MatterNodeCore, _ storage: InMemoryNodeStorage) -> Snapshot {
+    static func snapshot(_ node: MatterNodeCore, _ storage: InMemoryNodeStorage) -> Snapshot {
         let model = node.dataModel
         let versions = model.endpointIDs.flatMap { endpoint in
             [0x1D, 0x1F, 0x28, 0x30, 0x31, 0x33, 0x3E, 0x3F].map {
@@ -93,7 +93,7 @@ enum MatterIMTarget {
             stored: keys.map { try? storage.load($0) })
     }
 
-    private static func checkDecodes(_ message: IMMessage) throws(FuzzFailure) {
+    static func checkDecodes(_ message: IMMessage) throws(FuzzFailure) {
         do throws(IMError) {
             switch message.opcode {
             case .statusResponse: _ = try StatusResponse(decoding: message.payload)
@@ -135,18 +135,18 @@ enum MatterIMTarget {
 }
 
 // Stand-in credentials: the target checks the Interaction Model and the commissioning logic, not cryptography.
-private struct FuzzKey: OperationalKeyPair {
+struct FuzzKey: OperationalKeyPair {
     var publicKey: [UInt8] { [0x04] + [UInt8](repeating: 3, count: 64) }
     func certificateSigningRequest() throws(CredentialError) -> [UInt8] { [0x30, 0x00] }
     var serialized: [UInt8] { publicKey }
 }
 
-private struct FuzzKeys: OperationalKeyFactory {
+struct FuzzKeys: OperationalKeyFactory {
     func makeKey() throws(CredentialError) -> any OperationalKeyPair { FuzzKey() }
     func restoreKey(_ serialized: [UInt8]) throws(CredentialError) -> any OperationalKeyPair { FuzzKey() }
 }
 
-private struct FuzzVerifier: OperationalCertificateVerifier {
+struct FuzzVerifier: OperationalCertificateVerifier {
     func checkRoot(_ root: [UInt8]) throws(CredentialError) {
         if root.isEmpty { throw CredentialError("empty root") }
     }
@@ -160,7 +160,7 @@ private struct FuzzVerifier: OperationalCertificateVerifier {
     }
 }
 
-private struct FuzzAttestation: DeviceAttestationCredentials {
+struct FuzzAttestation: DeviceAttestationCredentials {
     var deviceAttestationCertificate: [UInt8] { [0x30, 0x00] }
     var productAttestationIntermediate: [UInt8] { [0x30, 0x00] }
     var certificationDeclaration: [UInt8] { [0x30, 0x00] }

@@ -1,6 +1,7 @@
-# First boot of a fresh image: the hub came up from init as the user hearth and is online; first
-# boot made the MQTT credentials with the right owners and modes; the broker refuses anonymous
-# clients and wrong passwords, and the ACL keeps the hub's credentials to its own tree.
+# First boot of a fresh image: the hub came up from init as the user hearth and is online, its log shows
+# the Matter pairing code; first boot made the MQTT credentials with the right owners and modes; the
+# broker refuses anonymous clients and wrong passwords, and the ACL keeps the hub's credentials to its
+# own tree.
 . "$HIL_TESTS/lib.sh"
 
 wait_for 30 status_is online || { show_log; bail "the hub is not online"; }
@@ -8,6 +9,18 @@ ok "hub '$HUB' online"
 started=$(sed -n 's/.*starting hearthd at uptime \([0-9.]*\).*/\1/p' /var/log/hearthd.log | head -n1)
 online_ms=$(sed -n 's/.*online \([0-9]*\) ms after exec.*/\1/p' /var/log/hearthd.log | head -n1)
 [ -n "$started" ] && [ -n "$online_ms" ] && echo "# boot to online: $(awk -v s="$started" -v m="$online_ms" 'BEGIN { printf "%.1f", s + m / 1000 }') s after the kernel started (hearthd started at ${started} s, online ${online_ms} ms later)"
+
+# The Matter pairing code the hub prints while it belongs to no fabric (once its node listens, which may come
+# after "online"), printed here for the record.
+pairing_shown() {
+    grep -qE 'Matter: pair this hub with the manual code [0-9]{4}-[0-9]{3}-[0-9]{4} or the QR code MT:[0-9A-Z.-]{19,}' /var/log/hearthd.log
+}
+if wait_for 30 pairing_shown; then
+    ok "first boot's log shows the Matter pairing code"
+    grep -A16 'Matter: pair this hub' /var/log/hearthd.log | head -n 17 | sed 's/^/# /'
+else
+    fail "no Matter pairing code in /var/log/hearthd.log"
+fi
 
 pid=$(pidof hearthd) || fail "no hearthd process"
 assert_eq hearth "$(stat -c %U "/proc/$pid")" "hearthd runs as the user hearth"

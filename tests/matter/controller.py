@@ -34,6 +34,8 @@ without pairing again. The commissioned node gets --node-id (default 1).
                                            examples/sim.yaml; --mqtt-ns NS names the namespace of its mosquitto
   home-control, home-unreachable          the checks of `matter: {bridge: home}` (tests/matter/home.py): a peer
                                            hub's light through the bridge; Reachable false once the peer is killed
+  commission-fail-at, commission-premature, arm-and-leave, fabric-count
+                                           interrupted commissioning (tests/matter/failsafe.py)
 
 Oracles (no network, no store): the controller's own codecs, to check what Hearth's code produces. The setup-payload
 ones start the native library, so they too need a private /data and /tmp: `scripts/test-matter --oracle …` runs them
@@ -67,6 +69,7 @@ import bridge  # noqa: E402  (tests/matter/bridge.py: the bridge's checks)
 import subscriptions  # noqa: E402  (tests/matter/subscriptions.py: several subscribers, and restarts)
 import home  # noqa: E402  (tests/matter/home.py: the checks of `bridge: home`)
 import fabrics  # noqa: E402  (tests/matter/fabrics.py: several fabrics)
+import failsafe  # noqa: E402  (tests/matter/failsafe.py: interrupted commissioning)
 DEFAULT_PAA = HERE.parent.parent / "Tests" / "Matter" / "credentials" / "paa"
 CONTROLLER_NODE_ID = 112233
 FABRIC_ID = 1
@@ -148,7 +151,7 @@ def jsonable(value: Any) -> Any:
 class Controller:
     """A controller on the store's fabric: made on first use, loaded from the store afterwards."""
 
-    def __init__(self, store: Path, paa: Path, serve: bool = False) -> None:
+    def __init__(self, store: Path, paa: Path, serve: bool = False, use_test_commissioner: bool = False) -> None:
         import chip.CertificateAuthority as CA
         from chip.ChipStack import ChipStack
 
@@ -165,7 +168,8 @@ class Controller:
         ca = self.ca_mgr.activeCaList[0]
         admin = ca.adminList[0] if ca.adminList else ca.NewFabricAdmin(vendorId=ADMIN_VENDOR_ID, fabricId=FABRIC_ID)
         self.admin = admin
-        self.ctrl = admin.NewController(nodeId=CONTROLLER_NODE_ID, paaTrustStorePath=str(paa))
+        self.ctrl = admin.NewController(nodeId=CONTROLLER_NODE_ID, paaTrustStorePath=str(paa),
+                                        useTestCommissioner=use_test_commissioner)
 
     def shutdown(self) -> None:
         # All three, in this order, or the interpreter aborts at exit.
@@ -543,6 +547,7 @@ def parse_args() -> argparse.Namespace:
     p = sub.add_parser("subscriptions-several")
     p.add_argument("--restart-flag", default="",
                    help="write FLAG.ready, wait for FLAG.go (the device restarted), then expect every subscription back")
+    failsafe.add_subcommands(sub)
     sub.add_parser("tlv-decode").add_argument("hex")
     sub.add_parser("tlv-encode").add_argument("json")
     sub.add_parser("parse-qr").add_argument("payload")
@@ -582,6 +587,10 @@ NETWORK_COMMANDS = {
     "home-control": lambda c, a: bridge_check(home.control, c, a),
     "home-unreachable": lambda c, a: bridge_check(home.unreachable, c, a),
     "subscriptions-several": lambda c, a: subscriptions_check(subscriptions.several, c, a),
+    "commission-fail-at": lambda c, a: failsafe.commission_fail_at(c, a, native_log, CheckFailed),
+    "commission-premature": lambda c, a: failsafe.commission_premature(c, a, native_log, CheckFailed),
+    "arm-and-leave": lambda c, a: failsafe.arm_and_leave(c, a, native_log, CheckFailed, emit),
+    "fabric-count": lambda c, a: failsafe.fabric_count(c, a, native_log, CheckFailed),
 }
 # The commands whose controllers accept CASE from the device (a resumed subscription's).
 SERVING_COMMANDS = {"subscriptions-several"}
@@ -613,7 +622,8 @@ async def fabric_check(check, ctrl: Controller, args: argparse.Namespace) -> dic
 
 async def run_network(args: argparse.Namespace) -> dict[str, Any]:
     started = time.monotonic()
-    ctrl = Controller(args.store, args.paa, serve=args.command in SERVING_COMMANDS)
+    ctrl = Controller(args.store, args.paa, serve=args.command in SERVING_COMMANDS,
+                      use_test_commissioner=args.command in failsafe.TEST_COMMISSIONER)
     try:
         result = await asyncio.wait_for(NETWORK_COMMANDS[args.command](ctrl, args), timeout=args.timeout)
     finally:

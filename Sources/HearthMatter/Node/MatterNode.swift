@@ -369,7 +369,7 @@ public final class MatterNode: @unchecked Sendable {
     /// The secure sessions the node has (on the loop).
     var sessionCount: Int { sessions.count }
 
-    private func removeSession(_ handle: SessionHandle) {
+    func removeSession(_ handle: SessionHandle) {
         sessions[handle] = nil
         layer?.removeSession(handle)
     }
@@ -530,10 +530,15 @@ public final class MatterNode: @unchecked Sendable {
         guard let deadline = core.nextDeadline else { return }
         let delay = max(0, deadline - now)
         failSafeTimer = transport.eventLoop.scheduleTask(in: .milliseconds(delay)) { [weak self] in
-            guard let self else { return }
-            self.core.tick(now: self.now)
-            self.handleCommissioningEvents(session: nil)
+            self?.expireFailSafeIfDue()
         }
+    }
+
+    /// The fail-safe's timer (on the loop): an expired fail-safe is rolled back, and the PASE sessions and the
+    /// sessions of the fabrics it added close with it.
+    func expireFailSafeIfDue() {
+        core.tick(now: now)
+        handleCommissioningEvents(session: nil)
     }
 
     // MARK: DNS-SD (on the loop)
