@@ -86,4 +86,22 @@ import Testing
                 + #"{"hub":"b","answered":false}]}"#)
         rig.hubs["a"]!.stop()
     }
+
+    @Test(.timeLimit(.minutes(1))) func aPeersUnreadableMembershipsLeaveTheLastOnes() async throws {
+        let rig = try await Rig()
+        let probe = try await rig.broker.connectedProbe(clientID: "probe")
+        try rig.hubs["a"]!.start()
+        let valid = Array(#"[{"group":1,"device":"lamp","type":"OnOffLight","name":"All","scenes":[]}]"#.utf8)
+        try probe.client.publish("hearth/c/groups", payload: valid, qos: .atLeastOnce, retain: true)
+        #expect(await eventually { rig.hubs["a"]!.peersWithMembers(of: 1) == ["c"] })
+        // Not JSON, then (on the same connection, so after it) a valid document for hub d: c's is unchanged.
+        try probe.client.publish("hearth/c/groups", payload: Array("not json".utf8), qos: .atLeastOnce, retain: true)
+        try probe.client.publish("hearth/d/groups", payload: valid, qos: .atLeastOnce, retain: true)
+        #expect(await eventually { rig.hubs["a"]!.peersWithMembers(of: 1) == ["c", "d"] })
+        // Cleared: hub c is no longer waited for.
+        try probe.client.publish("hearth/c/groups", payload: [], qos: .atLeastOnce, retain: true)
+        #expect(await eventually { rig.hubs["a"]!.peersWithMembers(of: 1) == ["d"] })
+        try probe.client.publish("hearth/d/groups", payload: [], qos: .atLeastOnce, retain: true)
+        rig.hubs["a"]!.stop()
+    }
 }
