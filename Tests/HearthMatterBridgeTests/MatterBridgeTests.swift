@@ -63,9 +63,13 @@ private func devices(lampName: String = "Kitchen lamp", withSwitch: Bool = true)
         ]),
     ]
     if withSwitch {
-        list.insert(DeviceConfiguration(id: "switch", name: "Hall switch", isMatterDevice: true, types: [
-            DeviceTypeConfiguration(.genericSwitch, traits: [TraitConfiguration(.switchTrait, features: ["momentarySwitch"])]),
-        ]), at: 1)
+        list.insert(
+            DeviceConfiguration(
+                id: "switch", name: "Hall switch", isMatterDevice: true,
+                types: [
+                    DeviceTypeConfiguration(
+                        .genericSwitch, traits: [TraitConfiguration(.switchTrait, features: ["momentarySwitch"])])
+                ]), at: 1)
     }
     return list
 }
@@ -193,7 +197,9 @@ private func invoke(_ cluster: any DeferredClusterServer, _ command: CommandID, 
                                                   TLVElement(context: 1, .uint(UInt16(0))),
                                                   TLVElement(context: 2, .uint(UInt8(0))),
                                                   TLVElement(context: 3, .uint(UInt8(0)))], endpoint: 2)
-        guard case .failure(let error)? = refused else { Issue.record("accepted: \(String(describing: refused))"); return }
+        guard case .failure(let error)? = refused else {
+            Issue.record("accepted: \(String(describing: refused))"); return
+        }
         #expect(error.status == .constraintError)
         // A field of the wrong kind: INVALID_COMMAND before the engine sees it.
         let wrongKind = invoke(levelControl, 0x00, [TLVElement(context: 0, .utf8("high"))], endpoint: 2)

@@ -38,7 +38,8 @@ private struct PeerRig {
     let peers: PeerBridge
     let door = RecordingDoor()
 
-    init(storage: InMemoryNodeStorage = InMemoryNodeStorage(), hubID: String = "a", localDevice: String = "lamp") throws {
+    init(storage: InMemoryNodeStorage = InMemoryNodeStorage(), hubID: String = "a", localDevice: String = "lamp") throws
+    {
         home = try Home(devices: [
             DeviceConfiguration(id: localDevice, name: "Kitchen lamp", isMatterDevice: true,
                                 types: [DeviceTypeConfiguration(.onOffLight)]),
@@ -69,7 +70,8 @@ private func light(_ id: String, hub: String = "b", on: Bool = false, reachable:
         .init(.onOff, values: ["onOff": .bool(on)], commands: ["off", "on", "toggle"]),
     ])]
     if withPlug {
-        types.append(.init(.onOffPlugInUnit, traits: [.init(.onOff, values: ["onOff": .bool(false)], commands: ["on"])]))
+        types.append(
+            .init(.onOffPlugInUnit, traits: [.init(.onOff, values: ["onOff": .bool(false)], commands: ["on"])]))
     }
     return PeerBridgedDevice(id: id, hub: hub, name: "Light \(id)", isReachable: reachable, types: types)
 }
@@ -130,8 +132,10 @@ private let basic: ClusterID = 0x0039
         let cluster = try #require(rig.model.cluster(ConcreteClusterPath(endpoint: 3, cluster: onOff))
             as? any DeferredClusterServer)
         let answered = Locked<Result<CommandResult, IMError>?>(nil)
-        cluster.invoke(0x02, fields: nil,
-                       context: ActionContext(subject: subject, endpoint: 3, now: MatterInstant(milliseconds: 0))) { r in
+        cluster.invoke(
+            0x02, fields: nil,
+            context: ActionContext(subject: subject, endpoint: 3, now: MatterInstant(milliseconds: 0))
+        ) { r in
             answered.withLock { $0 = r }
         }
         #expect(answered.withLock { r in if case .success? = r { true } else { false } })

@@ -22,7 +22,8 @@ import Testing
     func timedInvoke(_ fixture: MatterNodeFixture, _ command: CommandID, as subject: SubjectDescriptor,
                      @TLVMembersBuilder fields: () -> [TLVElement] = { [] }) throws -> StatusIB {
         var exchange = IMExchangeState()
-        _ = fixture.send(.timedRequest, TimedRequest(timeoutMilliseconds: 1000).encoded(), exchange: &exchange, as: subject)
+        _ = fixture.send(
+            .timedRequest, TimedRequest(timeoutMilliseconds: 1000).encoded(), exchange: &exchange, as: subject)
         let request = InvokeRequest(timedRequest: true, invokeRequests: [
             CommandDataIB(path: CommandPath(endpoint: 0, cluster: Self.cluster, command: command),
                           fields: TLVElement(.structure(fields()))),
@@ -128,7 +129,9 @@ import Testing
         let (fixture, admin) = try commissioned()
         #expect(try timedInvoke(fixture, 0x01, as: admin) { TLVElement(context: 0, .uint(UInt16(100))) }
             == StatusIB(.invalidCommand))
-        #expect(try timedInvoke(fixture, 0x01, as: admin) { TLVElement(context: 0, .uint(UInt16(200))) } == StatusIB(.success))
+        #expect(
+            try timedInvoke(fixture, 0x01, as: admin) { TLVElement(context: 0, .uint(UInt16(200))) }
+                == StatusIB(.success))
         #expect(try fixture.readValue(0, Self.cluster, 0, as: admin) == .unsigned(2))
         let own = try PASEVerifier.compute(passcode: 11111111, salt: salt, iterations: 1000)
         #expect(fixture.node.window.paseVerifier(nodeVerifier: own, isCommissioned: true) == own)
@@ -183,7 +186,9 @@ import Testing
                 }
                 #expect(entries.map { $0[context: 0xFE]?.unsignedValue } == [UInt64(own)])
             }
-            guard case .array(let acl) = try fixture.readValue(0, 0x001F, 0, as: subject) else { Issue.record("ACL"); continue }
+            guard case .array(let acl) = try fixture.readValue(0, 0x001F, 0, as: subject) else {
+                Issue.record("ACL"); continue
+            }
             #expect(acl.map { $0[context: 0xFE]?.unsignedValue } == [UInt64(own)])
         }
         // Unfiltered, NOCs shows the other fabric's entry without its certificates.
@@ -195,9 +200,13 @@ import Testing
         // A fabric writing the ACL replaces its own entries only.
         let extra = ACLEntry(privilege: .view, authMode: .case, subjects: [42], fabricIndex: index)
         let own = fixture.node.commissioning.acl.filter { $0.fabricIndex == index }
-        let statuses = try fixture.write([AttributeDataIB(dataVersion: nil, path: AttributePath(endpoint: 0, cluster: 0x001F, attribute: 0),
-                                                          data: .array((own + [extra]).map { $0.encoded(includingFabricIndex: false) }))],
-                                         as: second)
+        let statuses = try fixture.write(
+            [
+                AttributeDataIB(
+                    dataVersion: nil, path: AttributePath(endpoint: 0, cluster: 0x001F, attribute: 0),
+                    data: .array((own + [extra]).map { $0.encoded(includingFabricIndex: false) }))
+            ],
+            as: second)
         #expect(statuses == [.success])
         #expect(fixture.node.commissioning.acl.filter { $0.fabricIndex == first.fabricIndex }.count == 1)
         #expect(fixture.node.commissioning.acl.filter { $0.fabricIndex == index }.count == 2)
@@ -207,7 +216,8 @@ import Testing
         let verifier = try PASEVerifier.compute(passcode: 20202021, salt: salt, iterations: 1000)
         let fresh = try MatterNodeFixture()
         #expect(throws: MatterAdministrationError.notCommissioned) {
-            try fresh.node.openWindowLocally(verifier: verifier, discriminator: 1, timeoutSeconds: 180, now: fresh.clock.now)
+            try fresh.node.openWindowLocally(
+                verifier: verifier, discriminator: 1, timeoutSeconds: 180, now: fresh.clock.now)
         }
         let (fixture, admin) = try commissioned()
         let node = fixture.node
@@ -217,7 +227,8 @@ import Testing
         try node.openWindowLocally(verifier: verifier, discriminator: 1, timeoutSeconds: 180, now: fixture.clock.now)
         #expect(node.window.current?.adminFabricIndex == nil)
         #expect(throws: MatterAdministrationError.window(.windowAlreadyOpen)) {
-            try node.openWindowLocally(verifier: verifier, discriminator: 1, timeoutSeconds: 180, now: fixture.clock.now)
+            try node.openWindowLocally(
+                verifier: verifier, discriminator: 1, timeoutSeconds: 180, now: fixture.clock.now)
         }
         #expect(throws: MatterAdministrationError.noSuchFabric(9, existing: [admin.fabricIndex])) {
             try node.removeFabricLocally(9)

@@ -26,8 +26,10 @@ struct TestFabric {
                                         issuerKeyID: rcac.subjectKeyIdentifier, ca: true, signer: rootKey)
             icacKey = key
         }
-        let compressed = try FabricKeys.compressedFabricID(rootPublicKey: rootKey.publicKey.x963Representation, fabricID: fabricID)
-        ipk = try FabricKeys.operationalGroupKey(epochKey: [UInt8](repeating: 0x42, count: 16), compressedFabricID: compressed)
+        let compressed = try FabricKeys.compressedFabricID(
+            rootPublicKey: rootKey.publicKey.x963Representation, fabricID: fabricID)
+        ipk = try FabricKeys.operationalGroupKey(
+            epochKey: [UInt8](repeating: 0x42, count: 16), compressedFabricID: compressed)
     }
 
     /// A NOC for `nodeID`, signed by the intermediate when there is one.
@@ -47,8 +49,10 @@ struct TestFabric {
             ipks: [[UInt8](repeating: 0x17, count: 16), ipk])
     }
 
-    static func certificate(serial: UInt8, issuer: DistinguishedName, subject: DistinguishedName, publicKey: P256.PublicKey,
-                            issuerKeyID: [UInt8]?, ca: Bool, signer: P256.SigningKey) throws -> MatterCertificate {
+    static func certificate(
+        serial: UInt8, issuer: DistinguishedName, subject: DistinguishedName, publicKey: P256.PublicKey,
+        issuerKeyID: [UInt8]?, ca: Bool, signer: P256.SigningKey
+    ) throws -> MatterCertificate {
         let keyID = Array(SHA256.hash(publicKey.x963Representation).prefix(20))
         var extensions: [CertificateExtension] = [
             .basicConstraints(isCA: ca, pathLength: nil),
@@ -58,7 +62,8 @@ struct TestFabric {
         extensions += [.subjectKeyIdentifier(keyID), .authorityKeyIdentifier(issuerKeyID ?? keyID)]
         var certificate = MatterCertificate(
             serialNumber: [serial], issuer: issuer, notBefore: notBefore, notAfter: 0, subject: subject,
-            publicKey: publicKey.x963Representation, extensions: extensions, signature: [UInt8](repeating: 0, count: 64))
+            publicKey: publicKey.x963Representation, extensions: extensions, signature: [UInt8](repeating: 0, count: 64)
+        )
         try certificate.sign(with: signer)
         return certificate
     }
@@ -93,7 +98,9 @@ struct TestCASEInitiator {
         random = try SecureRandom.bytes(32)
     }
 
-    mutating func makeSigma1(destinationID: [UInt8]? = nil, resume: (id: [UInt8], secret: [UInt8])? = nil) throws -> [UInt8] {
+    mutating func makeSigma1(destinationID: [UInt8]? = nil, resume: (id: [UInt8], secret: [UInt8])? = nil) throws
+        -> [UInt8]
+    {
         let destination = destinationID ?? FabricKeys.destinationID(
             ipk: fabric.ipk, initiatorRandom: random, rootPublicKey: fabric.rootKey.publicKey.x963Representation,
             fabricID: fabric.fabricID, nodeID: responderNodeID)
@@ -114,9 +121,11 @@ struct TestCASEInitiator {
     mutating func answer(sigma2 payload: [UInt8], signWith signer: P256.SigningKey? = nil) throws -> [UInt8] {
         sigma2 = payload
         let message = try Sigma2(payload: payload)
-        sharedSecret = try ephemeral.sharedSecret(with: try P256.PublicKey(x963Representation: message.responderEphemeralPublicKey))
-        let s2k = try CASECrypto.sigma2Key(sharedSecret: sharedSecret, ipk: fabric.ipk, responderRandom: message.responderRandom,
-                                           responderEphemeralPublicKey: message.responderEphemeralPublicKey, sigma1: sigma1)
+        sharedSecret = try ephemeral.sharedSecret(
+            with: try P256.PublicKey(x963Representation: message.responderEphemeralPublicKey))
+        let s2k = try CASECrypto.sigma2Key(
+            sharedSecret: sharedSecret, ipk: fabric.ipk, responderRandom: message.responderRandom,
+            responderEphemeralPublicKey: message.responderEphemeralPublicKey, sigma1: sigma1)
         let tbe2 = try AESCCM128.open(key: s2k, nonce: CASECrypto.sigma2Nonce, ciphertextAndTag: message.encrypted2,
                                       authenticatedData: [])
         let data = try CASECrypto.readEncryptedData(tbe2, withResumptionID: true)
@@ -137,7 +146,8 @@ struct TestCASEInitiator {
         let tbe3 = CASECrypto.toBeEncrypted(noc: noc.tlvEncoded, icac: fabric.icac?.tlvEncoded, signature: signature,
                                             resumptionID: nil)
         let s3k = try CASECrypto.sigma3Key(sharedSecret: sharedSecret, ipk: fabric.ipk, sigma1: sigma1, sigma2: sigma2)
-        let encrypted3 = try AESCCM128.seal(key: s3k, nonce: CASECrypto.sigma3Nonce, plaintext: tbe3, authenticatedData: [])
+        let encrypted3 = try AESCCM128.seal(
+            key: s3k, nonce: CASECrypto.sigma3Nonce, plaintext: tbe3, authenticatedData: [])
         return TLVElement.structure { TLVElement(context: 1, .bytes(encrypted3)) }.encoded()
     }
 }
@@ -155,10 +165,12 @@ struct TestCASEInitiator {
     static func setup(withICAC: Bool = false) throws -> Setup {
         let fabric = try TestFabric(fabricID: 0xFAB1, withICAC: withICAC)
         let identity = try fabric.identity(fabricIndex: 1, nodeID: responderNodeID, key: try P256.SigningKey())
-        let other = try TestFabric(fabricID: 0xFAB2).identity(fabricIndex: 2, nodeID: 0x3333, key: try P256.SigningKey())
+        let other = try TestFabric(fabricID: 0xFAB2).identity(
+            fabricIndex: 2, nodeID: 0x3333, key: try P256.SigningKey())
         let resumptions = InMemoryCASEResumptionStore()
-        let responder = CASEResponder(identities: FixedIdentities(identities: [other, identity]), resumptions: resumptions,
-                                      sessionIDs: { 0x0101 }, now: { nil })
+        let responder = CASEResponder(
+            identities: FixedIdentities(identities: [other, identity]), resumptions: resumptions,
+            sessionIDs: { 0x0101 }, now: { nil })
         return Setup(fabric: fabric, responder: responder, resumptions: resumptions)
     }
 
@@ -198,13 +210,15 @@ struct TestCASEInitiator {
         #expect(identity.rootPublicKey == fabric.rootKey.publicKey.x963Representation)
         // A NOC for another key, or without the ICAC that issued it, is refused.
         #expect(throws: CertificateError.self) {
-            try OperationalIdentity(fabricIndex: 3, rcac: fabric.rcac.tlvEncoded, noc: noc, icac: fabric.icac?.tlvEncoded,
-                                    operationalKey: try P256.SigningKey(), ipkEpochKeys: [[UInt8](repeating: 0x42, count: 16)],
-                                    time: nil)
+            try OperationalIdentity(
+                fabricIndex: 3, rcac: fabric.rcac.tlvEncoded, noc: noc, icac: fabric.icac?.tlvEncoded,
+                operationalKey: try P256.SigningKey(), ipkEpochKeys: [[UInt8](repeating: 0x42, count: 16)],
+                time: nil)
         }
         #expect(throws: CertificateError.self) {
-            try OperationalIdentity(fabricIndex: 3, rcac: fabric.rcac.tlvEncoded, noc: noc, icac: nil, operationalKey: key,
-                                    ipkEpochKeys: [[UInt8](repeating: 0x42, count: 16)], time: nil)
+            try OperationalIdentity(
+                fabricIndex: 3, rcac: fabric.rcac.tlvEncoded, noc: noc, icac: nil, operationalKey: key,
+                ipkEpochKeys: [[UInt8](repeating: 0x42, count: 16)], time: nil)
         }
     }
 
@@ -251,7 +265,8 @@ struct TestCASEInitiator {
 
     @Test func unknownDestinationHasNoSharedTrustRoots() throws {
         var setup = try Self.setup()
-        var initiator = try TestCASEInitiator(fabric: setup.fabric, nodeID: Self.initiatorNodeID, responderNodeID: 0x9999)
+        var initiator = try TestCASEInitiator(
+            fabric: setup.fabric, nodeID: Self.initiatorNodeID, responderNodeID: 0x9999)
         let step = setup.responder.receive(opcode: 0x30, payload: try initiator.makeSigma1())
         #expect(step.reply == .status(.noSharedTrustRoots))
         #expect(step.failure == .noSharedTrustRoots)
@@ -266,7 +281,8 @@ struct TestCASEInitiator {
                                               responderNodeID: Self.responderNodeID,
                                               noc: try stranger.noc(nodeID: Self.initiatorNodeID, key: strangerKey))
         let sigma2 = try #require(setup.responder.receive(opcode: 0x30, payload: try initiator.makeSigma1()).reply)
-        let done = setup.responder.receive(opcode: 0x32, payload: try initiator.answer(sigma2: sigma2.payload, signWith: strangerKey))
+        let done = setup.responder.receive(
+            opcode: 0x32, payload: try initiator.answer(sigma2: sigma2.payload, signWith: strangerKey))
         #expect(done.established == nil)
         #expect(done.reply == .status(.invalidParameter))
         guard case .invalidCredentials = done.failure else {
@@ -280,8 +296,9 @@ struct TestCASEInitiator {
         var initiator = try TestCASEInitiator(fabric: setup.fabric, nodeID: Self.initiatorNodeID,
                                               responderNodeID: Self.responderNodeID)
         let sigma2 = try #require(setup.responder.receive(opcode: 0x30, payload: try initiator.makeSigma1()).reply)
-        let done = setup.responder.receive(opcode: 0x32,
-                                           payload: try initiator.answer(sigma2: sigma2.payload, signWith: try P256.SigningKey()))
+        let done = setup.responder.receive(
+            opcode: 0x32,
+            payload: try initiator.answer(sigma2: sigma2.payload, signWith: try P256.SigningKey()))
         #expect(done.established == nil)
         #expect(done.failure == .verificationFailed("Sigma3 signature does not verify"))
     }
@@ -302,7 +319,8 @@ struct TestCASEInitiator {
         #expect(setup.responder.receive(opcode: 0x30, payload: bad.encoded).reply == .status(.invalidParameter))
         // Sigma3 garbage after a good Sigma2.
         _ = try #require(setup.responder.receive(opcode: 0x30, payload: sigma1).reply)
-        let garbage = TLVElement.structure { TLVElement(context: 1, .bytes([UInt8](repeating: 5, count: 100))) }.encoded()
+        let garbage = TLVElement.structure { TLVElement(context: 1, .bytes([UInt8](repeating: 5, count: 100))) }
+            .encoded()
         let done = setup.responder.receive(opcode: 0x32, payload: garbage)
         #expect(done.failure == .verificationFailed("Sigma3 does not decrypt"))
         #expect(!setup.responder.isBusy)

@@ -48,7 +48,9 @@ import Testing
         let index = try fixture.addFabric()
         _ = try fixture.completeCommissioning(fabric: index)
         let stranger = SubjectDescriptor.caseSession(fabricIndex: index, node: 999)
-        #expect(try fixture.readStatus(AttributePath(endpoint: 0, cluster: 0x0028, attribute: 1), as: stranger) == .unsupportedAccess)
+        #expect(
+            try fixture.readStatus(AttributePath(endpoint: 0, cluster: 0x0028, attribute: 1), as: stranger)
+                == .unsupportedAccess)
         #expect(try fixture.invokeStatus(0, 0x0030, 0x00, as: stranger) {
             TLVElement(context: 0, .uint(UInt16(60)))
             TLVElement(context: 1, .uint(UInt64(0)))
@@ -80,7 +82,9 @@ import Testing
         // The trusted root went with it.
         #expect(try fixture.readValue(0, 0x003E, 4, as: pase) == .array([]))
         // The fabric's administrator has no access left, and over PASE CommissioningComplete finds no fail-safe.
-        #expect(try fixture.invokeStatus(0, 0x0030, 0x04, as: .caseSession(fabricIndex: index, node: 112233)) == .unsupportedAccess)
+        #expect(
+            try fixture.invokeStatus(0, 0x0030, 0x04, as: .caseSession(fabricIndex: index, node: 112233))
+                == .unsupportedAccess)
         let late = try fixture.invokeForResponse(0, 0x0030, 0x04, as: pase)
         #expect(late[context: 0]?.unsignedValue == UInt64(CommissioningError.noFailSafe.rawValue))
     }
@@ -89,7 +93,9 @@ import Testing
         let fixture = try MatterNodeFixture()
         let index = try fixture.addFabric(failSafeSeconds: 10)
         fixture.clock.advance(.seconds(11))
-        #expect(try fixture.invokeStatus(0, 0x0030, 0x04, as: .caseSession(fabricIndex: index, node: 112233)) == .unsupportedAccess)
+        #expect(
+            try fixture.invokeStatus(0, 0x0030, 0x04, as: .caseSession(fabricIndex: index, node: 112233))
+                == .unsupportedAccess)
         #expect(fixture.node.commissioning.fabrics.isEmpty)
     }
 
@@ -117,9 +123,13 @@ import Testing
         }
         #expect(arm[context: 0]?.unsignedValue == 0)
         let extra = ACLEntry(privilege: .view, authMode: .case, subjects: [42], fabricIndex: index)
-        let statuses = try fixture.write([AttributeDataIB(dataVersion: nil, path: AttributePath(endpoint: 0, cluster: 0x001F, attribute: 0),
-                                                          data: .array((before + [extra]).map { $0.encoded(includingFabricIndex: false) }))],
-                                         as: admin)
+        let statuses = try fixture.write(
+            [
+                AttributeDataIB(
+                    dataVersion: nil, path: AttributePath(endpoint: 0, cluster: 0x001F, attribute: 0),
+                    data: .array((before + [extra]).map { $0.encoded(includingFabricIndex: false) }))
+            ],
+            as: admin)
         #expect(statuses == [.success])
         #expect(fixture.node.commissioning.acl.count == 2)
         fixture.clock.advance(.seconds(31))
@@ -185,13 +195,19 @@ import Testing
             TLVElement(context: 0, .uint(UInt16(60)))
             TLVElement(context: 1, .uint(UInt64(0)))
         }
-        _ = try fixture.invokeForResponse(0, 0x003E, 0x04, as: pase) { TLVElement(context: 0, .bytes([UInt8](repeating: 1, count: 32))) }
+        _ = try fixture.invokeForResponse(0, 0x003E, 0x04, as: pase) {
+            TLVElement(context: 0, .bytes([UInt8](repeating: 1, count: 32)))
+        }
         _ = try fixture.invokeStatus(0, 0x003E, 0x0B, as: pase) {
             TLVElement(context: 0, .bytes(StandInCertificates.root(publicKey: MatterNodeFixture.rootPublicKey)))
         }
         let response = try fixture.invokeForResponse(0, 0x003E, 0x06, as: pase) {
-            TLVElement(context: 0, .bytes(StandInCertificates.noc(fabricID: 1, nodeID: 2, publicKey: [0x04] + [UInt8](repeating: 0xEE, count: 64),
-                                                                 rootPublicKey: MatterNodeFixture.rootPublicKey)))
+            TLVElement(
+                context: 0,
+                .bytes(
+                    StandInCertificates.noc(
+                        fabricID: 1, nodeID: 2, publicKey: [0x04] + [UInt8](repeating: 0xEE, count: 64),
+                        rootPublicKey: MatterNodeFixture.rootPublicKey)))
             TLVElement(context: 2, .bytes([UInt8](repeating: 0, count: 16)))
             TLVElement(context: 3, .uint(UInt64(112233)))
             TLVElement(context: 4, .uint(UInt16(0xFFF1)))
@@ -204,13 +220,16 @@ import Testing
         let fixture = try MatterNodeFixture()
         var indexes: [FabricIndex] = []
         for n in 1...3 {
-            let index = try fixture.addFabric(fabricID: UInt64(n), rootPublicKey: [0x04] + [UInt8](repeating: UInt8(n), count: 64))
+            let index = try fixture.addFabric(
+                fabricID: UInt64(n), rootPublicKey: [0x04] + [UInt8](repeating: UInt8(n), count: 64))
             #expect(try fixture.completeCommissioning(fabric: index) == 0)
             indexes.append(index)
         }
         #expect(indexes == [1, 2, 3])
         let admin = SubjectDescriptor.caseSession(fabricIndex: 2, node: 112233)
-        let removed = try fixture.invokeForResponse(0, 0x003E, 0x0A, as: admin) { TLVElement(context: 0, .uint(UInt8(2))) }
+        let removed = try fixture.invokeForResponse(0, 0x003E, 0x0A, as: admin) {
+            TLVElement(context: 0, .uint(UInt8(2)))
+        }
         #expect(removed[context: 0]?.unsignedValue == 0)
         #expect(fixture.node.takeEvents().contains(.fabricRemoved(2)))
         let next = try fixture.addFabric(fabricID: 9, rootPublicKey: [0x04] + [UInt8](repeating: 9, count: 64))
@@ -218,8 +237,12 @@ import Testing
         #expect(!fixture.node.commissioning.fabrics.contains { $0.index == 0 })
         let admin1 = SubjectDescriptor.caseSession(fabricIndex: 1, node: 112233)
         // RemoveFabric of 0 is a constraint error, of an absent fabric InvalidFabricIndex.
-        #expect(try fixture.invokeStatus(0, 0x003E, 0x0A, as: admin1) { TLVElement(context: 0, .uint(UInt8(0))) } == .constraintError)
-        let absent = try fixture.invokeForResponse(0, 0x003E, 0x0A, as: admin1) { TLVElement(context: 0, .uint(UInt8(77))) }
+        #expect(
+            try fixture.invokeStatus(0, 0x003E, 0x0A, as: admin1) { TLVElement(context: 0, .uint(UInt8(0))) }
+                == .constraintError)
+        let absent = try fixture.invokeForResponse(0, 0x003E, 0x0A, as: admin1) {
+            TLVElement(context: 0, .uint(UInt8(77)))
+        }
         #expect(absent[context: 0]?.unsignedValue == UInt64(NOCStatus.invalidFabricIndex.rawValue))
     }
 
@@ -243,7 +266,9 @@ import Testing
             TLVElement(context: 0, .utf8("Home"))
         }
         #expect(label[context: 0]?.unsignedValue == 0)
-        let conflict = try fixture.invokeForResponse(0, 0x003E, 0x09, as: .caseSession(fabricIndex: second, node: 112233)) {
+        let conflict = try fixture.invokeForResponse(
+            0, 0x003E, 0x09, as: .caseSession(fabricIndex: second, node: 112233)
+        ) {
             TLVElement(context: 0, .utf8("Home"))
         }
         #expect(conflict[context: 0]?.unsignedValue == UInt64(NOCStatus.labelConflict.rawValue))
@@ -253,7 +278,8 @@ import Testing
         // Fabrics read unfiltered shows both, filtered only the reader's.
         let admin = SubjectDescriptor.caseSession(fabricIndex: first, node: 112233)
         guard case .array(let all) = try fixture.readValue(0, 0x003E, 1, as: admin, fabricFiltered: false),
-              case .array(let own) = try fixture.readValue(0, 0x003E, 1, as: admin) else { Issue.record("Fabrics"); return }
+            case .array(let own) = try fixture.readValue(0, 0x003E, 1, as: admin)
+        else { Issue.record("Fabrics"); return }
         #expect(all.count == 2)
         #expect(own.count == 1)
         #expect(own[0][context: 5]?.stringValue == "Home")
@@ -262,7 +288,9 @@ import Testing
     @Test func attestationSignsElementsWithTheSessionChallenge() throws {
         let fixture = try MatterNodeFixture()
         let nonce = [UInt8](repeating: 0x42, count: 32)
-        let response = try fixture.invokeForResponse(0, 0x003E, 0x00, as: pase) { TLVElement(context: 0, .bytes(nonce)) }
+        let response = try fixture.invokeForResponse(0, 0x003E, 0x00, as: pase) {
+            TLVElement(context: 0, .bytes(nonce))
+        }
         let elementsBytes = try #require(response[context: 0]?.bytesValue)
         let elements = try TLVElement(decoding: elementsBytes)
         #expect(elements[context: 1]?.bytesValue == StandInAttestation().certificationDeclaration)
@@ -271,12 +299,16 @@ import Testing
         let signed = elementsBytes + [UInt8](repeating: 7, count: 16)
         #expect(response[context: 1]?.bytesValue == (try StandInAttestation().signWithDeviceAttestationKey(signed)))
         // A nonce of the wrong length is an invalid command.
-        #expect(try fixture.invokeStatus(0, 0x003E, 0x00, as: pase) { TLVElement(context: 0, .bytes([1, 2])) } == .invalidCommand)
+        #expect(
+            try fixture.invokeStatus(0, 0x003E, 0x00, as: pase) { TLVElement(context: 0, .bytes([1, 2])) }
+                == .invalidCommand)
         let dac = try fixture.invokeForResponse(0, 0x003E, 0x02, as: pase) { TLVElement(context: 0, .uint(UInt8(1))) }
         #expect(dac[context: 0]?.bytesValue == StandInAttestation().deviceAttestationCertificate)
         let pai = try fixture.invokeForResponse(0, 0x003E, 0x02, as: pase) { TLVElement(context: 0, .uint(UInt8(2))) }
         #expect(pai[context: 0]?.bytesValue == StandInAttestation().productAttestationIntermediate)
-        #expect(try fixture.invokeStatus(0, 0x003E, 0x02, as: pase) { TLVElement(context: 0, .uint(UInt8(3))) } == .invalidCommand)
+        #expect(
+            try fixture.invokeStatus(0, 0x003E, 0x02, as: pase) { TLVElement(context: 0, .uint(UInt8(3))) }
+                == .invalidCommand)
     }
 
     @Test func aStorageFailureAtCommissioningCompleteKeepsTheFailSafe() throws {
@@ -295,12 +327,24 @@ import Testing
         _ = try fixture.completeCommissioning(fabric: index)
         let admin = SubjectDescriptor.caseSession(fabricIndex: index, node: 112233)
         let path = AttributePath(endpoint: 0, cluster: 0x0028, attribute: 5)
-        #expect(try fixture.write([AttributeDataIB(dataVersion: nil, path: path, data: .utf8("Kitchen hub"))], as: admin) == [.success])
-        #expect(try fixture.write([AttributeDataIB(dataVersion: nil, path: path, data: .utf8(String(repeating: "x", count: 33)))],
-                                  as: admin) == [.constraintError])
-        #expect(try fixture.write([AttributeDataIB(dataVersion: nil, path: path, data: .unsigned(3))], as: admin) == [.invalidDataType])
-        #expect(try fixture.write([AttributeDataIB(dataVersion: nil, path: AttributePath(endpoint: 0, cluster: 0x0028, attribute: 1),
-                                                   data: .utf8("x"))], as: admin) == [.unsupportedWrite])
+        #expect(
+            try fixture.write([AttributeDataIB(dataVersion: nil, path: path, data: .utf8("Kitchen hub"))], as: admin)
+                == [.success])
+        #expect(
+            try fixture.write(
+                [AttributeDataIB(dataVersion: nil, path: path, data: .utf8(String(repeating: "x", count: 33)))],
+                as: admin) == [.constraintError])
+        #expect(
+            try fixture.write([AttributeDataIB(dataVersion: nil, path: path, data: .unsigned(3))], as: admin) == [
+                .invalidDataType
+            ])
+        #expect(
+            try fixture.write(
+                [
+                    AttributeDataIB(
+                        dataVersion: nil, path: AttributePath(endpoint: 0, cluster: 0x0028, attribute: 1),
+                        data: .utf8("x"))
+                ], as: admin) == [.unsupportedWrite])
         let restarted = try MatterNodeFixture(storage: fixture.storage)
         #expect(try restarted.readValue(0, 0x0028, 5, as: admin) == .utf8("Kitchen hub"))
     }

@@ -19,7 +19,9 @@ final class ProbeCluster: ClusterServer {
     let values = Locked<(level: UInt8, entries: [TLVElement], guarded: Bool)>((0, [], false))
 
     init(entries: Int = 0) {
-        values.withLock { $0.entries = (0..<entries).map { TLVElement(.bytes([UInt8](repeating: UInt8($0 % 256), count: 40))) } }
+        values.withLock {
+            $0.entries = (0..<entries).map { TLVElement(.bytes([UInt8](repeating: UInt8($0 % 256), count: 40))) }
+        }
     }
 
     func read(_ attribute: AttributeID, context: ReadContext) throws(IMError) -> TLVValue {
@@ -42,7 +44,9 @@ final class ProbeCluster: ClusterServer {
         }
     }
 
-    func invoke(_ command: CommandID, fields: TLVElement?, context: ActionContext) throws(IMError) -> CommandResult { .success }
+    func invoke(_ command: CommandID, fields: TLVElement?, context: ActionContext) throws(IMError) -> CommandResult {
+        .success
+    }
 }
 
 @Suite struct DataModelTests {
@@ -55,7 +59,9 @@ final class ProbeCluster: ClusterServer {
             TLVElement(context: 1, .uint(UInt16(3)))
         }]))
         let servers = try fixture.readValue(0, 0x001D, 1, as: pase)
-        #expect(servers == .array([0x1D, 0x1F, 0x28, 0x30, 0x31, 0x33, 0x3C, 0x3E, 0x3F].map { TLVElement(.uint(UInt32($0))) }))
+        #expect(
+            servers
+                == .array([0x1D, 0x1F, 0x28, 0x30, 0x31, 0x33, 0x3C, 0x3E, 0x3F].map { TLVElement(.uint(UInt32($0))) }))
         #expect(try fixture.readValue(0, 0x001D, 3, as: pase) == .array([]))
         #expect(try fixture.readValue(0, 0x0028, 2, as: pase) == .unsigned(0xFFF1))
         #expect(try fixture.readValue(0, 0x0028, 4, as: pase) == .unsigned(0x8000))
@@ -65,22 +71,32 @@ final class ProbeCluster: ClusterServer {
 
     @Test func globalAttributesComeFromTheDefinition() throws {
         let fixture = try MatterNodeFixture()
-        fixture.node.dataModel.addEndpoint(EndpointDefinition(id: 1, deviceTypes: [DeviceTypeRevision(0x0100, revision: 3)],
-                                                              clusters: [ProbeCluster()]))
+        fixture.node.dataModel.addEndpoint(
+            EndpointDefinition(
+                id: 1, deviceTypes: [DeviceTypeRevision(0x0100, revision: 3)],
+                clusters: [ProbeCluster()]))
         let cluster: ClusterID = 0xFFF1_FC00
         #expect(try fixture.readValue(1, cluster, 0xFFFD, as: pase) == .unsigned(3))
         #expect(try fixture.readValue(1, cluster, 0xFFFC, as: pase) == .unsigned(5))
         #expect(try fixture.readValue(1, cluster, 0xFFFB, as: pase)
             == .array([0, 1, 2, 0xFFF8, 0xFFF9, 0xFFFB, 0xFFFC, 0xFFFD].map { TLVElement(.uint(UInt32($0))) }))
-        #expect(try fixture.readValue(1, cluster, 0xFFF9, as: pase) == .array([TLVElement(.uint(UInt32(0))), TLVElement(.uint(UInt32(1)))]))
+        #expect(
+            try fixture.readValue(1, cluster, 0xFFF9, as: pase)
+                == .array([TLVElement(.uint(UInt32(0))), TLVElement(.uint(UInt32(1)))]))
         #expect(try fixture.readValue(1, cluster, 0xFFF8, as: pase) == .array([]))
     }
 
     @Test func missingPathsAnswerTheirStatus() throws {
         let fixture = try MatterNodeFixture()
-        #expect(try fixture.readStatus(AttributePath(endpoint: 9, cluster: 0x28, attribute: 0), as: pase) == .unsupportedEndpoint)
-        #expect(try fixture.readStatus(AttributePath(endpoint: 0, cluster: 0x06, attribute: 0), as: pase) == .unsupportedCluster)
-        #expect(try fixture.readStatus(AttributePath(endpoint: 0, cluster: 0x28, attribute: 0x99), as: pase) == .unsupportedAttribute)
+        #expect(
+            try fixture.readStatus(AttributePath(endpoint: 9, cluster: 0x28, attribute: 0), as: pase)
+                == .unsupportedEndpoint)
+        #expect(
+            try fixture.readStatus(AttributePath(endpoint: 0, cluster: 0x06, attribute: 0), as: pase)
+                == .unsupportedCluster)
+        #expect(
+            try fixture.readStatus(AttributePath(endpoint: 0, cluster: 0x28, attribute: 0x99), as: pase)
+                == .unsupportedAttribute)
         #expect(try fixture.invokeStatus(9, 0x0030, 0, as: pase) == .unsupportedEndpoint)
         #expect(try fixture.invokeStatus(0, 0x0006, 0, as: pase) == .unsupportedCluster)
         #expect(try fixture.invokeStatus(0, 0x0030, 0x77, as: pase) == .unsupportedCommand)
@@ -94,8 +110,10 @@ final class ProbeCluster: ClusterServer {
 
     @Test func wildcardsExpandOverWhatExists() throws {
         let fixture = try MatterNodeFixture()
-        fixture.node.dataModel.addEndpoint(EndpointDefinition(id: 1, deviceTypes: [DeviceTypeRevision(0x0100, revision: 3)],
-                                                              clusters: [ProbeCluster()]))
+        fixture.node.dataModel.addEndpoint(
+            EndpointDefinition(
+                id: 1, deviceTypes: [DeviceTypeRevision(0x0100, revision: 3)],
+                clusters: [ProbeCluster()]))
         // Every ClusterRevision on every endpoint: one per cluster instance.
         let (revisions, _) = try fixture.read([AttributePath(attribute: 0xFFFD)], as: pase)
         #expect(revisions.count == 9 + 2)
@@ -111,8 +129,9 @@ final class ProbeCluster: ClusterServer {
         let (none, _) = try fixture.read([AttributePath(cluster: 0x0006)], as: pase)
         #expect(none.isEmpty)
         // Skipping the root node and global attributes.
-        let (skipped, _) = try fixture.read([AttributePath(wildcardFlags: AttributePath.skipRootNode | AttributePath.skipGlobalAttributes)],
-                                            as: pase)
+        let (skipped, _) = try fixture.read(
+            [AttributePath(wildcardFlags: AttributePath.skipRootNode | AttributePath.skipGlobalAttributes)],
+            as: pase)
         #expect(skipped.count == 4 + 3)
     }
 
@@ -122,14 +141,18 @@ final class ProbeCluster: ClusterServer {
         let descriptor = ConcreteClusterPath(endpoint: 0, cluster: 0x1D)
         let before = try #require(model.dataVersion(descriptor))
         model.addEndpoint(EndpointDefinition(id: 1, deviceTypes: [.aggregator], clusters: []))
-        model.addEndpoint(EndpointDefinition(id: 51, deviceTypes: [.bridgedNode], parent: 1, clusters: [ProbeCluster()]))
+        model.addEndpoint(
+            EndpointDefinition(id: 51, deviceTypes: [.bridgedNode], parent: 1, clusters: [ProbeCluster()]))
         model.addEndpoint(EndpointDefinition(id: 52, deviceTypes: [.bridgedNode], parent: 1, clusters: []))
-        #expect(try fixture.readValue(0, 0x1D, 3, as: pase) == .array([1, 51, 52].map { TLVElement(.uint(UInt16($0))) }))
+        #expect(
+            try fixture.readValue(0, 0x1D, 3, as: pase) == .array([1, 51, 52].map { TLVElement(.uint(UInt16($0))) }))
         #expect(try fixture.readValue(1, 0x1D, 3, as: pase) == .array([51, 52].map { TLVElement(.uint(UInt16($0))) }))
         model.removeEndpoint(51)
         #expect(try fixture.readValue(0, 0x1D, 3, as: pase) == .array([1, 52].map { TLVElement(.uint(UInt16($0))) }))
         #expect(try fixture.readValue(1, 0x1D, 3, as: pase) == .array([TLVElement(.uint(UInt16(52)))]))
-        #expect(try fixture.readStatus(AttributePath(endpoint: 51, cluster: 0x1D, attribute: 3), as: pase) == .unsupportedEndpoint)
+        #expect(
+            try fixture.readStatus(AttributePath(endpoint: 51, cluster: 0x1D, attribute: 3), as: pase)
+                == .unsupportedEndpoint)
         #expect(model.dataVersion(descriptor)! != before)
     }
 
@@ -140,17 +163,28 @@ final class ProbeCluster: ClusterServer {
         let cluster = ConcreteClusterPath(endpoint: 1, cluster: probe.id)
         let path = AttributePath(endpoint: 1, cluster: probe.id, attribute: 0)
         let version = try #require(fixture.node.dataModel.dataVersion(cluster))
-        let (filtered, _) = try fixture.read([path], as: pase, filters: [DataVersionFilter(path: cluster, dataVersion: version)])
+        let (filtered, _) = try fixture.read(
+            [path], as: pase, filters: [DataVersionFilter(path: cluster, dataVersion: version)])
         #expect(filtered.isEmpty)
 
-        #expect(try fixture.write([AttributeDataIB(dataVersion: nil, path: path, data: .unsigned(42))], as: pase) == [.success])
+        #expect(
+            try fixture.write([AttributeDataIB(dataVersion: nil, path: path, data: .unsigned(42))], as: pase) == [
+                .success
+            ])
         #expect(fixture.node.dataModel.dataVersion(cluster) == version &+ 1)
-        let (unfiltered, _) = try fixture.read([path], as: pase, filters: [DataVersionFilter(path: cluster, dataVersion: version)])
+        let (unfiltered, _) = try fixture.read(
+            [path], as: pase, filters: [DataVersionFilter(path: cluster, dataVersion: version)])
         #expect(unfiltered == [.data(AttributeDataIB(dataVersion: version &+ 1, path: path, data: .unsigned(42)))])
 
         // Refused writes change nothing, the version included.
-        #expect(try fixture.write([AttributeDataIB(dataVersion: nil, path: path, data: .unsigned(101))], as: pase) == [.constraintError])
-        #expect(try fixture.write([AttributeDataIB(dataVersion: version, path: path, data: .unsigned(1))], as: pase) == [.dataVersionMismatch])
+        #expect(
+            try fixture.write([AttributeDataIB(dataVersion: nil, path: path, data: .unsigned(101))], as: pase) == [
+                .constraintError
+            ])
+        #expect(
+            try fixture.write([AttributeDataIB(dataVersion: version, path: path, data: .unsigned(1))], as: pase) == [
+                .dataVersionMismatch
+            ])
         #expect(probe.values.withLock { $0.level } == 42)
         #expect(fixture.node.dataModel.dataVersion(cluster) == version &+ 1)
     }
@@ -170,10 +204,16 @@ final class ProbeCluster: ClusterServer {
         #expect(statuses == [.success])
         #expect(probe.values.withLock { $0.entries } == [TLVElement(.unsigned(1)), TLVElement(.unsigned(2))])
         // An append alone adds to what is there.
-        #expect(try fixture.write([AttributeDataIB(dataVersion: nil, path: append, data: .unsigned(3))], as: pase) == [.success])
+        #expect(
+            try fixture.write([AttributeDataIB(dataVersion: nil, path: append, data: .unsigned(3))], as: pase) == [
+                .success
+            ])
         #expect(probe.values.withLock { $0.entries }.count == 3)
         // A whole list that is not an array is the wrong type.
-        #expect(try fixture.write([AttributeDataIB(dataVersion: nil, path: whole, data: .unsigned(1))], as: pase) == [.invalidDataType])
+        #expect(
+            try fixture.write([AttributeDataIB(dataVersion: nil, path: whole, data: .unsigned(1))], as: pase) == [
+                .invalidDataType
+            ])
     }
 
     @Test func aLongReadIsChunkedUnderTheMTU() throws {
@@ -185,7 +225,9 @@ final class ProbeCluster: ClusterServer {
         #expect(sizes.allSatisfy { $0 <= InteractionModelServer.defaultMaximumPayloadSize })
         // The long list arrives as an empty list and then each item appended, in order.
         let listReports = reports.compactMap { report -> AttributeDataIB? in
-            if case .data(let data) = report, data.path.endpoint == 1, data.path.cluster == probe.id, data.path.attribute == 1 {
+            if case .data(let data) = report, data.path.endpoint == 1, data.path.cluster == probe.id,
+                data.path.attribute == 1
+            {
                 return data
             }
             return nil
@@ -202,16 +244,20 @@ final class ProbeCluster: ClusterServer {
 
     @Test func aChunkedReadStopsWhenThePeerGivesUp() throws {
         let fixture = try MatterNodeFixture()
-        fixture.node.dataModel.addEndpoint(EndpointDefinition(id: 1, deviceTypes: [], clusters: [ProbeCluster(entries: 80)]))
+        fixture.node.dataModel.addEndpoint(
+            EndpointDefinition(id: 1, deviceTypes: [], clusters: [ProbeCluster(entries: 80)]))
         var exchange = IMExchangeState()
-        let first = fixture.send(.readRequest, ReadRequest(attributeRequests: [AttributePath()]).encoded(), exchange: &exchange, as: pase)
+        let first = fixture.send(
+            .readRequest, ReadRequest(attributeRequests: [AttributePath()]).encoded(), exchange: &exchange, as: pase)
         #expect(!first.closesExchange)
         let stop = fixture.send(.statusResponse, StatusResponse(.failure).encoded(), exchange: &exchange, as: pase)
         #expect(stop == IMReply(message: nil, closesExchange: true))
         // Something else than a StatusResponse mid-report is an invalid action.
         var other = IMExchangeState()
-        _ = fixture.send(.readRequest, ReadRequest(attributeRequests: [AttributePath()]).encoded(), exchange: &other, as: pase)
-        let wrong = fixture.send(.readRequest, ReadRequest(attributeRequests: [AttributePath()]).encoded(), exchange: &other, as: pase)
+        _ = fixture.send(
+            .readRequest, ReadRequest(attributeRequests: [AttributePath()]).encoded(), exchange: &other, as: pase)
+        let wrong = fixture.send(
+            .readRequest, ReadRequest(attributeRequests: [AttributePath()]).encoded(), exchange: &other, as: pase)
         #expect(wrong.message == IMMessage(.statusResponse, StatusResponse(.invalidAction).encoded()))
     }
 
@@ -219,9 +265,12 @@ final class ProbeCluster: ClusterServer {
         let fixture = try MatterNodeFixture()
         let probe = ProbeCluster()
         fixture.node.dataModel.addEndpoint(EndpointDefinition(id: 1, deviceTypes: [], clusters: [probe]))
-        let arm = InvokeRequest(timedRequest: true, invokeRequests: [
-            CommandDataIB(path: CommandPath(endpoint: 1, cluster: probe.id, command: 1), fields: TLVElement(.structure([]))),
-        ])
+        let arm = InvokeRequest(
+            timedRequest: true,
+            invokeRequests: [
+                CommandDataIB(
+                    path: CommandPath(endpoint: 1, cluster: probe.id, command: 1), fields: TLVElement(.structure([])))
+            ])
         // Untimed, a timed command needs a timed interaction.
         #expect(try fixture.invokeStatus(1, probe.id, 1, as: pase) == .needsTimedInteraction)
         // A timed flag without a TimedRequest is a mismatch.
@@ -230,8 +279,12 @@ final class ProbeCluster: ClusterServer {
             == IMMessage(.statusResponse, StatusResponse(.timedRequestMismatch).encoded()))
         // TimedRequest, then the invoke in time.
         var exchange = IMExchangeState()
-        let accepted = fixture.send(.timedRequest, TimedRequest(timeoutMilliseconds: 500).encoded(), exchange: &exchange, as: pase)
-        #expect(accepted == IMReply(message: IMMessage(.statusResponse, StatusResponse(.success).encoded()), closesExchange: false))
+        let accepted = fixture.send(
+            .timedRequest, TimedRequest(timeoutMilliseconds: 500).encoded(), exchange: &exchange, as: pase)
+        #expect(
+            accepted
+                == IMReply(
+                    message: IMMessage(.statusResponse, StatusResponse(.success).encoded()), closesExchange: false))
         fixture.clock.advance(.milliseconds(400))
         let reply = fixture.send(.invokeRequest, arm.encoded(), exchange: &exchange, as: pase)
         #expect(reply.message?.opcode == .invokeResponse)
@@ -243,18 +296,24 @@ final class ProbeCluster: ClusterServer {
             == IMMessage(.statusResponse, StatusResponse(.timeout).encoded()))
         // A timed-write attribute refuses an untimed write.
         let guarded = AttributePath(endpoint: 1, cluster: probe.id, attribute: 2)
-        #expect(try fixture.write([AttributeDataIB(dataVersion: nil, path: guarded, data: .bool(true))], as: pase) == [.needsTimedInteraction])
+        #expect(
+            try fixture.write([AttributeDataIB(dataVersion: nil, path: guarded, data: .bool(true))], as: pase) == [
+                .needsTimedInteraction
+            ])
     }
 
     @Test func malformedMessagesAnswerInvalidActionAndChangeNothing() throws {
         let fixture = try MatterNodeFixture()
         var exchange = IMExchangeState()
-        let garbage = fixture.node.receive(opcode: InteractionModelOpcode.invokeRequest.rawValue, payload: [0x15, 0x28, 0x00],
-                                           exchange: &exchange, subject: pase, now: fixture.clock.now)
+        let garbage = fixture.node.receive(
+            opcode: InteractionModelOpcode.invokeRequest.rawValue, payload: [0x15, 0x28, 0x00],
+            exchange: &exchange, subject: pase, now: fixture.clock.now)
         #expect(garbage == .status(.invalidAction))
-        let unknownOpcode = fixture.node.receive(opcode: 0x42, payload: [], exchange: &exchange, subject: pase, now: fixture.clock.now)
+        let unknownOpcode = fixture.node.receive(
+            opcode: 0x42, payload: [], exchange: &exchange, subject: pase, now: fixture.clock.now)
         #expect(unknownOpcode == .status(.invalidAction))
-        let clientMessage = fixture.send(.reportData, ReportData(attributeReports: []).encoded(), exchange: &exchange, as: pase)
+        let clientMessage = fixture.send(
+            .reportData, ReportData(attributeReports: []).encoded(), exchange: &exchange, as: pase)
         #expect(clientMessage == .status(.invalidAction))
         // A write to a wildcard path is refused whole.
         let wildcard = fixture.send(.writeRequest, WriteRequest(writeRequests: [
@@ -276,20 +335,40 @@ final class ProbeCluster: ClusterServer {
         _ = try fixture.completeCommissioning(fabric: index)
         let admin = SubjectDescriptor.caseSession(fabricIndex: index, node: 112233)
         let viewer = SubjectDescriptor.caseSession(fabricIndex: index, node: 77)
-        let entries = fixture.node.commissioning.acl + [
-            ACLEntry(privilege: .view, authMode: .case, subjects: [77], targets: [ACLTarget(cluster: 0x0028)], fabricIndex: index),
-        ]
-        #expect(try fixture.write([AttributeDataIB(dataVersion: nil, path: AttributePath(endpoint: 0, cluster: 0x1F, attribute: 0),
-                                                   data: .array(entries.map { $0.encoded() }))], as: admin) == [.success])
+        let entries =
+            fixture.node.commissioning.acl + [
+                ACLEntry(
+                    privilege: .view, authMode: .case, subjects: [77], targets: [ACLTarget(cluster: 0x0028)],
+                    fabricIndex: index)
+            ]
+        #expect(
+            try fixture.write(
+                [
+                    AttributeDataIB(
+                        dataVersion: nil, path: AttributePath(endpoint: 0, cluster: 0x1F, attribute: 0),
+                        data: .array(entries.map { $0.encoded() }))
+                ], as: admin) == [.success])
         #expect(try fixture.readStatus(AttributePath(endpoint: 0, cluster: 0x28, attribute: 1), as: viewer) == .success)
-        #expect(try fixture.readStatus(AttributePath(endpoint: 0, cluster: 0x30, attribute: 0), as: viewer) == .unsupportedAccess)
+        #expect(
+            try fixture.readStatus(AttributePath(endpoint: 0, cluster: 0x30, attribute: 0), as: viewer)
+                == .unsupportedAccess)
         // View does not grant writing NodeLabel (Manage).
-        #expect(try fixture.write([AttributeDataIB(dataVersion: nil, path: AttributePath(endpoint: 0, cluster: 0x28, attribute: 5),
-                                                   data: .utf8("x"))], as: viewer) == [.unsupportedAccess])
+        #expect(
+            try fixture.write(
+                [
+                    AttributeDataIB(
+                        dataVersion: nil, path: AttributePath(endpoint: 0, cluster: 0x28, attribute: 5),
+                        data: .utf8("x"))
+                ], as: viewer) == [.unsupportedAccess])
         // An invalid entry (PASE auth mode) is a constraint error, and the ACL stays.
         let invalid = [ACLEntry(privilege: .administer, authMode: .pase, subjects: [], fabricIndex: index)]
-        #expect(try fixture.write([AttributeDataIB(dataVersion: nil, path: AttributePath(endpoint: 0, cluster: 0x1F, attribute: 0),
-                                                   data: .array(invalid.map { $0.encoded() }))], as: admin) == [.constraintError])
+        #expect(
+            try fixture.write(
+                [
+                    AttributeDataIB(
+                        dataVersion: nil, path: AttributePath(endpoint: 0, cluster: 0x1F, attribute: 0),
+                        data: .array(invalid.map { $0.encoded() }))
+                ], as: admin) == [.constraintError])
         #expect(fixture.node.commissioning.acl == entries)
     }
 
@@ -302,8 +381,10 @@ final class ProbeCluster: ClusterServer {
         #expect(!accessGranted(to: holder(0x0001_0001), required: .operate, on: path, deviceTypes: [], acl: [entry]))
         #expect(!accessGranted(to: holder(0x0002_0002), required: .operate, on: path, deviceTypes: [], acl: [entry]))
         #expect(!accessGranted(to: holder(0x0001_0002), required: .manage, on: path, deviceTypes: [], acl: [entry]))
-        #expect(!accessGranted(to: .caseSession(fabricIndex: 2, node: 5, cats: [0x0001_0002]), required: .view, on: path,
-                               deviceTypes: [], acl: [entry]))
+        #expect(
+            !accessGranted(
+                to: .caseSession(fabricIndex: 2, node: 5, cats: [0x0001_0002]), required: .view, on: path,
+                deviceTypes: [], acl: [entry]))
     }
 
     @Test func subscribePrimesAndAnswersWithItsID() throws {
@@ -321,11 +402,15 @@ final class ProbeCluster: ClusterServer {
         #expect(!priming.closesExchange)
         let answer = fixture.send(.statusResponse, StatusResponse(.success).encoded(), exchange: &exchange, as: admin)
         #expect(answer.closesExchange)
-        #expect(try SubscribeResponse(decoding: try #require(answer.message).payload) == SubscribeResponse(subscriptionID: 1, maxIntervalSeconds: 30))
+        #expect(
+            try SubscribeResponse(decoding: try #require(answer.message).payload)
+                == SubscribeResponse(subscriptionID: 1, maxIntervalSeconds: 30))
         #expect(fixture.node.interactionModel.subscriptions.map(\.id) == [1])
         // PASE may not subscribe.
         var overPASE = IMExchangeState()
-        #expect(fixture.send(.subscribeRequest, request.encoded(), exchange: &overPASE, as: pase) == .status(.unsupportedAccess))
+        #expect(
+            fixture.send(.subscribeRequest, request.encoded(), exchange: &overPASE, as: pase)
+                == .status(.unsupportedAccess))
     }
 }
 
@@ -333,13 +418,16 @@ final class ProbeCluster: ClusterServer {
     let pase = SubjectDescriptor.pase()
 
     /// Sends write chunks on one exchange; returns each reply's statuses.
-    func send(_ fixture: MatterNodeFixture, _ chunks: [[AttributeDataIB]], as subject: SubjectDescriptor) throws -> [[IMStatusCode]] {
+    func send(_ fixture: MatterNodeFixture, _ chunks: [[AttributeDataIB]], as subject: SubjectDescriptor) throws
+        -> [[IMStatusCode]]
+    {
         var exchange = IMExchangeState()
         var out: [[IMStatusCode]] = []
         for (n, chunk) in chunks.enumerated() {
             let more = n < chunks.count - 1
-            let reply = fixture.send(.writeRequest, WriteRequest(writeRequests: chunk, moreChunkedMessages: more).encoded(),
-                                     exchange: &exchange, as: subject)
+            let reply = fixture.send(
+                .writeRequest, WriteRequest(writeRequests: chunk, moreChunkedMessages: more).encoded(),
+                exchange: &exchange, as: subject)
             let message = try #require(reply.message)
             try #require(message.opcode == .writeResponse, "chunk \(n): \(message.opcode)")
             #expect(reply.closesExchange == !more)
@@ -362,12 +450,21 @@ final class ProbeCluster: ClusterServer {
         ]
         let writesBefore = fixture.storage.writeCount
         // The chunking a controller does when a list does not fit: an empty list, then one item per chunk.
-        let statuses = try send(fixture, [
-            [AttributeDataIB(dataVersion: nil, path: whole, data: .array([]))],
-            [AttributeDataIB(dataVersion: nil, path: append, data: entries[0].encoded(includingFabricIndex: false).value)],
-            [AttributeDataIB(dataVersion: nil, path: append, data: entries[1].encoded(includingFabricIndex: false).value),
-             AttributeDataIB(dataVersion: nil, path: append, data: entries[2].encoded(includingFabricIndex: false).value)],
-        ], as: admin)
+        let statuses = try send(
+            fixture,
+            [
+                [AttributeDataIB(dataVersion: nil, path: whole, data: .array([]))],
+                [
+                    AttributeDataIB(
+                        dataVersion: nil, path: append, data: entries[0].encoded(includingFabricIndex: false).value)
+                ],
+                [
+                    AttributeDataIB(
+                        dataVersion: nil, path: append, data: entries[1].encoded(includingFabricIndex: false).value),
+                    AttributeDataIB(
+                        dataVersion: nil, path: append, data: entries[2].encoded(includingFabricIndex: false).value)
+                ]
+            ], as: admin)
         #expect(statuses == [[], [], [.success]])
         #expect(fixture.node.commissioning.acl == entries)
         // Written once, whole.
@@ -380,10 +477,17 @@ final class ProbeCluster: ClusterServer {
         fixture.node.dataModel.addEndpoint(EndpointDefinition(id: 1, deviceTypes: [], clusters: [probe]))
         let whole = AttributePath(endpoint: 1, cluster: probe.id, attribute: 1)
         var exchange = IMExchangeState()
-        _ = fixture.send(.writeRequest, WriteRequest(writeRequests: [AttributeDataIB(dataVersion: nil, path: whole, data: .array([TLVElement(.unsigned(1))]))],
-                                                     moreChunkedMessages: true).encoded(), exchange: &exchange, as: pase)
+        _ = fixture.send(
+            .writeRequest,
+            WriteRequest(
+                writeRequests: [
+                    AttributeDataIB(dataVersion: nil, path: whole, data: .array([TLVElement(.unsigned(1))]))
+                ],
+                moreChunkedMessages: true
+            ).encoded(), exchange: &exchange, as: pase)
         // The peer gives up with something else than a WriteRequest.
-        let reply = fixture.send(.readRequest, ReadRequest(attributeRequests: [whole]).encoded(), exchange: &exchange, as: pase)
+        let reply = fixture.send(
+            .readRequest, ReadRequest(attributeRequests: [whole]).encoded(), exchange: &exchange, as: pase)
         #expect(reply == .status(.invalidAction))
         #expect(probe.values.withLock { $0.entries }.isEmpty)
     }
@@ -397,14 +501,18 @@ final class ProbeCluster: ClusterServer {
         let admin = SubjectDescriptor.caseSession(fabricIndex: index, node: 112233)
         let server = fixture.node.interactionModel
         var exchange = IMExchangeState()
-        let request = SubscribeRequest(minIntervalFloorSeconds: 2, maxIntervalCeilingSeconds: 60,
-                                       attributeRequests: [AttributePath(endpoint: 0, cluster: 0x28), AttributePath(endpoint: 0, cluster: 0x30)])
+        let request = SubscribeRequest(
+            minIntervalFloorSeconds: 2, maxIntervalCeilingSeconds: 60,
+            attributeRequests: [AttributePath(endpoint: 0, cluster: 0x28), AttributePath(endpoint: 0, cluster: 0x30)])
         _ = fixture.send(.subscribeRequest, request.encoded(), exchange: &exchange, as: admin)
         _ = fixture.send(.statusResponse, StatusResponse(.success).encoded(), exchange: &exchange, as: admin)
         #expect(server.reportsDue(now: fixture.clock.now).isEmpty)
 
         let label = AttributePath(endpoint: 0, cluster: 0x28, attribute: 5)
-        #expect(try fixture.write([AttributeDataIB(dataVersion: nil, path: label, data: .utf8("Hall"))], as: admin) == [.success])
+        #expect(
+            try fixture.write([AttributeDataIB(dataVersion: nil, path: label, data: .utf8("Hall"))], as: admin) == [
+                .success
+            ])
         // Not before the minimum interval.
         fixture.clock.advance(.seconds(1))
         #expect(server.reportsDue(now: fixture.clock.now).isEmpty)
@@ -418,16 +526,21 @@ final class ProbeCluster: ClusterServer {
         #expect(report.subscriptionID == 1)
         #expect(!report.suppressResponse)
         // Only the changed cluster, with its new DataVersion.
-        let paths = report.attributeReports.compactMap { r -> AttributeDataIB? in if case .data(let d) = r { d } else { nil } }
+        let paths = report.attributeReports.compactMap { r -> AttributeDataIB? in
+            if case .data(let d) = r { d } else { nil }
+        }
         #expect(!paths.isEmpty)
         #expect(paths.allSatisfy { $0.path.cluster == 0x28 })
         #expect(paths.first { $0.path.attribute == 5 }?.data == .utf8("Hall"))
-        #expect(paths.first?.dataVersion == fixture.node.dataModel.dataVersion(ConcreteClusterPath(endpoint: 0, cluster: 0x28)))
+        #expect(
+            paths.first?.dataVersion
+                == fixture.node.dataModel.dataVersion(ConcreteClusterPath(endpoint: 0, cluster: 0x28)))
         // The subscriber's StatusResponse ends the exchange; nothing more is due until the maximum interval.
         var reportExchange = due[0].exchange
-        let answer = fixture.node.receive(opcode: InteractionModelOpcode.statusResponse.rawValue,
-                                          payload: StatusResponse(.success).encoded().encoded(), exchange: &reportExchange,
-                                          subject: admin, now: fixture.clock.now)
+        let answer = fixture.node.receive(
+            opcode: InteractionModelOpcode.statusResponse.rawValue,
+            payload: StatusResponse(.success).encoded().encoded(), exchange: &reportExchange,
+            subject: admin, now: fixture.clock.now)
         #expect(answer == IMReply(message: nil, closesExchange: true))
         fixture.clock.advance(.seconds(10))
         #expect(server.reportsDue(now: fixture.clock.now).isEmpty)
@@ -452,14 +565,19 @@ final class ProbeCluster: ClusterServer {
                                        attributeRequests: [AttributePath(endpoint: 0, cluster: 0x28, attribute: 5)])
         _ = fixture.send(.subscribeRequest, request.encoded(), exchange: &exchange, as: admin)
         _ = fixture.send(.statusResponse, StatusResponse(.success).encoded(), exchange: &exchange, as: admin)
-        _ = try fixture.write([AttributeDataIB(dataVersion: nil, path: AttributePath(endpoint: 0, cluster: 0x28, attribute: 5),
-                                               data: .utf8("x"))], as: admin)
+        _ = try fixture.write(
+            [
+                AttributeDataIB(
+                    dataVersion: nil, path: AttributePath(endpoint: 0, cluster: 0x28, attribute: 5),
+                    data: .utf8("x"))
+            ], as: admin)
         let due = fixture.node.interactionModel.reportsDue(now: fixture.clock.now)
         try #require(due.count == 1)
         var reportExchange = due[0].exchange
-        _ = fixture.node.receive(opcode: InteractionModelOpcode.statusResponse.rawValue,
-                                 payload: StatusResponse(.invalidSubscription).encoded().encoded(), exchange: &reportExchange,
-                                 subject: admin, now: fixture.clock.now)
+        _ = fixture.node.receive(
+            opcode: InteractionModelOpcode.statusResponse.rawValue,
+            payload: StatusResponse(.invalidSubscription).encoded().encoded(), exchange: &reportExchange,
+            subject: admin, now: fixture.clock.now)
         #expect(fixture.node.interactionModel.subscriptions.isEmpty)
     }
 }
@@ -475,10 +593,13 @@ extension SubscriptionReportTests {
             var exchange = IMExchangeState()
             let request = SubscribeRequest(minIntervalFloorSeconds: 0, maxIntervalCeilingSeconds: 10,
                                            attributeRequests: [AttributePath(endpoint: 0, cluster: 0x28, attribute: 5)])
-            _ = fixture.send(.subscribeRequest, request.encoded(), exchange: &exchange, as: .caseSession(fabricIndex: fabric, node: 112233))
+            _ = fixture.send(
+                .subscribeRequest, request.encoded(), exchange: &exchange,
+                as: .caseSession(fabricIndex: fabric, node: 112233))
         }
         #expect(fixture.node.interactionModel.subscriptions.count == 2)
-        let removed = try fixture.invokeForResponse(0, 0x003E, 0x0A, as: .caseSession(fabricIndex: first, node: 112233)) {
+        let removed = try fixture.invokeForResponse(0, 0x003E, 0x0A, as: .caseSession(fabricIndex: first, node: 112233))
+        {
             TLVElement(context: 0, .uint(second))
         }
         #expect(removed[context: 0]?.unsignedValue == 0)
@@ -492,13 +613,17 @@ extension SubscriptionReportTests {
         let transport = RecordingTransport()
         let manager = ExchangeManager(transport: transport, firstExchangeID: 100, jitter: { 0 })
         let session = SessionHandle(7)
-        InteractionModelExchange.register(on: manager, core: fixture.node,
-                                          subject: { $0 == session ? .pase() : nil }, now: { [clock = fixture.clock] in clock.now })
-        let request = ReadRequest(attributeRequests: [AttributePath(endpoint: 0, cluster: 0x28, attribute: 2)]).encoded().encoded()
-        let header = PayloadHeader(isInitiator: true, needsAcknowledgement: true, opcode: InteractionModelOpcode.readRequest.rawValue,
-                                   exchangeID: 5, protocolID: .interactionModel)
-        manager.receive(MatterMessage(header: MessageHeader(messageCounter: 1), payloadHeader: header, payload: request),
-                        from: session, isDuplicate: false, now: fixture.clock.now)
+        InteractionModelExchange.register(
+            on: manager, core: fixture.node,
+            subject: { $0 == session ? .pase() : nil }, now: { [clock = fixture.clock] in clock.now })
+        let request = ReadRequest(attributeRequests: [AttributePath(endpoint: 0, cluster: 0x28, attribute: 2)])
+            .encoded().encoded()
+        let header = PayloadHeader(
+            isInitiator: true, needsAcknowledgement: true, opcode: InteractionModelOpcode.readRequest.rawValue,
+            exchangeID: 5, protocolID: .interactionModel)
+        manager.receive(
+            MatterMessage(header: MessageHeader(messageCounter: 1), payloadHeader: header, payload: request),
+            from: session, isDuplicate: false, now: fixture.clock.now)
         let sent = transport.takeSent()
         try #require(sent.count == 1)
         #expect(sent[0].payloadHeader.opcode == InteractionModelOpcode.reportData.rawValue)
@@ -511,9 +636,11 @@ extension SubscriptionReportTests {
             path: AttributePath(endpoint: 0, cluster: 0x28, attribute: 2), data: .unsigned(0xFFF1)))])
 
         // A session the Interaction Model does not serve gets nothing.
-        manager.receive(MatterMessage(header: MessageHeader(messageCounter: 2), payloadHeader: header, payload: request),
-                        from: SessionHandle(8), isDuplicate: false, now: fixture.clock.now)
-        #expect(transport.takeSent().allSatisfy { $0.payloadHeader.opcode != InteractionModelOpcode.reportData.rawValue })
+        manager.receive(
+            MatterMessage(header: MessageHeader(messageCounter: 2), payloadHeader: header, payload: request),
+            from: SessionHandle(8), isDuplicate: false, now: fixture.clock.now)
+        #expect(
+            transport.takeSent().allSatisfy { $0.payloadHeader.opcode != InteractionModelOpcode.reportData.rawValue })
     }
 }
 
@@ -522,7 +649,8 @@ extension SubscriptionReportTests {
     func subscribe(_ fixture: MatterNodeFixture, _ paths: [AttributePath], min: UInt16, max: UInt16,
                    as subject: SubjectDescriptor) throws -> UInt32 {
         var exchange = IMExchangeState()
-        let request = SubscribeRequest(minIntervalFloorSeconds: min, maxIntervalCeilingSeconds: max, attributeRequests: paths)
+        let request = SubscribeRequest(
+            minIntervalFloorSeconds: min, maxIntervalCeilingSeconds: max, attributeRequests: paths)
         _ = fixture.send(.subscribeRequest, request.encoded(), exchange: &exchange, as: subject)
         let answer = fixture.send(.statusResponse, StatusResponse(.success).encoded(), exchange: &exchange, as: subject)
         return try SubscribeResponse(decoding: try #require(answer.message).payload).subscriptionID
@@ -551,9 +679,10 @@ extension SubscriptionReportTests {
         fixture.clock.advance(.seconds(5))
         #expect(server.reportsDue(now: fixture.clock.now).isEmpty)
         var exchange = due[0].exchange
-        _ = fixture.node.receive(opcode: InteractionModelOpcode.statusResponse.rawValue,
-                                 payload: StatusResponse(.success).encoded().encoded(), exchange: &exchange, subject: admin,
-                                 now: fixture.clock.now)
+        _ = fixture.node.receive(
+            opcode: InteractionModelOpcode.statusResponse.rawValue,
+            payload: StatusResponse(.success).encoded().encoded(), exchange: &exchange, subject: admin,
+            now: fixture.clock.now)
         // Answered: the change made meanwhile is due (its minimum interval has passed).
         #expect(server.subscriptions.first?.isReportInFlight == false)
         #expect(try #require(server.nextReportDeadline) <= fixture.clock.now)
@@ -565,10 +694,18 @@ extension SubscriptionReportTests {
         let index = try fixture.addFabric()
         _ = try fixture.completeCommissioning(fabric: index)
         let admin = SubjectDescriptor.caseSession(fabricIndex: index, node: 112233)
-        let acl = fixture.node.commissioning.acl + [ACLEntry(privilege: .view, authMode: .case, subjects: [5], fabricIndex: index)]
-        #expect(try fixture.write([AttributeDataIB(dataVersion: nil, path: AttributePath(endpoint: 0, cluster: 0x1F, attribute: 0),
-                                                   data: .array(acl.map { $0.encoded(includingFabricIndex: false) }))],
-                                  as: admin) == [.success])
+        let acl =
+            fixture.node.commissioning.acl + [
+                ACLEntry(privilege: .view, authMode: .case, subjects: [5], fabricIndex: index)
+            ]
+        #expect(
+            try fixture.write(
+                [
+                    AttributeDataIB(
+                        dataVersion: nil, path: AttributePath(endpoint: 0, cluster: 0x1F, attribute: 0),
+                        data: .array(acl.map { $0.encoded(includingFabricIndex: false) }))
+                ],
+                as: admin) == [.success])
         let viewer = SubjectDescriptor.caseSession(fabricIndex: index, node: 5)
         let server = fixture.node.interactionModel
         // A wildcard over endpoints for the ACL, which only administrators read: the viewer sees nothing of it.
@@ -590,10 +727,12 @@ extension SubscriptionReportTests {
         let admin = SubjectDescriptor.caseSession(fabricIndex: index, node: 112233)
         for (floor, ceiling, expected) in [(UInt16(0), UInt16(0), UInt16(1)), (2, 7200, 7200), (10, 10, 10)] {
             var exchange = IMExchangeState()
-            let request = SubscribeRequest(keepSubscriptions: true, minIntervalFloorSeconds: floor, maxIntervalCeilingSeconds: ceiling,
-                                           attributeRequests: [AttributePath(endpoint: 0, cluster: 0x28, attribute: 5)])
+            let request = SubscribeRequest(
+                keepSubscriptions: true, minIntervalFloorSeconds: floor, maxIntervalCeilingSeconds: ceiling,
+                attributeRequests: [AttributePath(endpoint: 0, cluster: 0x28, attribute: 5)])
             _ = fixture.send(.subscribeRequest, request.encoded(), exchange: &exchange, as: admin)
-            let answer = fixture.send(.statusResponse, StatusResponse(.success).encoded(), exchange: &exchange, as: admin)
+            let answer = fixture.send(
+                .statusResponse, StatusResponse(.success).encoded(), exchange: &exchange, as: admin)
             let response = try SubscribeResponse(decoding: try #require(answer.message).payload)
             #expect(response.maxIntervalSeconds == expected)
             // Within what the specification allows: at least the floor, at most max(ceiling, 60 minutes).

@@ -32,7 +32,9 @@ final class HeldCluster: DeferredClusterServer {
         action()
     }
 
-    func read(_ attribute: AttributeID, context: ReadContext) throws(IMError) -> TLVValue { .uint(level.withLock { $0 }) }
+    func read(_ attribute: AttributeID, context: ReadContext) throws(IMError) -> TLVValue {
+        .uint(level.withLock { $0 })
+    }
 
     func write(_ attribute: AttributeID, value: TLVValue, context: ActionContext,
                completion: @escaping @Sendable (IMError?) -> Void) {
@@ -55,7 +57,9 @@ final class HeldCluster: DeferredClusterServer {
         held.withLock {
             $0.append {
                 switch command {
-                case 1: completion(.success(.response(2, TLVElement(.structure([TLVElement(context: 0, .uint(UInt8(42)))])))))
+                case 1:
+                    completion(
+                        .success(.response(2, TLVElement(.structure([TLVElement(context: 0, .uint(UInt8(42)))])))))
                 default: completion(.success(.success))
                 }
             }
@@ -88,9 +92,13 @@ final class HeldCluster: DeferredClusterServer {
     }
 
     func invoke(_ command: CommandID, on cluster: ClusterID, timed: Bool = false) -> InvokeRequest {
-        InvokeRequest(timedRequest: timed, invokeRequests: [
-            CommandDataIB(path: CommandPath(endpoint: 1, cluster: cluster, command: command), fields: TLVElement(.structure([]))),
-        ])
+        InvokeRequest(
+            timedRequest: timed,
+            invokeRequests: [
+                CommandDataIB(
+                    path: CommandPath(endpoint: 1, cluster: cluster, command: command),
+                    fields: TLVElement(.structure([])))
+            ])
     }
 
     @Test func aDeferredCommandIsAnsweredWhenItFinishes() throws {
@@ -144,23 +152,39 @@ final class HeldCluster: DeferredClusterServer {
         var exchange = IMExchangeState()
         _ = fixture.send(.timedRequest, TimedRequest(timeoutMilliseconds: 500).encoded(), exchange: &exchange, as: pase)
         fixture.clock.advance(.milliseconds(100))
-        let reply = fixture.send(.invokeRequest, invoke(2, on: held.id, timed: true).encoded(), exchange: &exchange, as: pase)
+        let reply = fixture.send(
+            .invokeRequest, invoke(2, on: held.id, timed: true).encoded(), exchange: &exchange, as: pase)
         // The answer may come after the timed window: the window bounds the request, not the device.
         fixture.clock.advance(.seconds(5))
         let final = try answer(reply) { held.release() }
         let response = try InvokeResponse(decoding: try #require(final.message).payload)
-        #expect(response.invokeResponses == [.status(CommandStatusIB(path: CommandPath(endpoint: 1, cluster: held.id, command: 2),
-                                                                     status: .success))])
+        #expect(
+            response.invokeResponses == [
+                .status(
+                    CommandStatusIB(
+                        path: CommandPath(endpoint: 1, cluster: held.id, command: 2),
+                        status: .success))
+            ])
         #expect(held.started.withLock { $0.map(\.timed) } == [true])
 
         // A timed write to a deferred cluster, too.
         var writeExchange = IMExchangeState()
-        _ = fixture.send(.timedRequest, TimedRequest(timeoutMilliseconds: 500).encoded(), exchange: &writeExchange, as: pase)
-        let write = WriteRequest(timedRequest: true, writeRequests: [
-            AttributeDataIB(dataVersion: nil, path: AttributePath(endpoint: 1, cluster: held.id, attribute: 0), data: .uint(UInt8(7))),
-        ])
-        let written = try answer(fixture.send(.writeRequest, write.encoded(), exchange: &writeExchange, as: pase)) { held.release() }
-        #expect(try WriteResponse(decoding: try #require(written.message).payload).writeResponses.map(\.status.status) == [.success])
+        _ = fixture.send(
+            .timedRequest, TimedRequest(timeoutMilliseconds: 500).encoded(), exchange: &writeExchange, as: pase)
+        let write = WriteRequest(
+            timedRequest: true,
+            writeRequests: [
+                AttributeDataIB(
+                    dataVersion: nil, path: AttributePath(endpoint: 1, cluster: held.id, attribute: 0),
+                    data: .uint(UInt8(7)))
+            ])
+        let written = try answer(fixture.send(.writeRequest, write.encoded(), exchange: &writeExchange, as: pase)) {
+            held.release()
+        }
+        #expect(
+            try WriteResponse(decoding: try #require(written.message).payload).writeResponses.map(\.status.status) == [
+                .success
+            ])
         #expect(held.started.withLock { $0.map(\.timed) } == [true, true])
     }
 
@@ -173,7 +197,9 @@ final class HeldCluster: DeferredClusterServer {
             AttributeDataIB(dataVersion: nil, path: heldLevel, data: .uint(UInt8(10))),
             AttributeDataIB(dataVersion: nil, path: probeLevel, data: .uint(UInt8(20))),
             AttributeDataIB(dataVersion: nil, path: heldLevel, data: .uint(UInt8(200))),
-            AttributeDataIB(dataVersion: nil, path: AttributePath(endpoint: 1, cluster: held.id, attribute: 9), data: .uint(UInt8(1))),
+            AttributeDataIB(
+                dataVersion: nil, path: AttributePath(endpoint: 1, cluster: held.id, attribute: 9),
+                data: .uint(UInt8(1)))
         ])
         var exchange = IMExchangeState()
         let reply = fixture.send(.writeRequest, request.encoded(), exchange: &exchange, as: pase)
@@ -189,7 +215,10 @@ final class HeldCluster: DeferredClusterServer {
         let response = try WriteResponse(decoding: try #require(final.message).payload)
         #expect(response.writeResponses.map(\.path) == [heldLevel, probeLevel, heldLevel,
                                                         AttributePath(endpoint: 1, cluster: held.id, attribute: 9)])
-        #expect(response.writeResponses.map(\.status.status) == [.success, .success, .constraintError, .unsupportedAttribute])
+        #expect(
+            response.writeResponses.map(\.status.status) == [
+                .success, .success, .constraintError, .unsupportedAttribute
+            ])
         // A deferred write's success does not move the DataVersion: the cluster marks its change when the value moves.
         #expect(fixture.node.dataModel.dataVersion(ConcreteClusterPath(endpoint: 1, cluster: held.id)) == heldVersion)
     }
@@ -204,7 +233,9 @@ final class HeldCluster: DeferredClusterServer {
         ], moreChunkedMessages: true).encoded(), exchange: &exchange, as: pase)
         let firstAnswer = try answer(first) { held.release() }
         #expect(!firstAnswer.closesExchange)
-        #expect(try WriteResponse(decoding: try #require(firstAnswer.message).payload).writeResponses.map(\.status.status) == [.success])
+        #expect(
+            try WriteResponse(decoding: try #require(firstAnswer.message).payload).writeResponses.map(\.status.status)
+                == [.success])
         // The last chunk touches only a synchronous cluster: answered at once, and the exchange ends.
         let last = fixture.send(.writeRequest, WriteRequest(writeRequests: [
             AttributeDataIB(dataVersion: nil, path: probeLevel, data: .uint(UInt8(4))),
@@ -248,15 +279,19 @@ final class HeldCluster: DeferredClusterServer {
         let transport = RecordingTransport()
         let manager = ExchangeManager(transport: transport, firstExchangeID: 100, jitter: { 0 })
         let session = SessionHandle(7)
-        InteractionModelExchange.register(on: manager, core: fixture.node,
-                                          subject: { $0 == session ? .pase() : nil }, now: { [clock = fixture.clock] in clock.now })
+        InteractionModelExchange.register(
+            on: manager, core: fixture.node,
+            subject: { $0 == session ? .pase() : nil }, now: { [clock = fixture.clock] in clock.now })
         let request = InvokeRequest(invokeRequests: [
-            CommandDataIB(path: CommandPath(endpoint: 1, cluster: held.id, command: 0), fields: TLVElement(.structure([]))),
+            CommandDataIB(
+                path: CommandPath(endpoint: 1, cluster: held.id, command: 0), fields: TLVElement(.structure([])))
         ]).encoded().encoded()
-        let header = PayloadHeader(isInitiator: true, needsAcknowledgement: true, opcode: InteractionModelOpcode.invokeRequest.rawValue,
-                                   exchangeID: 5, protocolID: .interactionModel)
-        manager.receive(MatterMessage(header: MessageHeader(messageCounter: 1), payloadHeader: header, payload: request),
-                        from: session, isDuplicate: false, now: fixture.clock.now)
+        let header = PayloadHeader(
+            isInitiator: true, needsAcknowledgement: true, opcode: InteractionModelOpcode.invokeRequest.rawValue,
+            exchangeID: 5, protocolID: .interactionModel)
+        manager.receive(
+            MatterMessage(header: MessageHeader(messageCounter: 1), payloadHeader: header, payload: request),
+            from: session, isDuplicate: false, now: fixture.clock.now)
         #expect(transport.takeSent().isEmpty)
         // MRP's standalone acknowledgement goes when its timer is due, the answer still pending.
         fixture.clock.advance(.milliseconds(manager.parameters.standaloneAckTimeout))

@@ -8,7 +8,10 @@ import Testing
 @Suite struct DeviceAttestationTests {
     /// The public key of connectedhomeip's "Matter Test CD Signing Authority"
     /// (credentials/test/certification-declaration/Chip-Test-CD-Signing-Cert.pem), which controllers trust.
-    static let cdSigningPublicKey = hex("043c398922452b55caf389c25bd1bca4656952ccb90e8869249ad8474653014cbf95d687965e036b521c51037e6b8cedefca1eb44046694fa08882eed6519decba")
+    static let cdSigningPublicKey = hex(
+        "043c398922452b55caf389c25bd1bca4656952ccb90e8869249ad8474653014c"
+            + "bf95d687965e036b521c51037e6b8cedefca1eb44046694fa08882eed6519decba"
+    )
 
     @Test func theDACChainsToTheTestPAIAndIsKept() throws {
         let storage = InMemoryNodeStorage()
@@ -63,10 +66,14 @@ import Testing
         let pase = SubjectDescriptor.pase(attestationChallenge: challenge)
         func invoke(_ cluster: ClusterID, _ command: CommandID, _ fields: [TLVElement]) throws -> TLVElement {
             var exchange = IMExchangeState()
-            let request = InvokeRequest(invokeRequests: [CommandDataIB(path: CommandPath(endpoint: 0, cluster: cluster, command: command),
-                                                                       fields: TLVElement(.structure(fields)))])
-            let reply = node.receive(opcode: InteractionModelOpcode.invokeRequest.rawValue, payload: request.encoded().encoded(),
-                                     exchange: &exchange, subject: pase, now: clock.now)
+            let request = InvokeRequest(invokeRequests: [
+                CommandDataIB(
+                    path: CommandPath(endpoint: 0, cluster: cluster, command: command),
+                    fields: TLVElement(.structure(fields)))
+            ])
+            let reply = node.receive(
+                opcode: InteractionModelOpcode.invokeRequest.rawValue, payload: request.encoded().encoded(),
+                exchange: &exchange, subject: pase, now: clock.now)
             let response = try InvokeResponse(decoding: try #require(reply.message).payload)
             guard case .command(let data) = try #require(response.invokeResponses.first) else {
                 throw IMError(.failure, "no response command: \(response)")
@@ -80,14 +87,19 @@ import Testing
         let elements = try #require(csrResponse[context: 0]?.bytesValue)
         let signature = try P256.Signature(rawRepresentation: try #require(csrResponse[context: 1]?.bytesValue))
         #expect(dac.publicKey.isValidSignature(signature, for: elements + challenge))
-        let csr = try CertificateSigningRequest(der: try #require(try TLVElement(decoding: elements)[context: 1]?.bytesValue))
+        let csr = try CertificateSigningRequest(
+            der: try #require(try TLVElement(decoding: elements)[context: 1]?.bytesValue))
         #expect(csr.publicKey.x963Representation.count == 65)
 
-        let attestationResponse = try invoke(0x3E, 0, [TLVElement(context: 0, .bytes([UInt8](repeating: 8, count: 32)))])
+        let attestationResponse = try invoke(
+            0x3E, 0, [TLVElement(context: 0, .bytes([UInt8](repeating: 8, count: 32)))])
         let attestationElements = try #require(attestationResponse[context: 0]?.bytesValue)
-        let attestationSignature = try P256.Signature(rawRepresentation: try #require(attestationResponse[context: 1]?.bytesValue))
+        let attestationSignature = try P256.Signature(
+            rawRepresentation: try #require(attestationResponse[context: 1]?.bytesValue))
         #expect(dac.publicKey.isValidSignature(attestationSignature, for: attestationElements + challenge))
-        #expect(try TLVElement(decoding: attestationElements)[context: 1]?.bytesValue == attestation.certificationDeclaration)
+        #expect(
+            try TLVElement(decoding: attestationElements)[context: 1]?.bytesValue
+                == attestation.certificationDeclaration)
     }
 }
 
@@ -113,20 +125,27 @@ private func hex(_ text: String) -> [UInt8] {
                 basicInformation: BasicInformationConfiguration(serialNumber: "S", uniqueID: "U"),
                 networkInterfaces: { [] }, initialDataVersion: 1),
             storage: storage, keys: P256OperationalKeyFactory(), verifier: MatterCertificateVerifier(),
-            attestation: try DeviceAttestation.development(storage: storage), started: clock.start, now: { [clock] in clock.now })
+            attestation: try DeviceAttestation.development(storage: storage), started: clock.start,
+            now: { [clock] in clock.now })
         let pase = SubjectDescriptor.pase(attestationChallenge: [UInt8](repeating: 1, count: 16))
         func invoke(_ cluster: ClusterID, _ command: CommandID, _ fields: [TLVElement]) throws -> InvokeResponseIB {
             var exchange = IMExchangeState()
-            let request = InvokeRequest(invokeRequests: [CommandDataIB(path: CommandPath(endpoint: 0, cluster: cluster, command: command),
-                                                                       fields: TLVElement(.structure(fields)))])
-            let reply = node.receive(opcode: InteractionModelOpcode.invokeRequest.rawValue, payload: request.encoded().encoded(),
-                                     exchange: &exchange, subject: pase, now: clock.now)
+            let request = InvokeRequest(invokeRequests: [
+                CommandDataIB(
+                    path: CommandPath(endpoint: 0, cluster: cluster, command: command),
+                    fields: TLVElement(.structure(fields)))
+            ])
+            let reply = node.receive(
+                opcode: InteractionModelOpcode.invokeRequest.rawValue, payload: request.encoded().encoded(),
+                exchange: &exchange, subject: pase, now: clock.now)
             let message = try #require(reply.message)
             let response = try InvokeResponse(decoding: message.payload)
             return try #require(response.invokeResponses.first)
         }
         _ = try invoke(0x30, 0, [TLVElement(context: 0, .uint(UInt16(60))), TLVElement(context: 1, .uint(UInt64(0)))])
-        guard case .command(let csrData) = try invoke(0x3E, 4, [TLVElement(context: 0, .bytes([UInt8](repeating: 2, count: 32)))]),
+        guard
+            case .command(let csrData) = try invoke(
+                0x3E, 4, [TLVElement(context: 0, .bytes([UInt8](repeating: 2, count: 32)))]),
               let csrFields = csrData.fields, let elements = csrFields[context: 0]?.bytesValue,
               let csrBytes = try TLVElement(decoding: elements)[context: 1]?.bytesValue else {
             Issue.record("no CSRResponse")
@@ -134,7 +153,10 @@ private func hex(_ text: String) -> [UInt8] {
         }
         let csr = try CertificateSigningRequest(der: csrBytes)
         let fabric = try TestFabric(fabricID: 0xFAB1, withICAC: withICAC)
-        guard case .status(let rootStatus) = try invoke(0x3E, 0x0B, [TLVElement(context: 0, .bytes(fabric.rcac.tlvEncoded))]) else {
+        guard
+            case .status(let rootStatus) = try invoke(
+                0x3E, 0x0B, [TLVElement(context: 0, .bytes(fabric.rcac.tlvEncoded))])
+        else {
             Issue.record("AddTrustedRootCertificate answered a command")
             return
         }

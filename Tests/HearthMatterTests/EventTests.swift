@@ -37,8 +37,10 @@ final class EventfulCluster: ClusterServer {
     }
 
     /// Reads events (and attributes), following chunks; returns the event reports and each message's size.
-    func readEvents(_ fixture: MatterNodeFixture, _ paths: [EventPath], eventMin: UInt64? = nil,
-                    attributes: [AttributePath] = [], as subject: SubjectDescriptor) throws -> (events: [EventReportIB], sizes: [Int]) {
+    func readEvents(
+        _ fixture: MatterNodeFixture, _ paths: [EventPath], eventMin: UInt64? = nil,
+        attributes: [AttributePath] = [], as subject: SubjectDescriptor
+    ) throws -> (events: [EventReportIB], sizes: [Int]) {
         var exchange = IMExchangeState()
         let request = ReadRequest(attributeRequests: attributes, eventRequests: paths,
                                   eventFilters: eventMin.map { [EventFilter(eventMin: $0)] } ?? [])
@@ -64,8 +66,9 @@ final class EventfulCluster: ClusterServer {
     @Test func theBlocksHaveTheSpecificationsTags() throws {
         // EventPathIB is a list {0 node, 1 endpoint, 2 cluster, 3 event, 4 urgent}; EventFilterIB a structure
         // {0 node, 1 EventMin}; ReadRequest carries them as members 1 and 2.
-        let request = ReadRequest(attributeRequests: [], eventRequests: [EventPath(endpoint: 1, cluster: 6, event: 2, isUrgent: true)],
-                                  eventFilters: [EventFilter(eventMin: 5)])
+        let request = ReadRequest(
+            attributeRequests: [], eventRequests: [EventPath(endpoint: 1, cluster: 6, event: 2, isUrgent: true)],
+            eventFilters: [EventFilter(eventMin: 5)])
         #expect(request.encoded().encoded() == [
             0x15,
             0x36, 0x01, 0x17, 0x24, 0x01, 0x01, 0x24, 0x02, 0x06, 0x24, 0x03, 0x02, 0x29, 0x04, 0x18, 0x18,
@@ -76,8 +79,9 @@ final class EventfulCluster: ClusterServer {
         ])
         // EventDataIB {0 path, 1 number, 2 priority, 4 system timestamp, 7 data}, in EventReportIB member 1, in
         // ReportData member 2.
-        let event = EventDataIB(path: ConcreteEventPath(endpoint: 1, cluster: 6, event: 2), eventNumber: 9, priority: .critical,
-                                systemTimestamp: 300, data: .structure([]))
+        let event = EventDataIB(
+            path: ConcreteEventPath(endpoint: 1, cluster: 6, event: 2), eventNumber: 9, priority: .critical,
+            systemTimestamp: 300, data: .structure([]))
         let report = ReportData(attributeReports: [], eventReports: [.data(event)])
         #expect(report.encoded().encoded() == [
             0x15,
@@ -89,12 +93,17 @@ final class EventfulCluster: ClusterServer {
             0x18,
         ])
         #expect(try ReportData(decoding: report.encoded().encoded()) == report)
-        let status = ReportData(attributeReports: [], eventReports: [
-            .status(EventStatusIB(path: EventPath(endpoint: 3, cluster: 6, event: 0), status: StatusIB(.unsupportedEndpoint))),
-        ])
+        let status = ReportData(
+            attributeReports: [],
+            eventReports: [
+                .status(
+                    EventStatusIB(
+                        path: EventPath(endpoint: 3, cluster: 6, event: 0), status: StatusIB(.unsupportedEndpoint)))
+            ])
         #expect(try ReportData(decoding: status.encoded().encoded()) == status)
-        let subscribe = SubscribeRequest(minIntervalFloorSeconds: 0, maxIntervalCeilingSeconds: 10, attributeRequests: [],
-                                         eventRequests: [EventPath(cluster: 6)], eventFilters: [EventFilter(node: 1, eventMin: 3)])
+        let subscribe = SubscribeRequest(
+            minIntervalFloorSeconds: 0, maxIntervalCeilingSeconds: 10, attributeRequests: [],
+            eventRequests: [EventPath(cluster: 6)], eventFilters: [EventFilter(node: 1, eventMin: 3)])
         let element = subscribe.encoded()
         #expect(element[context: 4]?.arrayMembers?.count == 1)
         #expect(element[context: 5]?.arrayMembers?.count == 1)
@@ -171,17 +180,27 @@ final class EventfulCluster: ClusterServer {
         // Everything (PASE may read all), in number order, StartUp included.
         let all = Self.data(try readEvents(fixture, [EventPath()], as: pase).events)
         #expect(all.map(\.eventNumber) == [startUp.number, a, b, c])
-        #expect(all[1] == EventDataIB(path: path(0), eventNumber: a, priority: .info,
-                                      systemTimestamp: UInt64(fixture.clock.start.milliseconds + 250), data: Self.pressed(1).value))
+        #expect(
+            all[1]
+                == EventDataIB(
+                    path: path(0), eventNumber: a, priority: .info,
+                    systemTimestamp: UInt64(fixture.clock.start.milliseconds + 250), data: Self.pressed(1).value))
         // A wildcard by event, with EventMin; paths that overlap report each event once.
-        let pressed = Self.data(try readEvents(fixture, [EventPath(cluster: cluster.id, event: 0), EventPath(endpoint: 1)],
-                                               eventMin: b, as: pase).events)
+        let pressed = Self.data(
+            try readEvents(
+                fixture, [EventPath(cluster: cluster.id, event: 0), EventPath(endpoint: 1)],
+                eventMin: b, as: pase
+            ).events)
         #expect(pressed.map(\.eventNumber) == [b, c])
         // Events and attributes in one read.
         var exchange = IMExchangeState()
-        let both = fixture.send(.readRequest, ReadRequest(attributeRequests: [AttributePath(endpoint: 1, cluster: cluster.id, attribute: 0)],
-                                                          eventRequests: [EventPath(endpoint: 1, cluster: cluster.id, event: 1)]).encoded(),
-                                exchange: &exchange, as: pase)
+        let both = fixture.send(
+            .readRequest,
+            ReadRequest(
+                attributeRequests: [AttributePath(endpoint: 1, cluster: cluster.id, attribute: 0)],
+                eventRequests: [EventPath(endpoint: 1, cluster: cluster.id, event: 1)]
+            ).encoded(),
+            exchange: &exchange, as: pase)
         let report = try ReportData(decoding: try #require(both.message).payload)
         #expect(report.attributeReports.count == 1)
         #expect(Self.data(report.eventReports).map(\.eventNumber) == [b])
@@ -197,7 +216,9 @@ final class EventfulCluster: ClusterServer {
             // A wildcard that matches nothing is no error.
             EventPath(endpoint: 9),
         ], as: pase).events
-        let statuses = reports.compactMap { r -> IMStatusCode? in if case .status(let s) = r { s.status.status } else { nil } }
+        let statuses = reports.compactMap { r -> IMStatusCode? in
+            if case .status(let s) = r { s.status.status } else { nil }
+        }
         #expect(statuses == [.unsupportedEndpoint, .unsupportedCluster, .unsupportedEvent])
         #expect(Self.data(reports).isEmpty)
     }
@@ -208,14 +229,28 @@ final class EventfulCluster: ClusterServer {
         _ = try fixture.completeCommissioning(fabric: index)
         let admin = SubjectDescriptor.caseSession(fabricIndex: index, node: 112233)
         let viewer = SubjectDescriptor.caseSession(fabricIndex: index, node: 5)
-        let acl = fixture.node.commissioning.acl + [ACLEntry(privilege: .view, authMode: .case, subjects: [5], fabricIndex: index)]
-        #expect(try fixture.write([AttributeDataIB(dataVersion: nil, path: AttributePath(endpoint: 0, cluster: 0x1F, attribute: 0),
-                                                   data: .array(acl.map { $0.encoded(includingFabricIndex: false) }))],
-                                  as: admin) == [.success])
+        let acl =
+            fixture.node.commissioning.acl + [
+                ACLEntry(privilege: .view, authMode: .case, subjects: [5], fabricIndex: index)
+            ]
+        #expect(
+            try fixture.write(
+                [
+                    AttributeDataIB(
+                        dataVersion: nil, path: AttributePath(endpoint: 0, cluster: 0x1F, attribute: 0),
+                        data: .array(acl.map { $0.encoded(includingFabricIndex: false) }))
+                ],
+                as: admin) == [.success])
         let pressed = fixture.node.dataModel.emitEvent(path(0), priority: .info, data: Self.pressed(1))
         let alarm = fixture.node.dataModel.emitEvent(path(2), priority: .critical, data: Self.pressed(2))
-        #expect(Self.data(try readEvents(fixture, [EventPath(endpoint: 1)], as: admin).events).map(\.eventNumber) == [pressed, alarm])
-        #expect(Self.data(try readEvents(fixture, [EventPath(endpoint: 1)], as: viewer).events).map(\.eventNumber) == [pressed])
+        #expect(
+            Self.data(try readEvents(fixture, [EventPath(endpoint: 1)], as: admin).events).map(\.eventNumber) == [
+                pressed, alarm
+            ])
+        #expect(
+            Self.data(try readEvents(fixture, [EventPath(endpoint: 1)], as: viewer).events).map(\.eventNumber) == [
+                pressed
+            ])
         let denied = try readEvents(fixture, [EventPath(endpoint: 1, cluster: cluster.id, event: 2)], as: viewer).events
         #expect(denied == [.status(EventStatusIB(path: EventPath(endpoint: 1, cluster: cluster.id, event: 2),
                                                  status: StatusIB(.unsupportedAccess)))])
@@ -242,8 +277,9 @@ final class EventfulCluster: ClusterServer {
     func subscribe(_ fixture: MatterNodeFixture, _ paths: [EventPath], eventMin: UInt64? = nil, minInterval: UInt16 = 5,
                    as subject: SubjectDescriptor) throws -> [EventReportIB] {
         var exchange = IMExchangeState()
-        let request = SubscribeRequest(minIntervalFloorSeconds: minInterval, maxIntervalCeilingSeconds: 60, attributeRequests: [],
-                                       eventRequests: paths, eventFilters: eventMin.map { [EventFilter(eventMin: $0)] } ?? [])
+        let request = SubscribeRequest(
+            minIntervalFloorSeconds: minInterval, maxIntervalCeilingSeconds: 60, attributeRequests: [],
+            eventRequests: paths, eventFilters: eventMin.map { [EventFilter(eventMin: $0)] } ?? [])
         let priming = fixture.send(.subscribeRequest, request.encoded(), exchange: &exchange, as: subject)
         let report = try ReportData(decoding: try #require(priming.message).payload)
         let answer = fixture.send(.statusResponse, StatusResponse(.success).encoded(), exchange: &exchange, as: subject)
@@ -255,9 +291,10 @@ final class EventfulCluster: ClusterServer {
     func dueEvents(_ fixture: MatterNodeFixture) throws -> [[UInt64]] {
         try fixture.node.interactionModel.reportsDue(now: fixture.clock.now).map { due in
             var exchange = due.exchange
-            let answer = fixture.node.receive(opcode: InteractionModelOpcode.statusResponse.rawValue,
-                                              payload: StatusResponse(.success).encoded().encoded(), exchange: &exchange,
-                                              subject: due.subject, now: fixture.clock.now)
+            let answer = fixture.node.receive(
+                opcode: InteractionModelOpcode.statusResponse.rawValue,
+                payload: StatusResponse(.success).encoded().encoded(), exchange: &exchange,
+                subject: due.subject, now: fixture.clock.now)
             #expect(answer.closesExchange)
             return EventTests.data(try ReportData(decoding: due.message.payload).eventReports).map(\.eventNumber)
         }
@@ -271,15 +308,18 @@ final class EventfulCluster: ClusterServer {
         _ = try fixture.completeCommissioning(fabric: index)
         let admin = SubjectDescriptor.caseSession(fabricIndex: index, node: 112233)
         let model = fixture.node.dataModel
-        let old = model.emitEvent(ConcreteEventPath(endpoint: 1, cluster: cluster.id, event: 0), priority: .info, data: EventTests.pressed(0))
+        let old = model.emitEvent(
+            ConcreteEventPath(endpoint: 1, cluster: cluster.id, event: 0), priority: .info, data: EventTests.pressed(0))
         // The priming report has the events the filter has not seen.
         let primed = try subscribe(fixture, [EventPath(endpoint: 1)], eventMin: old, as: admin)
         #expect(EventTests.data(primed).map(\.eventNumber) == [old])
         #expect(fixture.node.interactionModel.subscriptions.first?.eventPaths == [EventPath(endpoint: 1)])
 
-        let new = model.emitEvent(ConcreteEventPath(endpoint: 1, cluster: cluster.id, event: 0), priority: .info, data: EventTests.pressed(1))
+        let new = model.emitEvent(
+            ConcreteEventPath(endpoint: 1, cluster: cluster.id, event: 0), priority: .info, data: EventTests.pressed(1))
         // An event elsewhere is not this subscription's.
-        model.emitEvent(ConcreteEventPath(endpoint: 0, cluster: 0x28, event: 2), priority: .info, data: EventTests.pressed(2))
+        model.emitEvent(
+            ConcreteEventPath(endpoint: 0, cluster: 0x28, event: 2), priority: .info, data: EventTests.pressed(2))
         fixture.clock.advance(.seconds(4))
         #expect(try dueEvents(fixture).isEmpty)
         fixture.clock.advance(.seconds(1))
@@ -296,13 +336,20 @@ final class EventfulCluster: ClusterServer {
         let index = try fixture.addFabric()
         _ = try fixture.completeCommissioning(fabric: index)
         let admin = SubjectDescriptor.caseSession(fabricIndex: index, node: 112233)
-        _ = try subscribe(fixture, [EventPath(endpoint: 1, cluster: cluster.id, event: 0),
-                                    EventPath(endpoint: 1, cluster: cluster.id, event: 2, isUrgent: true)], minInterval: 30, as: admin)
+        _ = try subscribe(
+            fixture,
+            [
+                EventPath(endpoint: 1, cluster: cluster.id, event: 0),
+                EventPath(endpoint: 1, cluster: cluster.id, event: 2, isUrgent: true)
+            ], minInterval: 30, as: admin)
         let model = fixture.node.dataModel
-        let pressed = model.emitEvent(ConcreteEventPath(endpoint: 1, cluster: cluster.id, event: 0), priority: .info, data: EventTests.pressed(0))
+        let pressed = model.emitEvent(
+            ConcreteEventPath(endpoint: 1, cluster: cluster.id, event: 0), priority: .info, data: EventTests.pressed(0))
         fixture.clock.advance(.seconds(1))
         #expect(try dueEvents(fixture).isEmpty)
-        let alarm = model.emitEvent(ConcreteEventPath(endpoint: 1, cluster: cluster.id, event: 2), priority: .critical, data: EventTests.pressed(1))
+        let alarm = model.emitEvent(
+            ConcreteEventPath(endpoint: 1, cluster: cluster.id, event: 2), priority: .critical,
+            data: EventTests.pressed(1))
         // The urgent event brings the report forward, with the other new event in it.
         #expect(try dueEvents(fixture) == [[pressed, alarm]])
     }

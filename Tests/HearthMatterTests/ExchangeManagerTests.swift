@@ -10,7 +10,8 @@ final class RecordingTransport: ExchangeTransport {
         -> (messageCounter: UInt32, datagram: [UInt8])
     {
         counter += 1
-        let message = MatterMessage(header: MessageHeader(messageCounter: counter), payloadHeader: payloadHeader, payload: payload)
+        let message = MatterMessage(
+            header: MessageHeader(messageCounter: counter), payloadHeader: payloadHeader, payload: payload)
         return (counter, message.encodedUnsecured())
     }
 
@@ -44,7 +45,10 @@ final class RecordingHandler: ExchangeHandler {
     @Test func timeoutsFollowTheSpecificationsFormula() {
         let p = ReliabilityParameters()
         // Active peer, no jitter: 330, 330, 528, 844.8, 1351.68 ms.
-        #expect([1, 2, 3, 4, 5].map { p.retransmissionTimeout(baseInterval: 300, sent: $0, jitter: 0) } == [330, 330, 528, 845, 1352])
+        #expect(
+            [1, 2, 3, 4, 5].map { p.retransmissionTimeout(baseInterval: 300, sent: $0, jitter: 0) } == [
+                330, 330, 528, 845, 1352
+            ])
         // Full jitter adds a quarter.
         #expect(p.retransmissionTimeout(baseInterval: 300, sent: 1, jitter: 1) == 413)
         #expect(p.retransmissionTimeout(baseInterval: 500, sent: 1, jitter: 0) == 550)
@@ -55,7 +59,8 @@ final class RecordingHandler: ExchangeHandler {
         let manager = ExchangeManager(transport: transport, firstExchangeID: 10, jitter: { 0 })
         let handler = RecordingHandler()
         let exchange = manager.openExchange(on: session, handler: handler)
-        try manager.send(on: exchange, protocolID: .interactionModel, opcode: 2, payload: [1], now: MatterInstant(milliseconds: 0))
+        try manager.send(
+            on: exchange, protocolID: .interactionModel, opcode: 2, payload: [1], now: MatterInstant(milliseconds: 0))
         let first = transport.sent
         #expect(first.count == 1)
         // The peer is idle (never heard from): 550, 550, 880, 1408 ms between transmissions.
@@ -141,11 +146,13 @@ final class RecordingHandler: ExchangeHandler {
         let manager = ExchangeManager(transport: transport, firstExchangeID: 1, jitter: { 0 })
         let exchange = manager.openExchange(on: session, handler: RecordingHandler())
         // Something from the peer 1 s ago: active (within 4 s).
-        let ping = MatterMessage(header: MessageHeader(messageCounter: 1),
-                                 payloadHeader: PayloadHeader(isInitiator: true, opcode: 0x10, exchangeID: 500, protocolID: .secureChannel),
-                                 payload: [])
+        let ping = MatterMessage(
+            header: MessageHeader(messageCounter: 1),
+            payloadHeader: PayloadHeader(isInitiator: true, opcode: 0x10, exchangeID: 500, protocolID: .secureChannel),
+            payload: [])
         manager.receive(ping, from: session, isDuplicate: false, now: MatterInstant(milliseconds: 0))
-        try manager.send(on: exchange, protocolID: .interactionModel, opcode: 2, payload: [], now: MatterInstant(milliseconds: 1000))
+        try manager.send(
+            on: exchange, protocolID: .interactionModel, opcode: 2, payload: [], now: MatterInstant(milliseconds: 1000))
         #expect(manager.nextDeadline == MatterInstant(milliseconds: 1330))
     }
 
@@ -154,7 +161,8 @@ final class RecordingHandler: ExchangeHandler {
         let manager = ExchangeManager(transport: transport, firstExchangeID: 1, jitter: { 0 })
         manager.setPeerIntervals(for: session, idle: 5000)
         let exchange = manager.openExchange(on: session, handler: RecordingHandler())
-        try manager.send(on: exchange, protocolID: .interactionModel, opcode: 2, payload: [], now: MatterInstant(milliseconds: 0))
+        try manager.send(
+            on: exchange, protocolID: .interactionModel, opcode: 2, payload: [], now: MatterInstant(milliseconds: 0))
         #expect(manager.nextDeadline == MatterInstant(milliseconds: 5500))
     }
 
@@ -181,10 +189,12 @@ final class RecordingHandler: ExchangeHandler {
     @Test func unsolicitedMessagesWithoutAHandlerAreAcknowledgedAndCounted() {
         let transport = RecordingTransport()
         let manager = ExchangeManager(transport: transport, firstExchangeID: 1, jitter: { 0 })
-        let message = MatterMessage(header: MessageHeader(messageCounter: 77),
-                                    payloadHeader: PayloadHeader(isInitiator: true, needsAcknowledgement: true, opcode: 2,
-                                                                 exchangeID: 3, protocolID: .interactionModel),
-                                    payload: [])
+        let message = MatterMessage(
+            header: MessageHeader(messageCounter: 77),
+            payloadHeader: PayloadHeader(
+                isInitiator: true, needsAcknowledgement: true, opcode: 2,
+                exchangeID: 3, protocolID: .interactionModel),
+            payload: [])
         manager.receive(message, from: session, isDuplicate: false, now: MatterInstant(milliseconds: 0))
         let sent = transport.takeSent()
         #expect(sent.count == 1 && sent[0].payloadHeader.acknowledgedMessageCounter == 77)
@@ -204,10 +214,12 @@ final class RecordingHandler: ExchangeHandler {
         let handler = RecordingHandler()
         manager.registerUnsolicitedHandler(for: .interactionModel) { _ in handler }
         for id in 0..<UInt16(100) {
-            let message = MatterMessage(header: MessageHeader(messageCounter: UInt32(id)),
-                                        payloadHeader: PayloadHeader(isInitiator: true, needsAcknowledgement: true, opcode: 2,
-                                                                     exchangeID: id, protocolID: .interactionModel),
-                                        payload: [])
+            let message = MatterMessage(
+                header: MessageHeader(messageCounter: UInt32(id)),
+                payloadHeader: PayloadHeader(
+                    isInitiator: true, needsAcknowledgement: true, opcode: 2,
+                    exchangeID: id, protocolID: .interactionModel),
+                payload: [])
             manager.receive(message, from: session, isDuplicate: false, now: MatterInstant(milliseconds: 0))
         }
         #expect(handler.received.count == ExchangeManager.maximumExchangesPerSession)
@@ -232,7 +244,9 @@ final class RecordingHandler: ExchangeHandler {
         #expect(manager.isOpen(key))
         manager.close(key, now: MatterInstant(milliseconds: 5))
         let sent = transport.takeSent()
-        #expect(sent.count == 1 && sent[0].payloadHeader.acknowledgedMessageCounter == 9 && !sent[0].payloadHeader.isInitiator)
+        #expect(
+            sent.count == 1 && sent[0].payloadHeader.acknowledgedMessageCounter == 9
+                && !sent[0].payloadHeader.isInitiator)
         #expect(manager.nextDeadline == nil)
     }
 }

@@ -40,7 +40,9 @@ import Testing
 
 /// Chains of connectedhomeip's published certificates, and the ways a chain can break.
 @Suite struct CertificateChainTests {
-    static func load(_ pair: ChipTestCertificates.Pair) throws -> MatterCertificate { try MatterCertificate(tlv: pair.tlv) }
+    static func load(_ pair: ChipTestCertificates.Pair) throws -> MatterCertificate {
+        try MatterCertificate(tlv: pair.tlv)
+    }
 
     /// 2030-01-01, inside the test certificates' validity (2020-10-15 to 2040-10-15).
     static let year2030: UInt32 = 946_684_800
@@ -66,24 +68,36 @@ import Testing
         let ica = try Self.load(ChipTestCertificates.ica01)
         let node = try Self.load(ChipTestCertificates.node01_01)
         // Issued by the ICAC, presented without it.
-        #expect(throws: CertificateError.self) { try CertificateChain.validate(noc: node, icac: nil, rcac: root, time: nil) }
+        #expect(throws: CertificateError.self) {
+            try CertificateChain.validate(noc: node, icac: nil, rcac: root, time: nil)
+        }
         // Against another root.
         let otherRoot = try Self.load(ChipTestCertificates.root03)
-        #expect(throws: CertificateError.self) { try CertificateChain.validate(noc: node, icac: ica, rcac: otherRoot, time: nil) }
+        #expect(throws: CertificateError.self) {
+            try CertificateChain.validate(noc: node, icac: ica, rcac: otherRoot, time: nil)
+        }
         // Before and after the validity period.
-        #expect(throws: CertificateError.self) { try CertificateChain.validate(noc: node, icac: ica, rcac: root, time: 1000) }
+        #expect(throws: CertificateError.self) {
+            try CertificateChain.validate(noc: node, icac: ica, rcac: root, time: 1000)
+        }
         #expect(throws: CertificateError.self) {
             try CertificateChain.validate(noc: node, icac: ica, rcac: root, time: UInt32.max)
         }
         // A changed signature, and a changed subject the signature no longer covers.
         var forged = node
         forged.signature[10] ^= 1
-        #expect(throws: CertificateError.self) { try CertificateChain.validate(noc: forged, icac: ica, rcac: root, time: nil) }
+        #expect(throws: CertificateError.self) {
+            try CertificateChain.validate(noc: forged, icac: ica, rcac: root, time: nil)
+        }
         var renamed = node
         renamed.subject.attributes[0] = .matter(.matterNodeID, 1)
-        #expect(throws: CertificateError.self) { try CertificateChain.validate(noc: renamed, icac: ica, rcac: root, time: nil) }
+        #expect(throws: CertificateError.self) {
+            try CertificateChain.validate(noc: renamed, icac: ica, rcac: root, time: nil)
+        }
         // A CA certificate presented as a NOC.
-        #expect(throws: CertificateError.self) { try CertificateChain.validate(noc: ica, icac: nil, rcac: root, time: nil) }
+        #expect(throws: CertificateError.self) {
+            try CertificateChain.validate(noc: ica, icac: nil, rcac: root, time: nil)
+        }
         // A NOC as a root.
         #expect(throws: CertificateError.self) { try CertificateChain.checkRoot(node) }
     }

@@ -25,8 +25,9 @@ import Testing
 
     @Test func everyMessageRoundTrips() throws {
         let path = AttributePath(endpoint: 1, cluster: 6, attribute: 0)
-        let read = ReadRequest(attributeRequests: [path, AttributePath(cluster: 0x28)], isFabricFiltered: false,
-                               dataVersionFilters: [DataVersionFilter(path: ConcreteClusterPath(endpoint: 1, cluster: 6), dataVersion: 9)])
+        let read = ReadRequest(
+            attributeRequests: [path, AttributePath(cluster: 0x28)], isFabricFiltered: false,
+            dataVersionFilters: [DataVersionFilter(path: ConcreteClusterPath(endpoint: 1, cluster: 6), dataVersion: 9)])
         #expect(try ReadRequest(decoding: read.encoded().encoded()) == read)
         let report = ReportData(subscriptionID: 4, attributeReports: [
             .data(AttributeDataIB(dataVersion: 3, path: path, data: .bool(true))),
@@ -35,11 +36,16 @@ import Testing
         #expect(try ReportData(decoding: report.encoded().encoded()) == report)
         var appendPath = path
         appendPath.listIndex = .append
-        let write = WriteRequest(timedRequest: true, writeRequests: [
-            AttributeDataIB(dataVersion: nil, path: appendPath, data: .structure([TLVElement(context: 1, .uint(UInt8(5)))])),
-        ])
+        let write = WriteRequest(
+            timedRequest: true,
+            writeRequests: [
+                AttributeDataIB(
+                    dataVersion: nil, path: appendPath, data: .structure([TLVElement(context: 1, .uint(UInt8(5)))]))
+            ])
         #expect(try WriteRequest(decoding: write.encoded().encoded()) == write)
-        let writeResponse = WriteResponse(writeResponses: [AttributeStatusIB(path: path, status: StatusIB(.constraintError))])
+        let writeResponse = WriteResponse(writeResponses: [
+            AttributeStatusIB(path: path, status: StatusIB(.constraintError))
+        ])
         #expect(try WriteResponse(decoding: writeResponse.encoded().encoded()) == writeResponse)
         let command = CommandPath(endpoint: 0, cluster: 0x30, command: 0)
         let invoke = InvokeRequest(invokeRequests: [CommandDataIB(path: command, fields: TLVElement(.structure([
@@ -51,8 +57,11 @@ import Testing
             .command(CommandDataIB(path: command, fields: TLVElement(.structure([])))),
         ])
         #expect(try InvokeResponse(decoding: invokeResponse.encoded().encoded()) == invokeResponse)
-        #expect(try TimedRequest(decoding: TimedRequest(timeoutMilliseconds: 500).encoded().encoded()).timeoutMilliseconds == 500)
-        let subscribe = SubscribeRequest(minIntervalFloorSeconds: 1, maxIntervalCeilingSeconds: 60, attributeRequests: [path])
+        #expect(
+            try TimedRequest(decoding: TimedRequest(timeoutMilliseconds: 500).encoded().encoded()).timeoutMilliseconds
+                == 500)
+        let subscribe = SubscribeRequest(
+            minIntervalFloorSeconds: 1, maxIntervalCeilingSeconds: 60, attributeRequests: [path])
         #expect(try SubscribeRequest(decoding: subscribe.encoded().encoded()) == subscribe)
         let subscribed = SubscribeResponse(subscriptionID: 7, maxIntervalSeconds: 60)
         #expect(try SubscribeResponse(decoding: subscribed.encoded().encoded()) == subscribed)
@@ -65,13 +74,22 @@ import Testing
         ("FabricFiltered not a boolean", [0x15, 0x24, 0x03, 0x01, 0x18]),
         ("paths not an array", [0x15, 0x35, 0x00, 0x18, 0x29, 0x03, 0x18]),
         ("a path that is a structure", [0x15, 0x36, 0x00, 0x15, 0x18, 0x18, 0x29, 0x03, 0x18]),
-        ("an endpoint above 0xFFFF", [0x15, 0x36, 0x00, 0x17, 0x26, 0x02, 0x00, 0x00, 0x01, 0x00, 0x18, 0x18, 0x29, 0x03, 0x18]),
+        (
+            "an endpoint above 0xFFFF",
+            [0x15, 0x36, 0x00, 0x17, 0x26, 0x02, 0x00, 0x00, 0x01, 0x00, 0x18, 0x18, 0x29, 0x03, 0x18]
+        ),
         ("an endpoint that is signed", [0x15, 0x36, 0x00, 0x17, 0x20, 0x02, 0x00, 0x18, 0x18, 0x29, 0x03, 0x18]),
-        ("a repeated path member", [0x15, 0x36, 0x00, 0x17, 0x24, 0x02, 0x00, 0x24, 0x02, 0x01, 0x18, 0x18, 0x29, 0x03, 0x18]),
-        ("a path member with a profile tag", [0x15, 0x36, 0x00, 0x17, 0x44, 0x02, 0x00, 0x00, 0x18, 0x18, 0x29, 0x03, 0x18]),
+        (
+            "a repeated path member",
+            [0x15, 0x36, 0x00, 0x17, 0x24, 0x02, 0x00, 0x24, 0x02, 0x01, 0x18, 0x18, 0x29, 0x03, 0x18]
+        ),
+        (
+            "a path member with a profile tag",
+            [0x15, 0x36, 0x00, 0x17, 0x44, 0x02, 0x00, 0x00, 0x18, 0x18, 0x29, 0x03, 0x18]
+        ),
         ("no path at all", [0x15, 0x29, 0x03, 0x18]),
         ("tag compression", [0x15, 0x36, 0x00, 0x17, 0x29, 0x00, 0x18, 0x18, 0x29, 0x03, 0x18]),
-        ("trailing bytes", [0x15, 0x36, 0x00, 0x17, 0x18, 0x18, 0x29, 0x03, 0x18, 0x00]),
+        ("trailing bytes", [0x15, 0x36, 0x00, 0x17, 0x18, 0x18, 0x29, 0x03, 0x18, 0x00])
     ])
     func malformedReadRequestsAreInvalidAction(_ what: String, _ bytes: [UInt8]) {
         do {
@@ -114,7 +132,9 @@ import Testing
                 TLVElement(context: 0, .bool(false))
                 TLVElement(context: 1, .bool(false))
                 TLVElement.array(tag: .context(2)) {
-                    TLVElement.structure { TLVElement.list(tag: .context(0)) { TLVElement(context: 1, .uint(UInt8(6))) } }
+                        TLVElement.structure {
+                            TLVElement.list(tag: .context(0)) { TLVElement(context: 1, .uint(UInt8(6))) }
+                        }
                 }
             }),
         ]

@@ -7,7 +7,9 @@ import Testing
 /// Whether python3-zeroconf is installed for the system's Python.
 let zeroconfAvailable: Bool = {
     guard FileManager.default.isExecutableFile(atPath: MDNSNamespaceTests.python) else { return false }
-    return (try? MDNSNamespaceTests.runToExit(MDNSNamespaceTests.python, ["-c", "import zeroconf"], timeout: .seconds(30)))?.status == 0
+    let probe = try? MDNSNamespaceTests.runToExit(
+        MDNSNamespaceTests.python, ["-c", "import zeroconf"], timeout: .seconds(30))
+    return probe?.status == 0
 }()
 
 /// The responder on a real link: it runs on the host's end of a veth pair the test creates, a browser
@@ -116,7 +118,8 @@ struct MDNSNamespaceTests {
         try await waitFor("the listener did not start") { lines().contains("listening") }
 
         let clock = MatterManualClock()
-        let responder = try await MDNSResponder(interfaces: [namespace.hostInterface], hostLabel: "0A1B2C3D4E5F", clock: clock)
+        let responder = try await MDNSResponder(
+            interfaces: [namespace.hostInterface], hostLabel: "0A1B2C3D4E5F", clock: clock)
         let announcement = "response DD200C20D25AE5F7._matterc._udp.local.:120"
         let announcements = { lines().filter { $0 == announcement }.count }
         try responder.advertise(Self.service)
@@ -154,8 +157,12 @@ struct MDNSNamespaceTests {
 
     /// avahi-daemon on the host's end of the link (its own /run and services directory in a private mount namespace,
     /// no D-Bus), publishing `_hearthtest._tcp`; python3-zeroconf doing the same when avahi is not installed.
-    static func startNeighbour(on namespace: NetworkNamespace, in directory: String) throws -> (kind: String, process: TestProcess) {
-        if let avahi = ChildProcess.locate(["/usr/sbin/avahi-daemon"]), let unshare = ChildProcess.locate(["/usr/bin/unshare", "unshare"]) {
+    static func startNeighbour(on namespace: NetworkNamespace, in directory: String) throws -> (
+        kind: String, process: TestProcess
+    ) {
+        if let avahi = ChildProcess.locate(["/usr/sbin/avahi-daemon"]),
+            let unshare = ChildProcess.locate(["/usr/bin/unshare", "unshare"])
+        {
             try FileManager.default.createDirectory(atPath: "\(directory)/services", withIntermediateDirectories: true)
             try """
             <?xml version="1.0" standalone='no'?>
@@ -181,7 +188,10 @@ struct MDNSNamespaceTests {
             let command = "mount -t tmpfs tmpfs /run && mkdir -p /run/avahi-daemon"
                 + " && mount --bind \(directory)/services /etc/avahi/services"
                 + " && exec \(avahi) -f \(directory)/avahi.conf --no-drop-root --no-chroot --no-rlimits"
-            return ("avahi-daemon", try TestProcess(unshare, ["--mount", "--propagation", "private", "/bin/sh", "-c", command]))
+            return (
+                "avahi-daemon",
+                try TestProcess(unshare, ["--mount", "--propagation", "private", "/bin/sh", "-c", command])
+            )
         }
         let script = "\(directory)/register.py"
         try registrar.write(toFile: script, atomically: true, encoding: .utf8)
@@ -200,7 +210,9 @@ struct MDNSNamespaceTests {
     }
 
     /// Runs a command to its end (killing it after `timeout`) on a thread of its own, not the test pool's.
-    static func runToExitOffPool(_ command: [String], timeout: Duration) async throws -> (status: Int32?, output: String) {
+    static func runToExitOffPool(_ command: [String], timeout: Duration) async throws -> (
+        status: Int32?, output: String
+    ) {
         try await withCheckedThrowingContinuation { done in
             DispatchQueue(label: "hearth.mdns-test").async {
                 done.resume(with: Result { try runToExit(command[0], Array(command.dropFirst()), timeout: timeout) })
@@ -208,10 +220,13 @@ struct MDNSNamespaceTests {
         }
     }
 
-    static func runToExit(_ executable: String, _ arguments: [String], timeout: Duration) throws -> (status: Int32?, output: String) {
+    static func runToExit(_ executable: String, _ arguments: [String], timeout: Duration) throws -> (
+        status: Int32?, output: String
+    ) {
         let directory = try makeTemporaryDirectory(prefix: "hearth-mdns-run")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let pid = try ChildProcess.spawn(executable, arguments, outputFile: "\(directory)/output", errorFile: "\(directory)/errors")
+        let pid = try ChildProcess.spawn(
+            executable, arguments, outputFile: "\(directory)/output", errorFile: "\(directory)/errors")
         let status = ChildProcess.waitForExit(pid, within: timeout)
         let output = (try? String(contentsOfFile: "\(directory)/output", encoding: .utf8)) ?? ""
         let errors = (try? String(contentsOfFile: "\(directory)/errors", encoding: .utf8)) ?? ""
@@ -245,8 +260,9 @@ struct MDNSNamespaceTests {
                 resolved = info.request(zc, 5000)
                 ok = ok and resolved
                 txt = {k.decode(): (v.decode() if v is not None else None) for k, v in (info.properties or {}).items()}
+                addresses = info.parsed_addresses() if resolved else []
                 print(json.dumps({"type": service_type, "name": name, "resolved": resolved, "server": info.server,
-                                  "port": info.port, "addresses": info.parsed_addresses() if resolved else [], "txt": txt}),
+                                  "port": info.port, "addresses": addresses, "txt": txt}),
                       flush=True)
         for browser in browsers: browser.cancel()
         zc.close()
@@ -259,7 +275,8 @@ struct MDNSNamespaceTests {
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         s.bind(("", 5353))
-        s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, socket.inet_aton("224.0.0.251") + socket.inet_aton(sys.argv[1]))
+        membership = socket.inet_aton("224.0.0.251") + socket.inet_aton(sys.argv[1])
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, membership)
         print("listening", flush=True)
         while True:
             data, source = s.recvfrom(9000)

@@ -7,8 +7,9 @@ import Testing
         instance: "DD200C20D25AE5F7", discriminator: 3840, vendorID: 0xFFF1, productID: 0x8000, deviceType: 14,
         deviceName: "Hearth hub", commissioningMode: .basic,
         session: .init(idleInterval: 500, activeInterval: 300, activeThreshold: 4000))
-    static let eth0 = MDNSInterface(name: "eth0", ipv4: [[192, 168, 1, 20]],
-                                    ipv6: [[0xFE, 0x80, 0, 0, 0, 0, 0, 0, 0x02, 0x11, 0x22, 0xFF, 0xFE, 0x33, 0x44, 0x55]])
+    static let eth0 = MDNSInterface(
+        name: "eth0", ipv4: [[192, 168, 1, 20]],
+        ipv6: [[0xFE, 0x80, 0, 0, 0, 0, 0, 0, 0x02, 0x11, 0x22, 0xFF, 0xFE, 0x33, 0x44, 0x55]])
     static let instance = try! DNSName("DD200C20D25AE5F7._matterc._udp.local")
     static let byDiscriminator = try! DNSName("_L3840._sub._matterc._udp.local")
 
@@ -16,7 +17,9 @@ import Testing
         try MDNSResponderCore(hostLabel: "001122334455", interfaces: [Self.eth0])
     }
 
-    func query(_ name: DNSName, _ type: DNSRecordType, unicast: Bool = false, known: [DNSRecord] = [], id: UInt16 = 0) -> DNSMessage {
+    func query(_ name: DNSName, _ type: DNSRecordType, unicast: Bool = false, known: [DNSRecord] = [], id: UInt16 = 0)
+        -> DNSMessage
+    {
         DNSMessage(id: id, questions: [DNSQuestion(name: name, type: type, unicastResponse: unicast)], answers: known)
     }
 
@@ -26,7 +29,10 @@ import Testing
         let service = Self.commissionable
         #expect(service.type == "_matterc._udp" && service.port == 5540)
         #expect(service.subtypes == ["_L3840", "_S15", "_V65521", "_T14", "_CM"])
-        #expect(service.txt == ["D=3840", "VP=65521+32768", "CM=1", "DT=14", "DN=Hearth hub", "SII=500", "SAI=300", "SAT=4000", "T=0"])
+        #expect(
+            service.txt == [
+                "D=3840", "VP=65521+32768", "CM=1", "DT=14", "DN=Hearth hub", "SII=500", "SAI=300", "SAT=4000", "T=0"
+            ])
         let closed = MatterServiceNames.commissionable(instance: "A", discriminator: 0xF00, vendorID: 1, productID: 2,
                                                        deviceType: nil, deviceName: nil, commissioningMode: .disabled)
         #expect(closed.subtypes == ["_L3840", "_S15", "_V1"])
@@ -35,13 +41,16 @@ import Testing
     }
 
     @Test func theOperationalServiceIsNamedByFabricAndNode() {
-        let service = MatterServiceNames.operational(compressedFabricID: 0x87E1_B004_E235_A130, nodeID: 0x8FC7_7724_01CD_0696,
-                                                     session: .init(idleInterval: 500))
+        let service = MatterServiceNames.operational(
+            compressedFabricID: 0x87E1_B004_E235_A130, nodeID: 0x8FC7_7724_01CD_0696,
+            session: .init(idleInterval: 500))
         #expect(service.instance == "87E1B004E235A130-8FC7772401CD0696")
         #expect(service.type == "_matter._tcp")
         #expect(service.subtypes == ["_I87E1B004E235A130"])
         #expect(service.txt == ["SII=500", "T=0"])
-        #expect(MatterServiceNames.operational(compressedFabricID: 1, nodeID: 2).instance == "0000000000000001-0000000000000002")
+        #expect(
+            MatterServiceNames.operational(compressedFabricID: 1, nodeID: 2).instance
+                == "0000000000000001-0000000000000002")
         #expect(MatterServiceNames.hostLabel(macAddress: [0xB8, 0x27, 0xEB, 0x0A, 0x1B, 0x2C]) == "B827EB0A1B2C")
     }
 
@@ -52,9 +61,12 @@ import Testing
         #expect(first.allSatisfy { $0.destination == .multicast && $0.interface == "eth0" })
         let records = first[0].message.answers
         #expect(records.contains(DNSRecord(name: Self.byDiscriminator, ttl: 4500, data: .ptr(Self.instance))))
-        #expect(records.contains(DNSRecord(name: try DNSName("_CM._sub._matterc._udp.local"), ttl: 4500, data: .ptr(Self.instance))))
+        #expect(
+            records.contains(
+                DNSRecord(name: try DNSName("_CM._sub._matterc._udp.local"), ttl: 4500, data: .ptr(Self.instance))))
         #expect(records.contains { $0.name == Self.instance && $0.type == .srv && $0.cacheFlush })
-        #expect(records.contains(DNSRecord(name: core.hostName, ttl: 120, data: .a([192, 168, 1, 20]), cacheFlush: true)))
+        #expect(
+            records.contains(DNSRecord(name: core.hostName, ttl: 120, data: .a([192, 168, 1, 20]), cacheFlush: true)))
         #expect(records.contains { $0.type == .aaaa })
         #expect(core.nextDeadline == 11_000)
         #expect(core.due(now: 10_999).isEmpty)
@@ -71,12 +83,14 @@ import Testing
         let reply = core.answer(query(Self.byDiscriminator, .ptr), from: Self.mdns, now: 5_000)
         #expect(reply.count == 1)
         #expect(reply[0].destination == .multicast && reply[0].family == .ipv4)
-        #expect(reply[0].message.answers == [DNSRecord(name: Self.byDiscriminator, ttl: 4500, data: .ptr(Self.instance))])
+        #expect(
+            reply[0].message.answers == [DNSRecord(name: Self.byDiscriminator, ttl: 4500, data: .ptr(Self.instance))])
         #expect(Set(reply[0].message.additionals.map(\.type)) == [.srv, .txt, .a, .aaaa])
         let txt = reply[0].message.additionals.first { $0.type == .txt }
         #expect(txt?.data == .txt(Self.commissionable.txt.map { Array($0.utf8) }))
         // Another discriminator, or another service type: nothing.
-        #expect(core.answer(query(try DNSName("_L1._sub._matterc._udp.local"), .ptr), from: Self.mdns, now: 5_000).isEmpty)
+        #expect(
+            core.answer(query(try DNSName("_L1._sub._matterc._udp.local"), .ptr), from: Self.mdns, now: 5_000).isEmpty)
         #expect(core.answer(query(try DNSName("_matter._tcp.local"), .ptr), from: Self.mdns, now: 5_000).isEmpty)
     }
 
@@ -150,10 +164,19 @@ import Testing
     }
 
     @Test func queriesFromOffTheLinkAreNotAnswered() throws {
-        var core = try MDNSResponderCore(hostLabel: "001122334455", interfaces: [MDNSInterface(
-            name: "eth0", ipv4: [[192, 168, 1, 20]], ipv6: [[0x20, 0x01, 0x0D, 0xB8] + [UInt8](repeating: 0, count: 11) + [1]],
-            networks: [.init(address: [192, 168, 1, 20], prefixLength: 23),
-                       .init(address: [0x20, 0x01, 0x0D, 0xB8] + [UInt8](repeating: 0, count: 11) + [1], prefixLength: 64)])])
+        var core = try MDNSResponderCore(
+            hostLabel: "001122334455",
+            interfaces: [
+                MDNSInterface(
+                    name: "eth0", ipv4: [[192, 168, 1, 20]],
+                    ipv6: [[0x20, 0x01, 0x0D, 0xB8] + [UInt8](repeating: 0, count: 11) + [1]],
+                    networks: [
+                        .init(address: [192, 168, 1, 20], prefixLength: 23),
+                        .init(
+                            address: [0x20, 0x01, 0x0D, 0xB8] + [UInt8](repeating: 0, count: 11) + [1], prefixLength: 64
+                        )
+                    ])
+            ])
         _ = try core.advertise(Self.commissionable, now: 0)
         func asked(from address: [UInt8], port: Int = 40_000) -> Int {
             let family: MDNSAddressFamily = address.count == 4 ? .ipv4 : .ipv6
@@ -196,8 +219,12 @@ import Testing
         _ = try core.advertise(operational, now: 100)
         // The `_services._dns-sd._udp` entry for `_matterc._udp` went with the last commissionable service.
         #expect(goodbye[0].message.answers.contains { $0.data == .ptr(try! DNSName("_matterc._udp.local")) })
-        let reply = core.answer(query(try DNSName("_I00000000000000AB._sub._matter._tcp.local"), .ptr), from: Self.mdns, now: 9_000)
-        #expect(reply.first?.message.answers.map(\.data) == [.ptr(try DNSName("00000000000000AB-0000000000000001._matter._tcp.local"))])
+        let reply = core.answer(
+            query(try DNSName("_I00000000000000AB._sub._matter._tcp.local"), .ptr), from: Self.mdns, now: 9_000)
+        #expect(
+            reply.first?.message.answers.map(\.data) == [
+                .ptr(try DNSName("00000000000000AB-0000000000000001._matter._tcp.local"))
+            ])
     }
 
     @Test func updatingAServiceWithdrawsOnlyWhatItNoLongerHas() throws {
@@ -209,7 +236,9 @@ import Testing
         let packets = try core.advertise(closed, now: 500)
         let goodbyes = packets.filter { $0.message.answers.allSatisfy { $0.ttl == 0 } }
         #expect(goodbyes.count == 2)
-        #expect(Set(goodbyes[0].message.answers.map(\.name)) == [try DNSName("_CM._sub._matterc._udp.local"), Self.instance])
+        #expect(
+            Set(goodbyes[0].message.answers.map(\.name)) == [try DNSName("_CM._sub._matterc._udp.local"), Self.instance]
+        )
         #expect(goodbyes[0].message.answers.allSatisfy { $0.type == .ptr || $0.type == .txt })
         #expect(core.nextDeadline == 1_500)
     }
@@ -223,7 +252,9 @@ import Testing
         moved.ipv4 = [[192, 168, 1, 21]]
         let packets = core.update(moved, now: 5_000)
         #expect(packets.count == 2)
-        #expect(packets[0].message.answers.contains(DNSRecord(name: core.hostName, ttl: 120, data: .a([192, 168, 1, 21]), cacheFlush: true)))
+        #expect(
+            packets[0].message.answers.contains(
+                DNSRecord(name: core.hostName, ttl: 120, data: .a([192, 168, 1, 21]), cacheFlush: true)))
         #expect(!packets[0].message.answers.contains { $0.data == .a([192, 168, 1, 20]) })
         #expect(core.nextDeadline == 6_000)
         #expect(core.update(MDNSInterface(name: "wlan0"), now: 5_000).isEmpty)
@@ -248,7 +279,8 @@ import Testing
             try core.advertise(DNSSDService(instance: "x", type: "matterc", port: 1), now: 0)
         }
         #expect(throws: DNSMessageError.self) {
-            try core.advertise(DNSSDService(instance: String(repeating: "x", count: 64), type: "_matterc._udp", port: 1), now: 0)
+            try core.advertise(
+                DNSSDService(instance: String(repeating: "x", count: 64), type: "_matterc._udp", port: 1), now: 0)
         }
         #expect(core.services.isEmpty)
     }

@@ -18,7 +18,9 @@ final class StandInKeys: OperationalKeyFactory {
         let n = counter.withLock { value -> UInt8 in value += 1; return value }
         return StandInKey(publicKey: [0x04] + [UInt8](repeating: n, count: 64))
     }
-    func restoreKey(_ serialized: [UInt8]) throws(CredentialError) -> any OperationalKeyPair { StandInKey(publicKey: serialized) }
+    func restoreKey(_ serialized: [UInt8]) throws(CredentialError) -> any OperationalKeyPair {
+        StandInKey(publicKey: serialized)
+    }
 }
 
 /// Stand-in certificates: TLV structures {1: fabric id, 2: node id, 3: public key, 4: root public key}; a root is
@@ -45,14 +47,17 @@ struct StandInVerifier: OperationalCertificateVerifier {
         }
     }
 
-    func verifyChain(noc: [UInt8], icac: [UInt8]?, root: [UInt8]) throws(CredentialError) -> OperationalCertificateIdentity {
+    func verifyChain(noc: [UInt8], icac: [UInt8]?, root: [UInt8]) throws(CredentialError)
+        -> OperationalCertificateIdentity
+    {
         guard let element = try? TLVElement(decoding: noc), let rootElement = try? TLVElement(decoding: root),
               let fabricID = element[context: 1]?.unsignedValue, let nodeID = element[context: 2]?.unsignedValue,
               let key = element[context: 3]?.bytesValue, let rootKey = element[context: 4]?.bytesValue,
               rootKey == rootElement[context: 4]?.bytesValue else {
             throw CredentialError("the stand-in NOC does not chain to the root")
         }
-        return OperationalCertificateIdentity(fabricID: fabricID, nodeID: nodeID, publicKey: key, rootPublicKey: rootKey)
+        return OperationalCertificateIdentity(
+            fabricID: fabricID, nodeID: nodeID, publicKey: key, rootPublicKey: rootKey)
     }
 }
 
@@ -62,7 +67,8 @@ struct StandInAttestation: DeviceAttestationCredentials {
     var certificationDeclaration: [UInt8] { [0x30, 0x01, 0xCD] }
     /// A "signature" that shows what was signed: its length and first and last bytes.
     func signWithDeviceAttestationKey(_ message: [UInt8]) throws(CredentialError) -> [UInt8] {
-        [UInt8(truncatingIfNeeded: message.count), message.first ?? 0, message.last ?? 0] + [UInt8](repeating: 0, count: 61)
+        [UInt8(truncatingIfNeeded: message.count), message.first ?? 0, message.last ?? 0]
+            + [UInt8](repeating: 0, count: 61)
     }
 }
 
@@ -87,11 +93,15 @@ struct MatterNodeFixture {
         self.storage = storage
         self.clock = clock
         let configuration = MatterNodeConfiguration(
-            basicInformation: BasicInformationConfiguration(serialNumber: "HUB-0001", uniqueID: "hearth-test-unique-id"),
-            networkInterfaces: { [NetworkInterfaceInfo(name: "eth0", isOperational: true, hardwareAddress: [2, 0, 0, 0, 0, 1])] },
+            basicInformation: BasicInformationConfiguration(
+                serialNumber: "HUB-0001", uniqueID: "hearth-test-unique-id"),
+            networkInterfaces: {
+                [NetworkInterfaceInfo(name: "eth0", isOperational: true, hardwareAddress: [2, 0, 0, 0, 0, 1])]
+            },
             initialDataVersion: 1000)
-        node = try MatterNodeCore(configuration: configuration, storage: storage, keys: StandInKeys(), verifier: StandInVerifier(),
-                                  attestation: StandInAttestation(), started: clock.start, now: { [clock] in clock.now })
+        node = try MatterNodeCore(
+            configuration: configuration, storage: storage, keys: StandInKeys(), verifier: StandInVerifier(),
+            attestation: StandInAttestation(), started: clock.start, now: { [clock] in clock.now })
     }
 
     // MARK: The client side
@@ -99,15 +109,20 @@ struct MatterNodeFixture {
     /// Sends one message on an exchange and returns the reply.
     func send(_ opcode: InteractionModelOpcode, _ element: TLVElement, exchange: inout IMExchangeState,
               as subject: SubjectDescriptor) -> IMReply {
-        node.receive(opcode: opcode.rawValue, payload: element.encoded(), exchange: &exchange, subject: subject, now: clock.now)
+        node.receive(
+            opcode: opcode.rawValue, payload: element.encoded(), exchange: &exchange, subject: subject, now: clock.now)
     }
 
     /// Reads paths, following chunks; returns the reports and the ReportData messages' payload sizes.
     func read(_ paths: [AttributePath], as subject: SubjectDescriptor, fabricFiltered: Bool = true,
               filters: [DataVersionFilter] = []) throws -> (reports: [AttributeReportIB], sizes: [Int]) {
         var exchange = IMExchangeState()
-        var reply = send(.readRequest, ReadRequest(attributeRequests: paths, isFabricFiltered: fabricFiltered,
-                                                   dataVersionFilters: filters).encoded(), exchange: &exchange, as: subject)
+        var reply = send(
+            .readRequest,
+            ReadRequest(
+                attributeRequests: paths, isFabricFiltered: fabricFiltered,
+                dataVersionFilters: filters
+            ).encoded(), exchange: &exchange, as: subject)
         var reports: [AttributeReportIB] = [], sizes: [Int] = []
         for _ in 0..<100 {
             let message = try #require(reply.message)
@@ -130,8 +145,9 @@ struct MatterNodeFixture {
     /// Reads one attribute's value, failing the test on a status.
     func readValue(_ endpoint: EndpointID, _ cluster: ClusterID, _ attribute: AttributeID,
                    as subject: SubjectDescriptor, fabricFiltered: Bool = true) throws -> TLVValue {
-        let (reports, _) = try read([AttributePath(endpoint: endpoint, cluster: cluster, attribute: attribute)], as: subject,
-                                    fabricFiltered: fabricFiltered)
+        let (reports, _) = try read(
+            [AttributePath(endpoint: endpoint, cluster: cluster, attribute: attribute)], as: subject,
+            fabricFiltered: fabricFiltered)
         try #require(reports.count == 1)
         guard case .data(let data) = reports[0] else {
             Issue.record("read of \(endpoint)/\(cluster)/\(attribute) answered \(reports[0])")
@@ -151,8 +167,10 @@ struct MatterNodeFixture {
     }
 
     /// Invokes one command; returns its InvokeResponseIB.
-    func invoke(_ endpoint: EndpointID, _ cluster: ClusterID, _ command: CommandID, as subject: SubjectDescriptor,
-                timed: Bool = false, @TLVMembersBuilder fields: () -> [TLVElement] = { [] }) throws -> InvokeResponseIB {
+    func invoke(
+        _ endpoint: EndpointID, _ cluster: ClusterID, _ command: CommandID, as subject: SubjectDescriptor,
+        timed: Bool = false, @TLVMembersBuilder fields: () -> [TLVElement] = { [] }
+    ) throws -> InvokeResponseIB {
         var exchange = IMExchangeState()
         let request = InvokeRequest(timedRequest: timed, invokeRequests: [
             CommandDataIB(path: CommandPath(endpoint: endpoint, cluster: cluster, command: command),
@@ -160,7 +178,8 @@ struct MatterNodeFixture {
         ])
         let reply = send(.invokeRequest, request.encoded(), exchange: &exchange, as: subject)
         let message = try #require(reply.message)
-        try #require(message.opcode == .invokeResponse, "expected InvokeResponse, got \(message.opcode) \(message.payload)")
+        try #require(
+            message.opcode == .invokeResponse, "expected InvokeResponse, got \(message.opcode) \(message.payload)")
         #expect(reply.closesExchange)
         let response = try InvokeResponse(decoding: message.payload)
         try #require(response.invokeResponses.count == 1)
@@ -168,8 +187,10 @@ struct MatterNodeFixture {
     }
 
     /// Invokes a command answered by a response command; returns its fields.
-    func invokeForResponse(_ endpoint: EndpointID, _ cluster: ClusterID, _ command: CommandID, as subject: SubjectDescriptor,
-                           @TLVMembersBuilder fields: () -> [TLVElement] = { [] }) throws -> TLVElement {
+    func invokeForResponse(
+        _ endpoint: EndpointID, _ cluster: ClusterID, _ command: CommandID, as subject: SubjectDescriptor,
+        @TLVMembersBuilder fields: () -> [TLVElement] = { [] }
+    ) throws -> TLVElement {
         let response = try invoke(endpoint, cluster, command, as: subject, fields: fields)
         guard case .command(let data) = response, let fields = data.fields else {
             Issue.record("expected a response command, got \(response)")
@@ -202,8 +223,10 @@ struct MatterNodeFixture {
     static let operationalCredentials: ClusterID = 0x003E
 
     /// ArmFailSafe → CSRRequest → AddTrustedRootCertificate → AddNOC over PASE; returns the new fabric's index.
-    func addFabric(fabricID: UInt64 = 0x1234, nodeID: UInt64 = 0x0102_0304, adminNode: UInt64 = 112233,
-                   rootPublicKey: [UInt8] = MatterNodeFixture.rootPublicKey, failSafeSeconds: UInt16 = 60) throws -> FabricIndex {
+    func addFabric(
+        fabricID: UInt64 = 0x1234, nodeID: UInt64 = 0x0102_0304, adminNode: UInt64 = 112233,
+        rootPublicKey: [UInt8] = MatterNodeFixture.rootPublicKey, failSafeSeconds: UInt16 = 60
+    ) throws -> FabricIndex {
         let outcome = try addNOC(fabricID: fabricID, nodeID: nodeID, adminNode: adminNode, rootPublicKey: rootPublicKey,
                                  failSafeSeconds: failSafeSeconds)
         try #require(outcome.status == 0, "AddNOC answered \(outcome.status)")
@@ -231,8 +254,12 @@ struct MatterNodeFixture {
         }
         try #require(rootStatus == .success)
         let noc = try invokeForResponse(0, Self.operationalCredentials, 0x06, as: pase) {
-            TLVElement(context: 0, .bytes(StandInCertificates.noc(fabricID: fabricID, nodeID: nodeID, publicKey: publicKey,
-                                                                 rootPublicKey: rootPublicKey)))
+            TLVElement(
+                context: 0,
+                .bytes(
+                    StandInCertificates.noc(
+                        fabricID: fabricID, nodeID: nodeID, publicKey: publicKey,
+                        rootPublicKey: rootPublicKey)))
             TLVElement(context: 2, .bytes([UInt8](repeating: 0x5A, count: 16)))
             TLVElement(context: 3, .uint(adminNode))
             TLVElement(context: 4, .uint(UInt16(0xFFF1)))
@@ -243,7 +270,8 @@ struct MatterNodeFixture {
 
     /// CommissioningComplete over CASE on `fabric` as `node`; returns its error code.
     func completeCommissioning(fabric: FabricIndex, node: UInt64 = 112233) throws -> UInt64? {
-        let fields = try invokeForResponse(0, Self.generalCommissioning, 0x04, as: .caseSession(fabricIndex: fabric, node: node))
+        let fields = try invokeForResponse(
+            0, Self.generalCommissioning, 0x04, as: .caseSession(fabricIndex: fabric, node: node))
         return fields[context: 0]?.unsignedValue
     }
 }

@@ -37,8 +37,9 @@ final class SubscriberHandler: ExchangeHandler, @unchecked Sendable {
         }
         guard message.payloadHeader.opcode == InteractionModelOpcode.reportData.rawValue,
               let report = try? ReportData(decoding: message.payload), !report.suppressResponse else { return }
-        try? manager.send(on: exchange, protocolID: .interactionModel, opcode: InteractionModelOpcode.statusResponse.rawValue,
-                          payload: StatusResponse(status).encoded().encoded(), now: manager.now)
+        try? manager.send(
+            on: exchange, protocolID: .interactionModel, opcode: InteractionModelOpcode.statusResponse.rawValue,
+            payload: StatusResponse(status).encoded().encoded(), now: manager.now)
     }
 
     func exchange(_ exchange: ExchangeKey, failed error: ExchangeError, manager: ExchangeManager) {}
@@ -64,9 +65,12 @@ struct NodeOverUDP {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let fixture = try MatterNodeFixture()
         var options = MatterNodeOptions(
-            addresses: [try SocketAddress(ipAddress: "127.0.0.1", port: 0)], announceInterfaces: [], hostLabel: "TEST", port: 0,
-            discriminator: 3840, verifier: try PASEVerifier.compute(passcode: 20_202_021, salt: [UInt8](repeating: 1, count: 32),
-                                                                   iterations: 1000),
+            addresses: [try SocketAddress(ipAddress: "127.0.0.1", port: 0)], announceInterfaces: [], hostLabel: "TEST",
+            port: 0,
+            discriminator: 3840,
+            verifier: try PASEVerifier.compute(
+                passcode: 20_202_021, salt: [UInt8](repeating: 1, count: 32),
+                iterations: 1000),
             vendorID: 0xFFF1, productID: 0x8000, deviceName: "test")
         options.deferredAnswerTimeout = deferredAnswerTimeout
         let logs = LogLines()
@@ -75,7 +79,8 @@ struct NodeOverUDP {
         let nodeAddress = try #require(await node.localAddresses.first)
         let controller = MatterUDPTransport(eventLoop: group.next(), cipher: AESCCMMessageCipher())
         try await controller.start(addresses: [try SocketAddress(ipAddress: "127.0.0.1", port: 0)])
-        return NodeOverUDP(group: group, fixture: fixture, node: node, controller: controller, nodeAddress: nodeAddress, logs: logs)
+        return NodeOverUDP(
+            group: group, fixture: fixture, node: node, controller: controller, nodeAddress: nodeAddress, logs: logs)
     }
 
     /// Installs a session on the node (PASE, or CASE as `peer` on `fabric`) and its counterpart on the controller;
@@ -83,25 +88,33 @@ struct NodeOverUDP {
     func session(case peer: (fabric: FabricIndex, node: NodeID)?, localSessionID: UInt16 = 0x0101,
                  controllerSessionID: UInt16 = 0x4242) async throws -> SessionHandle {
         let keys = try SessionKeys(secret: [UInt8](repeating: 0x33, count: 32), salt: [], info: "SessionKeys")
-        let kind: EstablishedSession.Kind = peer.map { .case(fabricIndex: $0.fabric, peerNodeID: $0.node, peerCASEAuthenticatedTags: []) }
+        let kind: EstablishedSession.Kind =
+            peer.map { .case(fabricIndex: $0.fabric, peerNodeID: $0.node, peerCASEAuthenticatedTags: []) }
             ?? .pase
-        let established = EstablishedSession(kind: kind, localSessionID: localSessionID, peerSessionID: controllerSessionID,
-                                             keys: keys, peerParameters: nil, resumed: false)
+        let established = EstablishedSession(
+            kind: kind, localSessionID: localSessionID, peerSessionID: controllerSessionID,
+            keys: keys, peerParameters: nil, resumed: false)
         let controllerAddress = try #require(await controller.localAddresses.first)
         try await node.transport.eventLoop.submit { [node] in node.install(established, peer: controllerAddress) }.get()
-        let nodeID = peer.flatMap { peer in fixture.node.commissioning.fabrics.first { $0.index == peer.fabric }?.identity.nodeID } ?? 0
+        let nodeID =
+            peer.flatMap { peer in fixture.node.commissioning.fabrics.first { $0.index == peer.fabric }?.identity.nodeID
+            } ?? 0
         let nodeAddress = self.nodeAddress
         let handle = try await controller.withMessageLayer { layer in
-            layer.addSecureSession(SecureSessionParameters(
-                localSessionID: controllerSessionID, peerSessionID: localSessionID, encryptionKey: keys.initiatorToResponder,
-                decryptionKey: keys.responderToInitiator, localNodeID: peer?.node ?? 0, peerNodeID: nodeID,
-                peerAddress: nodeAddress))
+            layer.addSecureSession(
+                SecureSessionParameters(
+                    localSessionID: controllerSessionID, peerSessionID: localSessionID,
+                    encryptionKey: keys.initiatorToResponder,
+                    decryptionKey: keys.responderToInitiator, localNodeID: peer?.node ?? 0, peerNodeID: nodeID,
+                    peerAddress: nodeAddress))
         }
         return try #require(handle)
     }
 
     /// Sends one Interaction Model request on a new exchange of `session`; returns the recorder of the exchange.
-    func request(_ opcode: InteractionModelOpcode, _ element: TLVElement, on session: SessionHandle) async throws -> MessageRecorder {
+    func request(_ opcode: InteractionModelOpcode, _ element: TLVElement, on session: SessionHandle) async throws
+        -> MessageRecorder
+    {
         let recorder = MessageRecorder()
         try await controller.withMessageLayer { layer in
             let exchange = layer.exchanges.openExchange(on: session, handler: recorder)
@@ -113,7 +126,9 @@ struct NodeOverUDP {
 
     /// Commissions the fixture's node onto a fabric, installs a CASE session with its administrator (node 112233)
     /// and serves the reports the node sends on it with `subscriber`; returns the controller's session.
-    func caseSessionWithSubscriber(_ subscriber: SubscriberHandler) async throws -> (session: SessionHandle, fabric: FabricIndex) {
+    func caseSessionWithSubscriber(_ subscriber: SubscriberHandler) async throws -> (
+        session: SessionHandle, fabric: FabricIndex
+    ) {
         let index = try fixture.addFabric()
         _ = try fixture.completeCommissioning(fabric: index)
         let session = try await session(case: (index, 112233))
@@ -151,7 +166,8 @@ struct NodeOverUDP {
         harness.fixture.node.dataModel.addEndpoint(EndpointDefinition(id: 1, deviceTypes: [], clusters: [held]))
         let session = try await harness.session(case: nil)
         let request = InvokeRequest(invokeRequests: [
-            CommandDataIB(path: CommandPath(endpoint: 1, cluster: held.id, command: 1), fields: TLVElement(.structure([]))),
+            CommandDataIB(
+                path: CommandPath(endpoint: 1, cluster: held.id, command: 1), fields: TLVElement(.structure([])))
         ])
         let recorder = try await harness.request(.invokeRequest, request.encoded(), on: session)
         #expect(await eventually(within: .seconds(20)) { held.heldCount == 1 })
@@ -181,7 +197,8 @@ struct NodeOverUDP {
         harness.fixture.node.dataModel.addEndpoint(EndpointDefinition(id: 1, deviceTypes: [], clusters: [held]))
         let session = try await harness.session(case: nil)
         let request = InvokeRequest(invokeRequests: [
-            CommandDataIB(path: CommandPath(endpoint: 1, cluster: held.id, command: 0), fields: TLVElement(.structure([]))),
+            CommandDataIB(
+                path: CommandPath(endpoint: 1, cluster: held.id, command: 0), fields: TLVElement(.structure([])))
         ])
         let recorder = try await harness.request(.invokeRequest, request.encoded(), on: session)
         #expect(await eventually(within: .seconds(20)) { held.heldCount == 1 })
@@ -189,8 +206,9 @@ struct NodeOverUDP {
         let close = StatusReport(.success, .closeSession)
         try await harness.controller.withMessageLayer { layer in
             let exchange = layer.exchanges.openExchange(on: session, handler: MessageRecorder())
-            try layer.exchanges.send(on: exchange, protocolID: .secureChannel, opcode: SecureChannelOpcode.statusReport.rawValue,
-                                     payload: close.encoded(), reliable: false, now: layer.exchanges.now)
+            try layer.exchanges.send(
+                on: exchange, protocolID: .secureChannel, opcode: SecureChannelOpcode.statusReport.rawValue,
+                payload: close.encoded(), reliable: false, now: layer.exchanges.now)
         }
         #expect(await eventually(within: .seconds(20)) {
             (try? await harness.node.transport.eventLoop.submit { harness.node.sessionCount }.get()) == 0
@@ -210,7 +228,8 @@ struct NodeOverUDP {
         harness.fixture.node.dataModel.addEndpoint(EndpointDefinition(id: 1, deviceTypes: [], clusters: [held]))
         let session = try await harness.session(case: nil)
         let request = InvokeRequest(invokeRequests: [
-            CommandDataIB(path: CommandPath(endpoint: 1, cluster: held.id, command: 0), fields: TLVElement(.structure([]))),
+            CommandDataIB(
+                path: CommandPath(endpoint: 1, cluster: held.id, command: 0), fields: TLVElement(.structure([])))
         ])
         let recorder = try await harness.request(.invokeRequest, request.encoded(), on: session)
         #expect(await eventually(within: .seconds(20)) { recorder.count == 1 })
@@ -240,8 +259,10 @@ struct NodeOverUDP {
         #expect(subscribed.maxIntervalSeconds == 120)
 
         // An attribute changes (here through a write; a bridge's clusters call markChanged): the node reports it.
-        #expect(try harness.fixture.write([AttributeDataIB(dataVersion: nil, path: Self.nodeLabel, data: .utf8("Hall"))], as: admin)
-            == [.success])
+        #expect(
+            try harness.fixture.write(
+                [AttributeDataIB(dataVersion: nil, path: Self.nodeLabel, data: .utf8("Hall"))], as: admin)
+                == [.success])
         #expect(await eventually(within: .seconds(20)) {
             subscriber.reports.contains { $0.attributeReports.contains { report in
                 if case .data(let data) = report { data.data == .utf8("Hall") } else { false }
@@ -251,8 +272,9 @@ struct NodeOverUDP {
 
         // An event, emitted on another thread.
         let number = await Task.detached {
-            harness.fixture.node.dataModel.emitEvent(ConcreteEventPath(endpoint: 1, cluster: cluster.id, event: 0), priority: .info,
-                                                     data: EventTests.pressed(7))
+            harness.fixture.node.dataModel.emitEvent(
+                ConcreteEventPath(endpoint: 1, cluster: cluster.id, event: 0), priority: .info,
+                data: EventTests.pressed(7))
         }.value
         #expect(await eventually(within: .seconds(20)) {
             subscriber.reports.contains { EventTests.data($0.eventReports).map(\.eventNumber) == [number] }
@@ -283,8 +305,10 @@ struct NodeOverUDP {
         let harness = try await NodeOverUDP.start()
         let subscriber = SubscriberHandler(status: .invalidSubscription)
         let (session, _) = try await harness.caseSessionWithSubscriber(subscriber)
-        _ = try await harness.subscribe(SubscribeRequest(
-            minIntervalFloorSeconds: 0, maxIntervalCeilingSeconds: 60, attributeRequests: [Self.nodeLabel]), on: session)
+        _ = try await harness.subscribe(
+            SubscribeRequest(
+                minIntervalFloorSeconds: 0, maxIntervalCeilingSeconds: 60, attributeRequests: [Self.nodeLabel]),
+            on: session)
         harness.fixture.node.dataModel.markChanged(ConcreteClusterPath(endpoint: 0, cluster: 0x28))
         #expect(await eventually(within: .seconds(20)) { subscriber.reports.count == 1 })
         #expect(await eventually(within: .seconds(20)) { harness.fixture.node.interactionModel.subscriptions.isEmpty })
@@ -296,14 +320,17 @@ struct NodeOverUDP {
         let harness = try await NodeOverUDP.start()
         let subscriber = SubscriberHandler()
         let (session, _) = try await harness.caseSessionWithSubscriber(subscriber)
-        _ = try await harness.subscribe(SubscribeRequest(
-            minIntervalFloorSeconds: 0, maxIntervalCeilingSeconds: 60, attributeRequests: [Self.nodeLabel]), on: session)
+        _ = try await harness.subscribe(
+            SubscribeRequest(
+                minIntervalFloorSeconds: 0, maxIntervalCeilingSeconds: 60, attributeRequests: [Self.nodeLabel]),
+            on: session)
         // The controller closes its session.
         try await harness.controller.withMessageLayer { layer in
             let exchange = layer.exchanges.openExchange(on: session, handler: MessageRecorder())
-            try layer.exchanges.send(on: exchange, protocolID: .secureChannel, opcode: SecureChannelOpcode.statusReport.rawValue,
-                                     payload: StatusReport(.success, .closeSession).encoded(), reliable: false,
-                                     now: layer.exchanges.now)
+            try layer.exchanges.send(
+                on: exchange, protocolID: .secureChannel, opcode: SecureChannelOpcode.statusReport.rawValue,
+                payload: StatusReport(.success, .closeSession).encoded(), reliable: false,
+                now: layer.exchanges.now)
         }
         #expect(await eventually(within: .seconds(20)) {
             (try? await harness.node.transport.eventLoop.submit { harness.node.sessionCount }.get()) == 0
@@ -320,8 +347,10 @@ struct NodeOverUDP {
         let harness = try await NodeOverUDP.start()
         let subscriber = SubscriberHandler()
         let (session, _) = try await harness.caseSessionWithSubscriber(subscriber)
-        _ = try await harness.subscribe(SubscribeRequest(
-            minIntervalFloorSeconds: 0, maxIntervalCeilingSeconds: 60, attributeRequests: [Self.nodeLabel]), on: session)
+        _ = try await harness.subscribe(
+            SubscribeRequest(
+                minIntervalFloorSeconds: 0, maxIntervalCeilingSeconds: 60, attributeRequests: [Self.nodeLabel]),
+            on: session)
         // The controller goes away without a word.
         try await harness.controller.stop()
         harness.fixture.node.dataModel.markChanged(ConcreteClusterPath(endpoint: 0, cluster: 0x28))

@@ -30,8 +30,10 @@ final class MessageRecorder: ExchangeHandler, @unchecked Sendable {
         let fixture = try MatterNodeFixture()
         let salt = try SecureRandom.bytes(32)
         let options = MatterNodeOptions(
-            addresses: [try SocketAddress(ipAddress: host, port: 0)], announceInterfaces: [], hostLabel: "TEST", port: 0,
-            discriminator: 3840, verifier: try PASEVerifier.compute(passcode: Self.passcode, salt: salt, iterations: 1000),
+            addresses: [try SocketAddress(ipAddress: host, port: 0)], announceInterfaces: [], hostLabel: "TEST",
+            port: 0,
+            discriminator: 3840,
+            verifier: try PASEVerifier.compute(passcode: Self.passcode, salt: salt, iterations: 1000),
             vendorID: 0xFFF1, productID: 0x8000, deviceName: "test")
         let node = MatterNode(core: fixture.node, options: options, eventLoop: group.next(), log: { _ in })
         try await node.start()
@@ -41,13 +43,15 @@ final class MessageRecorder: ExchangeHandler, @unchecked Sendable {
         try await initiator.start(addresses: [try SocketAddress(ipAddress: host, port: 0)])
 
         // PBKDFParamRequest → PBKDFParamResponse.
-        let request = PBKDFParamRequest(initiatorRandom: try SecureRandom.bytes(32), initiatorSessionID: 0x4242, hasPBKDFParameters: false)
+        let request = PBKDFParamRequest(
+            initiatorRandom: try SecureRandom.bytes(32), initiatorSessionID: 0x4242, hasPBKDFParameters: false)
         let pase = MessageRecorder()
         let paseExchange = try await initiator.withMessageLayer { layer in
             let session = layer.unsecuredSession(with: nodeAddress, peerNodeID: nil)
             let exchange = layer.exchanges.openExchange(on: session, handler: pase)
-            try layer.exchanges.send(on: exchange, protocolID: .secureChannel, opcode: SecureChannelOpcode.pbkdfParamRequest.rawValue,
-                                     payload: request.encoded, now: layer.exchanges.now)
+            try layer.exchanges.send(
+                on: exchange, protocolID: .secureChannel, opcode: SecureChannelOpcode.pbkdfParamRequest.rawValue,
+                payload: request.encoded, now: layer.exchanges.now)
             return exchange
         }
         #expect(await eventually(within: .seconds(20)) { pase.count == 1 })
@@ -57,13 +61,15 @@ final class MessageRecorder: ExchangeHandler, @unchecked Sendable {
         #expect(response.salt == salt)
 
         // Pake1 → Pake2.
-        let context = SPAKE2Plus.matterContext(pbkdfParamRequest: request.encoded, pbkdfParamResponse: responseMessage.payload)
+        let context = SPAKE2Plus.matterContext(
+            pbkdfParamRequest: request.encoded, pbkdfParamResponse: responseMessage.payload)
         let (w0, w1) = try SPAKE2Plus.computeW0W1(passcode: Self.passcode, salt: salt, iterations: 1000)
         var prover = try SPAKE2Plus.Prover(context: context, w0: w0, w1: w1)
         let pA = prover.pA
         try await initiator.withMessageLayer { layer in
-            try layer.exchanges.send(on: paseExchange, protocolID: .secureChannel, opcode: SecureChannelOpcode.pasePake1.rawValue,
-                                     payload: PAKEMessage.pake1(pA: pA), now: layer.exchanges.now)
+            try layer.exchanges.send(
+                on: paseExchange, protocolID: .secureChannel, opcode: SecureChannelOpcode.pasePake1.rawValue,
+                payload: PAKEMessage.pake1(pA: pA), now: layer.exchanges.now)
         }
         #expect(await eventually(within: .seconds(20)) { pase.count == 2 })
         let (pB, cB) = try PAKEMessage.readPake2(pase.message(1).payload)
@@ -71,8 +77,9 @@ final class MessageRecorder: ExchangeHandler, @unchecked Sendable {
 
         // Pake3 → StatusReport success.
         try await initiator.withMessageLayer { layer in
-            try layer.exchanges.send(on: paseExchange, protocolID: .secureChannel, opcode: SecureChannelOpcode.pasePake3.rawValue,
-                                     payload: PAKEMessage.pake3(cA: cA), now: layer.exchanges.now)
+            try layer.exchanges.send(
+                on: paseExchange, protocolID: .secureChannel, opcode: SecureChannelOpcode.pasePake3.rawValue,
+                payload: PAKEMessage.pake3(cA: cA), now: layer.exchanges.now)
         }
         #expect(await eventually(within: .seconds(20)) { pase.count == 3 })
         let status = try StatusReport(decoding: pase.message(2).payload)
@@ -80,18 +87,21 @@ final class MessageRecorder: ExchangeHandler, @unchecked Sendable {
 
         // The session's keys, as the initiator derives them, and an Interaction Model read over it.
         let ke = try #require(prover.sharedKey)
-        let keys = try HKDFSHA256.deriveKey(inputKeyMaterial: ke, salt: [], info: Array("SessionKeys".utf8), outputByteCount: 48)
+        let keys = try HKDFSHA256.deriveKey(
+            inputKeyMaterial: ke, salt: [], info: Array("SessionKeys".utf8), outputByteCount: 48)
         let read = MessageRecorder()
-        let readRequest = ReadRequest(attributeRequests: [AttributePath(endpoint: 0, cluster: 0x0028, attribute: 0x0002)],
-                                      isFabricFiltered: false)
+        let readRequest = ReadRequest(
+            attributeRequests: [AttributePath(endpoint: 0, cluster: 0x0028, attribute: 0x0002)],
+            isFabricFiltered: false)
         try await initiator.withMessageLayer { layer in
             layer.exchanges.close(paseExchange, now: layer.exchanges.now)
             guard let session = layer.addSecureSession(SecureSessionParameters(
                 localSessionID: 0x4242, peerSessionID: response.responderSessionID, encryptionKey: Array(keys[0..<16]),
                 decryptionKey: Array(keys[16..<32]), peerAddress: nodeAddress)) else { return }
             let exchange = layer.exchanges.openExchange(on: session, handler: read)
-            try layer.exchanges.send(on: exchange, protocolID: .interactionModel, opcode: InteractionModelOpcode.readRequest.rawValue,
-                                     payload: readRequest.encoded().encoded(), now: layer.exchanges.now)
+            try layer.exchanges.send(
+                on: exchange, protocolID: .interactionModel, opcode: InteractionModelOpcode.readRequest.rawValue,
+                payload: readRequest.encoded().encoded(), now: layer.exchanges.now)
         }
         #expect(await eventually(within: .seconds(20)) { read.count == 1 })
         let reply = read.message(0)

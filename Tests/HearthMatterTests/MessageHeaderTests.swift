@@ -37,10 +37,13 @@ import Testing
         ("10 0000 00 01000000", MessageError(.unsupportedVersion(1), at: 0)),
         ("03 0000 00 01000000", MessageError(.reservedDestinationSize, at: 0)),
         ("00 0000 02 01000000", MessageError(.reservedSessionType(2), at: 3)),
-        ("05 0100 01 01000000 0100000000000000 0200000000000000", MessageError(.groupMessageWithoutGroupDestination, at: 0)),
+        (
+            "05 0100 01 01000000 0100000000000000 0200000000000000",
+            MessageError(.groupMessageWithoutGroupDestination, at: 0)
+        ),
         ("02 0100 01 01000000 0100", MessageError(.groupMessageWithoutSource, at: 0)),
         ("02 0100 00 01000000 0100", MessageError(.groupDestinationInUnicastMessage, at: 0)),
-        ("00 0000 20 01000000 0300 01", MessageError(.truncated(needed: 2), at: 10)),
+        ("00 0000 20 01000000 0300 01", MessageError(.truncated(needed: 2), at: 10))
     ])
     func malformedHeadersAreRefused(_ hex: String, _ error: MessageError) {
         #expect(throws: error) { try MessageHeader.decode(hexBytes(hex)) }
@@ -53,13 +56,16 @@ import Testing
         #expect(bytes == hexBytes("07 20 3412 0000 D0C0B0A0"))
         let decodedHeader = try PayloadHeader.decode(bytes)
         #expect(decodedHeader.header == header && decodedHeader.length == bytes.count)
-        let vendor = PayloadHeader(isInitiator: false, opcode: 1, exchangeID: 2, protocolID: ProtocolID(vendorID: 0xFFF1, 0x8000),
-                                   securedExtensions: [9])
+        let vendor = PayloadHeader(
+            isInitiator: false, opcode: 1, exchangeID: 2, protocolID: ProtocolID(vendorID: 0xFFF1, 0x8000),
+            securedExtensions: [9])
         let vendorBytes = vendor.encoded()
         #expect(vendorBytes == hexBytes("18 01 0200 F1FF 0080 0100 09"))
         let decodedVendor = try PayloadHeader.decode(vendorBytes)
         #expect(decodedVendor.header == vendor && decodedVendor.length == vendorBytes.count)
-        #expect(throws: MessageError(.truncated(needed: 4), at: 16)) { try PayloadHeader.decode(hexBytes("02 10 0100 0000"), baseOffset: 10) }
+        #expect(throws: MessageError(.truncated(needed: 4), at: 16)) {
+            try PayloadHeader.decode(hexBytes("02 10 0100 0000"), baseOffset: 10)
+        }
     }
 
     @Test func statusReportCodesAndDecoding() throws {
@@ -69,7 +75,9 @@ import Testing
         let im = StatusReport(.success, protocolID: .interactionModel, protocolCode: 0, protocolData: [1, 2])
         #expect(im.encoded() == hexBytes("0000 01000000 0000 0102"))
         #expect(try StatusReport(decoding: im.encoded()) == im)
-        #expect(throws: MessageError(.truncated(needed: 1), at: 6)) { try StatusReport(decoding: hexBytes("0000 01000000 00")) }
+        #expect(throws: MessageError(.truncated(needed: 1), at: 6)) {
+            try StatusReport(decoding: hexBytes("0000 01000000 00"))
+        }
         #expect(SecureChannelOpcode.standaloneAck.rawValue == 0x10)
         #expect(InteractionModelOpcode.invokeRequest.rawValue == 0x08)
     }
@@ -85,7 +93,8 @@ import Testing
     }
 
     @Test func nonceIsFlagsCounterAndSource() {
-        #expect(MatterMessage.nonce(securityFlags: 0x01, messageCounter: 0x0403_0201, sourceNodeID: 0x0807_0605_0403_0201)
+        #expect(
+            MatterMessage.nonce(securityFlags: 0x01, messageCounter: 0x0403_0201, sourceNodeID: 0x0807_0605_0403_0201)
                 == hexBytes("01 01020304 0102030405060708"))
     }
 
@@ -100,21 +109,25 @@ import Testing
         let (header, length) = try MessageHeader.decode(bytes)
         #expect(header == message.header)
         #expect(bytes.count == length + message.payloadHeader.encoded().count + 5 + MatterMessage.micLength)
-        let opened = try MatterMessage.decodeSecured(bytes, header: header, headerLength: length, key: key, sourceNodeID: 42,
-                                                     cipher: cipher)
+        let opened = try MatterMessage.decodeSecured(
+            bytes, header: header, headerLength: length, key: key, sourceNodeID: 42,
+            cipher: cipher)
         #expect(opened == message)
         // Another source node id (another nonce), an altered header, an altered payload: refused.
         #expect(throws: MessageError(.authenticationFailed, at: length)) {
-            try MatterMessage.decodeSecured(bytes, header: header, headerLength: length, key: key, sourceNodeID: 43, cipher: cipher)
+            try MatterMessage.decodeSecured(
+                bytes, header: header, headerLength: length, key: key, sourceNodeID: 43, cipher: cipher)
         }
         var altered = bytes
         altered[2] ^= 1
         #expect(throws: MessageError(.authenticationFailed, at: length)) {
-            try MatterMessage.decodeSecured(altered, header: header, headerLength: length, key: key, sourceNodeID: 42, cipher: cipher)
+            try MatterMessage.decodeSecured(
+                altered, header: header, headerLength: length, key: key, sourceNodeID: 42, cipher: cipher)
         }
         #expect(throws: MessageError(.missingIntegrityCheck, at: length)) {
-            try MatterMessage.decodeSecured(Array(bytes.prefix(length + 15)), header: header, headerLength: length, key: key,
-                                            sourceNodeID: 42, cipher: cipher)
+            try MatterMessage.decodeSecured(
+                Array(bytes.prefix(length + 15)), header: header, headerLength: length, key: key,
+                sourceNodeID: 42, cipher: cipher)
         }
     }
 }
@@ -152,7 +165,9 @@ struct ToyCipher: MessageCipher {
     func open(key: [UInt8], nonce: [UInt8], ciphertextAndTag: [UInt8], authenticatedData: [UInt8]) throws -> [UInt8] {
         guard ciphertextAndTag.count >= 16 else { throw BadTag() }
         let ciphertext = Array(ciphertextAndTag.dropLast(16))
-        guard tag(key, nonce, authenticatedData, ciphertext) == Array(ciphertextAndTag.suffix(16)) else { throw BadTag() }
+        guard tag(key, nonce, authenticatedData, ciphertext) == Array(ciphertextAndTag.suffix(16)) else {
+            throw BadTag()
+        }
         return zip(ciphertext, stream(key, nonce, ciphertext.count)).map { $0 ^ $1 }
     }
 }
@@ -167,7 +182,9 @@ struct ToyCipher: MessageCipher {
         let unsecured = try MessageHeader.decode(hexBytes("00 0000 00 40302010"))
         #expect(unsecured.header.isUnsecured && unsecured.header.messageCounter == 0x1020_3040)
         // Its group vector has no source node id, which the specification requires of group messages.
-        #expect(throws: MessageError(.groupMessageWithoutSource, at: 0)) { try MessageHeader.decode(hexBytes("02 EEDD C1 40302010 5634")) }
+        #expect(throws: MessageError(.groupMessageWithoutSource, at: 0)) {
+            try MessageHeader.decode(hexBytes("02 EEDD C1 40302010 5634"))
+        }
     }
 
     @Test func securePASEMessage() throws {
@@ -175,18 +192,25 @@ struct ToyCipher: MessageCipher {
         let encrypted = hexBytes("00b80b00 39300000 5a989ae42e8d 847f535c3007e6150cd65867f2b817db")
         let (header, length) = try MessageHeader.decode(encrypted)
         #expect(header.sessionID == 3000 && header.messageCounter == 12345)
-        #expect(MatterMessage.nonce(securityFlags: header.securityFlags, messageCounter: header.messageCounter, sourceNodeID: 0)
+        #expect(
+            MatterMessage.nonce(
+                securityFlags: header.securityFlags, messageCounter: header.messageCounter, sourceNodeID: 0)
                 == hexBytes("00 39300000 0000000000000000"))
-        let message = try MatterMessage.decodeSecured(encrypted, header: header, headerLength: length, key: key, sourceNodeID: 0,
-                                                      cipher: AESCCMMessageCipher())
-        #expect(message.payloadHeader == PayloadHeader(isInitiator: true, needsAcknowledgement: true, opcode: 0x64, exchangeID: 0x0EEE,
-                                                       protocolID: ProtocolID(0x7D20)))
+        let message = try MatterMessage.decodeSecured(
+            encrypted, header: header, headerLength: length, key: key, sourceNodeID: 0,
+            cipher: AESCCMMessageCipher())
+        #expect(
+            message.payloadHeader
+                == PayloadHeader(
+                    isInitiator: true, needsAcknowledgement: true, opcode: 0x64, exchangeID: 0x0EEE,
+                    protocolID: ProtocolID(0x7D20)))
         #expect(message.payload.isEmpty)
         #expect(try message.encodedSecured(key: key, sourceNodeID: 0, cipher: AESCCMMessageCipher()) == encrypted)
         var forged = encrypted
         forged[9] ^= 1
         #expect(throws: MessageError(.authenticationFailed, at: 8)) {
-            try MatterMessage.decodeSecured(forged, header: header, headerLength: length, key: key, sourceNodeID: 0, cipher: AESCCMMessageCipher())
+            try MatterMessage.decodeSecured(
+                forged, header: header, headerLength: length, key: key, sourceNodeID: 0, cipher: AESCCMMessageCipher())
         }
     }
 }

@@ -16,19 +16,25 @@ final class SessionPair {
 
     init() {
         var starts: [UInt32] = [10, 20, 30, 40]
-        a = MessageLayer(cipher: ToyCipher(), randomCounterStart: { starts.removeFirst() }, jitter: { 0 }, firstExchangeID: 1) {
+        a = MessageLayer(
+            cipher: ToyCipher(), randomCounterStart: { starts.removeFirst() }, jitter: { 0 }, firstExchangeID: 1
+        ) {
             [unowned self] _, bytes in toB.append(bytes); return true
         }
         b = MessageLayer(cipher: ToyCipher(), randomCounterStart: { 100 }, jitter: { 0 }, firstExchangeID: 1) {
             [unowned self] _, bytes in toA.append(bytes); return true
         }
         let keyAB = Array(repeating: UInt8(1), count: 16), keyBA = Array(repeating: UInt8(2), count: 16)
-        sessionA = a.addSecureSession(SecureSessionParameters(localSessionID: 11, peerSessionID: 22, encryptionKey: keyAB,
-                                                              decryptionKey: keyBA, localNodeID: 1, peerNodeID: 2,
-                                                              peerAddress: addressB))
-        sessionB = b.addSecureSession(SecureSessionParameters(localSessionID: 22, peerSessionID: 11, encryptionKey: keyBA,
-                                                              decryptionKey: keyAB, localNodeID: 2, peerNodeID: 1,
-                                                              peerAddress: addressA))
+        sessionA = a.addSecureSession(
+            SecureSessionParameters(
+                localSessionID: 11, peerSessionID: 22, encryptionKey: keyAB,
+                decryptionKey: keyBA, localNodeID: 1, peerNodeID: 2,
+                peerAddress: addressB))
+        sessionB = b.addSecureSession(
+            SecureSessionParameters(
+                localSessionID: 22, peerSessionID: 11, encryptionKey: keyBA,
+                decryptionKey: keyAB, localNodeID: 2, peerNodeID: 1,
+                peerAddress: addressA))
     }
 }
 
@@ -38,7 +44,8 @@ final class SessionPair {
         let inbox = HandlerInbox()
         pair.b.exchanges.registerUnsolicitedHandler(for: .interactionModel) { _ in InboxHandler(inbox) }
         let exchange = pair.a.exchanges.openExchange(on: pair.sessionA, handler: InboxHandler(HandlerInbox()))
-        try pair.a.exchanges.send(on: exchange, protocolID: .interactionModel, opcode: 2, payload: [7], now: MatterInstant(milliseconds: 0))
+        try pair.a.exchanges.send(
+            on: exchange, protocolID: .interactionModel, opcode: 2, payload: [7], now: MatterInstant(milliseconds: 0))
         let datagram = try #require(pair.toB.first)
         #expect(datagram[1] == 22 && datagram[2] == 0, "addressed to B's session id")
 
@@ -70,11 +77,17 @@ final class SessionPair {
         var unknown = datagram
         unknown[1] = 99
         pair.b.receive(unknown, from: pair.addressA, now: MatterInstant(milliseconds: 6))
-        pair.b.receive(MessageHeader(sessionID: 5, sessionType: .group, messageCounter: 1, sourceNodeID: 1,
-                                     destination: .group(1)).encoded(), from: pair.addressA, now: MatterInstant(milliseconds: 6))
+        pair.b.receive(
+            MessageHeader(
+                sessionID: 5, sessionType: .group, messageCounter: 1, sourceNodeID: 1,
+                destination: .group(1)
+            ).encoded(), from: pair.addressA, now: MatterInstant(milliseconds: 6))
         pair.b.receive([0x30], from: pair.addressA, now: MatterInstant(milliseconds: 6))
-        pair.b.receive(MessageHeader(messageCounter: 1).encoded() + [0x01], from: pair.addressA, now: MatterInstant(milliseconds: 6))
-        #expect(pair.b.counters.unknownSession == 1 && pair.b.counters.unsupported == 1 && pair.b.counters.malformed == 2)
+        pair.b.receive(
+            MessageHeader(messageCounter: 1).encoded() + [0x01], from: pair.addressA,
+            now: MatterInstant(milliseconds: 6))
+        #expect(
+            pair.b.counters.unknownSession == 1 && pair.b.counters.unsupported == 1 && pair.b.counters.malformed == 2)
         #expect(inbox.count == 2)
     }
 
@@ -84,7 +97,8 @@ final class SessionPair {
         pair.b.exchanges.registerUnsolicitedHandler(for: .secureChannel) { _ in InboxHandler(answered, answer: [2]) }
         let session = pair.a.unsecuredSession(with: pair.addressB, localNodeID: 0xABCD)
         let exchange = pair.a.exchanges.openExchange(on: session, handler: InboxHandler(atA))
-        try pair.a.exchanges.send(on: exchange, protocolID: .secureChannel, opcode: 0x20, payload: [1], now: MatterInstant(milliseconds: 0))
+        try pair.a.exchanges.send(
+            on: exchange, protocolID: .secureChannel, opcode: 0x20, payload: [1], now: MatterInstant(milliseconds: 0))
         let request = try MatterMessage.decodeUnsecured(try #require(pair.toB.last))
         #expect(request.header.sourceNodeID == 0xABCD && request.header.destination == .none)
         pair.b.receive(pair.toB.last!, from: pair.addressA, now: MatterInstant(milliseconds: 1))
@@ -95,12 +109,16 @@ final class SessionPair {
     }
 
     @Test func unsecuredSessionsAreCapped() {
-        let layer = MessageLayer(cipher: ToyCipher(), randomCounterStart: { 1 }, jitter: { 0 }, firstExchangeID: 1) { _, _ in true }
+        let layer = MessageLayer(cipher: ToyCipher(), randomCounterStart: { 1 }, jitter: { 0 }, firstExchangeID: 1) {
+            _, _ in true
+        }
         let peer = try! SocketAddress(ipAddress: "127.0.0.1", port: 5540)
         for node in 0..<UInt64(1000) {
-            let message = MatterMessage(header: MessageHeader(messageCounter: 1, sourceNodeID: node),
-                                        payloadHeader: PayloadHeader(isInitiator: true, opcode: 0x20, exchangeID: 1, protocolID: .secureChannel),
-                                        payload: [])
+            let message = MatterMessage(
+                header: MessageHeader(messageCounter: 1, sourceNodeID: node),
+                payloadHeader: PayloadHeader(
+                    isInitiator: true, opcode: 0x20, exchangeID: 1, protocolID: .secureChannel),
+                payload: [])
             layer.receive(message.encodedUnsecured(), from: peer, now: MatterInstant(milliseconds: Int64(node)))
         }
         #expect(layer.unsecuredSessionCount == MessageLayer.maximumUnsecuredSessions)

@@ -10,7 +10,8 @@ import Glibc
 @Suite struct NodeStorageTests {
     @Test func filesKeepWhatIsStored() throws {
         var template = Array("/tmp/hearth-matter-storage-XXXXXX".utf8CString)
-        let directory = try #require(template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }.map { String(cString: $0) })
+        let directory = try #require(
+            template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }.map { String(cString: $0) })
         defer {
             for key in ["matter-fabrics", "matter-counters"] { unlink(directory + "/" + key) }
             rmdir(directory)
@@ -48,8 +49,9 @@ extension MatterNodeFixture {
     static func node(on storage: any NodeStorage) throws -> MatterNodeCore {
         let clock = TestClock()
         return try MatterNodeCore(
-            configuration: MatterNodeConfiguration(basicInformation: BasicInformationConfiguration(serialNumber: "S", uniqueID: "U"),
-                                                   networkInterfaces: { [] }, initialDataVersion: 1),
+            configuration: MatterNodeConfiguration(
+                basicInformation: BasicInformationConfiguration(serialNumber: "S", uniqueID: "U"),
+                networkInterfaces: { [] }, initialDataVersion: 1),
             storage: storage, keys: StandInKeys(), verifier: StandInVerifier(), attestation: StandInAttestation(),
             started: clock.start, now: { [clock] in clock.now })
     }

@@ -47,7 +47,8 @@ import Testing
         #expect(initiator.response.initiatorRandom == initiator.request.initiatorRandom)
         #expect(initiator.response.responderParameters == .matter14)
 
-        let pake2 = try #require(responder.receive(opcode: 0x22, payload: PAKEMessage.pake1(pA: initiator.prover.pA)).reply)
+        let pake2 = try #require(
+            responder.receive(opcode: 0x22, payload: PAKEMessage.pake1(pA: initiator.prover.pA)).reply)
         #expect(pake2.opcode == .pasePake2)
         let (pB, cB) = try PAKEMessage.readPake2(pake2.payload)
         let cA = try initiator.prover.finish(pB: pB, cB: cB)
@@ -60,7 +61,8 @@ import Testing
         #expect(session.peerSessionID == 0x5678)
         #expect(session.peerParameters == SessionParameters(idleInterval: 5000, activeInterval: 300))
         let ke = try #require(initiator.prover.sharedKey)
-        let keys = try HKDFSHA256.deriveKey(inputKeyMaterial: ke, salt: [], info: Array("SessionKeys".utf8), outputByteCount: 48)
+        let keys = try HKDFSHA256.deriveKey(
+            inputKeyMaterial: ke, salt: [], info: Array("SessionKeys".utf8), outputByteCount: 48)
         #expect(session.keys.initiatorToResponder == Array(keys[0..<16]))
         #expect(session.keys.responderToInitiator == Array(keys[16..<32]))
         #expect(session.keys.attestationChallenge == Array(keys[32..<48]))
@@ -71,7 +73,8 @@ import Testing
     @Test func wrongPasscodeFailsAtPake3AndLeavesNoSession() throws {
         var responder = try Self.responder()
         var initiator = try Self.start(&responder, passcode: 20_202_022)
-        let pake2 = try #require(responder.receive(opcode: 0x22, payload: PAKEMessage.pake1(pA: initiator.prover.pA)).reply)
+        let pake2 = try #require(
+            responder.receive(opcode: 0x22, payload: PAKEMessage.pake1(pA: initiator.prover.pA)).reply)
         let (pB, cB) = try PAKEMessage.readPake2(pake2.payload)
         // The initiator sees the mismatch in cB; a hostile one sends a cA anyway.
         #expect(throws: CryptoError.self) { _ = try initiator.prover.finish(pB: pB, cB: cB) }
@@ -115,10 +118,13 @@ import Testing
             #expect(step.reply == .status(.invalidParameter))
             #expect(!responder.isBusy)
         }
-        let pake3Early = responder.receive(opcode: 0x24, payload: PAKEMessage.pake3(cA: [UInt8](repeating: 0, count: 32)))
+        let pake3Early = responder.receive(
+            opcode: 0x24, payload: PAKEMessage.pake3(cA: [UInt8](repeating: 0, count: 32)))
         #expect(pake3Early.failure == .unexpectedMessage(0x24))
-        let nonZeroPasscodeID = PBKDFParamRequest(initiatorRandom: [UInt8](repeating: 1, count: 32), initiatorSessionID: 3,
-                                                  passcodeID: 1, hasPBKDFParameters: false).encoded
+        let nonZeroPasscodeID = PBKDFParamRequest(
+            initiatorRandom: [UInt8](repeating: 1, count: 32), initiatorSessionID: 3,
+            passcodeID: 1, hasPBKDFParameters: false
+        ).encoded
         #expect(responder.receive(opcode: 0x20, payload: nonZeroPasscodeID).reply == .status(.invalidParameter))
         try completeSuccessfully(&responder)
     }
@@ -149,7 +155,8 @@ import Testing
 
     @Test func verifierRoundTripsAndHidesItself() throws {
         let verifier = try PASEVerifier.compute(passcode: Self.passcode, salt: Self.salt, iterations: Self.iterations)
-        #expect(try PASEVerifier(serialized: verifier.serialized, salt: Self.salt, iterations: Self.iterations) == verifier)
+        #expect(
+            try PASEVerifier(serialized: verifier.serialized, salt: Self.salt, iterations: Self.iterations) == verifier)
         #expect(!"\(verifier)".contains(Hex.string(verifier.w0)))
         #expect(throws: SessionEstablishmentError.self) {
             try PASEVerifier(serialized: verifier.serialized, salt: [1, 2, 3], iterations: Self.iterations)
@@ -158,7 +165,8 @@ import Testing
 
     private func completeSuccessfully(_ responder: inout PASEResponder) throws {
         var initiator = try Self.start(&responder)
-        let pake2 = try #require(responder.receive(opcode: 0x22, payload: PAKEMessage.pake1(pA: initiator.prover.pA)).reply)
+        let pake2 = try #require(
+            responder.receive(opcode: 0x22, payload: PAKEMessage.pake1(pA: initiator.prover.pA)).reply)
         let (pB, cB) = try PAKEMessage.readPake2(pake2.payload)
         let cA = try initiator.prover.finish(pB: pB, cB: cB)
         #expect(responder.receive(opcode: 0x24, payload: PAKEMessage.pake3(cA: cA)).established != nil)

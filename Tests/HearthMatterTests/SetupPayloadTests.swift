@@ -6,9 +6,10 @@ import Testing
     @Test func base38Vectors() throws {
         let vectors: [([UInt8], String)] = [
             ([], ""), ([10], "A0"), ([10, 10], "OT10"), ([10, 10, 10], "-N.B0"), ([10, 10, 0], "OT100"),
-            ([10, 10, 40], "Y6V91"), ([10, 10, 41], "KL0B1"), ([10, 10, 255], "Q-M08"), ([35], "Z0"), ([255, 0], "R600"),
+            ([10, 10, 40], "Y6V91"), ([10, 10, 41], "KL0B1"), ([10, 10, 255], "Q-M08"), ([35], "Z0"),
+            ([255, 0], "R600"),
             ([46, 0, 0], "81000"), ([255], "R6"), ([255, 255], "NE71"), ([255, 255, 255], "PLS18"),
-            (Array("Hello World!".utf8), "KKHF3W2S013OPM3EJX11"), ([0, 1], "S600"), ([0, 0, 1], "OE710"),
+            (Array("Hello World!".utf8), "KKHF3W2S013OPM3EJX11"), ([0, 1], "S600"), ([0, 0, 1], "OE710")
         ]
         for (bytes, text) in vectors {
             #expect(Base38.encode(bytes) == text)
@@ -38,7 +39,9 @@ import Testing
         #expect(try SetupPayload(qrCode: payload.qrCode) == payload)
         #expect(throws: SetupPayloadError.missingPrefix) { try SetupPayload(qrCode: "M5L90MP500K64J00000") }
         #expect(throws: SetupPayloadError.payloadTooShort) { try SetupPayload(qrCode: "MT:M5L90") }
-        #expect(throws: SetupPayloadError.invalidBase38Character(offset: 2)) { try SetupPayload(qrCode: "MT:M5l90MP500K64J00000") }
+        #expect(throws: SetupPayloadError.invalidBase38Character(offset: 2)) {
+            try SetupPayload(qrCode: "MT:M5l90MP500K64J00000")
+        }
     }
 
     /// Digits without their check digit, as connectedhomeip's tests write them.
@@ -57,7 +60,9 @@ import Testing
         #expect(ones.manualPairingCode == Self.withCheckDigit("76553581916553565535"))
 
         let parsed = try SetupPayload(manualPairingCode: Self.withCheckDigit("52927623630456200032"))
-        #expect(parsed.passcode == 38_728_284 && parsed.discriminator == 1280 && parsed.vendorID == 4562 && parsed.productID == 32)
+        #expect(
+            parsed.passcode == 38_728_284 && parsed.discriminator == 1280 && parsed.vendorID == 4562
+                && parsed.productID == 32)
         let small = try SetupPayload(manualPairingCode: Self.withCheckDigit("0000010000"))
         #expect(small.passcode == 1 && small.discriminator == 0)
         // The discriminator read is the short one: 0xa1f comes back as 0xa00.
@@ -72,13 +77,27 @@ import Testing
     }
 
     @Test func badManualCodesAreRefused() {
-        #expect(throws: SetupPayloadError.invalidLength(1)) { try SetupPayload(manualPairingCode: Self.withCheckDigit("")) }
-        #expect(throws: SetupPayloadError.invalidDigit(offset: 5)) { try SetupPayload(manualPairingCode: Self.withCheckDigit("24184.2196")) }
-        #expect(throws: SetupPayloadError.invalidLength(5)) { try SetupPayload(manualPairingCode: Self.withCheckDigit("2456")) }
-        #expect(throws: SetupPayloadError.invalidLength(22)) { try SetupPayload(manualPairingCode: Self.withCheckDigit("123456789123456785671")) }
-        #expect(throws: SetupPayloadError.invalidLength(12)) { try SetupPayload(manualPairingCode: Self.withCheckDigit("12749875380")) }
-        #expect(throws: SetupPayloadError.invalidLength(21)) { try SetupPayload(manualPairingCode: Self.withCheckDigit("23456789123456785610")) }
-        #expect(throws: SetupPayloadError.invalidPasscode(0)) { try SetupPayload(manualPairingCode: Self.withCheckDigit("2327680000")) }
+        #expect(throws: SetupPayloadError.invalidLength(1)) {
+            try SetupPayload(manualPairingCode: Self.withCheckDigit(""))
+        }
+        #expect(throws: SetupPayloadError.invalidDigit(offset: 5)) {
+            try SetupPayload(manualPairingCode: Self.withCheckDigit("24184.2196"))
+        }
+        #expect(throws: SetupPayloadError.invalidLength(5)) {
+            try SetupPayload(manualPairingCode: Self.withCheckDigit("2456"))
+        }
+        #expect(throws: SetupPayloadError.invalidLength(22)) {
+            try SetupPayload(manualPairingCode: Self.withCheckDigit("123456789123456785671"))
+        }
+        #expect(throws: SetupPayloadError.invalidLength(12)) {
+            try SetupPayload(manualPairingCode: Self.withCheckDigit("12749875380"))
+        }
+        #expect(throws: SetupPayloadError.invalidLength(21)) {
+            try SetupPayload(manualPairingCode: Self.withCheckDigit("23456789123456785610"))
+        }
+        #expect(throws: SetupPayloadError.invalidPasscode(0)) {
+            try SetupPayload(manualPairingCode: Self.withCheckDigit("2327680000"))
+        }
         #expect(throws: SetupPayloadError.checkDigitMismatch) { try SetupPayload(manualPairingCode: "02684354589") }
     }
 

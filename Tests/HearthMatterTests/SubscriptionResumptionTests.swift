@@ -26,12 +26,15 @@ import Testing
     }
 
     /// Subscribes and answers the priming report; returns the subscription's id.
-    static func subscribe(_ fixture: MatterNodeFixture, as subject: SubjectDescriptor, keep: Bool = true, max: UInt16 = 60)
+    static func subscribe(
+        _ fixture: MatterNodeFixture, as subject: SubjectDescriptor, keep: Bool = true, max: UInt16 = 60
+    )
         throws -> UInt32
     {
         var exchange = IMExchangeState()
-        let request = SubscribeRequest(keepSubscriptions: keep, minIntervalFloorSeconds: 0, maxIntervalCeilingSeconds: max,
-                                       attributeRequests: [AttributePath(endpoint: 0, cluster: 0x28, attribute: 5)])
+        let request = SubscribeRequest(
+            keepSubscriptions: keep, minIntervalFloorSeconds: 0, maxIntervalCeilingSeconds: max,
+            attributeRequests: [AttributePath(endpoint: 0, cluster: 0x28, attribute: 5)])
         _ = fixture.send(.subscribeRequest, request.encoded(), exchange: &exchange, as: subject)
         let answer = fixture.send(.statusResponse, StatusResponse(.success).encoded(), exchange: &exchange, as: subject)
         return try SubscribeResponse(decoding: try #require(answer.message).payload).subscriptionID
@@ -65,13 +68,16 @@ import Testing
 
         // A change reaches every subscriber.
         let label = AttributePath(endpoint: 0, cluster: 0x28, attribute: 5)
-        #expect(try fixture.write([AttributeDataIB(dataVersion: nil, path: label, data: .utf8("Hall"))], as: subjects[0]) == [.success])
+        #expect(
+            try fixture.write([AttributeDataIB(dataVersion: nil, path: label, data: .utf8("Hall"))], as: subjects[0])
+                == [.success])
         let due = server.reportsDue(now: fixture.clock.now)
         #expect(Set(due.map(\.subscriptionID)) == Set(server.subscriptions.map(\.id)))
         for report in due {
             let data = try ReportData(decoding: report.message.payload)
             #expect(data.subscriptionID == report.subscriptionID)
-            #expect(data.attributeReports.contains { if case .data(let d) = $0 { d.data == .utf8("Hall") } else { false } })
+            #expect(
+                data.attributeReports.contains { if case .data(let d) = $0 { d.data == .utf8("Hall") } else { false } })
         }
     }
 
@@ -81,7 +87,8 @@ import Testing
         let start = fixture.clock.now
         var ids: [UInt32: Int64] = [:]
         for (subscriber, max) in zip(Self.subscribers, [UInt16(10), 20, 30]) {
-            ids[try Self.subscribe(fixture, as: .caseSession(fabricIndex: fabric, node: subscriber), max: max)] = Int64(max)
+            ids[try Self.subscribe(fixture, as: .caseSession(fabricIndex: fabric, node: subscriber), max: max)] = Int64(
+                max)
         }
         #expect(server.nextKeepAliveDeadline == start + 10_000)
         var heard: [UInt32: [Int64]] = [:]
@@ -116,7 +123,8 @@ import Testing
         let bytes = PersistedSubscription.encode([Self.stored, other])
         #expect(try PersistedSubscription.decode(bytes) == [Self.stored, other])
         #expect(try PersistedSubscription.decode(PersistedSubscription.encode([])) == [])
-        // Truncated, not an array, an id twice, a fabric 0, a maximum below the minimum: each an error, no partial list.
+        // Truncated, not an array, an id twice, a fabric 0, a maximum below the minimum: each an error, no partial
+        // list.
         var zeroFabric = other
         zeroFabric.fabricIndex = 0
         var inverted = other
@@ -175,7 +183,9 @@ import Testing
 
     @Test func theBackOffDoublesUpToItsCeiling() {
         let backoff = SubscriptionResumptionBackoff(first: 2_000, ceiling: 30_000)
-        #expect((0...7).map { backoff.delay(afterFailures: $0) } == [0, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000, 30_000])
+        #expect(
+            (0...7).map { backoff.delay(afterFailures: $0) } == [0, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000, 30_000]
+        )
         #expect(SubscriptionResumptionBackoff().delay(afterFailures: 1_000) == 300_000)
     }
 }
@@ -196,10 +206,12 @@ import Testing
         let hub = try fabric.identity(fabricIndex: 1, nodeID: hubNodeID, key: try P256.SigningKey())
         let controller = try fabric.identity(fabricIndex: 3, nodeID: controllerNodeID, key: try P256.SigningKey())
         let resumptions = InMemoryCASEResumptionStore()
-        return Pair(hub: hub,
-                    controller: CASEResponder(identities: FixedIdentities(identities: [controller]), resumptions: resumptions,
-                                              sessionIDs: { 0x0202 }, now: { nil }),
-                    controllerResumptions: resumptions)
+        return Pair(
+            hub: hub,
+            controller: CASEResponder(
+                identities: FixedIdentities(identities: [controller]), resumptions: resumptions,
+                sessionIDs: { 0x0202 }, now: { nil }),
+            controllerResumptions: resumptions)
     }
 
     /// Runs the initiator against the responder to the end; returns both sides' sessions.
@@ -218,7 +230,8 @@ import Testing
             let step = initiator.receive(opcode: reply.opcode.rawValue, payload: reply.payload)
             if let established = step.established {
                 if let last = step.reply {
-                    responderSession = pair.controller.receive(opcode: last.opcode.rawValue, payload: last.payload).established
+                    responderSession =
+                        pair.controller.receive(opcode: last.opcode.rawValue, payload: last.payload).established
                 }
                 return (established, responderSession, nil)
             }
@@ -281,13 +294,15 @@ import Testing
 
     @Test func aBusyResponderSaysHowLongToWait() throws {
         var pair = try Self.pair()
-        var first = CASEInitiator(identity: pair.hub, peerNodeID: Self.controllerNodeID, localSessionID: 1, resumption: nil,
-                                  resumptions: pair.hubResumptions, now: { nil })
+        var first = CASEInitiator(
+            identity: pair.hub, peerNodeID: Self.controllerNodeID, localSessionID: 1, resumption: nil,
+            resumptions: pair.hubResumptions, now: { nil })
         let sigma1 = try first.start()
         _ = pair.controller.receive(opcode: sigma1.opcode.rawValue, payload: sigma1.payload)
         // A second Sigma1 while the first is under way is answered BUSY, with the wait the responder asks for.
-        var second = CASEInitiator(identity: pair.hub, peerNodeID: Self.controllerNodeID, localSessionID: 2, resumption: nil,
-                                   resumptions: pair.hubResumptions, now: { nil })
+        var second = CASEInitiator(
+            identity: pair.hub, peerNodeID: Self.controllerNodeID, localSessionID: 2, resumption: nil,
+            resumptions: pair.hubResumptions, now: { nil })
         let again = try second.start()
         let busy = try #require(pair.controller.receive(opcode: again.opcode.rawValue, payload: again.payload).reply)
         let step = second.receive(opcode: busy.opcode.rawValue, payload: busy.payload)
@@ -300,8 +315,10 @@ import Testing
 
     @Test func badResponderMessagesEndTheAttemptWithoutCrashing() throws {
         let pair = try Self.pair()
-        for (opcode, payload) in [(UInt8(0x31), [UInt8]()), (0x31, [0x15, 0x18]), (0x33, [0x15, 0x30, 0x01, 0x00, 0x18]),
-                                  (0x40, [1, 2]), (0x20, [])] {
+        for (opcode, payload) in [
+            (UInt8(0x31), [UInt8]()), (0x31, [0x15, 0x18]), (0x33, [0x15, 0x30, 0x01, 0x00, 0x18]),
+            (0x40, [1, 2]), (0x20, [])
+        ] {
             var initiator = CASEInitiator(identity: pair.hub, peerNodeID: Self.controllerNodeID, localSessionID: 1,
                                           resumption: nil, resumptions: pair.hubResumptions, now: { nil })
             _ = try initiator.start()

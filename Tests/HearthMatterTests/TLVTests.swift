@@ -24,10 +24,15 @@ func hexBytes(_ text: String) -> [UInt8] {
         73 20 61 20 74 65 73 74 8A FF FF 33 33 8F 41 AB 00 00 01 00 66 66 66 66 66 E6 31 40 18
         """)
 
-    static let largeString = "START..."
-        + "!123456789ABCDEF@123456789ABCDEF#123456789ABCDEF$123456789ABCDEF%123456789ABCDEF^123456789ABCDEF&123456789ABCDEF*123456789ABCDEF"
-        + "01234567(9ABCDEF01234567)9ABCDEF01234567-9ABCDEF01234567=9ABCDEF01234567[9ABCDEF01234567]9ABCDEF01234567;9ABCDEF01234567'9ABCDEF"
-        + "...END"
+    static let largeString: String = {
+        var text = "START..."
+        text += "!123456789ABCDEF@123456789ABCDEF#123456789ABCDEF$123456789ABCDEF"
+        text += "%123456789ABCDEF^123456789ABCDEF&123456789ABCDEF*123456789ABCDEF"
+        text += "01234567(9ABCDEF01234567)9ABCDEF01234567-9ABCDEF01234567=9ABCDEF"
+        text += "01234567[9ABCDEF01234567]9ABCDEF01234567;9ABCDEF01234567'9ABCDEF"
+        text += "...END"
+        return text
+    }()
 
     static func profile1(_ tag: UInt32) -> TLVTag { .fullyQualified(vendor: 0xAABB, profile: 0xCCDD, tag: tag) }
 
@@ -82,19 +87,33 @@ func hexBytes(_ text: String) -> [UInt8] {
         ("15 18", TLVElement(.structure([]))),
         ("16 18", TLVElement(.array([]))),
         ("17 18", TLVElement(.list([]))),
-        ("15 20 00 2a 20 01 ef 18", TLVElement(.structure([TLVElement(context: 0, .signed(42)), TLVElement(context: 1, .signed(-17))]))),
+        (
+            "15 20 00 2a 20 01 ef 18",
+            TLVElement(.structure([TLVElement(context: 0, .signed(42)), TLVElement(context: 1, .signed(-17))]))
+        ),
         ("16 00 00 00 01 00 02 00 03 00 04 18", TLVElement(.array((0...4).map { TLVElement(.signed($0)) }))),
-        ("17 00 01 20 00 2a 00 02 00 03 20 00 ef 18", TLVElement(.list([
-            TLVElement(.signed(1)), TLVElement(context: 0, .signed(42)), TLVElement(.signed(2)), TLVElement(.signed(3)),
-            TLVElement(context: 0, .signed(-17)),
-        ]))),
+        (
+            "17 00 01 20 00 2a 00 02 00 03 20 00 ef 18",
+            TLVElement(
+                .list([
+                    TLVElement(.signed(1)), TLVElement(context: 0, .signed(42)), TLVElement(.signed(2)),
+                    TLVElement(.signed(3)),
+                    TLVElement(context: 0, .signed(-17))
+                ]))
+        ),
         ("24 01 2a", TLVElement(context: 1, .unsigned(42))),
         ("44 01 00 2a", TLVElement(tag: .commonProfile(1), .unsigned(42))),
         ("64 a0 86 01 00 2a", TLVElement(tag: .commonProfile(100_000), .unsigned(42))),
         ("84 01 00 2a", TLVElement(tag: .implicitProfile(1), .unsigned(42))),
         ("a4 ed fe 55 aa 2a", TLVElement(tag: .implicitProfile(0xAA55_FEED), .unsigned(42))),
-        ("c4 f1 ff ed de 01 00 2a", TLVElement(tag: .fullyQualified(vendor: 0xFFF1, profile: 0xDEED, tag: 1), .unsigned(42))),
-        ("e4 f1 ff ed de ed fe 55 aa 2a", TLVElement(tag: .fullyQualified(vendor: 0xFFF1, profile: 0xDEED, tag: 0xAA55_FEED), .unsigned(42))),
+        (
+            "c4 f1 ff ed de 01 00 2a",
+            TLVElement(tag: .fullyQualified(vendor: 0xFFF1, profile: 0xDEED, tag: 1), .unsigned(42))
+        ),
+        (
+            "e4 f1 ff ed de ed fe 55 aa 2a",
+            TLVElement(tag: .fullyQualified(vendor: 0xFFF1, profile: 0xDEED, tag: 0xAA55_FEED), .unsigned(42))
+        )
     ])
     func vector(_ hex: String, _ element: TLVElement) throws {
         #expect(try TLVElement(decoding: hexBytes(hex)) == element)
@@ -214,7 +233,9 @@ func hexBytes(_ text: String) -> [UInt8] {
             try element.field(2).bytes(count: 4)
         }
         let big = TLVElement(context: 7, .unsigned(300))
-        #expect(throws: TLVFieldError(.outOfRange("300 does not fit UInt8"), tag: .context(7))) { try big.unsigned(UInt8.self) }
+        #expect(throws: TLVFieldError(.outOfRange("300 does not fit UInt8"), tag: .context(7))) {
+            try big.unsigned(UInt8.self)
+        }
         #expect(try TLVElement(decoding: element.encoded()) == element)
     }
 

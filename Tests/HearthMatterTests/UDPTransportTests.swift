@@ -52,12 +52,14 @@ final class InboxHandler: ExchangeHandler {
 
         let atB = HandlerInbox(), atA = HandlerInbox()
         try await b.withMessageLayer { layer in
-            layer.exchanges.registerUnsolicitedHandler(for: .interactionModel) { _ in InboxHandler(atB, answer: [9, 9]) }
+            layer.exchanges.registerUnsolicitedHandler(for: .interactionModel) { _ in InboxHandler(atB, answer: [9, 9])
+            }
         }
         try await a.withMessageLayer { layer in
             let session = layer.unsecuredSession(with: bAddress)
             let exchange = layer.exchanges.openExchange(on: session, handler: InboxHandler(atA))
-            try layer.exchanges.send(on: exchange, protocolID: .interactionModel, opcode: 2, payload: [1, 2, 3], now: clock.now)
+            try layer.exchanges.send(
+                on: exchange, protocolID: .interactionModel, opcode: 2, payload: [1, 2, 3], now: clock.now)
         }
         #expect(sentByA.withLock { $0 } == 1)
         // The peer has never been heard from: the idle interval, 550 ms without jitter.
@@ -114,8 +116,10 @@ final class InboxHandler: ExchangeHandler {
             layer.exchanges.registerUnsolicitedHandler(for: .interactionModel) { _ in InboxHandler(atB) }
         }
         try await a.withMessageLayer { layer in
-            let exchange = layer.exchanges.openExchange(on: layer.unsecuredSession(with: bAddress), handler: InboxHandler(HandlerInbox()))
-            try layer.exchanges.send(on: exchange, protocolID: .interactionModel, opcode: 2, payload: [5], now: a.clock.now)
+            let exchange = layer.exchanges.openExchange(
+                on: layer.unsecuredSession(with: bAddress), handler: InboxHandler(HandlerInbox()))
+            try layer.exchanges.send(
+                on: exchange, protocolID: .interactionModel, opcode: 2, payload: [5], now: a.clock.now)
         }
         #expect(await eventually(within: .seconds(20)) { atB.count == 1 })
         // B's acknowledgement (alone, after 200 ms) ends A's retransmissions.
