@@ -33,7 +33,10 @@ import Testing
         try openssl(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-days", "2",
                      "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
                      "-keyout", key, "-out", cert] + (encryptedKey ? ["-passout", "pass:secret"] : ["-noenc"]))
-        return (Array(try Data(contentsOf: URL(fileURLWithPath: cert))), Array(try Data(contentsOf: URL(fileURLWithPath: key))))
+        return (
+            Array(try Data(contentsOf: URL(fileURLWithPath: cert))),
+            Array(try Data(contentsOf: URL(fileURLWithPath: key)))
+        )
     }
 
     @Test func badCertificatesAndKeysAreRefusedEachWithItsOwnError() throws {
@@ -108,7 +111,9 @@ import Testing
         func read() -> [UInt8] {
             var chunk = [UInt8](repeating: 0, count: 4096)
             var n = 0
-            guard chunk.withUnsafeMutableBytes({ SSL_read_ex(ssl, $0.baseAddress, $0.count, &n) }) == 1 else { return [] }
+            guard chunk.withUnsafeMutableBytes({ SSL_read_ex(ssl, $0.baseAddress, $0.count, &n) }) == 1 else {
+                return []
+            }
             return Array(chunk[..<n])
         }
     }

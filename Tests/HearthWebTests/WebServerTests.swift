@@ -318,7 +318,8 @@ func onOff(_ doc: JSON?) -> JSON? {
         #expect(memberships.allSatisfy { $0["group"] == .int(1) && $0["name"] == .string("Downstairs") })
         #expect(first(memberships.first?["scenes"])?["name"] == .string("Evening"))
 
-        let off = try await rig.post("/api/groups/1/request", #"{"transaction":"g1","trait":"onOff","command":"off"}"#, cookie: cookie)
+        let off = try await rig.post(
+            "/api/groups/1/request", #"{"transaction":"g1","trait":"onOff","command":"off"}"#, cookie: cookie)
         #expect(off.status == 200)
         #expect(parse(off)?["transaction"] == .string("g1"))
         #expect(parse(off)?["ok"] == .bool(true), "\(off.text)")
@@ -328,10 +329,13 @@ func onOff(_ doc: JSON?) -> JSON? {
         #expect(first(parse(off)?["hubs"])?["ran"] == .array([.string("lamp"), .string("porch"), .string("virtual")]))
 
         // A scene: every member takes its values; the documents say so.
-        let recall = try await rig.post("/api/groups/1/request",
-                                        #"{"trait":"scenesManagement","command":"recallScene","args":{"sceneId":2}}"#, cookie: cookie)
+        let recall = try await rig.post(
+            "/api/groups/1/request",
+            #"{"trait":"scenesManagement","command":"recallScene","args":{"sceneId":2}}"#, cookie: cookie)
         #expect(parse(recall)?["ok"] == .bool(true), "\(recall.text)")
-        func document(_ id: String) async -> JSON? { (try? await rig.get("/api/devices/\(id)", cookie: cookie)).flatMap(parse) }
+        func document(_ id: String) async -> JSON? {
+            (try? await rig.get("/api/devices/\(id)", cookie: cookie)).flatMap(parse)
+        }
         #expect(await poll(within: .seconds(10), every: .milliseconds(20)) {
             guard let lamp = await document("lamp"), let porch = await document("porch") else { return false }
             return onOff(lamp) == .bool(true) && onOff(porch) == .bool(true)
@@ -339,8 +343,9 @@ func onOff(_ doc: JSON?) -> JSON? {
         })
 
         // A member without the trait refuses; the others run; the summary names each.
-        let level = try await rig.post("/api/groups/1/request",
-                                       #"{"trait":"levelControl","command":"moveToLevel","args":{"level":20}}"#, cookie: cookie)
+        let level = try await rig.post(
+            "/api/groups/1/request",
+            #"{"trait":"levelControl","command":"moveToLevel","args":{"level":20}}"#, cookie: cookie)
         #expect(parse(level)?["ok"] == .bool(false), "\(level.text)")
         #expect(first(parse(level)?["hubs"])?["ran"] == .array([.string("lamp"), .string("virtual")]))
         #expect(first(first(parse(level)?["hubs"])?["refused"])?["device"] == .string("porch"))
@@ -348,13 +353,18 @@ func onOff(_ doc: JSON?) -> JSON? {
 
         // Bad input: a request that cannot be read is refused by every member, nothing runs; a group with no member
         // here, and a group that is not a number.
-        let bad = try await rig.post("/api/groups/1/request", #"{"trait":"onOff","command":"toggle","extra":1}"#, cookie: cookie)
+        let bad = try await rig.post(
+            "/api/groups/1/request", #"{"trait":"onOff","command":"toggle","extra":1}"#, cookie: cookie)
         #expect(parse(bad)?["ok"] == .bool(false))
         #expect(first(parse(bad)?["hubs"])?["ran"] == .array([]))
         let none = try await rig.post("/api/groups/7/request", #"{"trait":"onOff","command":"on"}"#, cookie: cookie)
         #expect(parse(none)?["error"]?["code"] == .string("notFound"), "\(none.text)")
-        #expect(try await rig.post("/api/groups/x/request", #"{"trait":"onOff","command":"on"}"#, cookie: cookie).status == 404)
-        #expect(try await rig.post("/api/groups/70000/request", #"{"trait":"onOff","command":"on"}"#, cookie: cookie).status == 404)
+        #expect(
+            try await rig.post("/api/groups/x/request", #"{"trait":"onOff","command":"on"}"#, cookie: cookie).status
+                == 404)
+        #expect(
+            try await rig.post("/api/groups/70000/request", #"{"trait":"onOff","command":"on"}"#, cookie: cookie).status
+                == 404)
         #expect(try await rig.post("/api/groups/1/request", #"{"trait":"onOff","command":"on"}"#).status == 401)
     }
 
