@@ -153,7 +153,8 @@ final class RestartServiceEnded: Sendable { let value = Locked(false) }
         logger[metadataKey: "device"] = "porch"
         logger.debug("not kept")
         logger.notice("relay stuck", metadata: ["pin": "17"])
-        #expect(ring.lines() == [LogLine(sequence: 1, time: "T", level: .notice, text: "relay stuck device=porch pin=17")])
+        #expect(
+            ring.lines() == [LogLine(sequence: 1, time: "T", level: .notice, text: "relay stuck device=porch pin=17")])
     }
 
     @Test func theWallClockStampIsUTCToTheMillisecond() {
@@ -195,11 +196,15 @@ final class RestartServiceEnded: Sendable { let value = Locked(false) }
     @Test func aShutdownWithoutARequestLeavesNoReason() async throws {
         let restart = HubRestart()
         // Another service ends first and shuts the group down, as SIGTERM does.
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: [.init(service: RestartService(restart: restart),
-                             successTerminationBehavior: .gracefullyShutdownGroup, serviceName: "restart"),
-                       .init(service: Done(), successTerminationBehavior: .gracefullyShutdownGroup, serviceName: "done")],
-            logger: Logger(label: "test")))
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [
+                    .init(
+                        service: RestartService(restart: restart),
+                        successTerminationBehavior: .gracefullyShutdownGroup, serviceName: "restart"),
+                    .init(service: Done(), successTerminationBehavior: .gracefullyShutdownGroup, serviceName: "done")
+                ],
+                logger: Logger(label: "test")))
         try await group.run()
         #expect(restart.reason == nil)
     }

@@ -136,7 +136,9 @@ import Testing
         let config = String(decoding: members[1].bytes, as: UTF8.self)
         #expect(!config.contains("s3cret") && !config.contains("username: hub"))
         #expect(config.contains("username: !secret mqttUsername") && config.contains("password: !secret mqttPassword"))
-        #expect(members[2].bytes == Array(try String(contentsOfFile: Repository.path("boards/sim.yaml"), encoding: .utf8).utf8))
+        #expect(
+            members[2].bytes
+                == Array(try String(contentsOfFile: Repository.path("boards/sim.yaml"), encoding: .utf8).utf8))
     }
 
     @Test func aRestoreChecksTheConfigurationWritesItAndStagesTheStateForTheNextStart() throws {
@@ -171,8 +173,12 @@ import Testing
         let good = read("etc/hearth.yaml")
         let archive = BackupArchive.write([
             BackupMember(name: "hearth-backup", bytes: Array("hearth-backup 1\n".utf8)),
-            BackupMember(name: "hearth.yaml", bytes: Array("hub: {board: \(Repository.path("boards/sim.yaml"))}\ndevices:\n  - {id: lamp, type: Lamp}\n".utf8)),
-            BackupMember(name: "state/state.json", bytes: Array("{}".utf8)),
+            BackupMember(
+                name: "hearth.yaml",
+                bytes: Array(
+                    ("hub: {board: \(Repository.path("boards/sim.yaml"))}\n" + "devices:\n  - {id: lamp, type: Lamp}\n")
+                        .utf8)),
+            BackupMember(name: "state/state.json", bytes: Array("{}".utf8))
         ])
         do {
             _ = try HubBackup.restore(archive, into: place)

@@ -35,7 +35,9 @@ import Testing
             BoardHardware().loadBoard(file: file, diagnostics: diagnostics)
         }
         func backend(for board: Board) -> any HardwareBackend { BoardHardware().backend(for: board) }
-        func makeBinding(_ config: ConfigValue, context: BindingContext) -> (any HardwareBinding)? { make(config, context) }
+        func makeBinding(_ config: ConfigValue, context: BindingContext) -> (any HardwareBinding)? {
+            make(config, context)
+        }
         var traitServers: [any TraitServer.Type] { BoardHardware().traitServers }
     }
 
@@ -53,10 +55,12 @@ import Testing
                                  keys: BindingReader.pinKeys(what: "relay", example: "relay-1"),
                                  rules: BindingReader.pinRules) { _ in nil }
         let kinds = BindingKindRegistry([silent])
-        #expect(problems(Provider { kinds.make($0, context: $1) }) == [
-            "DIR/hearth.yaml:3:44: devices[0].binding: the relay binding kind made no binding and named no problem in "
-                + "this section; this is a fault in hearthd, not in the file (the OnOffLight would run without hardware)",
-        ])
+        #expect(
+            problems(Provider { kinds.make($0, context: $1) }) == [
+                "DIR/hearth.yaml:3:44: devices[0].binding: the relay binding kind made no binding and named no "
+                    + "problem in this section; this is a fault in hearthd, not in the file (the OnOffLight would "
+                    + "run without hardware)"
+            ])
     }
 
     @Test func aProviderThatMakesNothingAndNamesNoProblemStopsThePlanAtTheBinding() {

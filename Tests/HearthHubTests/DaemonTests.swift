@@ -22,8 +22,10 @@ final class Watcher: Sendable {
 
     /// A watcher that logs in; call ``connect()``.
     init(port: Int, username: String, password: String) throws {
-        client = try MQTTClient(options: MQTTConnectOptions(host: "127.0.0.1", port: port, clientID: "watcher-\(UUID().uuidString.prefix(8))",
-                                                            username: username, password: password))
+        client = try MQTTClient(
+            options: MQTTConnectOptions(
+                host: "127.0.0.1", port: port, clientID: "watcher-\(UUID().uuidString.prefix(8))",
+                username: username, password: password))
         client.onMessage = { [weak self] m in self?.messages.withLock { $0.append(m) } }
         try client.subscribe("hearth/#")
     }
@@ -55,13 +57,19 @@ final class Watcher: Sendable {
     /// Sends a request and returns its response.
     func request(_ device: String, _ body: String, hub: String = "e2e") async throws -> JSON? {
         let t = UUID().uuidString
-        try client.publish("hearth/\(hub)/devices/\(device)/set", payload: Array(#"{"transaction":"\#(t)",\#(body)}"#.utf8), qos: .atLeastOnce)
-        return await first("hearth/\(hub)/responses") { $0?["transaction"] == .string(t) }.flatMap { try? JSON.parse($0.payload) }
+        try client.publish(
+            "hearth/\(hub)/devices/\(device)/set", payload: Array(#"{"transaction":"\#(t)",\#(body)}"#.utf8),
+            qos: .atLeastOnce)
+        return await first("hearth/\(hub)/responses") { $0?["transaction"] == .string(t) }.flatMap {
+            try? JSON.parse($0.payload)
+        }
     }
 
     /// The latest document of a device.
     func document(_ device: String, hub: String = "e2e") -> JSON? {
-        messages.withLock { $0.last { $0.topic == "hearth/\(hub)/devices/\(device)" } }.flatMap { try? JSON.parse($0.payload) }
+        messages.withLock { $0.last { $0.topic == "hearth/\(hub)/devices/\(device)" } }.flatMap {
+            try? JSON.parse($0.payload)
+        }
     }
 }
 
@@ -84,11 +92,14 @@ final class DaemonRig: @unchecked Sendable {
         let broker = self.broker
         directory = NSTemporaryDirectory() + "hearth-e2e-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        try "name: e2e-board\nsimulated: true\n".write(toFile: "\(directory)/board.yaml", atomically: true, encoding: .utf8)
+        try "name: e2e-board\nsimulated: true\n".write(
+            toFile: "\(directory)/board.yaml", atomically: true, encoding: .utf8)
         if board != nil {
-            try FileManager.default.copyItem(atPath: Repository.path("boards/sim.yaml"), toPath: "\(directory)/sim.yaml")
+            try FileManager.default.copyItem(
+                atPath: Repository.path("boards/sim.yaml"), toPath: "\(directory)/sim.yaml")
         }
-        try ("""
+        try
+            ("""
         hub:
           id: e2e
           board: \(board == nil ? "board.yaml" : "sim.yaml")
@@ -98,8 +109,9 @@ final class DaemonRig: @unchecked Sendable {
           port: \(configuredPort ?? broker.port)
           keepAlive: 5s
 
-        """ + (mqtt.isEmpty ? "" : mqtt + "\n") + "devices:\n" + devices + Self.noWebPage).write(toFile: configFile, atomically: true,
-                                                                                     encoding: .utf8)
+        """ + (mqtt.isEmpty ? "" : mqtt + "\n") + "devices:\n" + devices + Self.noWebPage).write(
+            toFile: configFile, atomically: true,
+            encoding: .utf8)
     }
 
     /// Last, so that the places the tests expect in the file stay where they are: the hubs of tests run side by side,
@@ -143,10 +155,13 @@ func attribute(_ doc: JSON?, _ trait: String, _ name: String) -> JSON? {
         #expect(await watcher.first("hearth/e2e/devices") != nil)
         #expect(try await watcher.request("relay", #""trait":"onOff","command":"on""#)?["ok"] == .bool(true))
         #expect(onOff(watcher.document("relay")) == .bool(true))
-        #expect(try await watcher.request("lamp", #""trait":"levelControl","update":{"onLevel":100}"#)?["ok"] == .bool(true))
+        #expect(
+            try await watcher.request("lamp", #""trait":"levelControl","update":{"onLevel":100}"#)?["ok"] == .bool(true)
+        )
         let renamed = try await watcher.request("lamp", #""setName":"\#(String(repeating: "é", count: 65))""#)
         #expect(renamed?["result"]?["name"] == .string(String(repeating: "é", count: 60)))
-        let bad = try await watcher.request("lamp", #""trait":"levelControl","command":"moveToLevel","args":{"level":999}"#)
+        let bad = try await watcher.request(
+            "lamp", #""trait":"levelControl","command":"moveToLevel","args":{"level":999}"#)
         #expect(bad?["error"]?["status"] == .string("constraintError"))
         watcher.clear()
         rig.daemon?.signal(SIGTERM)
@@ -165,8 +180,13 @@ func attribute(_ doc: JSON?, _ trait: String, _ name: String) -> JSON? {
         try rig.start()
         #expect(await watcher.waitFor(status: "online"))
         let value = startUp == "null" ? "null" : "\"\(startUp)\""
-        #expect(try await watcher.request("lamp", #""trait":"onOff","update":{"startUpOnOff":\#(value)}"#)?["ok"] == .bool(true))
-        #expect(try await watcher.request("lamp", #""trait":"levelControl","command":"moveToLevelWithOnOff","args":{"level":77}"#)?["ok"] == .bool(true))
+        #expect(
+            try await watcher.request("lamp", #""trait":"onOff","update":{"startUpOnOff":\#(value)}"#)?["ok"]
+                == .bool(true))
+        #expect(
+            try await watcher.request(
+                "lamp", #""trait":"levelControl","command":"moveToLevelWithOnOff","args":{"level":77}"#)?["ok"]
+                == .bool(true))
         rig.daemon?.signal(SIGTERM)
         #expect(await rig.daemon?.exitStatus() == 0)
         watcher.clear()
@@ -221,7 +241,8 @@ func attribute(_ doc: JSON?, _ trait: String, _ name: String) -> JSON? {
             #expect(await watcher.waitFor(status: "offline"), "round \(round)")
             stream.cancel()
             let sent = await stream.value
-            let published = Set(watcher.all.filter { $0.topic == "hearth/e2e/devices/lamp" }.compactMap { m -> String? in
+            let published = Set(
+                watcher.all.filter { $0.topic == "hearth/e2e/devices/lamp" }.compactMap { m -> String? in
                 guard let doc = try? JSON.parse(m.payload) else { return nil }
                 return "\(doc["name"]?.text ?? "") \(onOff(doc)?.text ?? "")"
             })
@@ -243,7 +264,8 @@ func attribute(_ doc: JSON?, _ trait: String, _ name: String) -> JSON? {
             let newestReceived = published.compactMap(index).max() ?? 0
             let newerThanReceived = index(restored).map { $0 > newestReceived && $0 <= sent } ?? false
             let own = published.contains(restored) || newerThanReceived
-            #expect(own || initial, "round \(round): restored \(restored), newest received \(newestReceived) of \(sent)")
+            #expect(
+                own || initial, "round \(round): restored \(restored), newest received \(newestReceived) of \(sent)")
             if own { roundsRestoringTheirOwnState += 1 }
             await rig.daemon?.kill()
         }
@@ -265,25 +287,36 @@ func attribute(_ doc: JSON?, _ trait: String, _ name: String) -> JSON? {
                 binding: {kind: relayCover, up: blind-up, down: blind-down, openTime: 60s, closeTime: 60s}
             """, board: "sim")
         try FileManager.default.createDirectory(atPath: "\(rig.directory)/state", withIntermediateDirectories: true)
-        try #"{"version":1,"devices":{"blind":{"attributes":{"WindowCovering":{"windowCovering":{"currentPositionLiftPercent100ths":0}}}}}}"#
-            .write(toFile: rig.stateFile, atomically: true, encoding: .utf8)
+        let savedState =
+            #"{"version":1,"devices":{"blind":{"attributes":{"WindowCovering":{"#
+            + #""windowCovering":{"currentPositionLiftPercent100ths":0}}}}}}"#
+        try savedState.write(toFile: rig.stateFile, atomically: true, encoding: .utf8)
         @Sendable func position(_ doc: JSON?) -> Int? {
-            if case .int(let p)? = attribute(doc, "windowCovering", "currentPositionLiftPercent100ths") { p } else { nil }
+            if case .int(let p)? = attribute(doc, "windowCovering", "currentPositionLiftPercent100ths") {
+                p
+            } else {
+                nil
+            }
         }
         func saved() -> Int? {
             let file = try? JSON.parse(Array(String(contentsOfFile: rig.stateFile, encoding: .utf8).utf8))
-            let value = file?["devices"]?["blind"]?["attributes"]?["WindowCovering"]?["windowCovering"]?["currentPositionLiftPercent100ths"]
+            let value = file?["devices"]?["blind"]?["attributes"]?["WindowCovering"]?["windowCovering"]?[
+                "currentPositionLiftPercent100ths"]
             if case .int(let p)? = value { return p } else { return nil }
         }
         let watcher = try await Watcher(port: rig.broker.port)
         try rig.start()
         #expect(await watcher.waitFor(status: "online"), "\(rig.daemon?.output ?? "")")
         #expect(position(watcher.document("blind")) == 0)
-        #expect(try await watcher.request("blind", #""trait":"windowCovering","command":"downOrClose""#)?["ok"] == .bool(true))
+        #expect(
+            try await watcher.request("blind", #""trait":"windowCovering","command":"downOrClose""#)?["ok"]
+                == .bool(true))
         // Moving: reported once a second, saved at most once a second after that.
         let moving = await watcher.first("hearth/e2e/devices/blind") { doc in position(doc).map { $0 > 0 } ?? false }
         #expect(moving != nil, "\(rig.daemon?.output ?? "")")
-        #expect(await poll(within: .seconds(20)) { (saved() ?? 0) > 0 }, "\((try? String(contentsOfFile: rig.stateFile, encoding: .utf8)) ?? "")")
+        #expect(
+            await poll(within: .seconds(20)) { (saved() ?? 0) > 0 },
+            "\((try? String(contentsOfFile: rig.stateFile, encoding: .utf8)) ?? "")")
         await rig.daemon?.kill()
         let kept = try #require(saved())
         #expect(kept > 0 && kept < 10_000)
@@ -295,7 +328,9 @@ func attribute(_ doc: JSON?, _ trait: String, _ name: String) -> JSON? {
         #expect(position(first) == kept)
         #expect(attribute(first, "windowCovering", "targetPositionLiftPercent100ths") == .int(kept))
         let status = attribute(first, "windowCovering", "operationalStatus")
-        #expect(status?["globalClosing"] == .bool(false) && status?["liftClosing"] == .bool(false), "\(String(describing: status))")
+        #expect(
+            status?["globalClosing"] == .bool(false) && status?["liftClosing"] == .bool(false),
+            "\(String(describing: status))")
         rig.daemon?.signal(SIGTERM)
         #expect(await rig.daemon?.exitStatus() == 0)
         // A clean stop saves once more: still where it stopped, since nothing moved.
@@ -324,8 +359,9 @@ func attribute(_ doc: JSON?, _ trait: String, _ name: String) -> JSON? {
         try rig.start()
         #expect(await rig.daemon?.exitStatus() == 74)
         let log = rig.daemon?.output ?? ""
-        #expect(log.contains("Input/output error") && log.contains("left as it is") && log.contains("nothing was started"),
-                "\(log)")
+        #expect(
+            log.contains("Input/output error") && log.contains("left as it is") && log.contains("nothing was started"),
+            "\(log)")
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: rig.stateFile) == "/proc/self/mem")
         #expect(try FileManager.default.contentsOfDirectory(atPath: "\(rig.directory)/state") == ["state.json"])
     }
@@ -333,7 +369,8 @@ func attribute(_ doc: JSON?, _ trait: String, _ name: String) -> JSON? {
     /// `hearthd run --broker` reads an address as `hearth --broker` does (MQTTBrokerAddress): a URL with
     /// credentials, and IPv6 in brackets. The configuration names a port nothing listens on.
     @Test func theBrokerOverrideIsReadAsTheCLIReadsIt() async throws {
-        let rig = try DaemonRig(broker: TestBroker(users: ["hub": "p@ss"]), configuredPort: TestBroker.unusedLoopbackPort())
+        let rig = try DaemonRig(
+            broker: TestBroker(users: ["hub": "p@ss"]), configuredPort: TestBroker.unusedLoopbackPort())
         let watcher = try Watcher(port: rig.broker.port, username: "hub", password: "p@ss")
         try await watcher.connect()
         try rig.start(["--broker", "mqtt://hub:p%40ss@127.0.0.1:\(rig.broker.port)/"])
@@ -389,14 +426,19 @@ func attribute(_ doc: JSON?, _ trait: String, _ name: String) -> JSON? {
               onOff: {features: [offOnly]}
         """)
         let check = try BuiltProduct.run("hearthd", ["check-config", rig.configFile])
-        let problem = "devices(fan): device 'fan' type OnOffLight trait onOff: onOff cannot have both lighting and offOnly"
+        let problem =
+            "devices(fan): device 'fan' type OnOffLight trait onOff: onOff cannot have both lighting and offOnly"
         #expect(check.status == 78 && check.output.contains(problem), "\(check.output)")
         try rig.start()
         #expect(await rig.daemon?.exitStatus() == 78)
         let output = rig.daemon?.output ?? ""
         #expect(output.contains(problem) && output.contains("1 problem(s); nothing was started"), "\(output)")
         // The same place in both.
-        let place = { (text: String) in text.split(separator: "\n").first { $0.contains(problem) }?.split(separator: " ").first { $0.contains("hearth.yaml:") } }
+        let place = { (text: String) in
+            text.split(separator: "\n").first { $0.contains(problem) }?.split(separator: " ").first {
+                $0.contains("hearth.yaml:")
+            }
+        }
         #expect(place(check.output) != nil && place(check.output) == place(output))
     }
 
@@ -417,15 +459,22 @@ func attribute(_ doc: JSON?, _ trait: String, _ name: String) -> JSON? {
         let check = try BuiltProduct.run("hearthd", ["check-config", rig.configFile])
         #expect(check.status == 0)
         let lines = check.output.split(separator: "\n").map(String.init)
-        #expect(lines.first == "\(rig.directory)/hearth.yaml:14:11: devices[1].room: warning: 'no' is read as the text "
-                + "\"no\" (YAML 1.2), but YAML 1.1 tools such as Home Assistant read false; write \"no\" in quotes to make it "
-                + "plain that it is text")
+        #expect(
+            lines.first == "\(rig.directory)/hearth.yaml:14:11: devices[1].room: warning: 'no' is read as the text "
+                + "\"no\" (YAML 1.2), but YAML 1.1 tools such as Home Assistant read false; write \"no\" in quotes "
+                + "to make it plain that it is text")
         #expect(lines.dropFirst().first == "\(rig.configFile): OK (1 warning(s))")
         #expect(lines.contains("hub e2e on board sim (simulated) from \(rig.directory)/sim.yaml"))
-        #expect(lines.contains { $0.hasPrefix("broker 127.0.0.1:") && $0.hasSuffix(", topics hearth/e2e/…, state in \(rig.directory)/state") })
+        #expect(
+            lines.contains {
+                $0.hasPrefix("broker 127.0.0.1:")
+                    && $0.hasSuffix(", topics hearth/e2e/…, state in \(rig.directory)/state")
+            })
         #expect(lines.contains("2 device(s):"))
         #expect(lines.contains("  porch  OnOffLight ← relay relay-1 (line 0 of hearth-sim), active low"))
-        #expect(lines.contains("  hall   GenericSwitch ← wallSwitch wall-switch-1 (line 8 of hearth-sim), momentary, controls porch"))
+        #expect(
+            lines.contains(
+                "  hall   GenericSwitch ← wallSwitch wall-switch-1 (line 8 of hearth-sim), momentary, controls porch"))
         #expect(lines.contains("peers: garage (local)"))
         #expect(lines.contains("1 binding(s), 1 to other hubs:"))
         #expect(lines.contains("  hall initialPress/switchLatched → garage/door onOff.toggle"))
@@ -437,7 +486,8 @@ func attribute(_ doc: JSON?, _ trait: String, _ name: String) -> JSON? {
         let secret = "hunter2-\(UUID().uuidString.prefix(8))"
         let rig = try DaemonRig(mqtt: "  username: !secret user\n  password: !secret password")
         let secrets = "\(rig.directory)/secrets.yaml"
-        try "user: attic-\(secret)\npassword: \"\(secret) #1\"\nport: \(secret)\n".write(toFile: secrets, atomically: true, encoding: .utf8)
+        try "user: attic-\(secret)\npassword: \"\(secret) #1\"\nport: \(secret)\n".write(
+            toFile: secrets, atomically: true, encoding: .utf8)
         chmod(secrets, 0o600)
         var outputs: [String] = []
         let fine = try BuiltProduct.run("hearthd", ["check-config", rig.configFile])
@@ -446,13 +496,16 @@ func attribute(_ doc: JSON?, _ trait: String, _ name: String) -> JSON? {
         outputs.append(fine.output)
 
         // A secret where it does not belong, a secret used as a number, a missing one.
-        let misuse = try DaemonRig(mqtt: "  username: !secret user\n  password: !secret pasword\n  clientId: !secret password\n"
-                                   + "  prefix: !secret port")
+        let misuse = try DaemonRig(
+            mqtt: "  username: !secret user\n  password: !secret pasword\n  clientId: !secret password\n"
+                + "  prefix: !secret port")
         try FileManager.default.copyItem(atPath: secrets, toPath: "\(misuse.directory)/secrets.yaml")
         let refused = try BuiltProduct.run("hearthd", ["check-config", misuse.configFile])
         #expect(refused.status == 78)
         #expect(refused.output.contains("mqtt.prefix: !secret port cannot be used here"))
-        #expect(refused.output.contains("no secret 'pasword' in \(misuse.directory)/secrets.yaml; it has password, port, user"))
+        #expect(
+            refused.output.contains(
+                "no secret 'pasword' in \(misuse.directory)/secrets.yaml; it has password, port, user"))
         outputs.append(refused.output)
 
         // A password file others can read, and a secrets file that is not YAML.
@@ -480,6 +533,8 @@ let ipv6LoopbackWorks: Bool = {
     address.sin6_family = sa_family_t(AF_INET6)
     address.sin6_addr = in6addr_loopback
     return withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+        }
     } == 0
 }()

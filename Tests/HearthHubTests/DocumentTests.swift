@@ -14,7 +14,9 @@ import Testing
         #expect(doc["id"] == .string("lamp"))
         #expect(doc["roomId"] == .string("kitchen"))
         #expect(doc["structureId"] == .null)
-        #expect(doc["sourceConnectivity"] == .object([("connectivityState", .string("online")), ("dataSourceLocality", .string("direct"))]))
+        #expect(
+            doc["sourceConnectivity"]
+                == .object([("connectivityState", .string("online")), ("dataSourceLocality", .string("direct"))]))
         guard case .array(let types)? = doc["types"] else { Issue.record("no types"); return }
         #expect(types[0]["type"] == .string("DimmableLight"))
         #expect(types[0]["deviceTypeId"] == .int(0x0101))
@@ -24,39 +26,62 @@ import Testing
         #expect(level?["clusterId"] == .int(8))
         #expect(level?["attributes"]?["onLevel"] == .null)
         #expect(level?["attributes"]?["currentLevel"] == .int(254))
-        #expect(level?["attributeInfo"]?["onLevel"] == .object([("supported", .bool(true)), ("nullable", .bool(true)), ("writable", .bool(true))]))
+        #expect(
+            level?["attributeInfo"]?["onLevel"]
+                == .object([("supported", .bool(true)), ("nullable", .bool(true)), ("writable", .bool(true))]))
         #expect(level?["commands"]?.text.contains("moveToLevelWithOnOff") == true)
         let info = types[0]["traits"]?["basicInformation"]
         #expect(info?["attributes"]?["serialNumber"] == nil)  // not supported: no value at all
         #expect(info?["attributeInfo"]?["serialNumber"]?["supported"] == .bool(false))
         let summary = DeviceDocument.summary(try home.device("lamp"))
-        #expect(summary["types"] == .array([.object([("type", .string("DimmableLight")), ("deviceTypeId", .int(257)), ("isPrimaryType", .bool(true))])]))
+        #expect(
+            summary["types"]
+                == .array([
+                    .object([
+                        ("type", .string("DimmableLight")), ("deviceTypeId", .int(257)), ("isPrimaryType", .bool(true))
+                    ])
+                ]))
     }
 
     @Test func theFastWriterWritesExactlyTheDocument() throws {
-        let home = try Home(devices: [
-            DeviceConfiguration(id: "lamp", name: "Lamp \"q\" \n🏠", roomID: "kitchen", types: [
-                DeviceTypeConfiguration(.dimmableLight), DeviceTypeConfiguration(.humiditySensor),
-            ]),
-            DeviceConfiguration(id: "switch", name: "S", types: [
-                DeviceTypeConfiguration(.genericSwitch, traits: [TraitConfiguration(.switchTrait, features: ["latchingSwitch"])]),
-            ]),
-            // The same trait types as the lamp's (their layouts found once for both), one type secondary here …
-            DeviceConfiguration(id: "lamp2", name: "L", types: [
-                DeviceTypeConfiguration(.humiditySensor), DeviceTypeConfiguration(.dimmableLight, isPrimary: true),
-            ]),
-            // … and a dimmable light without the lamp's Basic Information (it is not this device's primary type).
-            DeviceConfiguration(id: "lamp3", name: "M", types: [
-                DeviceTypeConfiguration(.onOffPlugInUnit), DeviceTypeConfiguration(.dimmableLight, isPrimary: false),
-            ]),
-        ], clock: ManualClock())
+        let home = try Home(
+            devices: [
+                DeviceConfiguration(
+                    id: "lamp", name: "Lamp \"q\" \n🏠", roomID: "kitchen",
+                    types: [
+                        DeviceTypeConfiguration(.dimmableLight), DeviceTypeConfiguration(.humiditySensor)
+                    ]),
+                DeviceConfiguration(
+                    id: "switch", name: "S",
+                    types: [
+                        DeviceTypeConfiguration(
+                            .genericSwitch, traits: [TraitConfiguration(.switchTrait, features: ["latchingSwitch"])])
+                    ]),
+                // The same trait types as the lamp's (their layouts found once for both), one type secondary here …
+                DeviceConfiguration(
+                    id: "lamp2", name: "L",
+                    types: [
+                        DeviceTypeConfiguration(.humiditySensor),
+                        DeviceTypeConfiguration(.dimmableLight, isPrimary: true)
+                    ]),
+                // … and a dimmable light without the lamp's Basic Information (it is not this device's primary type).
+                DeviceConfiguration(
+                    id: "lamp3", name: "M",
+                    types: [
+                        DeviceTypeConfiguration(.onOffPlugInUnit),
+                        DeviceTypeConfiguration(.dimmableLight, isPrimary: false)
+                    ])
+            ], clock: ManualClock())
         var writer = DocumentWriter()
         for _ in 0..<2 {  // the second time from the cached parts
             for id in ["lamp", "switch", "lamp2", "lamp3"] {
                 #expect(writer.document(try home.view(id)) == DeviceDocument.document(try home.device(id)).bytes)
             }
-            try home.invoke("lamp", trait: "levelControl", command: "moveToLevelWithOnOff", arguments: ["level": .int(9)])
-            try home.setConnectivity("lamp", type: "HumiditySensor", trait: "relativeHumidityMeasurement", SourceConnectivity(.offline, .direct))
+            try home.invoke(
+                "lamp", trait: "levelControl", command: "moveToLevelWithOnOff", arguments: ["level": .int(9)])
+            try home.setConnectivity(
+                "lamp", type: "HumiditySensor", trait: "relativeHumidityMeasurement",
+                SourceConnectivity(.offline, .direct))
         }
         try home.setName("lamp", "Lamp 2")
         #expect(writer.document(try home.view("lamp")) == DeviceDocument.document(try home.device("lamp")).bytes)
@@ -69,7 +94,9 @@ import Testing
         ])], clock: ManualClock())
         var writer = DocumentWriter()
         func check() throws {
-            #expect(writer.document(try home.view("bathroom")) == DeviceDocument.document(try home.device("bathroom")).bytes)
+            #expect(
+                writer.document(try home.view("bathroom")) == DeviceDocument.document(try home.device("bathroom")).bytes
+            )
         }
         try check()
         try home.ingest("bathroom", type: "HumiditySensor", trait: "identify",
@@ -77,7 +104,9 @@ import Testing
         try home.ingest("bathroom", type: "HumiditySensor", trait: "relativeHumidityMeasurement",
                         .mirror(["measuredValue": .int(6120), "minMeasuredValue": .null], commands: []))
         try check()
-        #expect(String(decoding: writer.document(try home.view("bathroom")), as: UTF8.self).contains(#""commands":["identify"]"#))
+        #expect(
+            String(decoding: writer.document(try home.view("bathroom")), as: UTF8.self).contains(
+                #""commands":["identify"]"#))
         try home.ingest("bathroom", type: "HumiditySensor", trait: "identify", .mirror([:], commands: []))
         try check()
     }
@@ -114,19 +143,26 @@ import Testing
         try home.setRoom("pair", nil)
         try check("after leaving the room")
         try home.setConnectivity("one-DimmableLight", trait: "onOff", SourceConnectivity(.offline, .direct))
-        try home.setConnectivity("one-HumiditySensor", trait: "relativeHumidityMeasurement", SourceConnectivity(.online, .remote))
+        try home.setConnectivity(
+            "one-HumiditySensor", trait: "relativeHumidityMeasurement", SourceConnectivity(.online, .remote))
         try home.ingest("pair", type: "HumiditySensor", trait: "relativeHumidityMeasurement",
                         .mirror(["measuredValue": .int(5000), "minMeasuredValue": .null], commands: []))
         try check("after connectivity changes")
         try home.setConnectivity("one-DimmableLight", trait: "onOff", .directOnline)
         for id in ["one-OnOffLight", "one-DimmableLight", "one-ColorTemperatureLight", "pair"] {
             let type: String? = id == "pair" ? "OnOffPlugInUnit" : nil
-            try home.invoke(id, type: type, trait: "groups", command: "addGroup", arguments: ["groupId": .int(1), "groupName": .string("All")])
-            try home.invoke(id, type: type, trait: "scenesManagement", command: "storeScene", arguments: ["groupId": .int(1), "sceneId": .int(2)])
+            try home.invoke(
+                id, type: type, trait: "groups", command: "addGroup",
+                arguments: ["groupId": .int(1), "groupName": .string("All")])
+            try home.invoke(
+                id, type: type, trait: "scenesManagement", command: "storeScene",
+                arguments: ["groupId": .int(1), "sceneId": .int(2)])
             try check("after \(id) stored a scene")
             try home.invoke(id, type: type, trait: "onOff", command: "toggle")
             try check("after \(id) toggled (the scene no longer valid)")
-            try home.invoke(id, type: type, trait: "scenesManagement", command: "recallScene", arguments: ["groupId": .int(1), "sceneId": .int(2)])
+            try home.invoke(
+                id, type: type, trait: "scenesManagement", command: "recallScene",
+                arguments: ["groupId": .int(1), "sceneId": .int(2)])
             try check("after \(id) recalled the scene")
         }
     }
@@ -167,7 +203,9 @@ import Testing
     static func oneOfEveryType() -> [DeviceConfiguration] {
         let traits: [String: [TraitConfiguration]] = [
             DeviceTypeDescriptor.genericSwitch.name: [TraitConfiguration(.switchTrait, features: ["momentarySwitch"])],
-            DeviceTypeDescriptor.occupancySensor.name: [TraitConfiguration(.occupancySensing, features: ["passiveInfrared"])],
+            DeviceTypeDescriptor.occupancySensor.name: [
+                TraitConfiguration(.occupancySensing, features: ["passiveInfrared"])
+            ]
         ]
         return DeviceTypeDescriptor.catalogue.map { type in
             DeviceConfiguration(id: "one-\(type.name)", name: type.name, types: [

@@ -15,9 +15,13 @@ import Testing
         // The request, and once it is answered the same delivery again (a client retrying after a lost PUBACK),
         // then a `get`: one device's requests are answered in order, so once the get is answered the copy has been
         // handled. (A copy that arrives while the first still runs is dropped: `RecentRequestsTests`.)
-        #expect(try await rig.request("relay", String(decoding: toggle, as: UTF8.self), transaction: "t1")?["ok"] == .bool(true))
+        #expect(
+            try await rig.request("relay", String(decoding: toggle, as: UTF8.self), transaction: "t1")?["ok"]
+                == .bool(true))
         try rig.probe.client.publish(rig.topics.set("relay"), payload: toggle, qos: .atLeastOnce)
-        #expect(try await rig.request("relay", #"{"transaction":"g1","get":true}"#, transaction: "g1")?["ok"] == .bool(true))
+        #expect(
+            try await rig.request("relay", #"{"transaction":"g1","get":true}"#, transaction: "g1")?["ok"] == .bool(true)
+        )
         #expect(answers(rig, "t1").count == 2)
         #expect(Set(answers(rig, "t1")).count == 1, "the copy gets the first one's response")
         #expect(relayState(rig) == .bool(true), "toggled once, not twice")
@@ -25,7 +29,9 @@ import Testing
         // A minute later the same bytes are a new request (a client may reuse its transaction ids).
         try #require(rig.home.clock as? ManualClock).advance(by: RecentRequests.defaultWindow)
         try rig.probe.client.publish(rig.topics.set("relay"), payload: toggle, qos: .atLeastOnce)
-        #expect(try await rig.request("relay", #"{"transaction":"g2","get":true}"#, transaction: "g2")?["ok"] == .bool(true))
+        #expect(
+            try await rig.request("relay", #"{"transaction":"g2","get":true}"#, transaction: "g2")?["ok"] == .bool(true)
+        )
         #expect(answers(rig, "t1").count == 3)
         #expect(relayState(rig) == .bool(false))
 
@@ -33,7 +39,9 @@ import Testing
         let anonymous = Array(#"{"trait":"onOff","command":"toggle"}"#.utf8)
         try rig.probe.client.publish(rig.topics.set("relay"), payload: anonymous, qos: .atLeastOnce)
         try rig.probe.client.publish(rig.topics.set("relay"), payload: anonymous, qos: .atLeastOnce)
-        #expect(try await rig.request("relay", #"{"transaction":"g3","get":true}"#, transaction: "g3")?["ok"] == .bool(true))
+        #expect(
+            try await rig.request("relay", #"{"transaction":"g3","get":true}"#, transaction: "g3")?["ok"] == .bool(true)
+        )
         #expect(relayState(rig) == .bool(false))
     }
 
@@ -43,7 +51,9 @@ import Testing
         let refused = #"{"transaction":"r1","trait":"onOff","command":"blink"}"#
         #expect(try await rig.request("relay", refused, transaction: "r1")?["ok"] == .bool(false))
         try rig.probe.client.publish(rig.topics.set("relay"), payload: Array(refused.utf8), qos: .atLeastOnce)
-        #expect(try await rig.request("relay", #"{"transaction":"g1","get":true}"#, transaction: "g1")?["ok"] == .bool(true))
+        #expect(
+            try await rig.request("relay", #"{"transaction":"g1","get":true}"#, transaction: "g1")?["ok"] == .bool(true)
+        )
         #expect(answers(rig, "r1").count == 2, "refused twice, each time on its own")
     }
 
@@ -54,7 +64,8 @@ import Testing
     }
 
     private func relayState(_ rig: HubRig) -> JSON? {
-        rig.probe.messages.all.last { $0.topic == rig.topics.device("relay") }.flatMap { try? JSON.parse($0.payload) }.flatMap(onOff)
+        rig.probe.messages.all.last { $0.topic == rig.topics.device("relay") }.flatMap { try? JSON.parse($0.payload) }
+            .flatMap(onOff)
     }
 }
 

@@ -44,8 +44,9 @@ import Testing
             DeviceConfiguration(id: "relay", name: "Relay", types: [DeviceTypeConfiguration(.onOffLight)]),
         ], clock: ManualClock())
         let client = try MQTTClient(options: MQTTHub.clientOptions(broker.options(clientID: "hub"), topics: topics))
-        let bridge = HubDaemon.homeAssistantBridge(home: home, client: client, options: HomeAssistantOptions(hub: "test"),
-                                                   log: { _ in })
+        let bridge = HubDaemon.homeAssistantBridge(
+            home: home, client: client, options: HomeAssistantOptions(hub: "test"),
+            log: { _ in })
         let seen = Seen()
         let hub = MQTTHub(home: home, client: client, topics: topics, online: { bridge.connected() },
                           other: { m in
@@ -70,8 +71,11 @@ import Testing
     /// the hub's handlers (the broker forwards one publisher's messages in order, the hub handles them in order).
     func handledEverythingBefore(_ rig: Rig, _ name: String) async throws {
         let t = "\(name)-\(UInt32.random(in: 0...UInt32.max))"
-        try rig.probe.client.publish(topics.set("lamp"), payload: Array(#"{"transaction":"\#(t)"}"#.utf8), qos: .atLeastOnce)
-        #expect(await rig.probe.message(on: topics.responses) { String(decoding: $0.payload, as: UTF8.self).contains(t) } != nil)
+        try rig.probe.client.publish(
+            topics.set("lamp"), payload: Array(#"{"transaction":"\#(t)"}"#.utf8), qos: .atLeastOnce)
+        #expect(
+            await rig.probe.message(on: topics.responses) { String(decoding: $0.payload, as: UTF8.self).contains(t) }
+                != nil)
     }
 
     /// Waits until connection `count`'s reading has ended and the broker has taken its UNSUBSCRIBE: the hub announces
@@ -80,7 +84,9 @@ import Testing
     func readingEnded(_ rig: Rig, _ probe: Probe, count: Int) async -> Bool {
         let bridge = rig.bridge
         guard await eventually({ bridge.readingsEnded.byMarker == count }) else { return false }
-        return await probe.messages.count(atLeast: count) { $0.topic == configTopic("hearth_test__lamp") && !$0.payload.isEmpty }
+        return await probe.messages.count(atLeast: count) {
+            $0.topic == configTopic("hearth_test__lamp") && !$0.payload.isEmpty
+        }
     }
 
     /// A probe that sees everything under `homeassistant/` and `hearth/`, retained flags as published.
@@ -117,19 +123,26 @@ import Testing
 
         // After it: another hub announcing, and even a config under this hub's ids, never reach the hub.
         let before = rig.seen.count
-        try probe.client.publish(configTopic("hearth_other__lamp"), payload: config + [0x20], qos: .atLeastOnce, retain: true)
+        try probe.client.publish(
+            configTopic("hearth_other__lamp"), payload: config + [0x20], qos: .atLeastOnce, retain: true)
         try probe.client.publish(configTopic("hearth_other__new"), payload: config, qos: .atLeastOnce, retain: true)
         try probe.client.publish(configTopic("hearth_test__gone2"), payload: config, qos: .atLeastOnce, retain: true)
         try await handledEverythingBefore(rig, "after-reading")
-        #expect(rig.seen.count == before, "configs received after the marker: \(rig.seen.configs.withLock { Array($0.dropFirst(before)) })")
+        #expect(
+            rig.seen.count == before,
+            "configs received after the marker: \(rig.seen.configs.withLock { Array($0.dropFirst(before)) })")
         // Nothing of another hub was ever cleared.
-        #expect(!probe.messages.all.contains { $0.topic.hasPrefix("homeassistant/device/hearth_other") && $0.payload.isEmpty })
+        #expect(
+            !probe.messages.all.contains {
+                $0.topic.hasPrefix("homeassistant/device/hearth_other") && $0.payload.isEmpty
+            })
     }
 
     @Test func configsOfTheEarlierLayoutAreMovedByHomeAssistantsMigration() async throws {
         let broker = try TestBroker()
         let probe = try await watchingProbe(broker)
-        // What an earlier version left: this hub's own config, a device it still has, one it no longer has; another hub's.
+        // What an earlier version left: this hub's own config, a device it still has, one it no longer has; another
+        // hub's.
         for objectID in ["hearth_test", "hearth_test__lamp", "hearth_test__gone", "hearth_other__lamp"] {
             try await retain(probe, legacyTopic(objectID), config)
         }
@@ -139,8 +152,10 @@ import Testing
         // In Home Assistant's order: the migration request, the config on its new topic, the old topic cleared.
         #expect(await isCleared(probe, legacyTopic("hearth_test__lamp")))
         let order = probe.messages.all.filter { $0.topic.contains("hearth_test__lamp") }.map { ($0.topic, $0.payload) }
-        let expected: [(String, [UInt8]?)] = [(legacyTopic("hearth_test__lamp"), config), (legacyTopic("hearth_test__lamp"), migrate),
-                                              (configTopic("hearth_test__lamp"), nil), (legacyTopic("hearth_test__lamp"), [])]
+        let expected: [(String, [UInt8]?)] = [
+            (legacyTopic("hearth_test__lamp"), config), (legacyTopic("hearth_test__lamp"), migrate),
+            (configTopic("hearth_test__lamp"), nil), (legacyTopic("hearth_test__lamp"), [])
+        ]
         #expect(order.count == expected.count)
         for ((topic, payload), (expectedTopic, expectedPayload)) in zip(order, expected) {
             #expect(topic == expectedTopic)

@@ -15,7 +15,9 @@ import Testing
     func read(_ matter: String) -> (MatterSettings?, [String]) {
         let yaml = "hub: {id: attic, board: /dev/null}\ndevices: []\n" + matter
         let d = ConfigDiagnostics()
-        guard let root = ConfigValue.parse(yaml, file: "hearth.yaml", diagnostics: d) else { return (nil, d.problems.map(\.description)) }
+        guard let root = ConfigValue.parse(yaml, file: "hearth.yaml", diagnostics: d) else {
+            return (nil, d.problems.map(\.description))
+        }
         let c = HubConfiguration.read(root, diagnostics: d)
         return (c?.matter, d.problems.map(\.description).filter { !$0.contains("board") })
     }

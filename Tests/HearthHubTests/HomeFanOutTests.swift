@@ -20,7 +20,9 @@ import Testing
         #expect(await w.waitFor(status: "online", hub: "a"))
         #expect(await w.waitFor(status: "online", hub: "b"))
         let all = (0..<count).map { "d\($0)" }
-        let seen = await w.latest("hearth/b/home") { home in all.allSatisfy { connectivity(entry(home, "a", $0)) == "online/localPeer" } }
+        let seen = await w.latest("hearth/b/home") { home in
+            all.allSatisfy { connectivity(entry(home, "a", $0)) == "online/localPeer" }
+        }
         #expect(all.allSatisfy { connectivity(entry(seen, "a", $0)) == "online/localPeer" })
         _ = await w.latest("hearth/a/home") { entry($0, "b", "porch") != nil }
 
@@ -31,15 +33,18 @@ import Testing
         let a = try #require(rig.daemons["a"]?.pid)
         kill(a, SIGSTOP)
         for id in all {
-            try w.client.publish("hearth/a/devices/\(id)/set", payload: Array(#"{"transaction":"\#(id)","setRoom":"kitchen"}"#.utf8),
-                                 qos: .atLeastOnce)
+            try w.client.publish(
+                "hearth/a/devices/\(id)/set", payload: Array(#"{"transaction":"\#(id)","setRoom":"kitchen"}"#.utf8),
+                qos: .atLeastOnce)
         }
         let resumed = ContinuousClock.now
         kill(a, SIGCONT)
         #expect(await eventually { w.all.filter { $0.topic == "hearth/a/responses" }.count == count })
         // At least as long as hub a took to run the burst.
         let burst = ContinuousClock.now - resumed
-        @Sendable func inKitchen(_ home: JSON?) -> Bool { all.allSatisfy { entry(home, "a", $0)?["roomId"] == .string("kitchen") } }
+        @Sendable func inKitchen(_ home: JSON?) -> Bool {
+            all.allSatisfy { entry(home, "a", $0)?["roomId"] == .string("kitchen") }
+        }
         #expect(inKitchen(await w.latest("hearth/b/home", inKitchen)))
         #expect(inKitchen(await w.latest("hearth/a/home", inKitchen)))
         let summary = await w.latest("hearth/a/devices") { s in
@@ -58,9 +63,15 @@ import Testing
         let summaryWindows = Int(burst / .milliseconds(PublicationThrottle.defaultWindow))
         // A home document needs a quiet period before it goes out (or the longest delay, which is longer).
         let homeDelays = Int(burst / .milliseconds(PublicationThrottle.defaultSettleWindow))
-        #expect(published("hearth/a/devices") <= 2 + summaryWindows, "\(published("hearth/a/devices")) summaries in \(burst)")
-        #expect(published("hearth/a/home") <= 2 + homeDelays, "\(published("hearth/a/home")) home documents on a in \(burst)")
-        #expect(published("hearth/b/home") <= 2 + homeDelays, "\(published("hearth/b/home")) home documents on b in \(burst)")
+        #expect(
+            published("hearth/a/devices") <= 2 + summaryWindows,
+            "\(published("hearth/a/devices")) summaries in \(burst)")
+        #expect(
+            published("hearth/a/home") <= 2 + homeDelays,
+            "\(published("hearth/a/home")) home documents on a in \(burst)")
+        #expect(
+            published("hearth/b/home") <= 2 + homeDelays,
+            "\(published("hearth/b/home")) home documents on b in \(burst)")
         // Each device's own document still shows every change.
         #expect(all.allSatisfy { id in w.document(id, hub: "a")?["roomId"] == .string("kitchen") })
         // The last home document each hub published is the right one, and stays so.

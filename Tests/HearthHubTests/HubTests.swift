@@ -27,7 +27,8 @@ struct HubRig {
             ]),
             DeviceConfiguration(id: "relay", name: "Relay", types: [DeviceTypeConfiguration(.onOffLight)]),
         ], clock: ManualClock())
-        let client = try MQTTClient(options: MQTTHub.clientOptions(broker.options(clientID: "hub", configure), topics: topics))
+        let client = try MQTTClient(
+            options: MQTTHub.clientOptions(broker.options(clientID: "hub", configure), topics: topics))
         hub = MQTTHub(home: home, client: client, topics: topics)
         probe = try await broker.connectedProbe(clientID: "probe", configure)
         try probe.client.subscribe("hearth/#", options: MQTTSubscriptionOptions(retainAsPublished: true))
@@ -59,7 +60,10 @@ struct HubRig {
     func stop() { hub.stop(); probe.client.disconnect() }
 }
 
-func onOff(_ doc: JSON) -> JSON? { doc["types"].flatMap { if case .array(let t) = $0 { t.first } else { nil } }?["traits"]?["onOff"]?["attributes"]?["onOff"] }
+func onOff(_ doc: JSON) -> JSON? {
+    doc["types"].flatMap { if case .array(let t) = $0 { t.first } else { nil } }?["traits"]?["onOff"]?["attributes"]?[
+        "onOff"]
+}
 
 @Suite(.serialized, .timeLimit(.minutes(2))) struct HubTests {
     @Test func everyTopicOfTheContractIsPublishedRetained() async throws {
@@ -85,10 +89,14 @@ func onOff(_ doc: JSON) -> JSON? { doc["types"].flatMap { if case .array(let t) 
     @Test func aCommandPublishesTheNewStateBeforeItsResponse() async throws {
         let rig = try await HubRig()
         defer { rig.stop() }
-        let response = try await rig.request("relay", #"{"transaction":"t1","trait":"onOff","command":"toggle"}"#, transaction: "t1")
-        #expect(response == .object([("transaction", .string("t1")), ("device", .string("relay")), ("ok", .bool(true))]))
+        let response = try await rig.request(
+            "relay", #"{"transaction":"t1","trait":"onOff","command":"toggle"}"#, transaction: "t1")
+        #expect(
+            response == .object([("transaction", .string("t1")), ("device", .string("relay")), ("ok", .bool(true))]))
         let all = rig.probe.messages.all
-        let stateIndex = all.lastIndex { $0.topic == rig.topics.device("relay") && (try? JSON.parse($0.payload)).flatMap(onOff) == .bool(true) }
+        let stateIndex = all.lastIndex {
+            $0.topic == rig.topics.device("relay") && (try? JSON.parse($0.payload)).flatMap(onOff) == .bool(true)
+        }
         let responseIndex = all.firstIndex { $0.topic == rig.topics.responses }
         #expect(stateIndex != nil)
         #expect(responseIndex != nil)
@@ -98,16 +106,27 @@ func onOff(_ doc: JSON) -> JSON? { doc["types"].flatMap { if case .array(let t) 
     @Test func commandsWritesAndRenamesWithNamedEnumsAndBitmaps() async throws {
         let rig = try await HubRig()
         defer { rig.stop() }
-        var r = try await rig.request("lamp", #"{"transaction":"a","type":"DimmableLight","trait":"levelControl","command":"moveToLevelWithOnOff","args":{"level":127,"transitionTime":0,"optionsMask":{"executeIfOff":true},"optionsOverride":{"executeIfOff":true}}}"#, transaction: "a")
+        var r = try await rig.request(
+            "lamp",
+            #"{"transaction":"a","type":"DimmableLight","trait":"levelControl","#
+                + #""command":"moveToLevelWithOnOff","args":{"level":127,"transitionTime":0,"#
+                + #""optionsMask":{"executeIfOff":true},"optionsOverride":{"executeIfOff":true}}}"#,
+            transaction: "a")
         #expect(r?["ok"] == .bool(true))
         #expect(await rig.document("lamp") { $0.text.contains(#""currentLevel":127"#) } != nil)
-        r = try await rig.request("lamp", #"{"transaction":"b","trait":"onOff","update":{"startUpOnOff":"toggle","onTime":30}}"#, transaction: "b")
+        r = try await rig.request(
+            "lamp", #"{"transaction":"b","trait":"onOff","update":{"startUpOnOff":"toggle","onTime":30}}"#,
+            transaction: "b")
         #expect(r?["ok"] == .bool(true))
         #expect(await rig.document("lamp") { $0.text.contains(#""startUpOnOff":"toggle""#) } != nil)
         let long = String(repeating: "🏠", count: 70)
         r = try await rig.request("lamp", #"{"transaction":"c","setName":"\#(long)"}"#, transaction: "c")
         #expect(r?["result"] == .object([("name", .string(String(repeating: "🏠", count: 60)))]))
-        #expect(await rig.probe.message(on: rig.topics.devices) { $0.payload.count > 200 && String(decoding: $0.payload, as: UTF8.self).contains(String(repeating: "🏠", count: 60)) } != nil)
+        #expect(
+            await rig.probe.message(on: rig.topics.devices) {
+                $0.payload.count > 200
+                    && String(decoding: $0.payload, as: UTF8.self).contains(String(repeating: "🏠", count: 60))
+            } != nil)
         r = try await rig.request("lamp", #"{"transaction":"d","setRoom":"kitchen"}"#, transaction: "d")
         #expect(r?["result"] == .object([("roomId", .string("kitchen"))]))
         r = try await rig.request("lamp", #"{"transaction":"e","get":true}"#, transaction: "e")
@@ -125,19 +144,40 @@ func onOff(_ doc: JSON) -> JSON? { doc["types"].flatMap { if case .array(let t) 
             #expect(e?["message"]?.text.contains(fragment) == true, "\(body): \(e?["message"]?.text ?? "none")",
                     sourceLocation: sourceLocation)
         }
-        try await check("relay", #""trait":"onOff","command":"on","extra":1"#, "invalidArgument", "invalidCommand", "unknown key 'extra'")
-        try await check("relay", #""trait":5,"command":"on""#, "invalidArgument", "invalidCommand", "trait must be a string")
+        try await check(
+            "relay", #""trait":"onOff","command":"on","extra":1"#, "invalidArgument", "invalidCommand",
+            "unknown key 'extra'")
+        try await check(
+            "relay", #""trait":5,"command":"on""#, "invalidArgument", "invalidCommand", "trait must be a string")
         try await check("garage", #""trait":"onOff","command":"on""#, "notFound", "notFound", "no device 'garage'")
-        try await check("lamp", #""type":"Fan","trait":"onOff","command":"on""#, "notFound", "unsupportedEndpoint", "has no type 'Fan'")
-        try await check("lamp", #""trait":"colorControl","command":"on""#, "unimplemented", "unsupportedCluster", "no trait 'colorControl'")
-        try await check("lamp", #""trait":"identify","command":"identify","args":{"identifyTime":1}"#, "invalidArgument", "invalidCommand", "several types")
-        try await check("relay", #""trait":"onOff","command":"blink""#, "unimplemented", "unsupportedCommand", "no command 'blink'")
-        try await check("relay", #""trait":"onOff","update":{"brightness":1}"#, "unimplemented", "unsupportedAttribute", "no attribute 'brightness'")
-        try await check("relay", #""trait":"onOff","update":{"onOff":true}"#, "failedPrecondition", "unsupportedWrite", "read-only")
-        try await check("lamp", #""trait":"levelControl","command":"moveToLevel","args":{"level":"high"}"#, "invalidArgument", "invalidDataType", "moveToLevel.level")
-        try await check("lamp", #""trait":"levelControl","command":"moveToLevel","args":{"level":300}"#, "invalidArgument", "constraintError", "moveToLevel.level 300 is out of range")
-        try await check("lamp", #""trait":"levelControl","command":"moveToLevel","args":{"level":2.5}"#, "invalidArgument", "invalidDataType", "whole number")
-        try await check("relay", #""trait":"onOff","update":{"startUpOnOff":"sometimes"}"#, "invalidArgument", "constraintError", "not one of off, on, toggle")
+        try await check(
+            "lamp", #""type":"Fan","trait":"onOff","command":"on""#, "notFound", "unsupportedEndpoint",
+            "has no type 'Fan'")
+        try await check(
+            "lamp", #""trait":"colorControl","command":"on""#, "unimplemented", "unsupportedCluster",
+            "no trait 'colorControl'")
+        try await check(
+            "lamp", #""trait":"identify","command":"identify","args":{"identifyTime":1}"#, "invalidArgument",
+            "invalidCommand", "several types")
+        try await check(
+            "relay", #""trait":"onOff","command":"blink""#, "unimplemented", "unsupportedCommand", "no command 'blink'")
+        try await check(
+            "relay", #""trait":"onOff","update":{"brightness":1}"#, "unimplemented", "unsupportedAttribute",
+            "no attribute 'brightness'")
+        try await check(
+            "relay", #""trait":"onOff","update":{"onOff":true}"#, "failedPrecondition", "unsupportedWrite", "read-only")
+        try await check(
+            "lamp", #""trait":"levelControl","command":"moveToLevel","args":{"level":"high"}"#, "invalidArgument",
+            "invalidDataType", "moveToLevel.level")
+        try await check(
+            "lamp", #""trait":"levelControl","command":"moveToLevel","args":{"level":300}"#, "invalidArgument",
+            "constraintError", "moveToLevel.level 300 is out of range")
+        try await check(
+            "lamp", #""trait":"levelControl","command":"moveToLevel","args":{"level":2.5}"#, "invalidArgument",
+            "invalidDataType", "whole number")
+        try await check(
+            "relay", #""trait":"onOff","update":{"startUpOnOff":"sometimes"}"#, "invalidArgument", "constraintError",
+            "not one of off, on, toggle")
 
         // Malformed payloads, oversized, invalid UTF-8, no transaction: answered with transaction null.
         let payloads: [([UInt8], String?)] = [
@@ -166,32 +206,46 @@ func onOff(_ doc: JSON) -> JSON? { doc["types"].flatMap { if case .array(let t) 
         defer { rig.stop() }
         try rig.probe.client.subscribe("replies/me")
         #expect(try await rig.probe.barrier("replies/me"))
-        try rig.probe.client.publish(rig.topics.set("relay"), payload: Array(#"{"transaction":"v5","trait":"onOff","command":"on"}"#.utf8),
-                                     responseTopic: "replies/me", correlationData: [1, 2, 3])
-        let reply = await rig.probe.message(on: "replies/me") { (try? JSON.parse($0.payload))?["transaction"] == .string("v5") }
+        try rig.probe.client.publish(
+            rig.topics.set("relay"), payload: Array(#"{"transaction":"v5","trait":"onOff","command":"on"}"#.utf8),
+            responseTopic: "replies/me", correlationData: [1, 2, 3])
+        let reply = await rig.probe.message(on: "replies/me") {
+            (try? JSON.parse($0.payload))?["transaction"] == .string("v5")
+        }
         #expect(reply?.correlationData == [1, 2, 3])
-        #expect(await rig.probe.message(on: rig.topics.responses) { (try? JSON.parse($0.payload))?["transaction"] == .string("v5") } != nil)
+        #expect(
+            await rig.probe.message(on: rig.topics.responses) {
+                (try? JSON.parse($0.payload))?["transaction"] == .string("v5")
+            } != nil)
     }
 
     @Test func aRetainedRequestIsNeverRunAndIsCleared() async throws {
         let rig = try await HubRig()
         defer { rig.stop() }
-        try rig.probe.client.publish(rig.topics.set("relay"), payload: Array(#"{"transaction":"ghost","trait":"onOff","command":"on"}"#.utf8),
-                                     qos: .atLeastOnce, retain: true)
-        let r = await rig.probe.message(on: rig.topics.responses) { (try? JSON.parse($0.payload))?["transaction"] == .string("ghost") }
+        try rig.probe.client.publish(
+            rig.topics.set("relay"), payload: Array(#"{"transaction":"ghost","trait":"onOff","command":"on"}"#.utf8),
+            qos: .atLeastOnce, retain: true)
+        let r = await rig.probe.message(on: rig.topics.responses) {
+            (try? JSON.parse($0.payload))?["transaction"] == .string("ghost")
+        }
         let response = r.flatMap { try? JSON.parse($0.payload) }
         #expect(response?["error"]?["status"] == .string("invalidCommand"))
         #expect(response?["error"]?["message"]?.text.contains("retained requests are never executed") == true)
         #expect(await rig.probe.message(on: rig.topics.set("relay")) { $0.payload.isEmpty && $0.retain } != nil)
         #expect(try rig.home.device("relay").trait(.onOff)?["onOff"]?.value == .bool(false))
         // A retained request left on the broker before the hub starts is refused the same way.
-        let second = try MQTTClient(options: MQTTHub.clientOptions(rig.broker.options(clientID: "hub2"), topics: TopicScheme(hub: "other")))
-        try rig.probe.client.publish("hearth/other/devices/relay/set", payload: Array(#"{"transaction":"old","trait":"onOff","command":"on"}"#.utf8),
-                                     qos: .atLeastOnce, retain: true)
+        let second = try MQTTClient(
+            options: MQTTHub.clientOptions(rig.broker.options(clientID: "hub2"), topics: TopicScheme(hub: "other")))
+        try rig.probe.client.publish(
+            "hearth/other/devices/relay/set",
+            payload: Array(#"{"transaction":"old","trait":"onOff","command":"on"}"#.utf8),
+            qos: .atLeastOnce, retain: true)
         #expect(try await rig.probe.barrier("hearth/other/devices/relay/set"))
         let other = MQTTHub(home: rig.home, client: second, topics: TopicScheme(hub: "other"))
         try other.start()
-        let old = await rig.probe.message(on: "hearth/other/responses") { (try? JSON.parse($0.payload))?["transaction"] == .string("old") }
+        let old = await rig.probe.message(on: "hearth/other/responses") {
+            (try? JSON.parse($0.payload))?["transaction"] == .string("old")
+        }
         #expect(old != nil)
         #expect(try rig.home.device("relay").trait(.onOff)?["onOff"]?.value == .bool(false))
         other.stop()
@@ -226,7 +280,8 @@ func onOff(_ doc: JSON) -> JSON? { doc["types"].flatMap { if case .array(let t) 
         // (publishing while it is still away failed the test now and then).
         #expect(await rig.probe.connects.count(atLeast: 2) { _ in true })
         #expect(try await rig.probe.barrier("hearth/barrier"))
-        let r = try await rig.request("relay", #"{"transaction":"after","trait":"onOff","command":"off"}"#, transaction: "after")
+        let r = try await rig.request(
+            "relay", #"{"transaction":"after","trait":"onOff","command":"off"}"#, transaction: "after")
         #expect(r?["ok"] == .bool(true))
         watcher.client.disconnect()
     }
@@ -243,13 +298,16 @@ func onOff(_ doc: JSON) -> JSON? { doc["types"].flatMap { if case .array(let t) 
         let probe = try await broker.connectedProbe(clientID: "probe")
         try probe.client.subscribe("hearth/big/#")
         #expect(try await probe.barrier("hearth/big/barrier"))
-        let hub = MQTTHub(home: home, client: try MQTTClient(options: MQTTHub.clientOptions(broker.options(clientID: "hub"), topics: topics)),
-                          topics: topics)
+        let hub = MQTTHub(
+            home: home,
+            client: try MQTTClient(options: MQTTHub.clientOptions(broker.options(clientID: "hub"), topics: topics)),
+            topics: topics)
         defer { hub.stop(); probe.client.disconnect() }
         let messages = probe.messages
         @Sendable func documentsBeforeOnline() -> Set<String>? {
             let all = messages.all
-            guard let online = all.firstIndex(where: { $0.topic == topics.status && $0.payload == Array("online".utf8) })
+            guard
+                let online = all.firstIndex(where: { $0.topic == topics.status && $0.payload == Array("online".utf8) })
             else { return nil }
             return Set(all[..<online].map(\.topic).filter { $0.hasPrefix("hearth/big/devices/") })
         }
@@ -285,15 +343,17 @@ func onOff(_ doc: JSON) -> JSON? { doc["types"].flatMap { if case .array(let t) 
 
     @Test func tlsWithAPassword() async throws {
         let broker = try TestBroker(users: ["hub": "s3cret"], security: .tls)
-        let home = try Home(devices: [DeviceConfiguration(id: "relay", name: "Relay", types: [DeviceTypeConfiguration(.onOffLight)])],
-                            clock: ManualClock())
+        let home = try Home(
+            devices: [DeviceConfiguration(id: "relay", name: "Relay", types: [DeviceTypeConfiguration(.onOffLight)])],
+            clock: ManualClock())
         let topics = TopicScheme(hub: "secure")
         let options = broker.options(clientID: "hub") {
             $0.username = "hub"
             $0.password = "s3cret"
             $0.tls = MQTTConnectOptions.TLS(caFile: broker.certificates!.caFile)
         }
-        let hub = MQTTHub(home: home, client: try MQTTClient(options: MQTTHub.clientOptions(options, topics: topics)), topics: topics)
+        let hub = MQTTHub(
+            home: home, client: try MQTTClient(options: MQTTHub.clientOptions(options, topics: topics)), topics: topics)
         let probe = try await broker.connectedProbe(clientID: "probe") {
             $0.username = "hub"
             $0.password = "s3cret"
@@ -303,8 +363,12 @@ func onOff(_ doc: JSON) -> JSON? { doc["types"].flatMap { if case .array(let t) 
         #expect(try await probe.barrier("hearth/barrier"))
         try hub.start()
         #expect(await probe.message(on: topics.status) { $0.payload == Array("online") } != nil)
-        try probe.client.publish(topics.set("relay"), payload: Array(#"{"transaction":"s","trait":"onOff","command":"on"}"#.utf8))
-        #expect(await probe.message(on: topics.responses) { String(decoding: $0.payload, as: UTF8.self).contains(#""ok":true"#) } != nil)
+        try probe.client.publish(
+            topics.set("relay"), payload: Array(#"{"transaction":"s","trait":"onOff","command":"on"}"#.utf8))
+        #expect(
+            await probe.message(on: topics.responses) {
+                String(decoding: $0.payload, as: UTF8.self).contains(#""ok":true"#)
+            } != nil)
         // The wrong password is refused.
         let intruder = try MQTTClient(options: broker.options(clientID: "x") {
             $0.username = "hub"

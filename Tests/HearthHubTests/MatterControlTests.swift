@@ -14,8 +14,10 @@ import Testing
     }
 
     @Test func requestsReadAsWritten() throws {
-        for request: MatterControlRequest in [.fabrics, .reset, .openWindow(timeoutSeconds: 900), .openWindow(timeoutSeconds: 0),
-                                              .remove(1), .remove(254)] {
+        for request: MatterControlRequest in [
+            .fabrics, .reset, .openWindow(timeoutSeconds: 900), .openWindow(timeoutSeconds: 0),
+            .remove(1), .remove(254)
+        ] {
             #expect(try parse(request.line) == request)
         }
     }
@@ -42,12 +44,21 @@ import Testing
         let fabric = MatterFabricSummary(index: 3, fabricID: 0xABCD, vendorID: 0xFFF1, nodeID: 0x1B669,
                                          rootFingerprint: "0011223344556677", label: "Living room\nhub")
         let answers: [(MatterControlResponse, MatterControlRequest)] = [
-            (.fabrics([fabric, MatterFabricSummary(index: 4, fabricID: 1, vendorID: 0x130D, nodeID: 2,
-                                                   rootFingerprint: "8899AABBCCDDEEFF", label: "")]), .fabrics),
+            (
+                .fabrics([
+                    fabric,
+                    MatterFabricSummary(
+                        index: 4, fabricID: 1, vendorID: 0x130D, nodeID: 2,
+                        rootFingerprint: "8899AABBCCDDEEFF", label: "")
+                ]), .fabrics
+            ),
             (.fabrics([]), .fabrics),
-            (.window(MatterPairing(passcode: 20202021, discriminator: 3840), timeoutSeconds: 300), .openWindow(timeoutSeconds: 300)),
+            (
+                .window(MatterPairing(passcode: 20202021, discriminator: 3840), timeoutSeconds: 300),
+                .openWindow(timeoutSeconds: 300)
+            ),
             (.done, .remove(3)),
-            (.error("no fabric 9; the hub has 3"), .remove(9)),
+            (.error("no fabric 9; the hub has 3"), .remove(9))
         ]
         for (answer, request) in answers {
             #expect(try MatterControlResponse(parsing: answer.text, for: request) == answer)

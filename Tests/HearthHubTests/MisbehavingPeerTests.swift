@@ -30,7 +30,8 @@ import Testing
         let w = try await Watcher(port: rig.broker.port)
         try rig.start("a")
         #expect(await w.waitFor(status: "online", hub: "a"))
-        let evil = try MQTTClient(options: MQTTConnectOptions(host: "127.0.0.1", port: rig.broker.port, clientID: "evil"))
+        let evil = try MQTTClient(
+            options: MQTTConnectOptions(host: "127.0.0.1", port: rig.broker.port, clientID: "evil"))
         defer { evil.disconnect() }
         _ = try await evil.connect()
         func send(_ topic: String, _ payload: [UInt8]) throws {
@@ -39,19 +40,25 @@ import Testing
         func send(_ topic: String, _ text: String) throws { try send(topic, Array(text.utf8)) }
         @Sendable func humidity(_ doc: JSON?) -> JSON? {
             guard case .array(let types)? = doc?["types"] else { return nil }
-            return types.first { $0["type"] == .string("HumiditySensor") }?["traits"]?["relativeHumidityMeasurement"]?["attributes"]?["measuredValue"]
+            return types.first { $0["type"] == .string("HumiditySensor") }?["traits"]?["relativeHumidityMeasurement"]?[
+                "attributes"]?["measuredValue"]
         }
-        let goodDocument = #"{"id":"climate","types":[{"type":"HumiditySensor","traits":{"relativeHumidityMeasurement":{"attributes":{"measuredValue":5000}}}}]}"#
+        let goodDocument =
+            #"{"id":"climate","types":[{"type":"HumiditySensor","#
+            + #""traits":{"relativeHumidityMeasurement":{"attributes":{"measuredValue":5000}}}}]}"#
 
         // First a well-behaved peer: a's mirror and home document follow it.
         try send("status", "online")
         try send("devices", #"[{"id":"climate","types":[{"type":"HumiditySensor"}]}]"#)
         try send("devices/climate", goodDocument)
         #expect(humidity(await w.latest("hearth/a/devices/bathroom") { humidity($0) == .int(5000) }) == .int(5000))
-        #expect(entry(await w.latest("hearth/a/home") { entry($0, "evil", "climate") != nil }, "evil", "climate") != nil)
+        #expect(
+            entry(await w.latest("hearth/a/home") { entry($0, "evil", "climate") != nil }, "evil", "climate") != nil)
 
         // Then garbage, each kind twice: logged once, the last good one kept.
-        let huge = Array(#"{"id":"climate","pad":""#.utf8) + [UInt8](repeating: UInt8(ascii: "x"), count: 2 << 20) + Array(#""}"#.utf8)
+        let huge =
+            Array(#"{"id":"climate","pad":""#.utf8) + [UInt8](repeating: UInt8(ascii: "x"), count: 2 << 20)
+            + Array(#""}"#.utf8)
         let hugeSummary = [UInt8](repeating: UInt8(ascii: " "), count: 5 << 20) + Array("[]".utf8)
         for _ in 0..<2 {
             try send("devices", "[{\"id\":")                 // not JSON
@@ -63,18 +70,24 @@ import Testing
         }
         let reasons = [
             "ignored hub 'evil''s device summary: not JSON",
-            "ignored hub 'evil''s device summary: 5242882 bytes, more than the 4194304 a hub reads; the last good one is kept",
-            "ignored hub 'evil''s device summary: not a list of devices each with a string 'id'; the last good one is kept",
+            "ignored hub 'evil''s device summary: 5242882 bytes, more than the 4194304 a hub reads; the last "
+                + "good one is kept",
+            "ignored hub 'evil''s device summary: not a list of devices each with a string 'id'; the last good "
+                + "one is kept",
             "ignored hub 'evil''s document of 'climate': not JSON",
             "ignored hub 'evil''s document of 'climate': 2097177 bytes, more than the 1048576 a hub reads",
-            "ignored hub 'evil''s document of 'climate': it has no list of 'types'; the last good one is kept",
+            "ignored hub 'evil''s document of 'climate': it has no list of 'types'; the last good one is kept"
         ]
         #expect(await eventually { reasons.allSatisfy { rig.log("a").contains($0) } }, "\(rig.log("a"))")
 
         // A value the descriptor refuses is left out of the mirror, never shown (PeerMirrorValueTests), and the
         // document is published without it (found here: the engine reported no change when a mirrored attribute
         // went away, so clients kept the owner's old reading).
-        try send("devices/climate", #"{"types":[{"type":"HumiditySensor","traits":{"relativeHumidityMeasurement":{"attributes":{"measuredValue":"soaked"}}}}]}"#)
+        try send(
+            "devices/climate",
+            #"{"types":[{"type":"HumiditySensor","#
+                + #""traits":{"relativeHumidityMeasurement":{"attributes":{"measuredValue":"soaked"}}}}]}"#
+        )
         let bathroom = await w.latest("hearth/a/devices/bathroom") { humidity($0) != .int(5000) }
         #expect(bathroom.map { !$0.text.contains("soaked") && humidity($0) != .int(5000) } == true, "\(rig.log("a"))")
         try send("devices/climate", goodDocument)
@@ -83,10 +96,15 @@ import Testing
         // Contradictions: evil claims a's own lamp, and two peers claim one device.
         try send("devices", #"[{"id":"climate"},{"id":"lamp"},{"id":"ghost"}]"#)
         try evil.publish("hearth/evil2/status", payload: Array("online".utf8), qos: .atLeastOnce, retain: true)
-        try evil.publish("hearth/evil2/devices", payload: Array(#"[{"id":"ghost"}]"#.utf8), qos: .atLeastOnce, retain: true)
+        try evil.publish(
+            "hearth/evil2/devices", payload: Array(#"[{"id":"ghost"}]"#.utf8), qos: .atLeastOnce, retain: true)
         #expect(await eventually {
-            rig.log("a").contains("hub 'evil' lists device 'lamp', which is this hub's own: requests for it are run here")
-                && rig.log("a").contains("hubs 'evil2' and 'evil' all list device 'ghost': requests for it on this hub are refused until only one does")
+                rig.log("a").contains(
+                    "hub 'evil' lists device 'lamp', which is this hub's own: requests for it are run here")
+                    && rig.log("a").contains(
+                        "hubs 'evil2' and 'evil' all list device 'ghost': requests for it on this hub are "
+                            + "refused until only one does"
+                    )
         }, "\(rig.log("a"))")
         let ghost = try await w.request("ghost", #""trait":"onOff","command":"on""#, hub: "a")
         #expect(ghost?["error"]?["code"] == .string("notFound"))
@@ -110,8 +128,9 @@ import Testing
     func forwardToAnotherVersion(a: [String], b: [String], relay: Bool) async throws -> (HomeRig, Watcher) {
         let rig = try HomeRig()
         try rig.configure("a", "devices: []\n", mqtt: a)
-        try rig.configure("b", "devices:\n  - {id: lamp, type: OnOffLight\(relay ? ", binding: {kind: relay, pin: relay-2}" : "")}\n",
-                          mqtt: b)
+        try rig.configure(
+            "b", "devices:\n  - {id: lamp, type: OnOffLight\(relay ? ", binding: {kind: relay, pin: relay-2}" : "")}\n",
+            mqtt: b)
         let w = try await Watcher(port: rig.broker.port)
         try rig.start("a")
         try rig.start("b")
@@ -151,11 +170,20 @@ import Testing
             DeviceTypeConfiguration(.onOffPlugInUnit), DeviceTypeConfiguration(.humiditySensor, isMirrored: true),
             DeviceTypeConfiguration(.onOffLight, isMirrored: true),
         ])], clock: ManualClock())
-        let router = PeerRouter(home: home, topics: TopicScheme(hub: "a"), mirrors: [
-            MirrorRoute(localDevice: "bathroom", localType: "HumiditySensor", peerHub: "b", peerDevice: "climate", peerType: "HumiditySensor"),
-            MirrorRoute(localDevice: "bathroom", localType: "OnOffLight", peerHub: "b", peerDevice: "climate", peerType: "OnOffLight"),
-        ], outbox: PeerOutbox(publish: { _ in }))
-        #expect(router.subscriptions == ["hearth/+/status", "hearth/+/devices", "hearth/b/devices/climate", "hearth/a/answers"])
+        let router = PeerRouter(
+            home: home, topics: TopicScheme(hub: "a"),
+            mirrors: [
+                MirrorRoute(
+                    localDevice: "bathroom", localType: "HumiditySensor", peerHub: "b", peerDevice: "climate",
+                    peerType: "HumiditySensor"),
+                MirrorRoute(
+                    localDevice: "bathroom", localType: "OnOffLight", peerHub: "b", peerDevice: "climate",
+                    peerType: "OnOffLight")
+            ], outbox: PeerOutbox(publish: { _ in }))
+        #expect(
+            router.subscriptions == [
+                "hearth/+/status", "hearth/+/devices", "hearth/b/devices/climate", "hearth/a/answers"
+            ])
         // A document of a device nobody mirrors is not kept, even if it arrives (a wider subscription of old).
         _ = router.handle(MQTTMessage(topic: "hearth/b/devices/other", payload: Array(#"{"types":[]}"#.utf8)))
         #expect(router.directory.documentCount == 0)

@@ -42,8 +42,9 @@ struct PartitionTests {
         let viaB = try await w.request("relay", #""trait":"onOff","command":"on""#, hub: "b")
         #expect(viaB?["error"]?["code"] == .string("unavailable"), "\(String(describing: viaB))")
         // A command straight to a during the partition reaches no one: a's session ended with the will.
-        try w.client.publish("hearth/a/devices/relay/set",
-                             payload: Array(#"{"transaction":"during","trait":"onOff","command":"on"}"#.utf8), qos: .atLeastOnce)
+        try w.client.publish(
+            "hearth/a/devices/relay/set",
+            payload: Array(#"{"transaction":"during","trait":"onOff","command":"on"}"#.utf8), qos: .atLeastOnce)
         // a notices on its own: its keep-alive goes unanswered.
         #expect(await poll(within: .seconds(60)) { rig.log("a").contains("disconnected") }, "\(rig.log("a"))")
         let noticedAfter = ContinuousClock.now - cut
@@ -62,8 +63,13 @@ struct PartitionTests {
         // and the relay is still off (a's requests for one device are answered in order, so "during" would come first).
         let after = try await w.request("relay", #""trait":"onOff","command":"toggle""#, hub: "a")
         #expect(after?["ok"] == .bool(true))
-        #expect(!w.all.contains { $0.topic == "hearth/a/responses" && (try? JSON.parse($0.payload))?["transaction"] == .string("during") })
-        #expect(onOff(w.document("relay", hub: "a")) == .bool(true), "one toggle from off: the command during the cut never ran")
+        #expect(
+            !w.all.contains {
+                $0.topic == "hearth/a/responses" && (try? JSON.parse($0.payload))?["transaction"] == .string("during")
+            })
+        #expect(
+            onOff(w.document("relay", hub: "a")) == .bool(true),
+            "one toggle from off: the command during the cut never ran")
         print("partition: will published \(willAfter) after the cut (keep-alive 5 s), a noticed after \(noticedAfter), "
               + "back online \(backAfter) after the heal")
     }

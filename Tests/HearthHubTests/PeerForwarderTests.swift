@@ -18,12 +18,16 @@ struct PeerRig {
 
     init(bindings: [PeerBinding] = [], peers: [PeerConfiguration] = [PeerConfiguration(hub: "b")],
          heartbeat: Heartbeat? = nil) throws {
-        home = try Home(devices: [
-            DeviceConfiguration(id: "lamp", name: "Lamp", types: [DeviceTypeConfiguration(.dimmableLight)]),
-            DeviceConfiguration(id: "hall-switch", name: "Hall switch", types: [
-                DeviceTypeConfiguration(.genericSwitch, traits: [TraitConfiguration(.switchTrait, features: ["momentarySwitch"])]),
-            ]),
-        ], clock: clock)
+        home = try Home(
+            devices: [
+                DeviceConfiguration(id: "lamp", name: "Lamp", types: [DeviceTypeConfiguration(.dimmableLight)]),
+                DeviceConfiguration(
+                    id: "hall-switch", name: "Hall switch",
+                    types: [
+                        DeviceTypeConfiguration(
+                            .genericSwitch, traits: [TraitConfiguration(.switchTrait, features: ["momentarySwitch"])])
+                    ])
+            ], clock: clock)
         let sent = sent, logs = logs
         router = PeerRouter(home: home, topics: TopicScheme(hub: "a"), peers: peers,
                             bindings: bindings, timeout: .seconds(3), heartbeat: heartbeat, clock: clock,
@@ -64,11 +68,16 @@ struct PeerRig {
         // With where the owner may answer the client itself (the client gave a response topic).
         let set = try #require(rig.sent.all.first { $0.topic == "hearth/b/devices/porch/set" })
         #expect(set.responseTopic == "hearth/a/answers")
-        #expect(set.userProperties == [MQTTUserProperty("hearth-reply-to",
-                                                        #"{"topic":"client/inbox","transaction":"t1","device":"porch","correlationData":"07"}"#)])
+        #expect(
+            set.userProperties == [
+                MQTTUserProperty(
+                    "hearth-reply-to",
+                    #"{"topic":"client/inbox","transaction":"t1","device":"porch","correlationData":"07"}"#)
+            ])
 
         // Only the hub it was sent to may answer it.
-        _ = rig.router.handle(MQTTMessage(topic: "hearth/c/responses", payload: Array(#"{"transaction":"a-1","ok":false}"#.utf8)))
+        _ = rig.router.handle(
+            MQTTMessage(topic: "hearth/c/responses", payload: Array(#"{"transaction":"a-1","ok":false}"#.utf8)))
         #expect(rig.responses.isEmpty)
         _ = rig.router.handle(MQTTMessage(topic: "hearth/b/responses",
                                           payload: Array(#"{"transaction":"a-1","device":"porch","ok":true}"#.utf8)))
@@ -112,17 +121,25 @@ struct PeerRig {
     }
 
     @Test func theInstructionSurvivesItsEncodingAndAMalformedOneIsIgnored() throws {
-        let reply = DirectReply(topic: "x/y", correlationData: [0, 0xab, 0xff], transaction: .object([("n", .string("1"))]),
-                                device: "porch")
+        let reply = DirectReply(
+            topic: "x/y", correlationData: [0, 0xab, 0xff], transaction: .object([("n", .string("1"))]),
+            device: "porch")
         #expect(DirectReply(MQTTMessage(topic: "t", payload: [], userProperties: [reply.encoded])) == reply)
         let noCorrelation = DirectReply(topic: "x/y", correlationData: nil, transaction: .null, device: "d")
-        #expect(DirectReply(MQTTMessage(topic: "t", payload: [], userProperties: [noCorrelation.encoded])) == noCorrelation)
-        for bad in [#"{"topic":"x","device":"d"}"#, #"{"topic":"","transaction":1,"device":"d"}"#,
-                    #"{"topic":"x","transaction":1,"device":2}"#, #"{"topic":"x","transaction":1,"device":"d","correlationData":"0g"}"#,
-                    #"{"topic":"x","transaction":1,"device":"d","correlationData":"abc"}"#,
-                    #"{"topic":"x","transaction":1,"device":"d","correlationData":7}"#, "not json", "[]"] {
-            #expect(DirectReply(MQTTMessage(topic: "t", payload: [], userProperties: [MQTTUserProperty("hearth-reply-to", bad)])) == nil,
-                    "\(bad)")
+        #expect(
+            DirectReply(MQTTMessage(topic: "t", payload: [], userProperties: [noCorrelation.encoded])) == noCorrelation)
+        for bad in [
+            #"{"topic":"x","device":"d"}"#, #"{"topic":"","transaction":1,"device":"d"}"#,
+            #"{"topic":"x","transaction":1,"device":2}"#,
+            #"{"topic":"x","transaction":1,"device":"d","correlationData":"0g"}"#,
+            #"{"topic":"x","transaction":1,"device":"d","correlationData":"abc"}"#,
+            #"{"topic":"x","transaction":1,"device":"d","correlationData":7}"#, "not json", "[]"
+        ] {
+            #expect(
+                DirectReply(
+                    MQTTMessage(topic: "t", payload: [], userProperties: [MQTTUserProperty("hearth-reply-to", bad)]))
+                    == nil,
+                "\(bad)")
         }
         #expect(DirectReply(MQTTMessage(topic: "t", payload: [])) == nil)
     }
@@ -132,7 +149,8 @@ struct PeerRig {
         let rig = try PeerRig()
         rig.peer("b", "online", devices: ["porch"])
         #expect(try rig.forward(#""trait":"onOff","command":"on""#, device: "porch", transaction: "t7") == nil)
-        _ = rig.router.handle(MQTTMessage(topic: "hearth/b/responses", payload: Array(#"{"ok":true,"transaction":"a-1"}"#.utf8)))
+        _ = rig.router.handle(
+            MQTTMessage(topic: "hearth/b/responses", payload: Array(#"{"ok":true,"transaction":"a-1"}"#.utf8)))
         #expect(rig.responses.map(\.text) == [#"{"transaction":"t7","device":"porch","ok":true}"#])
     }
 
@@ -158,13 +176,17 @@ struct PeerRig {
         #expect(response["error"]?["code"] == .string("deadlineExceeded"))
         #expect(response["error"]?["status"] == .string("timeout"))
         // The request may have run: the message says so, so that a client reads the state before sending it again.
-        #expect(response["error"]?["message"] == .string("hub 'b' did not answer within 3.0 seconds: the request may have "
-                                                         + "run there (its answer may have been lost on the way back); read "
-                                                         + "the device's state before sending it again"))
+        #expect(
+            response["error"]?["message"]
+                == .string(
+                    "hub 'b' did not answer within 3.0 seconds: the request may have "
+                        + "run there (its answer may have been lost on the way back); read "
+                        + "the device's state before sending it again"))
         #expect(rig.router.forwarder.waitingCount == 0)
 
         // An answer after the deadline is ignored: the client has had its one response.
-        _ = rig.router.handle(MQTTMessage(topic: "hearth/b/responses", payload: Array(#"{"transaction":"a-1","ok":true}"#.utf8)))
+        _ = rig.router.handle(
+            MQTTMessage(topic: "hearth/b/responses", payload: Array(#"{"transaction":"a-1","ok":true}"#.utf8)))
         #expect(rig.responses.count == 1)
     }
 
@@ -179,9 +201,12 @@ struct PeerRig {
         #expect(Set(rig.responses.compactMap { $0["transaction"]?.text }) == [#""t1""#, #""t2""#])
         // Both were sent and may have run: their outcome is unknown, not "nothing ran".
         #expect(rig.responses.allSatisfy { $0["error"]?["code"] == .string("deadlineExceeded") })
-        #expect(rig.responses.first?["error"]?["message"] == .string("hub 'b' went offline before it answered: the request "
-                                                                     + "may have run there; read the device's state once "
-                                                                     + "the hub is back before sending it again"))
+        #expect(
+            rig.responses.first?["error"]?["message"]
+                == .string(
+                    "hub 'b' went offline before it answered: the request "
+                        + "may have run there; read the device's state once "
+                        + "the hub is back before sending it again"))
         #expect(rig.router.forwarder.waitingCount == 0)
 
         // While b is offline, a request for it is refused before it is sent.

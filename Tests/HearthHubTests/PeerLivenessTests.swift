@@ -13,12 +13,14 @@ import Testing
     static let remoteB = [PeerConfiguration(hub: "b", route: .remote)]
 
     func heartbeat(_ rig: PeerRig, _ payload: String, retained: Bool = false, hub: String = "b") {
-        _ = rig.router.handle(MQTTMessage(topic: "hearth/\(hub)/heartbeat", payload: Array(payload.utf8), retain: retained))
+        _ = rig.router.handle(
+            MQTTMessage(topic: "hearth/\(hub)/heartbeat", payload: Array(payload.utf8), retain: retained))
     }
 
     /// Hub b is `status` and has a porch light that it reports online.
     func b(_ rig: PeerRig, _ status: String) {
-        let summary = #"[{"id":"porch","sourceConnectivity":{"connectivityState":"online","dataSourceLocality":"direct"}}]"#
+        let summary =
+            #"[{"id":"porch","sourceConnectivity":{"connectivityState":"online","dataSourceLocality":"direct"}}]"#
         _ = rig.router.handle(MQTTMessage(topic: "hearth/b/devices", payload: Array(summary.utf8), retain: true))
         _ = rig.router.handle(MQTTMessage(topic: "hearth/b/status", payload: Array(status.utf8), retain: true))
     }
@@ -47,7 +49,11 @@ import Testing
         rig.clock.advance(by: 1)
         #expect(await eventually { rig.router.directory.status(of: "b") == .offline })
         #expect(porch(rig) == "offline/remote")
-        #expect(rig.logs.all.contains("hub 'b' has not been heard from for 2 s (it sends a heartbeat every 1 s): its devices are offline until it is heard again"))
+        #expect(
+            rig.logs.all.contains(
+                "hub 'b' has not been heard from for 2 s (it sends a heartbeat every 1 s): its devices are "
+                    + "offline until it is heard again"
+            ))
         let refused = try rig.forward(#""trait":"onOff","command":"on""#, device: "porch")
         #expect(refused?.code == .unavailable, "\(String(describing: refused))")
 
@@ -126,15 +132,24 @@ import Testing
     @Test func aBrokenHeartbeatIsIgnoredAndLoggedOnce() throws {
         let rig = try PeerRig(peers: Self.remoteB)
         b(rig, "online")
-        for payload in [#"{"interval":0}"#, "beat", #"{"interval":"5"}"#, #"{"interval":3601}"#, #"{"interval":4000}"#] {
+        for payload in [#"{"interval":0}"#, "beat", #"{"interval":"5"}"#, #"{"interval":3601}"#, #"{"interval":4000}"#]
+        {
             heartbeat(rig, payload)
         }
-        #expect(rig.logs.all == ["ignored hub 'b''s heartbeat: interval 0 is out of range; allowed: 1…3600 seconds; the last good one is kept"])
+        #expect(
+            rig.logs.all == [
+                "ignored hub 'b''s heartbeat: interval 0 is out of range; allowed: 1…3600 seconds; the last "
+                    + "good one is kept"
+            ])
         rig.clock.advance(by: 3_600_000)
         #expect(rig.router.directory.silenceDue().isEmpty, "no heartbeat was read: b is watched by its will alone")
         heartbeat(rig, #"{"interval":5}"#)
         heartbeat(rig, String(repeating: " ", count: 300))
-        #expect(rig.logs.all.last == "ignored hub 'b''s heartbeat: 300 bytes, more than the 256 a heartbeat may have; the last good one is kept")
+        #expect(
+            rig.logs.all.last
+                == "ignored hub 'b''s heartbeat: 300 bytes, more than the 256 a heartbeat may have; the last good "
+                + "one is kept"
+        )
     }
 
     @Test func onlyTheRemotePeersHeartbeatsAreListenedTo() throws {

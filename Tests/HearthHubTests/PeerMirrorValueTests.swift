@@ -14,13 +14,20 @@ import Testing
         let home = try Home(devices: [DeviceConfiguration(id: "bathroom", name: "Bathroom", types: [
             DeviceTypeConfiguration(.onOffPlugInUnit), DeviceTypeConfiguration(.humiditySensor, isMirrored: true),
         ])], clock: ManualClock())
-        let router = PeerRouter(home: home, topics: TopicScheme(hub: "a"),
-                                mirrors: [MirrorRoute(localDevice: "bathroom", localType: "HumiditySensor", peerHub: "b",
-                                                      peerDevice: "climate", peerType: "HumiditySensor")],
-                                outbox: PeerOutbox(publish: { _ in }))
+        let router = PeerRouter(
+            home: home, topics: TopicScheme(hub: "a"),
+            mirrors: [
+                MirrorRoute(
+                    localDevice: "bathroom", localType: "HumiditySensor", peerHub: "b",
+                    peerDevice: "climate", peerType: "HumiditySensor")
+            ],
+            outbox: PeerOutbox(publish: { _ in }))
         func publish(_ measurements: String) {
-            let document = #"{"types":[{"type":"HumiditySensor","traits":{"relativeHumidityMeasurement":{"attributes":\#(measurements)}}}]}"#
-            _ = router.handle(MQTTMessage(topic: "hearth/b/devices/climate", payload: Array(document.utf8), retain: true))
+            let document =
+                #"{"types":[{"type":"HumiditySensor","#
+                + #""traits":{"relativeHumidityMeasurement":{"attributes":\#(measurements)}}}]}"#
+            _ = router.handle(
+                MQTTMessage(topic: "hearth/b/devices/climate", payload: Array(document.utf8), retain: true))
             home.drainLanes()
         }
         func reading(_ name: String) throws -> Value? {
@@ -56,23 +63,30 @@ import Testing
                                 outbox: PeerOutbox(publish: { _ in }))
         _ = router.handle(MQTTMessage(topic: "hearth/b/status", payload: Array("online".utf8), retain: true))
         func publish(_ power: String) {
-            let document = #"{"types":[{"type":"OnOffPlugInUnit","traits":{"electricalPowerMeasurement":{"attributes":\#(power)},"#
-                + #""electricalEnergyMeasurement":{"attributes":{"cumulativeEnergyImported":{"energy":4611686018427387904,"endSystime":5}}}}}]}"#
-            _ = router.handle(MQTTMessage(topic: "hearth/b/devices/desk-plug", payload: Array(document.utf8), retain: true))
+            let document =
+                #"{"types":[{"type":"OnOffPlugInUnit","traits":{"electricalPowerMeasurement":{"attributes":\#(power)},"#
+                + #""electricalEnergyMeasurement":{"attributes":{"cumulativeEnergyImported":{"#
+                + #""energy":4611686018427387904,"endSystime":5}}}}}]}"#
+            _ = router.handle(
+                MQTTMessage(topic: "hearth/b/devices/desk-plug", payload: Array(document.utf8), retain: true))
             home.drainLanes()
         }
         func value(_ trait: TraitID, _ name: String) throws -> Value? {
             try home.device("plug").type(named: "OnOffPlugInUnit")?.trait(trait)?[name]?.value
         }
         let range = #"{"rangeMin":0,"rangeMax":100,"percentMax":100,"fixedMax":0}"#
-        let accuracy = #"{"measurementType":"activePower","measured":true,"minMeasuredValue":0,"maxMeasuredValue":100,"accuracyRanges":[\#(range)]}"#
+        let accuracy =
+            #"{"measurementType":"activePower","measured":true,"minMeasuredValue":0,"maxMeasuredValue":100,"#
+            + #""accuracyRanges":[\#(range)]}"#
         publish(#"{"activePower":-4611686018427387904,"voltage":null,"accuracy":[\#(accuracy)]}"#)
         #expect(try value(.electricalPowerMeasurement, "activePower") == .int(-(1 << 62)))
         #expect(try value(.electricalPowerMeasurement, "voltage") == .null)
         let list = try #require(try value(.electricalPowerMeasurement, "accuracy")?.listValue)
         #expect(list.first?.structureValue?["measurementType"] == .int(5))
         #expect(list.first?.structureValue?["accuracyRanges"]?.listValue?.count == 1)
-        #expect(try value(.electricalEnergyMeasurement, "cumulativeEnergyImported")?.structureValue?["energy"] == .int(1 << 62))
+        #expect(
+            try value(.electricalEnergyMeasurement, "cumulativeEnergyImported")?.structureValue?["energy"]
+                == .int(1 << 62))
 
         publish(#"{"activePower":5,"accuracy":[\#(accuracy),{"measurementType":"activePower"}]}"#)
         #expect(try value(.electricalPowerMeasurement, "activePower") == .int(5))

@@ -22,7 +22,9 @@ final class HomeRig: @unchecked Sendable {
     }
 
     /// - Parameter mqtt: more keys of the `mqtt:` section, one `key: value` a line.
-    func configure(_ hub: String, _ body: String, host: String = "127.0.0.1", port: Int? = nil, mqtt: [String] = []) throws {
+    func configure(_ hub: String, _ body: String, host: String = "127.0.0.1", port: Int? = nil, mqtt: [String] = [])
+        throws
+    {
         try """
         hub:
           id: \(hub)
@@ -50,7 +52,9 @@ final class HomeRig: @unchecked Sendable {
 
 extension Watcher {
     /// Waits until the latest message on `topic` satisfies `predicate`.
-    func latest(_ topic: String, within timeout: Duration = .seconds(20), _ predicate: @Sendable (JSON) -> Bool) async -> JSON? {
+    func latest(_ topic: String, within timeout: Duration = .seconds(20), _ predicate: @Sendable (JSON) -> Bool) async
+        -> JSON?
+    {
         _ = await poll(within: timeout) {
             all.last(where: { $0.topic == topic }).flatMap { try? JSON.parse($0.payload) }.map(predicate) ?? false
         }
@@ -90,20 +94,30 @@ func press(_ w: Watcher, hub: String = "a") async throws {
     /// refuse (it used to accept it, and the hub dropped the argument at the first press).
     @Test(.timeLimit(.minutes(1))) func checkConfigRefusesABindingWithBadArguments() throws {
         let rig = try HomeRig()
-        try rig.configure("a", """
-        devices:
-          - id: hall-switch
-            type: GenericSwitch
-            binding: {kind: wallSwitch, pin: wall-switch-1, mode: momentary}
-        bindings:
-          - {from: hall-switch, to: {hub: b, device: lamp, trait: levelControl, command: moveToLevel, args: {level: 300}}}
-          - {from: hall-switch, to: {hub: b, device: lamp, trait: onOff, command: offWithEffect, args: {effectIdentifier: dyingLite}}}
-        """)
+        try rig.configure(
+            "a",
+            """
+            devices:
+              - id: hall-switch
+                type: GenericSwitch
+                binding: {kind: wallSwitch, pin: wall-switch-1, mode: momentary}
+            bindings:
+              - {from: hall-switch, to: {hub: b, device: lamp, trait: levelControl, command: moveToLevel, \
+            args: {level: 300}}}
+              - {from: hall-switch, to: {hub: b, device: lamp, trait: onOff, command: offWithEffect, \
+            args: {effectIdentifier: dyingLite}}}
+            """)
         let check = try BuiltProduct.run("hearthd", ["check-config", "\(rig.directory)/a.yaml"])
         #expect(check.status == 78)
-        #expect(check.output.contains("a.yaml:14: bindings[0].to.args.level: moveToLevel.level 300 is out of range; allowed: 0…254"),
-                "\(check.output)")
-        #expect(check.output.contains("a.yaml:15: bindings[1].to.args.effectIdentifier: offWithEffect.effectIdentifier 'dyingLite' is not one of delayedAllOff, dyingLight"))
+        #expect(
+            check.output.contains(
+                "a.yaml:14: bindings[0].to.args.level: moveToLevel.level 300 is out of range; allowed: 0…254"),
+            "\(check.output)")
+        #expect(
+            check.output.contains(
+                "a.yaml:15: bindings[1].to.args.effectIdentifier: offWithEffect.effectIdentifier 'dyingLite' "
+                    + "is not one of delayedAllOff, dyingLight"
+            ))
         #expect(check.output.contains("2 problem(s)"))
     }
 
@@ -146,7 +160,9 @@ func press(_ w: Watcher, hub: String = "a") async throws {
         let w = try await Watcher(port: rig.broker.port)
         try rig.start("a")
         // Before b is heard from, a's mirror of it is unknown/unspecified.
-        let early = await w.latest("hearth/a/devices/bathroom") { typeConnectivity($0, "HumiditySensor") == "unknown/unspecified" }
+        let early = await w.latest("hearth/a/devices/bathroom") {
+            typeConnectivity($0, "HumiditySensor") == "unknown/unspecified"
+        }
         #expect(typeConnectivity(early, "HumiditySensor") == "unknown/unspecified")
         try rig.start("b")
         try rig.start("c")
@@ -154,16 +170,23 @@ func press(_ w: Watcher, hub: String = "a") async throws {
         #expect(await w.waitFor(status: "online", hub: "c"))
 
         // Mirrors: b's devices localPeer, c's remote, a's own direct.
-        let home = await w.latest("hearth/a/home") { entry($0, "b", "lamp") != nil && entry($0, "c", "porch") != nil
-            && connectivity(entry($0, "b", "lamp")) == "online/localPeer" && connectivity(entry($0, "c", "porch")) == "online/remote" }
+        let home = await w.latest("hearth/a/home") {
+            entry($0, "b", "lamp") != nil && entry($0, "c", "porch") != nil
+                && connectivity(entry($0, "b", "lamp")) == "online/localPeer"
+                && connectivity(entry($0, "c", "porch")) == "online/remote"
+        }
         #expect(connectivity(entry(home, "b", "lamp")) == "online/localPeer")
         #expect(connectivity(entry(home, "c", "porch")) == "online/remote")
         #expect(connectivity(entry(home, "a", "hall-switch")) == "online/direct")
-        let cli = try BuiltProduct.run("hearth", ["devices", "--all", "--hub", "a", "--broker", "127.0.0.1:\(rig.broker.port)"])
+        let cli = try BuiltProduct.run(
+            "hearth", ["devices", "--all", "--hub", "a", "--broker", "127.0.0.1:\(rig.broker.port)"])
         #expect(cli.status == 0)
         #expect(cli.output.contains("HUB"))
-        #expect(cli.output.split(separator: "\n").contains { $0.hasPrefix("b ") && $0.contains("lamp") && $0.contains("online, localPeer") },
-                "\(cli.output)")
+        #expect(
+            cli.output.split(separator: "\n").contains {
+                $0.hasPrefix("b ") && $0.contains("lamp") && $0.contains("online, localPeer")
+            },
+            "\(cli.output)")
         #expect(cli.output.split(separator: "\n").contains { $0.hasPrefix("c ") && $0.contains("online, remote") })
 
         // The composite device mixes a direct relay with b's sensor.
@@ -184,8 +207,10 @@ func press(_ w: Watcher, hub: String = "a") async throws {
         // A client with a response topic (MQTT 5) is answered by the owner itself, once: b tells a so on a's
         // `answers` (DirectReply), and a publishes the answer on its `responses` without relaying it.
         try w.client.subscribe("clients/w/inbox")
-        try w.client.publish("hearth/a/devices/lamp/set", payload: Array(#"{"transaction":"direct-1","trait":"onOff","command":"on"}"#.utf8),
-                             qos: .atLeastOnce, responseTopic: "clients/w/inbox", correlationData: [1, 2])
+        try w.client.publish(
+            "hearth/a/devices/lamp/set",
+            payload: Array(#"{"transaction":"direct-1","trait":"onOff","command":"on"}"#.utf8),
+            qos: .atLeastOnce, responseTopic: "clients/w/inbox", correlationData: [1, 2])
         let direct = await w.first("clients/w/inbox") { $0?["transaction"] == .string("direct-1") }
         #expect(direct?.correlationData == [1, 2])
         let directAnswer = direct.flatMap { try? JSON.parse($0.payload) }
@@ -197,13 +222,17 @@ func press(_ w: Watcher, hub: String = "a") async throws {
         // a's `responses` comes after anything a relays to the client (one publisher, delivered in order): nothing was.
         #expect(w.all.filter { $0.topic == "clients/w/inbox" }.count == 1)
         // The same for a device without hardware (its request runs on the owner's network thread, not in a lane).
-        try w.client.publish("hearth/a/devices/fan/set", payload: Array(#"{"transaction":"direct-2","trait":"onOff","command":"on"}"#.utf8),
-                             qos: .atLeastOnce, responseTopic: "clients/w/inbox")
+        try w.client.publish(
+            "hearth/a/devices/fan/set",
+            payload: Array(#"{"transaction":"direct-2","trait":"onOff","command":"on"}"#.utf8),
+            qos: .atLeastOnce, responseTopic: "clients/w/inbox")
         #expect(await w.first("hearth/a/responses") { $0?["transaction"] == .string("direct-2") } != nil)
         #expect(w.all.last { $0.topic == "hearth/a/answers" }?.userProperty("hearth-replied") == "client")
         // A remote peer (behind a bridge, which would not carry the client's topic) is never asked: a relays.
-        try w.client.publish("hearth/a/devices/porch/set", payload: Array(#"{"transaction":"relayed-1","trait":"onOff","command":"on"}"#.utf8),
-                             qos: .atLeastOnce, responseTopic: "clients/w/inbox")
+        try w.client.publish(
+            "hearth/a/devices/porch/set",
+            payload: Array(#"{"transaction":"relayed-1","trait":"onOff","command":"on"}"#.utf8),
+            qos: .atLeastOnce, responseTopic: "clients/w/inbox")
         #expect(await w.first("hearth/a/responses") { $0?["transaction"] == .string("relayed-1") } != nil)
         #expect(w.all.last { $0.topic == "hearth/a/answers" }?.userProperties.isEmpty == true)
         #expect(w.all.filter { $0.topic == "clients/w/inbox" }.map { try? JSON.parse($0.payload)["transaction"] }
@@ -222,8 +251,9 @@ func press(_ w: Watcher, hub: String = "a") async throws {
         let homeDown = await w.latest("hearth/a/home") { connectivity(entry($0, "b", "lamp")) == "offline/localPeer" }
         #expect(connectivity(entry(homeDown, "b", "lamp")) == "offline/localPeer")
         try await press(w)
-        #expect(await eventually { rig.log("a").contains("binding hall-switch → b/lamp onOff.toggle failed: unavailable") },
-                "\(rig.log("a"))")
+        #expect(
+            await eventually { rig.log("a").contains("binding hall-switch → b/lamp onOff.toggle failed: unavailable") },
+            "\(rig.log("a"))")
         let refused = try await w.request("lamp", #""trait":"onOff","command":"on""#, hub: "a")
         #expect(refused?["error"]?["code"] == .string("unavailable"))
 

@@ -46,7 +46,8 @@ import Glibc
             #expect(reached, "round \(round): save \(target) did not return within 30 s: \(lines(output).suffix(3))")
             #expect(ChildProcess.waitForExit(pid) == 128 + SIGKILL)
 
-            let acknowledged = lines(output).compactMap { $0.hasPrefix("saved ") ? Int($0.dropFirst(6)) : nil }.last ?? 0
+            let acknowledged =
+                lines(output).compactMap { $0.hasPrefix("saved ") ? Int($0.dropFirst(6)) : nil }.last ?? 0
             let found = try store.load()
             #expect(found.warnings.isEmpty, "round \(round): \(found.warnings)")
             let generations = Set(found.devices.values.map { $0.name ?? "" })
@@ -59,11 +60,15 @@ import Glibc
             if generation == acknowledged { betweenSaves += 1 } else { midSave += 1 }
             previous = generation
         }
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: state).filter { $0 != "state.json" && $0 != "state.json.tmp" }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: state).filter {
+            $0 != "state.json" && $0 != "state.json.tmp"
+        }
         #expect(leftovers.isEmpty, "\(leftovers)")
         // Kills after a rename but before its `saved` line: proof that the kills do land inside saves.
-        print("power loss: 200 rounds in \(ContinuousClock.now - started); found the acknowledged generation \(betweenSaves) times, "
-              + "the one in flight \(midSave) times")
+        print(
+            "power loss: 200 rounds in \(ContinuousClock.now - started); found the acknowledged generation "
+                + "\(betweenSaves) times, "
+                + "the one in flight \(midSave) times")
     }
 
     private func lines(_ file: String) -> [String] {

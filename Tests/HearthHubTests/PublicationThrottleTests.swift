@@ -232,7 +232,8 @@ final class ThrottleRig: Sendable {
         let rig = try PeerRig()
         rig.peer("b", "online", devices: ["porch"])
         _ = rig.router.handle(MQTTMessage(topic: "hearth/b/devices", payload: Array("not json".utf8), retain: true))
-        _ = rig.router.handle(MQTTMessage(topic: "hearth/b/devices", payload: Array(#"[{"name":"x"}]"#.utf8), retain: true))
+        _ = rig.router.handle(
+            MQTTMessage(topic: "hearth/b/devices", payload: Array(#"[{"name":"x"}]"#.utf8), retain: true))
         #expect(rig.router.directory.owner(of: "porch") == "b")
     }
 }
@@ -248,9 +249,11 @@ final class ThrottleRig: Sendable {
         _ = rig.router.handle(MQTTMessage(topic: "hearth/b/devices", payload: Array(summary.utf8), retain: true))
         _ = rig.router.handle(MQTTMessage(topic: "hearth/b/status", payload: Array("online".utf8), retain: true))
         rig.router.directory.linkChanged(up: true)
-        let expected = try JSON.parse(Array((#"{"id":"x","name":"X \"q\" 🏠","roomId":null,"types":[{"type":"OnOffLight","#
-            + #""deviceTypeId":256,"isPrimaryType":true}],"extra":[1,{"a":2.5}],"hub":"b","sourceConnectivity":"#
-            + #"{"connectivityState":"offline","dataSourceLocality":"localPeer"}}"#).utf8))
+        let expected = try JSON.parse(
+            Array(
+                (#"{"id":"x","name":"X \"q\" 🏠","roomId":null,"types":[{"type":"OnOffLight","#
+                    + #""deviceTypeId":256,"isPrimaryType":true}],"extra":[1,{"a":2.5}],"hub":"b","#
+                    + #""sourceConnectivity":{"connectivityState":"offline","dataSourceLocality":"localPeer"}}"#).utf8))
         guard case .array(let entries) = try JSON.parse(rig.router.directory.homeDocumentBytes()) else {
             Issue.record("not a list"); return
         }
@@ -282,8 +285,12 @@ final class ThrottleRig: Sendable {
         same("link down")
         _ = rig.router.handle(MQTTMessage(topic: "hearth/b/devices", payload: [], retain: true))
         same("b's summary cleared")
-        _ = rig.router.handle(MQTTMessage(topic: "hearth/d/devices", payload: Array(
-            #"[{"id":"x","name":"X","hub":"spoofed","sourceConnectivity":{"connectivityState":"offline"}}]"#.utf8), retain: true))
+        _ = rig.router.handle(
+            MQTTMessage(
+                topic: "hearth/d/devices",
+                payload: Array(
+                    #"[{"id":"x","name":"X","hub":"spoofed","sourceConnectivity":{"connectivityState":"offline"}}]"#
+                        .utf8), retain: true))
         same("d heard of before its status")
     }
 }

@@ -88,7 +88,9 @@ import Testing
                               + String(decoding: err, as: UTF8.self))
         }
         return String(decoding: out, as: UTF8.self).split(separator: "\n").compactMap { line in
-            guard let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String] else { return nil }
+            guard let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String] else {
+                return nil
+            }
             return SchemaError(file: names[o["file"] ?? ""] ?? "?", path: o["path"] ?? "", message: o["message"] ?? "")
         }
     }
@@ -106,21 +108,31 @@ import Testing
     static func read(_ file: String) throws -> String { try String(contentsOfFile: "\(root)/\(file)", encoding: .utf8) }
 
     @Test func theCommittedSchemasAreWhatTheTablesSay() throws {
-        #expect(try String(contentsOfFile: Self.configSchema, encoding: .utf8) == ConfigurationSchema.config,
-                "docs/schema/hearth.schema.json is out of date: run .build/debug/hearthd schema config > docs/schema/hearth.schema.json")
-        #expect(try String(contentsOfFile: Self.boardSchema, encoding: .utf8) == ConfigurationSchema.board,
-                "docs/schema/board.schema.json is out of date: run .build/debug/hearthd schema board > docs/schema/board.schema.json")
+        #expect(
+            try String(contentsOfFile: Self.configSchema, encoding: .utf8) == ConfigurationSchema.config,
+            Comment(
+                rawValue: "docs/schema/hearth.schema.json is out of date: run .build/debug/hearthd schema config > "
+                    + "docs/schema/hearth.schema.json")
+        )
+        #expect(
+            try String(contentsOfFile: Self.boardSchema, encoding: .utf8) == ConfigurationSchema.board,
+            Comment(
+                rawValue: "docs/schema/board.schema.json is out of date: run .build/debug/hearthd schema board > "
+                    + "docs/schema/board.schema.json")
+        )
     }
 
     /// The schema takes the binding kinds from their registry: each device type's `binding:` offers exactly the
     /// registered kinds that fit it, each with its own definition, so an editor and the hub agree.
     @Test func eachDeviceTypesBindingListsExactlyTheRegisteredKindsThatFitIt() throws {
-        let schema = try #require(try JSONSerialization.jsonObject(with: Data(ConfigurationSchema.config.utf8)) as? [String: Any])
+        let schema = try #require(
+            try JSONSerialization.jsonObject(with: Data(ConfigurationSchema.config.utf8)) as? [String: Any])
         let definitions = try #require(schema["definitions"] as? [String: Any])
         var checked: [String: Int] = [:]
         func check(_ binding: [String: Any], type: String) {
             let expected = BindingKindRegistry.standard.kinds(fitting: type).map(\.name)
-            let offered = ((binding["properties"] as? [String: Any])?["kind"] as? [String: Any])?["enum"] as? [String] ?? []
+            let offered =
+                ((binding["properties"] as? [String: Any])?["kind"] as? [String: Any])?["enum"] as? [String] ?? []
             let references = (binding["allOf"] as? [[String: Any]] ?? []).compactMap {
                 ($0["then"] as? [String: Any])?["$ref"] as? String
             }
@@ -132,7 +144,8 @@ import Testing
         // Every `if type is T then {binding: …}` in the schema, wherever the device's shape puts it.
         func visit(_ node: Any) {
             if let object = node as? [String: Any] {
-                let condition = ((object["if"] as? [String: Any])?["properties"] as? [String: Any])?["type"] as? [String: Any]
+                let condition =
+                    ((object["if"] as? [String: Any])?["properties"] as? [String: Any])?["type"] as? [String: Any]
                 if let type = condition?["const"] as? String,
                    let binding = ((object["then"] as? [String: Any])?["properties"] as? [String: Any])?["binding"]
                        as? [String: Any] {
@@ -153,11 +166,13 @@ import Testing
             let text = try Self.read(file)
             #expect(text.hasPrefix("# yaml-language-server: $schema=../docs/schema/hearth.schema.json\n"), "\(file)")
             configs.append((file, text))
-            #expect(HubDaemon.check(configFile: "\(Self.root)/\(file)", hardware: BoardHardware()).map(\.description) == [])
+            #expect(
+                HubDaemon.check(configFile: "\(Self.root)/\(file)", hardware: BoardHardware()).map(\.description) == [])
         }
         // The board image's configurations are templates: @HUB@ and @BOARD@ are filled in at first boot.
         for file in try Self.files("image/configs") {
-            let text = try Self.read(file).replacingOccurrences(of: "@HUB@", with: "hub").replacingOccurrences(of: "@BOARD@", with: "rpi4")
+            let text = try Self.read(file).replacingOccurrences(of: "@HUB@", with: "hub").replacingOccurrences(
+                of: "@BOARD@", with: "rpi4")
             configs.append((file, text))
         }
         // Whole configurations shown in the documentation.
@@ -210,15 +225,32 @@ import Testing
         ("line out of range", "- {id: l, type: OnOffLight, binding: {kind: relay, chip: x, line: 5000}}", ""),
         ("line as a fraction", "- {id: l, type: OnOffLight, binding: {kind: relay, chip: x, line: 1.5}}", ""),
         ("relay without a pin", "- {id: l, type: OnOffLight, binding: {kind: relay, activeLow: true}}", ""),
-        ("dimmer frequency", "- {id: l, type: DimmableLight, binding: {kind: pwmDimmer, pwm: dimmer-1, frequency: 5}}", ""),
-        ("debounce as a word", "- {id: s, type: GenericSwitch, binding: {kind: wallSwitch, pin: wall-switch-1, debounce: fast}}", ""),
-        ("sensor and iio", "- {id: h, type: HumiditySensor, binding: {kind: humiditySensor, sensor: humidity-1, iio: x}}", ""),
-        ("types entry with a mirror and a binding",
-         "- {id: l, types: [{type: OnOffLight, mirror: {hub: b, device: l}, binding: {kind: relay, pin: relay-1}}]}", ""),
+        (
+            "dimmer frequency",
+            "- {id: l, type: DimmableLight, binding: {kind: pwmDimmer, pwm: dimmer-1, frequency: 5}}", ""
+        ),
+        (
+            "debounce as a word",
+            "- {id: s, type: GenericSwitch, binding: {kind: wallSwitch, pin: wall-switch-1, debounce: fast}}", ""
+        ),
+        (
+            "sensor and iio",
+            "- {id: h, type: HumiditySensor, binding: {kind: humiditySensor, sensor: humidity-1, iio: x}}", ""
+        ),
+        (
+            "types entry with a mirror and a binding",
+            "- {id: l, types: [{type: OnOffLight, mirror: {hub: b, device: l}, binding: {kind: relay, pin: relay-1}}]}",
+            ""
+        ),
         ("unknown peer route", "", "peers: [{hub: garage, route: sideways}]"),
-        ("unknown switch event", "- {id: s, type: GenericSwitch}", "bindings: [{from: s, event: double, to: {device: x, trait: onOff, command: toggle}}]"),
-        ("a list as a command argument", "- {id: s, type: GenericSwitch}",
-         "bindings: [{from: s, to: {hub: b, device: x, trait: onOff, command: toggle, args: {a: [1]}}}]"),
+        (
+            "unknown switch event", "- {id: s, type: GenericSwitch}",
+            "bindings: [{from: s, event: double, to: {device: x, trait: onOff, command: toggle}}]"
+        ),
+        (
+            "a list as a command argument", "- {id: s, type: GenericSwitch}",
+            "bindings: [{from: s, to: {hub: b, device: x, trait: onOff, command: toggle, args: {a: [1]}}}]"
+        )
     ]
 
     static func configuration(devices: String, extra: String) -> String {
@@ -237,7 +269,9 @@ import Testing
         let paths = run.output.split(separator: "\n").compactMap { line -> String? in
             guard line.hasPrefix(file + ":") else { return nil }
             let rest = line.dropFirst(file.count + 1).split(separator: " ", maxSplits: 1)
-            guard rest.count == 2, rest[0].hasSuffix(":"), rest[1].contains(": ") else { return rest.count == 2 ? "" : nil }
+            guard rest.count == 2, rest[0].hasSuffix(":"), rest[1].contains(": ") else {
+                return rest.count == 2 ? "" : nil
+            }
             let path = rest[1].prefix { $0 != ":" }
             return path.contains(" ") ? "" : String(path)
         }
@@ -254,8 +288,9 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try FileManager.default.copyItem(atPath: "\(Self.root)/boards/sim.yaml", toPath: "\(directory)/boards/sim.yaml")
 
-        let good = Self.configuration(devices: "- {id: hall, type: GenericSwitch, binding: {kind: wallSwitch, pin: wall-switch-1}}",
-                                      extra: "mqtt: {port: 1883, keepAlive: 30s, protocol: 5}")
+        let good = Self.configuration(
+            devices: "- {id: hall, type: GenericSwitch, binding: {kind: wallSwitch, pin: wall-switch-1}}",
+            extra: "mqtt: {port: 1883, keepAlive: 30s, protocol: 5}")
         try good.write(toFile: "\(directory)/good.yaml", atomically: true, encoding: .utf8)
         #expect(try Self.checkConfig("\(directory)/good.yaml").status == 0)
 
@@ -276,7 +311,8 @@ import Testing
             #expect(check?.status == 78 && check?.paths.isEmpty == false, "check-config accepts '\(broken.name)'")
             #expect(!errors.isEmpty, "the schema accepts '\(broken.name)'")
             let agree = errors.contains { e in check?.paths.contains { $0.hasPrefix(e.path) } == true }
-            let both = "'\(broken.name)': check-config says \(check?.output ?? ""), the schema \(errors.map(\.description))"
+            let both =
+                "'\(broken.name)': check-config says \(check?.output ?? ""), the schema \(errors.map(\.description))"
             #expect(agree || errors.isEmpty, "\(both)")
         }
     }
@@ -284,12 +320,18 @@ import Testing
     static let brokenBoards: [(name: String, yaml: String)] = [
         ("unknown key", "name: b\ncolour: red\n"),
         ("missing name", "description: no name\n"),
-        ("bad direction", "name: b\ngpio: {chips: [{label: x, lines: 4, named: [{offset: 1, name: a, direction: sideways}]}]}\n"),
-        ("address out of range", "name: b\ni2c: {buses: [{bus: 1, devices: [{name: h, driver: si7020, address: 0x90}]}]}\n"),
+        (
+            "bad direction",
+            "name: b\ngpio: {chips: [{label: x, lines: 4, named: [{offset: 1, name: a, direction: sideways}]}]}\n"
+        ),
+        (
+            "address out of range",
+            "name: b\ni2c: {buses: [{bus: 1, devices: [{name: h, driver: si7020, address: 0x90}]}]}\n"
+        ),
         ("unknown driver", "name: b\ni2c: {buses: [{bus: 1, devices: [{name: h, driver: dht99, address: 0x40}]}]}\n"),
         ("chip without lines", "name: b\ngpio: {chips: [{label: x}]}\n"),
         ("quoted channel", "name: b\npwm: {chips: [{chip: 0, channels: [{channel: \"0\", name: d}]}]}\n"),
-        ("simulated as yes", "name: b\nsimulated: yes\n"),
+        ("simulated as yes", "name: b\nsimulated: yes\n")
     ]
 
     @Test(.timeLimit(.minutes(1))) func boardReadersAndTheBoardSchemaAgree() throws {

@@ -6,10 +6,10 @@ import HearthSync
 import HearthTestKit
 import Testing
 
-/// One home on two sites: broker A on the host with hub "attic", broker B in a network namespace with hub "shed", joined
-/// by a real mosquitto bridge that B opens to A, configured as docs/peer-routing.md says. Each hub names the other
-/// `route: remote`. A cut drops only the bridge's packets (iptables inside the namespace: no FIN, no RST), so each site's
-/// hub and clients keep their own broker, as when the cable between two buildings is cut.
+/// One home on two sites: broker A on the host with hub "attic", broker B in a network namespace with hub "shed",
+/// joined by a real mosquitto bridge that B opens to A, configured as docs/peer-routing.md says. Each hub names the
+/// other `route: remote`. A cut drops only the bridge's packets (iptables inside the namespace: no FIN, no RST), so
+/// each site's hub and clients keep their own broker, as when the cable between two buildings is cut.
 final class SitesRig: @unchecked Sendable {
     let namespace: NetworkNamespace
     /// Attic's site, on the host; it also listens on the link's host end, where B's bridge connects.
@@ -40,15 +40,17 @@ final class SitesRig: @unchecked Sendable {
             }
             try ChildProcess.run(passwd, ["-c", "-b", "\(directory)/bridge-passwd", "shed-bridge", password],
                                  outputFile: "\(directory)/passwd.log")
-            try "user shed-bridge\ntopic readwrite hearth/#\n".write(toFile: "\(directory)/bridge-acl", atomically: true,
-                                                                    encoding: .utf8)
+            try "user shed-bridge\ntopic readwrite hearth/#\n".write(
+                toFile: "\(directory)/bridge-acl", atomically: true,
+                encoding: .utf8)
             bridgeListener += ["allow_anonymous false", "password_file \(directory)/bridge-passwd",
                                "acl_file \(directory)/bridge-acl", "cafile \(pki.caFile)",
                                "certfile \(pki.serverCertificateFile)", "keyfile \(pki.serverKeyFile)"]
             bridgeLogin = ["bridge_cafile \(pki.caFile)", "remote_clientid shed-bridge", "remote_username shed-bridge",
                            "remote_password \(password)"]
         }
-        brokerA = try TestBroker(extraConfiguration: bridgeListener, preamble: secure ? ["per_listener_settings true"] : [])
+        brokerA = try TestBroker(
+            extraConfiguration: bridgeListener, preamble: secure ? ["per_listener_settings true"] : [])
         brokerB = try TestBroker(extraConfiguration: [
             "connection site-a",
             "address \(namespace.hostAddress):\(Self.bridgePort)",
@@ -124,7 +126,8 @@ final class SitesRig: @unchecked Sendable {
 
     /// Everything a failing expectation should show.
     var logs: String {
-        "attic:\n\(log("attic"))\nshed:\n\(log("shed"))\nbroker A:\n\(brokerA.log.suffix(3000))\nbroker B:\n\(brokerB.log.suffix(3000))"
+        let hubs = "attic:\n\(log("attic"))\nshed:\n\(log("shed"))\n"
+        return hubs + "broker A:\n\(brokerA.log.suffix(3000))\nbroker B:\n\(brokerB.log.suffix(3000))"
     }
 
     func cut() throws { try namespace.cut(hostPort: Self.bridgePort) }
@@ -132,7 +135,10 @@ final class SitesRig: @unchecked Sendable {
 
     /// Watchers on each site's broker: `a` sees attic's site, `b` shed's.
     func watchers() async throws -> (a: Watcher, b: Watcher) {
-        (try await Watcher(port: brokerA.port, host: brokerA.host), try await Watcher(port: brokerB.port, host: brokerB.host))
+        (
+            try await Watcher(port: brokerA.port, host: brokerA.host),
+            try await Watcher(port: brokerB.port, host: brokerB.host)
+        )
     }
 
     /// Both hubs online, each seen by the other site across the bridge.
@@ -182,11 +188,14 @@ struct SitesTests {
         try client.subscribe("site-client/inbox")
         try await client.connect()
         defer { client.disconnect() }
-        try client.publish("hearth/attic/devices/lamp/set", payload: Array(#"{"transaction":"rt","trait":"onOff","command":"off"}"#.utf8),
-                           qos: .atLeastOnce, responseTopic: "site-client/inbox", correlationData: [1, 2])
+        try client.publish(
+            "hearth/attic/devices/lamp/set",
+            payload: Array(#"{"transaction":"rt","trait":"onOff","command":"off"}"#.utf8),
+            qos: .atLeastOnce, responseTopic: "site-client/inbox", correlationData: [1, 2])
         #expect(await eventually(within: .seconds(20)) { !inbox.withLock { $0 }.isEmpty }, "\(rig.logs)")
         let answer = try inbox.withLock { $0 }.first.map { try JSON.parse($0.payload) }
-        #expect(answer?["transaction"] == .string("rt") && answer?["ok"] == .bool(true), "\(String(describing: answer))")
+        #expect(
+            answer?["transaction"] == .string("rt") && answer?["ok"] == .bool(true), "\(String(describing: answer))")
         #expect(inbox.withLock { $0 }.first?.correlationData == [1, 2])
         #expect(onOff(await w.b.latest("hearth/shed/devices/lamp") { onOff($0) == .bool(false) }) == .bool(false))
 
@@ -203,8 +212,9 @@ struct SitesTests {
         #expect(onOff(pressed) == .bool(true), "\(rig.logs)")
 
         // A home-wide group command published on attic's site runs on both sites' members.
-        try w.a.client.publish("hearth/groups/1/set", payload: Array(#"{"transaction":"g1","trait":"onOff","command":"off"}"#.utf8),
-                               qos: .atLeastOnce)
+        try w.a.client.publish(
+            "hearth/groups/1/set", payload: Array(#"{"transaction":"g1","trait":"onOff","command":"off"}"#.utf8),
+            qos: .atLeastOnce)
         #expect(onOff(await w.a.latest("hearth/attic/devices/porch") { onOff($0) == .bool(false) }) == .bool(false))
         #expect(onOff(await w.b.latest("hearth/shed/devices/lamp") { onOff($0) == .bool(false) }) == .bool(false))
         print("sites (\(bridgeProtocol) bridge): a forwarded request answered in \(forwardedIn)")
@@ -221,10 +231,14 @@ struct SitesTests {
         // The cable between the buildings is cut: no FIN, no will crosses.
         let cut = ContinuousClock.now
         try rig.cut()
-        let farOffline = await w.a.latest("hearth/attic/home") { connectivity(entry($0, "shed", "lamp")) == "offline/remote" }
+        let farOffline = await w.a.latest("hearth/attic/home") {
+            connectivity(entry($0, "shed", "lamp")) == "offline/remote"
+        }
         let atticSawIn = ContinuousClock.now - cut
         #expect(connectivity(entry(farOffline, "shed", "lamp")) == "offline/remote", "\(rig.logs)")
-        let nearOffline = await w.b.latest("hearth/shed/home") { connectivity(entry($0, "attic", "porch")) == "offline/remote" }
+        let nearOffline = await w.b.latest("hearth/shed/home") {
+            connectivity(entry($0, "attic", "porch")) == "offline/remote"
+        }
         let shedSawIn = ContinuousClock.now - cut
         #expect(connectivity(entry(nearOffline, "attic", "porch")) == "offline/remote", "\(rig.logs)")
         // Its composite part too, and a request for a far device is answered at once.
@@ -236,12 +250,15 @@ struct SitesTests {
         let refusedBack = try await w.b.request("porch", #""trait":"onOff","command":"on""#, hub: "shed")
         #expect(refusedBack?["error"]?["code"] == .string("unavailable"), "\(String(describing: refusedBack))")
 
-        // Until each broker has dropped the bridge (its keep-alive), then commands are sent across the cut on both sides.
+        // Until each broker has dropped the bridge (its keep-alive), then commands are sent across the cut on both
+        // sides.
         #expect(await eventually(within: .seconds(60)) { rig.brokerA.log.contains("exceeded timeout") }, "\(rig.logs)")
-        try w.a.client.publish("hearth/shed/devices/lamp/set",
-                               payload: Array(#"{"transaction":"during-a","trait":"onOff","command":"off"}"#.utf8), qos: .atLeastOnce)
-        try w.b.client.publish("hearth/attic/devices/porch/set",
-                               payload: Array(#"{"transaction":"during-b","trait":"onOff","command":"on"}"#.utf8), qos: .atLeastOnce)
+        try w.a.client.publish(
+            "hearth/shed/devices/lamp/set",
+            payload: Array(#"{"transaction":"during-a","trait":"onOff","command":"off"}"#.utf8), qos: .atLeastOnce)
+        try w.b.client.publish(
+            "hearth/attic/devices/porch/set",
+            payload: Array(#"{"transaction":"during-b","trait":"onOff","command":"on"}"#.utf8), qos: .atLeastOnce)
 
         // Shed restarts during the cut and comes back with its state.
         rig.daemons["shed"]?.signal(SIGTERM)
@@ -249,7 +266,8 @@ struct SitesTests {
         w.b.clear()
         try rig.start("shed")
         #expect(await w.b.waitFor(status: "online", hub: "shed"), "\(rig.logs)")
-        #expect(onOff(await w.b.first("hearth/shed/devices/lamp").flatMap { try? JSON.parse($0.payload) }) == .bool(true))
+        #expect(
+            onOff(await w.b.first("hearth/shed/devices/lamp").flatMap { try? JSON.parse($0.payload) }) == .bool(true))
 
         // The cable is back.
         let healed = ContinuousClock.now
@@ -270,9 +288,18 @@ struct SitesTests {
         #expect(after?["ok"] == .bool(true), "\(String(describing: after))\n\(rig.logs)")
         #expect(onOff(await w.b.latest("hearth/shed/devices/lamp") { onOff($0) == .bool(false) }) == .bool(false),
                 "one toggle from on: the off sent during the cut never ran")
-        #expect(!w.b.all.contains { $0.topic == "hearth/shed/responses" && (try? JSON.parse($0.payload))?["transaction"] == .string("during-a") })
-        #expect(!w.a.all.contains { $0.topic == "hearth/attic/responses" && (try? JSON.parse($0.payload))?["transaction"] == .string("during-b") })
-        #expect(onOff(w.a.document("porch", hub: "attic")) == .bool(false), "the porch's on sent during the cut never ran")
+        #expect(
+            !w.b.all.contains {
+                $0.topic == "hearth/shed/responses"
+                    && (try? JSON.parse($0.payload))?["transaction"] == .string("during-a")
+            })
+        #expect(
+            !w.a.all.contains {
+                $0.topic == "hearth/attic/responses"
+                    && (try? JSON.parse($0.payload))?["transaction"] == .string("during-b")
+            })
+        #expect(
+            onOff(w.a.document("porch", hub: "attic")) == .bool(false), "the porch's on sent during the cut never ran")
         #expect(rig.log("shed").components(separatedBy: "during-a").count == 1)
         print("sites: a cut showed shed offline on attic's side after \(atticSawIn) and attic offline on shed's after "
               + "\(shedSawIn) (heartbeat 1 s: 2 s bound); healed, online again after \(atticBackIn) and \(shedBackIn)")
@@ -287,8 +314,10 @@ struct SitesTests {
         var answered = 0, sent = 0
         while ContinuousClock.now - start < .seconds(60) {
             sent += 1
-            let body = sent % 10 == 0
-                ? #""trait":"levelControl","command":"moveToLevelWithOnOff","args":{"level":\#(sent % 200 + 20),"transitionTime":20}"#
+            let body =
+                sent % 10 == 0
+                ? #""trait":"levelControl","command":"moveToLevelWithOnOff","args":{"level":\#(sent % 200 + 20),"#
+                    + #""transitionTime":20}"#
                 : #""trait":"onOff","command":"toggle""#
             let answer = try await w.a.request(sent % 10 == 0 ? "dimmer" : "lamp", body, hub: "attic")
             if answer?["ok"] == .bool(true) { answered += 1 }
@@ -301,8 +330,10 @@ struct SitesTests {
         }
         #expect(!falseOffline(w.a, "hearth/attic/home", "shed", "lamp"))
         #expect(!falseOffline(w.b, "hearth/shed/home", "attic", "porch"))
-        #expect(!rig.log("attic").contains("has not been heard from") && !rig.log("shed").contains("has not been heard from"),
-                "\(rig.logs)")
+        #expect(
+            !rig.log("attic").contains("has not been heard from")
+                && !rig.log("shed").contains("has not been heard from"),
+            "\(rig.logs)")
         print("sites: \(sent) requests across the bridge in a minute, every one answered ok, no peer shown offline")
     }
 }

@@ -17,14 +17,18 @@ import Testing
         let relay = BlockingActuator()
         let sensorRead = Latch()
         let home = try Home(devices: [
-            DeviceConfiguration(id: "stuck-relay", name: "Stuck relay", types: [DeviceTypeConfiguration(.onOffLight, actuator: relay)]),
-            DeviceConfiguration(id: "stuck-sensor", name: "Stuck sensor", types: [DeviceTypeConfiguration(.humiditySensor)]),
-            DeviceConfiguration(id: "lamp", name: "Lamp", types: [DeviceTypeConfiguration(.onOffLight)]),
+            DeviceConfiguration(
+                id: "stuck-relay", name: "Stuck relay", types: [DeviceTypeConfiguration(.onOffLight, actuator: relay)]),
+            DeviceConfiguration(
+                id: "stuck-sensor", name: "Stuck sensor", types: [DeviceTypeConfiguration(.humiditySensor)]),
+            DeviceConfiguration(id: "lamp", name: "Lamp", types: [DeviceTypeConfiguration(.onOffLight)])
         ])
         let topics = TopicScheme(hub: "slow")
         let keepAlive = 5  // libmosquitto's smallest
-        let client = try MQTTClient(options: MQTTHub.clientOptions(broker.options(clientID: "hub") { $0.keepAlive = keepAlive },
-                                                                   topics: topics))
+        let client = try MQTTClient(
+            options: MQTTHub.clientOptions(
+                broker.options(clientID: "hub") { $0.keepAlive = keepAlive },
+                topics: topics))
         let hubEvents = Recorder<MQTTConnectionEvent>()
         client.onConnectionEvent = { hubEvents.append($0) }
         let hub = MQTTHub(home: home, client: client, topics: topics,
@@ -37,12 +41,15 @@ import Testing
         #expect(await probe.message(on: topics.status) { $0.payload == Array("online") } != nil)
 
         func send(_ device: String, _ transaction: String, _ body: String) throws {
-            try probe.client.publish(topics.set(device), payload: Array(#"{"transaction":"\#(transaction)",\#(body)}"#.utf8),
-                                     qos: .atLeastOnce)
+            try probe.client.publish(
+                topics.set(device), payload: Array(#"{"transaction":"\#(transaction)",\#(body)}"#.utf8),
+                qos: .atLeastOnce)
         }
         func response(_ transaction: String) async -> JSON? {
-            await probe.message(on: topics.responses) { (try? JSON.parse($0.payload))?["transaction"] == .string(transaction) }
-                .flatMap { try? JSON.parse($0.payload) }
+            await probe.message(on: topics.responses) {
+                (try? JSON.parse($0.payload))?["transaction"] == .string(transaction)
+            }
+            .flatMap { try? JSON.parse($0.payload) }
         }
         func answered(_ transaction: String) -> Bool {
             probe.messages.all.contains { $0.topic == topics.responses
@@ -82,8 +89,12 @@ import Testing
         #expect(await response("relay")?["ok"] == .bool(true))
         #expect(await response("sensor")?["ok"] == .bool(true))
         let all = probe.messages.all
-        let state = all.lastIndex { $0.topic == topics.device("stuck-relay") && (try? JSON.parse($0.payload)).flatMap(onOff) == .bool(true) }
-        let answer = all.firstIndex { $0.topic == topics.responses && (try? JSON.parse($0.payload))?["transaction"] == .string("relay") }
+        let state = all.lastIndex {
+            $0.topic == topics.device("stuck-relay") && (try? JSON.parse($0.payload)).flatMap(onOff) == .bool(true)
+        }
+        let answer = all.firstIndex {
+            $0.topic == topics.responses && (try? JSON.parse($0.payload))?["transaction"] == .string("relay")
+        }
         #expect(state != nil && answer != nil && state! < answer!)
     }
 
@@ -95,8 +106,9 @@ import Testing
         let broker = try TestBroker()
         let relay = BlockingActuator()
         let home = try Home(devices: [
-            DeviceConfiguration(id: "relay", name: "Relay", types: [DeviceTypeConfiguration(.onOffLight, actuator: relay)]),
-            DeviceConfiguration(id: "lamp", name: "Lamp", types: [DeviceTypeConfiguration(.onOffLight)]),
+            DeviceConfiguration(
+                id: "relay", name: "Relay", types: [DeviceTypeConfiguration(.onOffLight, actuator: relay)]),
+            DeviceConfiguration(id: "lamp", name: "Lamp", types: [DeviceTypeConfiguration(.onOffLight)])
         ])
         let topics = TopicScheme(hub: "bounded")
         let client = try MQTTClient(options: MQTTHub.clientOptions(broker.options(clientID: "hub"), topics: topics))
@@ -113,8 +125,10 @@ import Testing
                 #"{"transaction":"\#(transaction)","trait":"onOff","command":"toggle"}"#.utf8), qos: .atLeastOnce)
         }
         func response(_ transaction: String) async -> JSON? {
-            await probe.message(on: topics.responses) { (try? JSON.parse($0.payload))?["transaction"] == .string(transaction) }
-                .flatMap { try? JSON.parse($0.payload) }
+            await probe.message(on: topics.responses) {
+                (try? JSON.parse($0.payload))?["transaction"] == .string(transaction)
+            }
+            .flatMap { try? JSON.parse($0.payload) }
         }
 
         let write = relay.hold()
@@ -177,7 +191,9 @@ import Testing
                 #"{"transaction":"f\#(i)","trait":"onOff","command":"toggle"}"#.utf8), qos: .atLeastOnce)
         }
         #expect(await probe.messages.count(atLeast: count, within: .seconds(45)) { $0.topic == topics.responses })
-        let responses = probe.messages.all.filter { $0.topic == topics.responses }.compactMap { try? JSON.parse($0.payload) }
+        let responses = probe.messages.all.filter { $0.topic == topics.responses }.compactMap {
+            try? JSON.parse($0.payload)
+        }
         #expect(responses.count == count, "each request answered exactly once")
         #expect(responses.allSatisfy { $0["ok"] == .bool(true) }, "none refused")
         let order = responses.compactMap { r -> Int? in

@@ -18,9 +18,14 @@ import HearthSync
     @Test func savesAtomicallyAndLoadsBack() throws {
         let store = StateStore(directory: directory())
         let state: [String: SavedDevice] = [
-            "lamp": SavedDevice(name: "Desk 🏠", structureID: nil, roomID: "", attributes: [
-                "DimmableLight": ["onOff": ["onOff": .bool(true), "startUpOnOff": .null], "levelControl": ["currentLevel": .int(42)]],
-            ]),
+            "lamp": SavedDevice(
+                name: "Desk 🏠", structureID: nil, roomID: "",
+                attributes: [
+                    "DimmableLight": [
+                        "onOff": ["onOff": .bool(true), "startUpOnOff": .null],
+                        "levelControl": ["currentLevel": .int(42)]
+                    ]
+                ])
         ]
         try store.save(state)
         #expect(try store.load().devices == state)
@@ -32,8 +37,10 @@ import HearthSync
 
     @Test func groupAndSceneTablesRoundTripAndOldFilesHaveNone() throws {
         let store = StateStore(directory: directory())
-        let scene = SavedValue.structure(["name": .string("Evening"), "transitionTime": .int(3000),
-                                          "values": .structure(["6": .structure(["0": .bool(true)]), "8": .structure(["0": .int(80)])])])
+        let scene = SavedValue.structure([
+            "name": .string("Evening"), "transitionTime": .int(3000),
+            "values": .structure(["6": .structure(["0": .bool(true)]), "8": .structure(["0": .int(80)])])
+        ])
         let state: [String: SavedDevice] = [
             "lamp": SavedDevice(attributes: [:], tables: ["DimmableLight": [
                 "groups": .structure(["1": .string("Downstairs")]), "scenesManagement": .structure(["1/1": scene]),
@@ -42,7 +49,9 @@ import HearthSync
         ]
         try store.save(state)
         #expect(try store.load().devices == state)
-        #expect(try StateStore.decode(JSON.parse(Array(#"{"version":1,"devices":{"a":{"attributes":{}}}}"#.utf8)))["a"]?.tables == [:])
+        #expect(
+            try StateStore.decode(JSON.parse(Array(#"{"version":1,"devices":{"a":{"attributes":{}}}}"#.utf8)))["a"]?
+                .tables == [:])
     }
 
     @Test func structsAndListsRoundTrip() throws {
@@ -122,8 +131,10 @@ import HearthSync
             #expect(error.errno == EINVAL, "\(error)")
         }
         #expect(!FileManager.default.fileExists(atPath: store.file + ".tmp"), "the temporary file is removed")
-        #expect(try Data(contentsOf: URL(fileURLWithPath: store.file)) == Data(StateStore.encode(["x": SavedDevice(name: "X")])),
-                "the saved state is the old one")
+        #expect(
+            try Data(contentsOf: URL(fileURLWithPath: store.file))
+                == Data(StateStore.encode(["x": SavedDevice(name: "X")])),
+            "the saved state is the old one")
     }
 
     @Test func anUnwritableDirectoryIsATypedError() {
@@ -148,7 +159,9 @@ import HearthSync
         let store = StateStore(directory: NSTemporaryDirectory() + "hearth-persistence-\(UUID().uuidString)")
         let service = PersistenceService(home: home, store: store, interval: .seconds(1), clock: clock,
                                          logger: Logger(label: "test"))
-        @Sendable func porchOn() -> Bool { saved(store)["porch"]?.attributes["OnOffLight"]?["onOff"]?["onOff"] == .bool(true) }
+        @Sendable func porchOn() -> Bool {
+            saved(store)["porch"]?.attributes["OnOffLight"]?["onOff"]?["onOff"] == .bool(true)
+        }
 
         try await testGracefulShutdown { trigger in
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -174,7 +187,9 @@ import HearthSync
                 #expect(saved(store)["lamp"] == home.savedState()["lamp"], "the lamp's entry is there, as it is")
                 #expect(await eventually { clock.sleeperCount == 1 })
                 try home.setName("porch", "Porch light")
-                #expect(saved(store)["porch"]?.name == nil, "no save before the interval is over (nil: the configured name)")
+                #expect(
+                    saved(store)["porch"]?.name == nil, "no save before the interval is over (nil: the configured name)"
+                )
                 trigger.triggerGracefulShutdown()
                 try await group.next()
             }
@@ -325,7 +340,9 @@ struct PersistenceFaultTests {
                 let filler = fill(disk.path)
                 try home.invoke("porch", trait: "onOff", command: "on")
                 await advance(times: 6)
-                #expect(await eventually { log.count(.error, containing: "No space left") == 1 }, "\(log.records.list.withLock { $0 })")
+                #expect(
+                    await eventually { log.count(.error, containing: "No space left") == 1 },
+                    "\(log.records.list.withLock { $0 })")
                 try home.invoke("porch", trait: "onOff", command: "off")
                 await advance(times: 4)
                 #expect(log.count(.error) == 1, "logged once, not at every retry")
