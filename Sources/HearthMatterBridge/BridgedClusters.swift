@@ -193,7 +193,14 @@ final class BridgedBasicInformationCluster: DeferredClusterServer {
 
     func write(_ attribute: AttributeID, value: TLVValue, context: ActionContext,
                completion: @escaping @Sendable (IMError?) -> Void) {
-        guard attribute == Self.nodeLabel else {
+        Self.writeLabel(attribute, value: value, device: place.deviceID, door: door, completion: completion)
+    }
+
+    /// A write of NodeLabel, checked as the cluster defines it, becomes a rename through `door`; no other attribute
+    /// of the cluster is writable. Shared by the hub's own devices and its peers'.
+    static func writeLabel(_ attribute: AttributeID, value: TLVValue, device: String, door: any BridgeDoor,
+                           completion: @escaping @Sendable (IMError?) -> Void) {
+        guard attribute == nodeLabel else {
             return completion(IMError(.unsupportedWrite, "only NodeLabel is writable"))
         }
         guard case .utf8(let name) = value else {
@@ -202,6 +209,6 @@ final class BridgedBasicInformationCluster: DeferredClusterServer {
         guard name.utf8.count <= 32 else {
             return completion(IMError(.constraintError, "NodeLabel is \(name.utf8.count) bytes long; at most 32"))
         }
-        door.rename(device: place.deviceID, to: name) { error in completion(error.map(IMError.init)) }
+        door.rename(device: device, to: name) { error in completion(error.map(IMError.init)) }
     }
 }

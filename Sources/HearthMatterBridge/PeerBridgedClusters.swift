@@ -190,15 +190,7 @@ final class PeerBasicInformationCluster: DeferredClusterServer {
 
     func write(_ attribute: AttributeID, value: TLVValue, context: ActionContext,
                completion: @escaping @Sendable (IMError?) -> Void) {
-        guard attribute == BridgedBasicInformationCluster.nodeLabel else {
-            return completion(IMError(.unsupportedWrite, "only NodeLabel is writable"))
-        }
-        guard case .utf8(let name) = value else {
-            return completion(IMError(.invalidDataType, "NodeLabel is a string, not a TLV \(value.typeName)"))
-        }
-        guard name.utf8.count <= 32 else {
-            return completion(IMError(.constraintError, "NodeLabel is \(name.utf8.count) bytes long; at most 32"))
-        }
-        door.rename(device: deviceID, to: name) { error in completion(error.map(IMError.init)) }
+        BridgedBasicInformationCluster.writeLabel(attribute, value: value, device: deviceID, door: door,
+                                                  completion: completion)
     }
 }

@@ -149,7 +149,8 @@ ub's page to control it.",
 Password changed.",
   groups: "Groups", group: "group", members: "Members", groupOn: "On", groupOff: "Off", groupToggle: "Toggle", scene\##
 s: "Scenes",
-  ran: "ran on", ranNothing: "ran on no device", refusedBy: "refused by", sending: "Sending…", yes: "yes", no: "no",
+  ran: "ran on", ranNothing: "ran on no device", notAnswered: "did not answer in time (it may have run)", refusedBy\##
+: "refused by", sending: "Sending…", yes: "yes", no: "no",
   admin: "Administration", configuration: "Configuration", wiring: "Wiring", logs: "Logs",
   check: "Check", saveApply: "Save and apply", checking: "Checking…", checkedOK: "No problems: this configuration ca\##
 n be applied.",
@@ -513,8 +514,8 @@ async function loadGroups() {
   if (Array.isArray(r)) { groups = r; drawGroups(); }
 }
 
-function deviceName(id) { const d = home.find((x) => x.id === id && (x.hub || hubID) === hubID); return d ? d.name |\##
-| d.id : id; }
+function deviceName(id, hub) { const d = home.find((x) => x.id === id && (x.hub || hubID) === (hub || hubID)); retur\##
+n d ? d.name || d.id : id; }
 
 function drawGroups() {
   const by = new Map();
@@ -535,7 +536,7 @@ function drawGroups() {
     return h("article", { class: "card", id: "group-" + g.id, "data-group": g.id },
       h("div", { class: "head" }, h("span", { class: "name" }, g.name || S.group + " " + g.id), h("span", { class: "\##
 src" }, S.group + " " + g.id)),
-      h("p", { class: "hint" }, S.members + ": " + g.members.map(deviceName).join(", ")),
+      h("p", { class: "hint" }, S.members + ": " + g.members.map((x) => deviceName(x)).join(", ")),
       h("div", { class: "cmds" }, [["on", S.groupOn], ["off", S.groupOff], ["toggle", S.groupToggle]].map(([c, text]) =>
         button(text, { "data-group-command": c }, { trait: "onOff", command: c }))),
       g.scenes.size ? h("div", { class: "cmds" }, h("span", { class: "tname" }, S.scenes + ":"), [...g.scenes.values\##
@@ -546,7 +547,7 @@ cene", args: { sceneId: sc.scene } }))) : null,
   })));
 }
 
-// One send for the whole group; the hub's summary says where it ran and who refused, and why.
+// One send for the whole group on every hub; each hub's summary says where it ran and who refused, and why.
 async function sendGroup(id, request) {
   const where = () => document.querySelector("#group-" + id + " .answer");
   const transaction = "page-" + Date.now() + "-" + ++sent;
@@ -555,11 +556,13 @@ async function sendGroup(id, request) {
   const lines = [];
   if (r.error) lines.push(h("p", { class: "error" }, (r.hub ? r.hub + ": " : "") + S.failed + ": " + (r.error.messag\##
 e || r.httpStatus)));
-  else {
-    lines.push(h("p", { "data-hub": r.hub }, r.hub + ": " + (r.ran && r.ran.length ? S.ran + " " + r.ran.map(deviceN\##
-ame).join(", ") : S.ranNothing)));
-    for (const x of r.refused || []) lines.push(h("p", { class: "error", "data-refused": x.device }, r.hub + "\##
-: " + S.refusedBy + " " + deviceName(x.device) + ": " +
+  for (const a of r.hubs || []) {
+    if (a.answered === false) { lines.push(h("p", { class: "error", "data-hub": a.hub }, a.hub + ": " + S.notAnswere\##
+d)); continue; }
+    lines.push(h("p", { "data-hub": a.hub }, a.hub + ": " + (a.ran && a.ran.length ? S.ran + " " + a.ran.map((x) =\##
+> deviceName(x, a.hub)).join(", ") : S.ranNothing)));
+    for (const x of a.refused || []) lines.push(h("p", { class: "error", "data-refused": x.device }, a.hub + "\##
+: " + S.refusedBy + " " + deviceName(x.device, a.hub) + ": " +
       (x.error.status === "busy" ? S.busy : x.error.message)));
   }
   if (where()) where().replaceChildren(...lines);
@@ -924,8 +927,8 @@ s zusammenfasst; öffnen Sie die Seite jenes Hubs, um es zu steuern.",
 rdChanged: "Passwort geändert.",
   groups: "Gruppen", group: "Gruppe", members: "Mitglieder", groupOn: "Ein", groupOff: "Aus", groupToggle: "Umschalt\##
 en", scenes: "Szenen",
-  ran: "ausgeführt auf", ranNothing: "auf keinem Gerät ausgeführt", refusedBy: "abgelehnt von", sending: "Sende…", y\##
-es: "ja", no: "nein",
+  ran: "ausgeführt auf", ranNothing: "auf keinem Gerät ausgeführt", notAnswered: "hat nicht rechtzeitig geantworte\##
+t (vielleicht ausgeführt)", refusedBy: "abgelehnt von", sending: "Sende…", yes: "ja", no: "nein",
   admin: "Verwaltung", configuration: "Konfiguration", wiring: "Verdrahtung", logs: "Protokoll",
   check: "Prüfen", saveApply: "Speichern und anwenden", checking: "Prüfe…", checkedOK: "Keine Probleme: Diese Konfig\##
 uration kann angewendet werden.",

@@ -150,7 +150,7 @@ final class WebAPI: Sendable {
                 return reply(Self.error(404, HomeError(.notFound, "no group '\(route[1])': a group is a number 1…65535")))
             }
             guard session.role == .admin else { return reply(Self.viewerRefused()) }
-            // One send for every member of this hub, as on `<prefix>/groups/<group>/set`; its summary names what ran.
+            // One send on `<prefix>/groups/<group>/set` for every hub with members; each hub's summary names what ran.
             mqtt.groupRequest(r.body, group: group) { summary in reply(Self.raw(200, summary.bytes)) }
         case ("GET", ["events"]): done(.events(session))
         case ("GET", ["users"]):

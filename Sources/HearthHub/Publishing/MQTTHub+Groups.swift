@@ -52,6 +52,8 @@ extension MQTTHub {
     func handleGroup(_ message: MQTTMessage, group: Int) {
         let members = home.groupMemberships().filter { $0.group == group }
         guard !members.isEmpty else { return }
+        // This hub sent it for a door and has run its members itself.
+        guard !isOwnGroupSend(message) else { return }
         let (transaction, parsed) = HubRequest.parse(message.payload)
         func refuseAll(_ error: HomeError) {
             log("refused a command for group \(group): \(error)")

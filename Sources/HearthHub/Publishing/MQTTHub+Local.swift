@@ -1,6 +1,7 @@
 import HearthContract
 package import HearthJSON
 import HearthEngine
+import HearthMQTT
 package import HearthModel
 
 /// The same requests and documents as the MQTT contract, for a door inside the hub (the web page): a request runs on
@@ -44,14 +45,16 @@ extension MQTTHub {
         }
     }
 
-    /// Runs one group request (the payload of a `<prefix>/groups/<group>/set` message) on this hub's members of
-    /// `group`, as that message runs it, and calls `reply` once with this hub's summary (`ran`, `refused`). A group
-    /// this hub has no member of is answered `notFound`. Never blocks the caller.
+    /// Runs one group request (the payload of a `<prefix>/groups/<group>/set` message) for the whole home, as that
+    /// message runs it, and calls `reply` once with every hub's summary (`sendGroup`): this hub's members run here,
+    /// the other hubs' when they receive it. A hub without peers, or one whose broker is down, runs its own members
+    /// only. A group no hub is known to have members of is answered `notFound`. Never blocks the caller.
     package func groupRequest(_ payload: [UInt8], group: Int, reply: @escaping @Sendable (JSON) -> Void) {
         let members = home.groupMemberships().filter { $0.group == group }
         let (transaction, parsed) = HubRequest.parse(payload)
-        guard !members.isEmpty else {
-            let error = HomeError(.notFound, "no device of hub '\(topics.hub)' is in group \(group)")
+        let reachesPeers = router != nil && client.isConnected
+        guard !members.isEmpty || (reachesPeers && !peersWithMembers(of: group).isEmpty) else {
+            let error = HomeError(.notFound, "no device of hub '\(topics.hub)' or of a peer it knows is in group \(group)")
             return reply(.object([("transaction", transaction), ("group", .int(group)), ("hub", .string(topics.hub)),
                                   ("ok", .bool(false)), ("error", .object([
                                       ("code", .string(error.code.rawValue)), ("status", .string(error.status.rawValue)),
@@ -59,10 +62,23 @@ extension MQTTHub {
         }
         switch parsed {
         case .failure(let error):
-            reply(HubResponse.groupSummary(transaction: transaction, group: group, hub: topics.hub, ran: [],
-                                           refused: members.map { ($0.deviceID, error) }))
+            // Nothing is sent: every hub would refuse it alike.
+            let summary = HubResponse.groupSummary(transaction: transaction, group: group, hub: topics.hub, ran: [],
+                                                   refused: members.map { ($0.deviceID, error) })
+            reply(.object([("transaction", transaction), ("group", .int(group)), ("ok", .bool(false)),
+                           ("hubs", .array(members.isEmpty ? [] : [summary]))]))
         case .success(let request):
-            runGroup(request.action, transaction: transaction, group: group, members: members) { summary, _ in reply(summary) }
+            if reachesPeers, let body = try? JSON.parse(payload) {
+                return sendGroup(request, payload: body, group: group, members: members, reply: reply)
+            }
+            guard !members.isEmpty else {
+                return reply(.object([("transaction", transaction), ("group", .int(group)), ("ok", .bool(false)),
+                                      ("hubs", .array([]))]))
+            }
+            runGroup(request.action, transaction: transaction, group: group, members: members) { summary, _ in
+                reply(.object([("transaction", transaction), ("group", .int(group)), ("ok", summary["ok"] ?? .bool(false)),
+                               ("hubs", .array([summary]))]))
+            }
         }
     }
 

@@ -40,6 +40,14 @@ public final class MQTTHub: Sendable {
     private let writer = Locked(DocumentWriter())
     /// The groups whose topics this hub is subscribed to: those its devices are in.
     let groupSubscriptions = Locked<Set<Int>>([])
+    /// Group requests sent for a door (`sendGroup`), by the transaction they were sent with, until answered.
+    let groupSends = Locked<[String: PendingGroupSend]>([:])
+    /// The transactions of the group requests this hub sent in the last minute, and when.
+    let ownGroupSends = Locked<[String: HubInstant]>([:])
+    /// Peers' group ids, from their retained `<prefix>/<hub>/groups` (heard only by a hub with peers).
+    let peerGroups = Locked<[String: Set<Int>]>([:])
+    /// How long a door's group request waits for the other hubs' summaries (`sendGroup`), in milliseconds.
+    let groupAnswerWait: Int64
     /// The device summary is republished at most once per window (`PublicationThrottle`): every peer rebuilds
     /// its whole-home document from it.
     public let summaryThrottle: PublicationThrottle
@@ -66,6 +74,7 @@ public final class MQTTHub: Sendable {
     ///     lane; more are refused at once with `busy`.
     ///   - publicationWindow: milliseconds on the home's clock: the device summary is republished at most once
     ///     per window after a change, always the newest (`PublicationThrottle`).
+    ///   - groupAnswerWait: milliseconds on the home's clock a door's group request waits for the other hubs.
     public init(home: Home, client: MQTTClient, topics: TopicScheme,
                 refresh: @escaping @Sendable (String) -> Void = { _ in },
                 hasHardware: @escaping @Sendable (String) -> Bool = { _ in true },
@@ -73,12 +82,14 @@ public final class MQTTHub: Sendable {
                 log: @escaping @Sendable (String) -> Void = { _ in },
                 online: @escaping @Sendable () -> Void = {}, router: PeerRouter? = nil,
                 publicationWindow: Int64 = PublicationThrottle.defaultWindow,
+                groupAnswerWait: Int64 = MQTTHub.defaultGroupAnswerWait,
                 other: @escaping @Sendable (MQTTMessage) -> Void = { _ in }) {
         summaryThrottle = PublicationThrottle(window: publicationWindow, clock: home.clock) {
             guard client.isConnected else { return }  // republished in full on the next connection
             Self.send(client, topics.devices, SummaryWriter.summaries(of: home), retain: true, log: log)
         }
         self.other = other
+        self.groupAnswerWait = groupAnswerWait
         self.router = router
         self.home = home
         self.client = client
@@ -109,6 +120,11 @@ public final class MQTTHub: Sendable {
         // Retain-as-published lets a retained `set` sent while we are connected be recognised too.
         try client.subscribe(
             topics.setFilter, options: MQTTSubscriptionOptions(qos: .atLeastOnce, retainAsPublished: true))
+        // Which peers have members of which groups, so that a door's group request knows whom to wait for.
+        if router != nil {
+            try client.subscribe(
+                topics.groupsFilter, options: MQTTSubscriptionOptions(qos: .atLeastOnce, noLocal: true))
+        }
         syncGroupSubscriptions()
         try client.start()
     }
@@ -210,9 +226,13 @@ public final class MQTTHub: Sendable {
 
     func handle(_ message: MQTTMessage) {
         let topic = topics.classify(message.topic)
+        if takeGroupAnswer(message, from: topic) { return }
         if let router, router.handle(message, as: topic) { return }
         let deviceID: String
         switch topic {
+        case .groups(let hub)? where !topics.isThisHub(hub) && router != nil:
+            peerGroupsChanged(hub: hub, message.payload)
+            return
         case .groupSet(let group)?:
             handleGroup(message, group: group)
             return
@@ -227,8 +247,8 @@ public final class MQTTHub: Sendable {
                 HubResponse.failure(
                     transaction: transaction, device: "",
                     .invalidCommand(
-                        "the topic \(message.topic) names no device: a request goes to <prefix>/<hub>/devices/<device "
-                            + "id>/set")))
+                        "the topic \(message.topic) names no device: "
+                            + "a request goes to <prefix>/<hub>/devices/<device id>/set")))
             return
         default:
             other(message)

@@ -12,7 +12,7 @@ const S = {
   viewer: "Viewer: you see the home but cannot change it.", peerDevice: "Shown as its hub summarises it; open that hub's page to control it.",
   failed: "Refused", information: "Device information", wrong: "Could not sign in", null: "none", passwordChanged: "Password changed.",
   groups: "Groups", group: "group", members: "Members", groupOn: "On", groupOff: "Off", groupToggle: "Toggle", scenes: "Scenes",
-  ran: "ran on", ranNothing: "ran on no device", refusedBy: "refused by", sending: "Sending…", yes: "yes", no: "no",
+  ran: "ran on", ranNothing: "ran on no device", notAnswered: "did not answer in time (it may have run)", refusedBy: "refused by", sending: "Sending…", yes: "yes", no: "no",
   admin: "Administration", configuration: "Configuration", wiring: "Wiring", logs: "Logs",
   check: "Check", saveApply: "Save and apply", checking: "Checking…", checkedOK: "No problems: this configuration can be applied.",
   problems: "problem(s): nothing was saved.", warnings: "warning(s)", line: "line", column: "column",
@@ -331,7 +331,7 @@ async function loadGroups() {
   if (Array.isArray(r)) { groups = r; drawGroups(); }
 }
 
-function deviceName(id) { const d = home.find((x) => x.id === id && (x.hub || hubID) === hubID); return d ? d.name || d.id : id; }
+function deviceName(id, hub) { const d = home.find((x) => x.id === id && (x.hub || hubID) === (hub || hubID)); return d ? d.name || d.id : id; }
 
 function drawGroups() {
   const by = new Map();
@@ -349,7 +349,7 @@ function drawGroups() {
     const button = (text, attrs, request) => h("button", Object.assign({ type: "button", disabled: !admin, onclick: () => sendGroup(g.id, request) }, attrs), text);
     return h("article", { class: "card", id: "group-" + g.id, "data-group": g.id },
       h("div", { class: "head" }, h("span", { class: "name" }, g.name || S.group + " " + g.id), h("span", { class: "src" }, S.group + " " + g.id)),
-      h("p", { class: "hint" }, S.members + ": " + g.members.map(deviceName).join(", ")),
+      h("p", { class: "hint" }, S.members + ": " + g.members.map((x) => deviceName(x)).join(", ")),
       h("div", { class: "cmds" }, [["on", S.groupOn], ["off", S.groupOff], ["toggle", S.groupToggle]].map(([c, text]) =>
         button(text, { "data-group-command": c }, { trait: "onOff", command: c }))),
       g.scenes.size ? h("div", { class: "cmds" }, h("span", { class: "tname" }, S.scenes + ":"), [...g.scenes.values()].map((sc) =>
@@ -358,7 +358,7 @@ function drawGroups() {
   })));
 }
 
-// One send for the whole group; the hub's summary says where it ran and who refused, and why.
+// One send for the whole group on every hub; each hub's summary says where it ran and who refused, and why.
 async function sendGroup(id, request) {
   const where = () => document.querySelector("#group-" + id + " .answer");
   const transaction = "page-" + Date.now() + "-" + ++sent;
@@ -366,9 +366,10 @@ async function sendGroup(id, request) {
   const r = await api("/api/groups/" + id + "/request", Object.assign({ transaction }, request));
   const lines = [];
   if (r.error) lines.push(h("p", { class: "error" }, (r.hub ? r.hub + ": " : "") + S.failed + ": " + (r.error.message || r.httpStatus)));
-  else {
-    lines.push(h("p", { "data-hub": r.hub }, r.hub + ": " + (r.ran && r.ran.length ? S.ran + " " + r.ran.map(deviceName).join(", ") : S.ranNothing)));
-    for (const x of r.refused || []) lines.push(h("p", { class: "error", "data-refused": x.device }, r.hub + ": " + S.refusedBy + " " + deviceName(x.device) + ": " +
+  for (const a of r.hubs || []) {
+    if (a.answered === false) { lines.push(h("p", { class: "error", "data-hub": a.hub }, a.hub + ": " + S.notAnswered)); continue; }
+    lines.push(h("p", { "data-hub": a.hub }, a.hub + ": " + (a.ran && a.ran.length ? S.ran + " " + a.ran.map((x) => deviceName(x, a.hub)).join(", ") : S.ranNothing)));
+    for (const x of a.refused || []) lines.push(h("p", { class: "error", "data-refused": x.device }, a.hub + ": " + S.refusedBy + " " + deviceName(x.device, a.hub) + ": " +
       (x.error.status === "busy" ? S.busy : x.error.message)));
   }
   if (where()) where().replaceChildren(...lines);

@@ -13,7 +13,7 @@ const DE = {
   viewer: "Betrachter: Sie sehen das Zuhause, können es aber nicht ändern.", peerDevice: "So gezeigt, wie sein Hub es zusammenfasst; öffnen Sie die Seite jenes Hubs, um es zu steuern.",
   failed: "Abgelehnt", information: "Geräteinformationen", wrong: "Anmeldung fehlgeschlagen", null: "keiner", passwordChanged: "Passwort geändert.",
   groups: "Gruppen", group: "Gruppe", members: "Mitglieder", groupOn: "Ein", groupOff: "Aus", groupToggle: "Umschalten", scenes: "Szenen",
-  ran: "ausgeführt auf", ranNothing: "auf keinem Gerät ausgeführt", refusedBy: "abgelehnt von", sending: "Sende…", yes: "ja", no: "nein",
+  ran: "ausgeführt auf", ranNothing: "auf keinem Gerät ausgeführt", notAnswered: "hat nicht rechtzeitig geantwortet (vielleicht ausgeführt)", refusedBy: "abgelehnt von", sending: "Sende…", yes: "ja", no: "nein",
   admin: "Verwaltung", configuration: "Konfiguration", wiring: "Verdrahtung", logs: "Protokoll",
   check: "Prüfen", saveApply: "Speichern und anwenden", checking: "Prüfe…", checkedOK: "Keine Probleme: Diese Konfiguration kann angewendet werden.",
   problems: "Problem(e): Nichts wurde gespeichert.", warnings: "Warnung(en)", line: "Zeile", column: "Spalte",
