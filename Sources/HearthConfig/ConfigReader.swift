@@ -361,7 +361,8 @@ public struct ConfigValue {
             return nil
         }
         guard range.contains(v) else {
-            problem("\(scalarText ?? "\(v)") is out of range; allowed: \(range.lowerBound)…\(range.upperBound)\(unit)")
+            problem(
+                "\(scalarText ?? "\(v)") is out of range; allowed: \(range.lowerBound)…\(range.upperBound)\(unit)")
             return nil
         }
         return v

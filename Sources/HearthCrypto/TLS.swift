@@ -67,7 +67,9 @@ public final class TLSServerContext: @unchecked Sendable {
             guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return TLSError.reason() }
             defer { BIO_free(bio) }
             // No passphrase callback: an encrypted key fails here instead of prompting on the console.
-            guard let key = PEM_read_bio_PrivateKey(bio, nil, { _, _, _, _ in 0 }, nil) else { return TLSError.reason() }
+            guard let key = PEM_read_bio_PrivateKey(bio, nil, { _, _, _, _ in 0 }, nil) else {
+                return TLSError.reason()
+            }
             defer { EVP_PKEY_free(key) }
             return SSL_CTX_use_PrivateKey(context, key) == 1 ? nil : TLSError.reason()
         }
@@ -157,7 +159,8 @@ public final class TLSServerConnection {
             let ok = SSL_write_ex(ssl, plaintext.baseAddress! + offset, plaintext.count - offset, &written)
             guard ok == 1 else {
                 let code = SSL_get_error(ssl, ok)
-                throw .connection(code == SSL_ERROR_WANT_READ ? "a write before the handshake ended" : TLSError.reason())
+                throw .connection(
+                    code == SSL_ERROR_WANT_READ ? "a write before the handshake ended" : TLSError.reason())
             }
             offset += written
         }

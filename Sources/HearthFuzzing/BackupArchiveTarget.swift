@@ -15,8 +15,9 @@ enum BackupArchiveTarget {
             for m in members {
                 try require(BackupArchive.MemberName.isKnown(m.name), "an unknown member was read: '\(shown(m.name))'")
                 try require(names.insert(m.name).inserted, "'\(shown(m.name))' was read twice")
-                try require(!m.name.hasPrefix("/") && !m.name.split(separator: "/").contains { $0 == ".." || $0 == "." },
-                            "an unsafe name was read: '\(shown(m.name))'")
+                try require(
+                    !m.name.hasPrefix("/") && !m.name.split(separator: "/").contains { $0 == ".." || $0 == "." },
+                    "an unsafe name was read: '\(shown(m.name))'")
                 try require(m.bytes.count <= BackupArchive.maximumMemberSize, "'\(m.name)' is beyond the member limit")
             }
             let again = Result { () throws(BackupArchiveError) -> [BackupMember] in

@@ -64,7 +64,9 @@ enum HomeBridgeTarget {
         var listed: [String: String] = [:]
         if case .array(let entries) = document {
             for entry in entries {
-                if case .string(let id)? = entry["id"], case .string(let hub)? = entry["hub"], hub != "a" { listed[id] = hub }
+                if case .string(let id)? = entry["id"], case .string(let hub)? = entry["hub"], hub != "a" {
+                    listed[id] = hub
+                }
             }
         }
         for id in bridge.deviceIDs {
@@ -88,7 +90,9 @@ enum HomeBridgeTarget {
             guard case .data(let data)? = parts.first, case .array(let items) = data.data else {
                 throw FuzzFailure("the root's PartsList cannot be read")
             }
-            try require(items.contains { $0.unsignedValue == UInt64(endpoint) }, "endpoint \(endpoint) is not a part of the node")
+            try require(
+                items.contains { $0.unsignedValue == UInt64(endpoint) },
+                "endpoint \(endpoint) is not a part of the node")
         }
         for report in model.read([AttributePath()], context: ReadContext(subject: .pase(), isFabricFiltered: true)) {
             guard case .data(let data) = report else { continue }

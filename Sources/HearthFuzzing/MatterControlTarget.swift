@@ -16,7 +16,8 @@ enum MatterControlTarget {
             try require(Array(request.line.utf8) == bytes,
                         "'\(shown(bytes))' read as \(request), whose line is '\(shown(Array(request.line.utf8)))'")
         case .failure(let error):
-            try require(expected == nil, "'\(shown(bytes))' refused (\(error)), expected \(expected.map { "\($0)" } ?? "")")
+            try require(
+                expected == nil, "'\(shown(bytes))' refused (\(error)), expected \(expected.map { "\($0)" } ?? "")")
             try require(!error.message.isEmpty, "'\(shown(bytes))' refused without a reason")
         }
     }

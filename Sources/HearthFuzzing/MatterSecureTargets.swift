@@ -108,7 +108,8 @@ enum MatterSecureChannelTarget {
                                           resumptions: InMemoryCASEResumptionStore(), now: { nil })
             guard (try? initiator.start()) != nil else { return }
             for (opcode, payload) in messages {
-                try check(initiator.receive(opcode: opcode, payload: payload), busy: false, "CASE initiator", opcode, payload)
+                try check(
+                    initiator.receive(opcode: opcode, payload: payload), busy: false, "CASE initiator", opcode, payload)
             }
         }
     }

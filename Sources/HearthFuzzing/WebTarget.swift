@@ -26,7 +26,8 @@ enum WebTarget {
             let header = String(decoding: input, as: UTF8.self)
             for name in ["hearth_session", "a", ""] {
                 if let value = CookieHeader.value(named: name, in: header) {
-                    try require(!value.contains(";"), "cookie '\(name)' read as '\(shown(value))' from '\(shown(header))'")
+                    try require(
+                        !value.contains(";"), "cookie '\(name)' read as '\(shown(value))' from '\(shown(header))'")
                     // A pair's name is what precedes its first `=`, blanks around it removed (RFC 6265, 5.2): however
                     // many there are.
                     let named = header.split(separator: ";").contains { pair in
@@ -64,7 +65,8 @@ enum WebTarget {
             let path = String(decoding: input, as: UTF8.self)
             if let segments = PathReader.segments(path) {
                 let encoded = "/" + segments.map(percentEncoded).joined(separator: "/")
-                // Encoded again a path may grow threefold: past the reader's limit it is refused, as sent so it would be.
+                // Encoded again a path may grow threefold: past the reader's limit it is refused, as sent so it would
+                // be.
                 try require(PathReader.segments(encoded) == segments || encoded.utf8.count > PathReader.maximumLength,
                             "'\(shown(path))' read as \(segments), which encoded again reads differently")
                 try require(!segments.contains(""), "'\(shown(path))' gave an empty segment")
@@ -75,7 +77,8 @@ enum WebTarget {
             let header = String(decoding: input, as: UTF8.self)
             let chosen = PageLanguage.chosen(by: header)
             if chosen == .german {
-                try require(header.lowercased().contains("de"), "German chosen by '\(shown(header))', which names it not")
+                try require(
+                    header.lowercased().contains("de"), "German chosen by '\(shown(header))', which names it not")
             }
             let withoutGerman = header.split(separator: ",").filter {
                 !($0.split(separator: ";").first.map { $0.lowercased().contains("de") } ?? false)
@@ -118,7 +121,8 @@ enum WebTarget {
             switch Result(catching: { () throws(HomeError) -> UInt8 in try MatterInput.fabricIndex(text) }) {
             case .success(let index):
                 try require((1...254).contains(index), "fabric index \(index) was read from '\(shown(text))'")
-                try require((try? MatterInput.fabricIndex(String(index))) == index, "'\(shown(text))' reads differently")
+                try require(
+                    (try? MatterInput.fabricIndex(String(index))) == index, "'\(shown(text))' reads differently")
             case .failure(let error):
                 try require(!error.message.isEmpty, "a refused fabric index without a message")
             }
@@ -130,7 +134,9 @@ enum WebTarget {
     static func percentEncoded(_ s: String) -> String {
         var out = ""
         for b in s.utf8 {
-            if (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2D || b == 0x2E || b == 0x5F {
+            if (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2D
+                || b == 0x2E || b == 0x5F
+            {
                 out.unicodeScalars.append(Unicode.Scalar(b))
             } else {
                 let digits = Array("0123456789ABCDEF")

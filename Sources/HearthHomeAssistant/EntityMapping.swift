@@ -161,8 +161,8 @@ struct EntityMapping {
     }
 
     /// OnOffLight, DimmableLight and ColorTemperatureLight: the template schema, the only light schema whose commands
-    /// can be Hearth requests and that has transitions. Brightness is Matter's 1–254 scaled to Home Assistant's 0–255;
-    /// a transition in seconds becomes tenths; colour temperatures are mireds on both sides.
+    /// can be Hearth requests and that has transitions. Brightness is Matter's 1–254 scaled to Home Assistant's
+    /// 0–255; a transition in seconds becomes tenths; colour temperatures are mireds on both sides.
     func light() -> (String, DiscoveryJSON) {
         let dimmable = has(.levelControl)
         let tunable = has(.colorControl)

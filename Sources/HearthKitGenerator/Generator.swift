@@ -485,7 +485,8 @@ public enum HearthKitGenerator {
         guard !writable.isEmpty else { return }
         w.line("")
         w.line(
-            "/// The writes of one `update { … }`: a setter for each writable attribute, and none for a read-only one.")
+            "/// The writes of one `update { … }`: a setter for each writable attribute, and none for a read-only "
+                + "one.")
         w.line("public struct Update: Sendable {")
         w.depth += 1
         w.line("public private(set) var writes = AttributeWrites()")

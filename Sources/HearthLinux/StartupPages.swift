@@ -6,10 +6,10 @@ import Glibc
 /// maps file pages up to 64 KB at a time around each fault. Start-up (argument parsing, the configuration,
 /// the runtime's first type lookups, OpenSSL's initialisation in libmosquitto) touches megabytes of code
 /// the hub never runs again. Once the configuration is read, and again once the hub is online, it drops its
-/// mappings of clean, read-only file pages (`MADV_DONTNEED`): they stay in the page cache — the kernel could drop them
-/// itself under pressure, so this changes nothing it relies on — and whatever the hub still runs comes back on a minor
-/// fault at its next use. A mapping with any private copy (relocated data made read-only after loading) is left alone:
-/// dropping it would lose the relocations.
+/// mappings of clean, read-only file pages (`MADV_DONTNEED`): they stay in the page cache — the kernel could drop
+/// them itself under pressure, so this changes nothing it relies on — and whatever the hub still runs comes back on a
+/// minor fault at its next use. A mapping with any private copy (relocated data made read-only after loading) is left
+/// alone: dropping it would lose the relocations.
 public enum StartupPages {
     /// A mapping that may be released: clean, read-only, private, of a file, with no private copy.
     struct Candidate: Equatable {

@@ -33,33 +33,43 @@ public final class MatterNodeCore: Sendable {
     public init(configuration: MatterNodeConfiguration, storage: any NodeStorage, keys: any OperationalKeyFactory,
                 verifier: any OperationalCertificateVerifier, attestation: any DeviceAttestationCredentials,
                 started: MatterInstant, now: @escaping @Sendable () -> MatterInstant) throws(StorageError) {
-        let commissioning = try CommissioningState(storage: storage, keys: keys, verifier: verifier, attestation: attestation)
+        let commissioning = try CommissioningState(
+            storage: storage, keys: keys, verifier: verifier, attestation: attestation)
         let eventNumbers = try EventNumberSource(storage: storage)
         let dataModel = DataModel(initialDataVersion: configuration.initialDataVersion,
                                   acl: { [commissioning] in commissioning.acl }, eventNumbers: eventNumbers, now: now)
         let interfaces = configuration.networkInterfaces
         let window = CommissioningWindow()
-        dataModel.addEndpoint(EndpointDefinition(id: 0, deviceTypes: [.rootNode], clusters: [
-            AccessControlCluster(state: commissioning),
-            BasicInformationCluster(configuration: configuration.basicInformation, state: commissioning),
-            GeneralCommissioningCluster(state: commissioning),
-            NetworkCommissioningCluster { interfaces().first ?? NetworkInterfaceInfo(name: "eth0", isOperational: false, hardwareAddress: []) },
-            GeneralDiagnosticsCluster(state: commissioning, interfaces: interfaces, started: started, now: now),
-            OperationalCredentialsCluster(state: commissioning),
-            GroupKeyManagementCluster(state: commissioning),
-            AdministratorCommissioningCluster(window: window, state: commissioning),
-        ]))
+        dataModel.addEndpoint(
+            EndpointDefinition(
+                id: 0, deviceTypes: [.rootNode],
+                clusters: [
+                    AccessControlCluster(state: commissioning),
+                    BasicInformationCluster(configuration: configuration.basicInformation, state: commissioning),
+                    GeneralCommissioningCluster(state: commissioning),
+                    NetworkCommissioningCluster {
+                        interfaces().first
+                            ?? NetworkInterfaceInfo(name: "eth0", isOperational: false, hardwareAddress: [])
+                    },
+                    GeneralDiagnosticsCluster(state: commissioning, interfaces: interfaces, started: started, now: now),
+                    OperationalCredentialsCluster(state: commissioning),
+                    GroupKeyManagementCluster(state: commissioning),
+                    AdministratorCommissioningCluster(window: window, state: commissioning),
+                ]))
         window.onChange { [weak dataModel] in
-            dataModel?.markChanged(ConcreteClusterPath(endpoint: 0, cluster: AdministratorCommissioningCluster.clusterID))
+            dataModel?.markChanged(
+                ConcreteClusterPath(endpoint: 0, cluster: AdministratorCommissioningCluster.clusterID))
         }
         commissioning.onChange { [weak dataModel] cluster in
             dataModel?.markChanged(ConcreteClusterPath(endpoint: 0, cluster: cluster))
         }
         // StartUp {0: SoftwareVersion}: a controller reading events learns that the node (re)started.
-        dataModel.emitEvent(ConcreteEventPath(endpoint: 0, cluster: BasicInformationCluster.clusterID,
-                                              event: BasicInformationCluster.startUpEvent),
-                            priority: .critical,
-                            data: .structure { TLVElement(context: 0, .uint(configuration.basicInformation.softwareVersion)) })
+        dataModel.emitEvent(
+            ConcreteEventPath(
+                endpoint: 0, cluster: BasicInformationCluster.clusterID,
+                event: BasicInformationCluster.startUpEvent),
+            priority: .critical,
+            data: .structure { TLVElement(context: 0, .uint(configuration.basicInformation.softwareVersion)) })
         let interactionModel = InteractionModelServer(dataModel: dataModel)
         commissioning.onFabricsRemoved { [weak interactionModel] fabrics in
             interactionModel?.removeSubscriptions { fabrics.contains($0.subject.fabricIndex) }
@@ -76,7 +86,8 @@ public final class MatterNodeCore: Sendable {
                         now: MatterInstant) -> IMReply {
         commissioning.expireIfDue(now: now)
         window.expireIfDue(now: now)
-        return interactionModel.receive(opcode: opcode, payload: payload, exchange: &exchange, subject: subject, now: now)
+        return interactionModel.receive(
+            opcode: opcode, payload: payload, exchange: &exchange, subject: subject, now: now)
     }
 
     /// Expires the fail-safe if due; call at `nextDeadline`.

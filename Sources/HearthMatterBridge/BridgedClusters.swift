@@ -1,7 +1,8 @@
 // The clusters of a bridged device, made from the engine's descriptors with no table of their own: one cluster per
-// trait (its id, revision, features, attributes, commands and events are the trait's), and BridgedDeviceBasicInformation
-// for the device itself. Reads come from the engine's current state; commands and writes go through the door (the path
-// an MQTT request takes: the device's lane, the engine's checks) and answer when it has run.
+// trait (its id, revision, features, attributes, commands and events are the trait's), and
+// BridgedDeviceBasicInformation for the device itself. Reads come from the engine's current state; commands and writes
+// go through the door (the path an MQTT request takes: the device's lane, the engine's checks) and answer when it has
+// run.
 
 import HearthCrypto
 import HearthEngine

@@ -131,7 +131,8 @@ public final class MatterBridge: Sendable {
         for event in events {
             guard let device = devices.withLock({ $0[event.deviceID] }) else { continue }
             switch event.change {
-            case .attribute(let type, let trait, _, _), .unsupported(let type, let trait, _), .table(let type, let trait):
+            case .attribute(let type, let trait, _, _), .unsupported(let type, let trait, _),
+                .table(let type, let trait):
                 markTrait(trait, of: device, type: type)
             case .connectivity:
                 reachabilityMayHaveChanged(event.deviceID, device)
@@ -172,8 +173,10 @@ public final class MatterBridge: Sendable {
         guard changed else { return }
         dataModel.markChanged(ConcreteClusterPath(endpoint: device.primary,
                                                   cluster: BridgedBasicInformationCluster.clusterID))
-        dataModel.emitEvent(ConcreteEventPath(endpoint: device.primary, cluster: BridgedBasicInformationCluster.clusterID,
-                                              event: BridgedBasicInformationCluster.reachableChanged),
-                            priority: .info, data: TLVElement(.structure([TLVElement(context: 0, .bool(reachable))])))
+        dataModel.emitEvent(
+            ConcreteEventPath(
+                endpoint: device.primary, cluster: BridgedBasicInformationCluster.clusterID,
+                event: BridgedBasicInformationCluster.reachableChanged),
+            priority: .info, data: TLVElement(.structure([TLVElement(context: 0, .bool(reachable))])))
     }
 }

@@ -154,7 +154,9 @@ public final class PeerBridge: Sendable {
         }
         bridged.withLock { $0[device.id] = entry }
         for definition in definitions { dataModel.addEndpoint(definition) }
-        if old == nil { log("matter: hub '\(device.hub)''s device '\(device.id)' is on the bridge (endpoint \(primary))") }
+        if old == nil {
+            log("matter: hub '\(device.hub)''s device '\(device.id)' is on the bridge (endpoint \(primary))")
+        }
     }
 
     /// Takes a peer device off the bridge (its number stays its own).
@@ -180,10 +182,12 @@ public final class PeerBridge: Sendable {
         if old.device.name != device.name { dataModel.markChanged(basic) }
         if old.device.isReachable != device.isReachable {
             dataModel.markChanged(basic)
-            dataModel.emitEvent(ConcreteEventPath(endpoint: old.primary, cluster: BridgedBasicInformationCluster.clusterID,
-                                                  event: BridgedBasicInformationCluster.reachableChanged),
-                                priority: .info,
-                                data: TLVElement(.structure([TLVElement(context: 0, .bool(device.isReachable))])))
+            dataModel.emitEvent(
+                ConcreteEventPath(
+                    endpoint: old.primary, cluster: BridgedBasicInformationCluster.clusterID,
+                    event: BridgedBasicInformationCluster.reachableChanged),
+                priority: .info,
+                data: TLVElement(.structure([TLVElement(context: 0, .bool(device.isReachable))])))
         }
     }
 }

@@ -24,7 +24,8 @@ enum BridgedRequests {
                 }
                 members = structure
             }
-            arguments = try ValueTLV.decodeFields(members, command.fields, what: command.name, mismatch: .invalidCommand)
+            arguments = try ValueTLV.decodeFields(
+                members, command.fields, what: command.name, mismatch: .invalidCommand)
         } catch {
             return completion(.failure(error))
         }

@@ -1,6 +1,6 @@
 // An engine value as Matter TLV and back, by its descriptor's type: integers keep the signedness Matter gives the type
-// (an enumeration or bitmap is unsigned), a struct's fields are context tags in their descriptor's order (Matter numbers
-// a struct's and a command's fields from 0 in the order the specification lists them, which is the descriptors'
+// (an enumeration or bitmap is unsigned), a struct's fields are context tags in their descriptor's order (Matter
+// numbers a struct's and a command's fields from 0 in the order the specification lists them, which is the descriptors'
 // order), a list is a TLV array. Decoding checks kinds only: ranges and constraints are the engine's to check, so that
 // a value refused from Matter is refused with the same status and words as from MQTT.
 

@@ -8,7 +8,8 @@ public enum Value: Sendable, Hashable, CustomStringConvertible {
     case bool(Bool)
     case int(Int)
     case string(String)
-    /// A Matter struct's fields by name (HoldTimeLimitsStruct's `holdTimeMin`, …); its `StructType` gives their order.
+    /// A Matter struct's fields by name (HoldTimeLimitsStruct's `holdTimeMin`, …); its `StructType` gives their
+    /// order.
     case structure([String: Value])
     /// A Matter list, in order (Groups' GroupList, a scene's extension field sets, ElectricalPowerMeasurement's
     /// `accuracy`).

@@ -119,7 +119,9 @@ public final class SimulatedHardware: InputTraitsBackend {
         let key = try resolve(pin)
         try state.withLock { (s) throws(HardwareError) in
             try Self.checkOpen(key, pin: pin, in: s)
-            if s.outputs[key]?.isHeld == true || s.inputs[key]?.isOpen == true { throw Self.busy(pin, holder: "hearthd") }
+            if s.outputs[key]?.isHeld == true || s.inputs[key]?.isOpen == true {
+                throw Self.busy(pin, holder: "hearthd")
+            }
             var output = s.outputs[key] ?? Output(value: initialValue, activeLow: activeLow, drive: drive, history: [],
                                                   isHeld: true)
             output.value = initialValue
@@ -139,7 +141,9 @@ public final class SimulatedHardware: InputTraitsBackend {
         let key = try resolve(pin)
         try state.withLock { (s) throws(HardwareError) in
             try Self.checkOpen(key, pin: pin, in: s)
-            if s.outputs[key]?.isHeld == true || s.inputs[key]?.isOpen == true { throw Self.busy(pin, holder: "hearthd") }
+            if s.outputs[key]?.isHeld == true || s.inputs[key]?.isOpen == true {
+                throw Self.busy(pin, holder: "hearthd")
+            }
             var input = s.inputs[key] ?? Input()
             input.isOpen = true
             input.handler = nil
@@ -160,7 +164,8 @@ public final class SimulatedHardware: InputTraitsBackend {
         return SimulatedPWMOutput(world: self, key: key)
     }
 
-    public func openSensor(_ sensor: SensorAddress, quantity: SensorQuantity) throws(HardwareError) -> any SensorSource {
+    public func openSensor(_ sensor: SensorAddress, quantity: SensorQuantity) throws(HardwareError) -> any SensorSource
+    {
         if case .oneWire(let id) = sensor {
             // As the kernel's w1 bus: the id must be on it, and "the only one" needs exactly one.
             let ids = thermometers.map(\.id)
@@ -171,9 +176,12 @@ public final class SimulatedHardware: InputTraitsBackend {
                                     operation: "lookup", context: "w1")
             }
             if id == nil && ids.count != 1 {
-                throw HardwareError(ids.isEmpty ? .notFound : .invalid,
-                                    message: "\(ids.count) 1-Wire thermometers on the simulated bus (\(found)): name the one to read (w1: <id>)",
-                                    operation: "lookup", context: "w1")
+                throw HardwareError(
+                    ids.isEmpty ? .notFound : .invalid,
+                    message:
+                        "\(ids.count) 1-Wire thermometers on the simulated bus (\(found)): name the one to read (w1: "
+                            + "<id>)",
+                    operation: "lookup", context: "w1")
             }
         }
         let key = sensor.simulationKey
@@ -184,7 +192,9 @@ public final class SimulatedHardware: InputTraitsBackend {
         return SimulatedSensor(world: self, key: key, quantity: quantity)
     }
 
-    public func openPowerMeter(_ meter: SensorAddress, shuntMicroohms: Int?) throws(HardwareError) -> any PowerMeterSource {
+    public func openPowerMeter(_ meter: SensorAddress, shuntMicroohms: Int?) throws(HardwareError)
+        -> any PowerMeterSource
+    {
         let key = meter.simulationKey
         try state.withLock { (s) throws(HardwareError) in
             if let fault = s.openFaults[key] { throw fault }
@@ -243,7 +253,8 @@ public final class SimulatedHardware: InputTraitsBackend {
             return
         case .press, .release, .flip, .bounce: break
         }
-        let (handler, events) = state.withLock { s -> ((@Sendable (InputLineEvent) -> Void)?, [(level: Bool, at: EngineInstant)]) in
+        let (handler, events) = state.withLock {
+            s -> ((@Sendable (InputLineEvent) -> Void)?, [(level: Bool, at: EngineInstant)]) in
             var input = s.inputs[key] ?? Input()
             let now = input.clock?.now ?? EngineInstant(milliseconds: 0)
             var levels: [Bool] = []
@@ -524,7 +535,9 @@ final class SimulatedPWMOutput: PWMOutput {
         self.key = key
     }
 
-    func start(periodNanoseconds: UInt64, dutyCycleNanoseconds: UInt64, polarity: PWMOutputPolarity) throws(HardwareError) {
+    func start(periodNanoseconds: UInt64, dutyCycleNanoseconds: UInt64, polarity: PWMOutputPolarity)
+        throws(HardwareError)
+    {
         try world.withState { (s) throws(HardwareError) in
             if let fault = s.writeFaults[key] { throw fault }
             s.pwm[key]?.periodNanoseconds = periodNanoseconds

@@ -97,7 +97,11 @@ extension WebAPI {
             case .file: return Self.error(500, HomeError(.failure, "\(error)"))
             }
         }
-        logger.notice("web: '\(user)' restored a backup: \(restored.configuration) written, \(restored.staged.count) state file(s) staged")
+        logger.notice(
+            """
+            web: '\(user)' restored a backup: \(restored.configuration) written, \(restored.staged.count) state \
+            file(s) staged
+            """)
         var response = Self.json(200, .object([
             ("ok", .bool(true)), ("restarting", .bool(backup.restart != nil)),
             ("configuration", .string(restored.configuration)),
@@ -110,8 +114,10 @@ extension WebAPI {
 
     /// A hub id as a file name's part: letters, digits, `-` and `_`; anything else `_`.
     static func fileNamePart(_ id: String) -> String {
-        String(id.unicodeScalars.map { s in
-            s.isASCII && (s.properties.isAlphabetic || ("0"..."9").contains(s) || s == "-" || s == "_") ? Character(s) : "_"
-        })
+        String(
+            id.unicodeScalars.map { s in
+                s.isASCII && (s.properties.isAlphabetic || ("0"..."9").contains(s) || s == "-" || s == "_")
+                    ? Character(s) : "_"
+            })
     }
 }

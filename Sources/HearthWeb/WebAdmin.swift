@@ -47,7 +47,9 @@ final class WebAdmin: Sendable {
         case ("POST", ["config"]): off(reply) { [self] in check(r.body, saving: true) }
         case ("GET", ["logs"]): reply(logs(query))
         default:
-            reply(WebAPI.error(404, HomeError(.notFound, "no API \(r.method) /api/admin/\(route.joined(separator: "/"))")))
+            reply(
+                WebAPI.error(404, HomeError(.notFound, "no API \(r.method) /api/admin/\(route.joined(separator: "/"))"))
+            )
         }
     }
 
@@ -145,7 +147,8 @@ final class WebAdmin: Sendable {
     }
 
     /// Runs `work` on the admin queue and replies with what it returns; refuses with `busy` when `queueLimit` wait.
-    private func off(_ reply: @escaping @Sendable (WebResponse) -> Void, _ work: @escaping @Sendable () -> WebResponse) {
+    private func off(_ reply: @escaping @Sendable (WebResponse) -> Void, _ work: @escaping @Sendable () -> WebResponse)
+    {
         let admitted = waiting.withLock { n in
             guard n < Self.queueLimit else { return false }
             n += 1

@@ -43,7 +43,8 @@ final class WebMatter: Sendable {
 
     /// What the panel says when the node is off.
     static let offMessage =
-        "the hub's Matter node is off: set `matter: {enabled: true}` in the configuration (the Configuration tab) and save"
+        "the hub's Matter node is off: set `matter: {enabled: true}` in the configuration (the Configuration tab) and "
+            + "save"
 
     /// Answers `/api/admin/matter…`; false for any other route.
     func route(_ r: WebRequest, _ session: WebSession, _ route: [String],
@@ -177,7 +178,8 @@ final class WebMatter: Sendable {
     static func fabric(_ f: MatterFabricSummary) -> JSON {
         .object([
             ("index", .int(Int(f.index))), ("label", .string(f.label)),
-            ("vendorId", .string(hex(UInt64(f.vendorID), digits: 4))), ("fabricId", .string(hex(f.fabricID, digits: 16))),
+            ("vendorId", .string(hex(UInt64(f.vendorID), digits: 4))),
+            ("fabricId", .string(hex(f.fabricID, digits: 16))),
             ("nodeId", .string(hex(f.nodeID, digits: 16))), ("rootFingerprint", .string(f.rootFingerprint)),
         ])
     }
@@ -195,16 +197,24 @@ public enum MatterInput {
     public static func windowSeconds(_ body: [UInt8]) throws(HomeError) -> Int {
         let longest = CommissioningWindow.maximumTimeoutSeconds, shortest = CommissioningWindow.minimumTimeoutSeconds
         guard !body.isEmpty else { return longest }
-        guard body.count <= 1024 else { throw HomeError(.resourceExhausted, "the body is \(body.count) bytes; at most 1024") }
+        guard body.count <= 1024 else {
+            throw HomeError(.resourceExhausted, "the body is \(body.count) bytes; at most 1024")
+        }
         let json: JSON
         do throws(JSONParseError) { json = try JSON.parse(body) } catch {
             throw HomeError.invalidCommand("the body is not JSON: \(error)")
         }
-        guard case .object(let members) = json else { throw HomeError.invalidCommand("the body is \(json.kind), not an object") }
+        guard case .object(let members) = json else {
+            throw HomeError.invalidCommand("the body is \(json.kind), not an object")
+        }
         var seconds = longest
         for (key, value) in members {
-            guard key == "seconds" else { throw HomeError.invalidCommand("unknown member '\(key)'; this takes seconds") }
-            guard case .int(let n) = value else { throw HomeError.invalidDataType("'seconds' is \(value.kind), not an integer") }
+            guard key == "seconds" else {
+                throw HomeError.invalidCommand("unknown member '\(key)'; this takes seconds")
+            }
+            guard case .int(let n) = value else {
+                throw HomeError.invalidDataType("'seconds' is \(value.kind), not an integer")
+            }
             guard (shortest...longest).contains(n) else {
                 throw HomeError.constraintError("a window lasts \(shortest) to \(longest) seconds, not \(n)")
             }
@@ -238,7 +248,8 @@ extension QRCodeSymbol {
                 path += "M\(start + margin) \(row + margin)h\(column - start)v1h-\(column - start)z"
             }
         }
-        return "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 \(size) \(size)\" shape-rendering=\"crispEdges\">"
+        return
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 \(size) \(size)\" shape-rendering=\"crispEdges\">"
             + "<rect width=\"\(size)\" height=\"\(size)\" fill=\"#fff\"/><path fill=\"#000\" d=\"\(path)\"/></svg>"
     }
 }

@@ -318,8 +318,8 @@ let valueRules = """
     Values (key=value): null, true and false are JSON's; -12 and 300 are integers; other words are strings, which \
     is how enums are sent (startUpOnOff=toggle, effectIdentifier=dyingLight). Bitmaps: {} sets no flag; \
     a,b or {a,b} sets those flags ({"a":true,"b":true}; flags not named are false); a single name is a one-flag \
-    bitmap for a command field named …Mask, …Override or …Control (optionsMask=executeIfOff) and for an attribute \
-    whose value is a bitmap (options=executeIfOff). key:=JSON sends JSON as written (name:='"42"', \
+    bitmap for a command field named …Mask, …Override or …Control (optionsMask=executeIfOff) and for an \
+    attribute whose value is a bitmap (options=executeIfOff). key:=JSON sends JSON as written (name:='"42"', \
     optionsMask:='{"executeIfOff":true}'). The hub checks every value and answers with a precise error.
     """
 

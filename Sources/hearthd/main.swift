@@ -399,7 +399,9 @@ struct MatterOpenWindow: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "open-window",
         abstract: "Open a commissioning window on the running hub and print its one-time pairing codes.",
-        discussion: "Another ecosystem pairs the hub with these codes while the window is open; the hub's own code is not used.")
+        discussion:
+            "Another ecosystem pairs the hub with these codes while the window is open; the hub's own code is not used."
+    )
 
     @OptionGroup var location: MatterLocation
 
@@ -407,7 +409,9 @@ struct MatterOpenWindow: ParsableCommand {
     var timeout: Int = MatterAdministration.defaultWindowSeconds
 
     func run() throws {
-        guard case .window(let pairing, let seconds) = try location.ask(.openWindow(timeoutSeconds: timeout)) else { return }
+        guard case .window(let pairing, let seconds) = try location.ask(.openWindow(timeoutSeconds: timeout)) else {
+            return
+        }
         print(pairing.printable())
         print("The window closes in \(seconds) seconds, or when a controller has paired.")
     }

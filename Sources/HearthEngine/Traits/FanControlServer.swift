@@ -5,8 +5,8 @@ public import HearthModel
 /// FanMode, PercentSetting and SpeedSetting are three views of one setting: writing any of them sets the others.
 /// A fan has 1, 2 or 3 levels (FanModeSequence Off/High, Off/Low/High or Off/Low/Medium/High, each with Auto when the
 /// feature is on): with MultiSpeed, as many as SpeedMax up to 3 (a fan on relay taps has one speed per tap); without,
-/// three. A percentage falls in the level whose share of 100 it is in (1–33 low, 34–66 medium, 67–100 high), and a
-/// level sets the top of its share (33, 66, 100), so each mode reads back as itself.
+/// three. A percentage falls in the level whose share of 100 it is in (1–33 low, 34–66 medium, 67–100 high), and
+/// a level sets the top of its share (33, 66, 100), so each mode reads back as itself.
 ///
 /// Auto hands the speed to a controller that reports it (PercentSetting and SpeedSetting go null, PercentCurrent shows
 /// what the controller runs): only a fan with such a controller has the feature, so a plain fan never offers Auto.

@@ -159,8 +159,9 @@ public struct OccupancySensingServer: TraitServer {
 
     private func checkHoldTime(_ seconds: Int) throws(HomeError) {
         guard (limits.minimum...limits.maximum).contains(seconds) else {
-            throw .constraintError("holdTime \(seconds) is out of range; allowed: \(limits.minimum)…\(limits.maximum) "
-                                   + "(holdTimeLimits)")
+            throw .constraintError(
+                "holdTime \(seconds) is out of range; allowed: \(limits.minimum)…\(limits.maximum) "
+                    + "(holdTimeLimits)")
         }
     }
 

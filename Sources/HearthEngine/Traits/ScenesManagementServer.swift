@@ -322,7 +322,8 @@ public struct ScenesManagementServer: TraitServer {
             })
     }
 
-    /// `{"<group>/<scene>": {"name": …, "transitionTime": ms, "values": {"<cluster>": {"<attribute>": value}}}, …}`.
+    /// `{"<group>/<scene>": {"name": …, "transitionTime": ms, "values": {"<cluster>": {"<attribute>": value}}},
+    /// …}`.
     public var table: Value? {
         .structure(
             Dictionary(

@@ -144,7 +144,8 @@ public protocol InputLine: AnyObject, Sendable {
 /// A PWM output (a dimmer's MOSFET gate).
 public protocol PWMOutput: AnyObject, Sendable {
     /// Sets period and polarity, then enables the channel at `dutyCycle`.
-    func start(periodNanoseconds: UInt64, dutyCycleNanoseconds: UInt64, polarity: PWMOutputPolarity) throws(HardwareError)
+    func start(periodNanoseconds: UInt64, dutyCycleNanoseconds: UInt64, polarity: PWMOutputPolarity)
+        throws(HardwareError)
     func setDutyCycle(_ nanoseconds: UInt64) throws(HardwareError)
     /// Duty 0, disabled, given back.
     func stop() throws(HardwareError)

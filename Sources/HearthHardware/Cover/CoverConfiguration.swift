@@ -48,7 +48,8 @@ struct CoverConfiguration: Sendable, Hashable {
             "how much longer a move to an end runs, to calibrate there; default a tenth of the travel, at least 1s"),
         ConfigKey(
             "maxRunTime", .duration(.seconds(1) ... .seconds(900), defaultUnit: "s"),
-            "the cut-off: no run lasts longer (at least the longer travel time); default 1.5 × the longer travel time"),
+            "the cut-off: no run lasts longer (at least the longer travel time); default 1.5 × the longer travel "
+                + "time"),
         ConfigKey("openStop", .text, "the board pin (input) of an end-stop switch active while fully open"),
         ConfigKey("closedStop", .text, "the board pin (input) of an end-stop switch active while fully closed"),
         ConfigKey("stopActiveLow", .bool, "the end-stop switches pull their line low; default true"),

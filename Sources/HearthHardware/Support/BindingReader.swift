@@ -21,8 +21,8 @@ struct BindingReader {
             ConfigKey("chip", .text, "instead of pin: the GPIO chip's label, gpiochipN or /dev/gpiochipN"),
             ConfigKey(
                 "line", .anyOf([.int(lineOffsets, unit: ""), .label]),
-                "with chip: the line's offset (\(lineOffsets.lowerBound)…\(lineOffsets.upperBound)) or its name, e.g. "
-                    + "GPIO17")
+                "with chip: the line's offset (\(lineOffsets.lowerBound)…\(lineOffsets.upperBound)) or its name, "
+                    + "e.g. GPIO17")
         ]
     }
 

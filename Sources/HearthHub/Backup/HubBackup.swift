@@ -20,7 +20,9 @@ public struct BackupPlace: Sendable {
     /// so that a restored configuration that does not start after all is rolled back like a saved one.
     public var pendingMarker: String?
 
-    public init(configFile: String, stateDirectory: String, hardware: any HardwareProvider, pendingMarker: String? = nil) {
+    public init(
+        configFile: String, stateDirectory: String, hardware: any HardwareProvider, pendingMarker: String? = nil
+    ) {
         self.configFile = configFile
         self.stateDirectory = stateDirectory
         self.hardware = hardware
@@ -122,7 +124,9 @@ public enum HubBackup {
     /// `mqtt.<key>`'s node in a configuration's text, if it is there.
     private static func mqttNode(_ text: [UInt8], key: String, file: String) -> YAMLNode? {
         // No secrets store: the names of `!secret` values are enough, and their values are never read here.
-        let root = ConfigValue.parse(text, file: file, diagnostics: ConfigDiagnostics(), secrets: SecretStore(file: "/nonexistent/secrets.yaml", diagnostics: ConfigDiagnostics()))
+        let root = ConfigValue.parse(
+            text, file: file, diagnostics: ConfigDiagnostics(),
+            secrets: SecretStore(file: "/nonexistent/secrets.yaml", diagnostics: ConfigDiagnostics()))
         guard case .mapping(let top)? = root?.node.value,
             case .mapping(let mqtt)? = top.first(where: { $0.key == "mqtt" })?.value.value
         else { return nil }
@@ -164,7 +168,11 @@ public enum HubBackup {
         func undo() {
             unlink(candidate)
             if let b = boardWritten {
-                if let old = b.old { try? BackupFiles.writeAtomically(b.path, old, mode: 0o644) } else { unlink(b.path) }
+                if let old = b.old {
+                    try? BackupFiles.writeAtomically(b.path, old, mode: 0o644)
+                } else {
+                    unlink(b.path)
+                }
             }
         }
         // The board the archive's configuration names, as this hub resolves it.
@@ -186,7 +194,8 @@ public enum HubBackup {
                                 + "folder \(directory); copy it there by hand, or name a board in that folder")
                     }
                     boardWritten = (read.boardFile, current)
-                    do throws(BackupError) { try BackupFiles.writeAtomically(read.boardFile, board, mode: 0o644) } catch {
+                    do throws(BackupError) { try BackupFiles.writeAtomically(read.boardFile, board, mode: 0o644) } catch
+                    {
                         undo()
                         throw error
                     }

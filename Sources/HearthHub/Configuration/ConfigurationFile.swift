@@ -108,18 +108,25 @@ public final class ConfigurationFile: Sendable {
         unlink(pendingPath)
         guard let last = Self.read(lastStartedPath) else {
             logger.critical(
-                "the configuration saved from the web page did not start, and there is no \(lastStartedPath) to go back to")
+                """
+                the configuration saved from the web page did not start, and there is no \(lastStartedPath) to go back \
+                to
+                """)
             return false
         }
         do throws(ConfigurationFileError) {
             if let failed = Self.read(path) { try Self.write(failed, to: rejectedPath, mode: 0o600, flush: false) }
             try Self.write(last, to: path, mode: Self.mode(of: path) ?? 0o644, flush: true)
         } catch {
-            logger.critical("the configuration saved from the web page did not start and cannot be rolled back: \(error)")
+            logger.critical(
+                "the configuration saved from the web page did not start and cannot be rolled back: \(error)")
             return false
         }
         logger.critical(
-            "the configuration saved from the web page did not start: it was rolled back to the last one that started (the one that failed is kept as \(rejectedPath)); restarting")
+            """
+            the configuration saved from the web page did not start: it was rolled back to the last one that started \
+            (the one that failed is kept as \(rejectedPath)); restarting
+            """)
         return true
     }
 

@@ -117,7 +117,8 @@ public struct HubConfiguration {
                 if WebSettings.isAddress(listen) {
                     config.web.listen = listen
                 } else {
-                    web["listen"]?.problem("'\(listen)' is not an IP address; write one such as 0.0.0.0, :: or 127.0.0.1")
+                    web["listen"]?.problem(
+                        "'\(listen)' is not an IP address; write one such as 0.0.0.0, :: or 127.0.0.1")
                 }
             }
             if let port = web.int("port") { config.web.port = port }
@@ -127,14 +128,18 @@ public struct HubConfiguration {
         if let hub = top.required("hub")?.mapping(Keys.hub) {
             if let id = hub.text("id") {
                 // The key's pattern has said everything but this one (a NUL, written as "\0").
-                if let problem = TopicScheme.problem(withLevel: id) { hub["id"]?.problem("the hub id cannot be used: \(problem)") }
+                if let problem = TopicScheme.problem(withLevel: id) {
+                    hub["id"]?.problem("the hub id cannot be used: \(problem)")
+                }
                 config.hubID = id
             }
             if let name = hub.text("board", required: true), let board = hub["board"] {
                 if let path = resolveBoard(name, near: directory) {
                     config.boardFile = path
                 } else {
-                    board.problem("no board file '\(name)'; looked for \(boardCandidates(name, near: directory).joined(separator: ", "))")
+                    board.problem(
+                        "no board file '\(name)'; looked for "
+                            + "\(boardCandidates(name, near: directory).joined(separator: ", "))")
                 }
             }
             if let dir = hub.text("stateDirectory") { config.stateDirectory = absolute(dir, near: directory) }
@@ -160,7 +165,8 @@ public struct HubConfiguration {
         for device in top.required("devices")?.list ?? [] {
             guard let d = readDevice(device, mirrors: &config.mirrors) else { continue }
             if let first = seen[d.configuration.id] {
-                device.problem("the device id '\(d.configuration.id)' is already used on line \(first); ids must be unique")
+                device.problem(
+                    "the device id '\(d.configuration.id)' is already used on line \(first); ids must be unique")
                 continue
             }
             seen[d.configuration.id] = device.line
@@ -168,7 +174,9 @@ public struct HubConfiguration {
         }
         readGroups(top["groups"]?.list ?? [], into: &config.devices)
         for binding in top["bindings"]?.list ?? [] {
-            if let b = readBinding(binding, hub: config.hubID, devices: config.devices) { config.peerBindings.append(b) }
+            if let b = readBinding(binding, hub: config.hubID, devices: config.devices) {
+                config.peerBindings.append(b)
+            }
         }
         return config
     }
@@ -188,7 +196,9 @@ public struct HubConfiguration {
             let name = m.text("name") ?? ""
             var scenes: [String: Value] = [:]
             for sceneValue in m["scenes"]?.list ?? [] {
-                guard let sm = sceneValue.mapping(Keys.scene), let sceneID = sm.int("id", required: true) else { continue }
+                guard let sm = sceneValue.mapping(Keys.scene), let sceneID = sm.int("id", required: true) else {
+                    continue
+                }
                 if scenes["\(id)/\(sceneID)"] != nil { sm["id"]?.problem("scene \(sceneID) is already in group \(id)") }
                 var values: [String: Value] = [:]
                 for (traitName, traitValue) in sm.required("values")?.mapping(Keys.sceneValues)?.values ?? [] {
@@ -197,22 +207,29 @@ public struct HubConfiguration {
                     var attributes: [String: Value] = [:]
                     for (attributeName, v) in tm.values {
                         guard let a = server.descriptor.attribute(named: attributeName),
-                              let value = value(v, type: a.type, constraint: a.constraint, nullable: false, name: attributeName)
+                            let value = value(
+                                v, type: a.type, constraint: a.constraint, nullable: false, name: attributeName)
                         else { continue }
                         attributes[String(a.id)] = value
                     }
                     values[String(server.descriptor.clusterID)] = .structure(attributes)
                 }
-                let ms = sm.duration("transitionTime").map { Int($0.components.seconds) * 1000 + Int($0.components.attoseconds / 1_000_000_000_000_000) } ?? 0
-                scenes["\(id)/\(sceneID)"] = .structure(["name": .string(sm.text("name") ?? ""), "transitionTime": .int(ms),
-                                                         "values": .structure(values)])
+                let ms =
+                    sm.duration("transitionTime").map {
+                        Int($0.components.seconds) * 1000 + Int($0.components.attoseconds / 1_000_000_000_000_000)
+                    } ?? 0
+                scenes["\(id)/\(sceneID)"] = .structure([
+                    "name": .string(sm.text("name") ?? ""), "transitionTime": .int(ms),
+                    "values": .structure(values)
+                ])
             }
             for member in m.required("members")?.list ?? [] {
                 guard let deviceID = member.string else { continue }
                 guard let d = devices.firstIndex(where: { $0.configuration.id == deviceID }) else {
-                    member.problem("no device '\(deviceID)' on this hub; a group's members are this hub's devices (each hub "
-                                   + "lists its own under the same group id); devices: "
-                                   + devices.map(\.configuration.id).joined(separator: ", "))
+                    member.problem(
+                        "no device '\(deviceID)' on this hub; a group's members are this hub's devices (each hub "
+                            + "lists its own under the same group id); devices: "
+                            + devices.map(\.configuration.id).joined(separator: ", "))
                     continue
                 }
                 var joined = false
@@ -227,8 +244,9 @@ public struct HubConfiguration {
                     devices[d].configuration.types[t] = type
                 }
                 if !joined {
-                    member.problem("device '\(deviceID)' cannot be in a group: none of its own types has groups (lights and "
-                                   + "plugs do: OnOffLight, DimmableLight, OnOffPlugInUnit)")
+                    member.problem(
+                        "device '\(deviceID)' cannot be in a group: none of its own types has groups (lights and "
+                            + "plugs do: OnOffLight, DimmableLight, OnOffPlugInUnit)")
                 }
             }
         }
@@ -254,7 +272,9 @@ public struct HubConfiguration {
     }
 
     /// `{from: hall-switch, event: press, to: {hub: garage, device: lamp, trait: onOff, command: toggle, args: {…}}}`
-    static func readBinding(_ value: ConfigValue, hub: String, devices: [Device]) -> (binding: PeerBinding, target: ConfigMap)? {
+    static func readBinding(_ value: ConfigValue, hub: String, devices: [Device]) -> (
+        binding: PeerBinding, target: ConfigMap
+    )? {
         guard let m = value.mapping(Keys.binding), let fromValue = m.required("from"), let from = m.text("from"),
               let to = m.required("to")?.mapping(Keys.bindingTarget) else { return nil }
         if let d = devices.first(where: { $0.configuration.id == from }) {
@@ -275,7 +295,8 @@ public struct HubConfiguration {
         let targetHub = topicLevel(to, "hub") ?? hub
         let trait = to.text("trait", required: true)
         let command = to.text("command", required: true)
-        guard let deviceValue = to.required("device"), let device = topicLevel(to, "device"), let trait, let command else {
+        guard let deviceValue = to.required("device"), let device = topicLevel(to, "device"), let trait, let command
+        else {
             return nil
         }
         if targetHub == hub && !devices.contains(where: { $0.configuration.id == device }) {
@@ -288,7 +309,9 @@ public struct HubConfiguration {
                     typeValue.problem("\(name) cannot have trait '\(trait)'")
                 }
             } else {
-                typeValue.problem("unknown device type '\(name)'; known: \(DeviceTypeDescriptor.catalogue.map(\.name).joined(separator: ", "))")
+                typeValue.problem(
+                    "unknown device type '\(name)'; known: "
+                        + "\(DeviceTypeDescriptor.catalogue.map(\.name).joined(separator: ", "))")
             }
         }
         var arguments: JSON = .object([])
@@ -346,7 +369,9 @@ public struct HubConfiguration {
             var wrong = false
             for (key, value) in to["args"]?.anyMapping?.values ?? [] {
                 guard let field = command.fields.first(where: { $0.name == key }) else {
-                    let known = command.fields.isEmpty ? "it takes none" : "its fields are " + command.fields.map(\.name).joined(separator: ", ")
+                    let known =
+                        command.fields.isEmpty
+                        ? "it takes none" : "its fields are " + command.fields.map(\.name).joined(separator: ", ")
                     problem(value, "\(command.name) has no field '\(key)'; \(known)")
                     wrong = true
                     continue
@@ -363,7 +388,9 @@ public struct HubConfiguration {
             }
             // What is left: fields the command needs and the binding leaves out.
             if !wrong {
-                do throws(HomeError) { _ = try command.validate(values) } catch { problem(to["args"] ?? to.owner, error.message) }
+                do throws(HomeError) { _ = try command.validate(values) } catch {
+                    problem(to["args"] ?? to.owner, error.message)
+                }
             }
         }
     }
@@ -375,13 +402,17 @@ public struct HubConfiguration {
         // One home for every device first: when it builds, no device has a problem, and start-up has not built
         // (and thrown away) a home per device — a thousand homes, each with its lane and its lock, for 1,000
         // devices. Only when it fails is each device built alone, to name every device with a problem.
-        if (try? Home(devices: devices.map(\.configuration), clock: ManualClock(), registry: registry)) != nil { return }
+        if (try? Home(devices: devices.map(\.configuration), clock: ManualClock(), registry: registry)) != nil {
+            return
+        }
         for (configuration, line, column) in devices {
             do throws(HomeError) {
                 _ = try Home(devices: [configuration], clock: ManualClock(), registry: registry)
             } catch {
-                diagnostics.add(ConfigProblem(file: file, line: line, column: column, path: "devices(\(configuration.id))",
-                                              message: error.message))
+                diagnostics.add(
+                    ConfigProblem(
+                        file: file, line: line, column: column, path: "devices(\(configuration.id))",
+                        message: error.message))
             }
         }
     }
@@ -413,7 +444,9 @@ public struct HubConfiguration {
             tls.certificateFile = t.text("certFile").map { absolute($0, near: directory) }
             tls.keyFile = t.text("keyFile").map { absolute($0, near: directory) }
             if let verify = t.bool("verify") { tls.verifyPeer = verify }
-            if tls.caFile == nil && tls.verifyPeer { t.owner.problem("missing 'caFile' (the CA that signed the broker's certificate), or verify: false") }
+            if tls.caFile == nil && tls.verifyPeer {
+                t.owner.problem("missing 'caFile' (the CA that signed the broker's certificate), or verify: false")
+            }
             config.mqtt.tls = tls
         }
         if let p = m.text("protocol") {
@@ -425,7 +458,9 @@ public struct HubConfiguration {
     static func readDevice(_ value: ConfigValue, mirrors: inout [MirrorRoute]) -> Device? {
         guard let m = value.mapping(Keys.device) else { return nil }
         guard let id = m.text("id", required: true) else { return nil }
-        if let problem = TopicScheme.problem(withLevel: id) { m["id"]?.problem("the device id cannot be used: \(problem)") }
+        if let problem = TopicScheme.problem(withLevel: id) {
+            m["id"]?.problem("the device id cannot be used: \(problem)")
+        }
         var device = DeviceConfiguration(id: id, name: m.text("name") ?? id, types: [])
         device.roomID = m.text("room")
         device.structureID = m.text("structure")
@@ -443,7 +478,9 @@ public struct HubConfiguration {
         for tm in typeValues {
             guard let typeValue = tm.required("type"), let name = typeValue.string else { continue }
             guard let type = DeviceTypeDescriptor.named(name) else {
-                typeValue.problem("unknown device type '\(name)'; known: \(DeviceTypeDescriptor.catalogue.map(\.name).joined(separator: ", "))")
+                typeValue.problem(
+                    "unknown device type '\(name)'; known: "
+                        + "\(DeviceTypeDescriptor.catalogue.map(\.name).joined(separator: ", "))")
                 continue
             }
             var typeConfig = DeviceTypeConfiguration(type, isPrimary: tm["primary"] == nil ? nil : tm.bool("primary"))
@@ -519,7 +556,7 @@ public struct HubConfiguration {
             var fields: [String: Value] = [:]
             for f in s.fields {
                 guard let fv = m.required(f.name),
-                      let field = value(fv, type: f.type, constraint: f.constraint, nullable: f.isNullable, name: f.name)
+                    let field = value(fv, type: f.type, constraint: f.constraint, nullable: f.isNullable, name: f.name)
                 else { return nil }
                 fields[f.name] = field
             }
@@ -561,7 +598,9 @@ public struct HubConfiguration {
         if !path.hasPrefix("/") {
             var buffer = [CChar](repeating: 0, count: 4096)
             if getcwd(&buffer, buffer.count) != nil {
-                path = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) + "/" + path
+                path =
+                    String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) + "/"
+                    + path
             }
         }
         guard let slash = path.lastIndex(of: "/") else { return "." }

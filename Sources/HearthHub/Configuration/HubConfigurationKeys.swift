@@ -14,22 +14,32 @@ extension HubConfiguration {
         static let id = ConfigShape.textMatching("^[^/+#]+$", hint: idHint)
 
         public static var root: ConfigSection {
-            ConfigSection([
-                ConfigKey("hub", .section(hub), required: true, "the hub's id, board and where it keeps its state"),
-                ConfigKey("mqtt", .section(mqtt), "the MQTT broker (default 127.0.0.1:1883, no credentials)"),
-                ConfigKey("devices", .list(.named("device", .section(device))), required: true, "the devices of this hub"),
-                ConfigKey("peers", .list(.section(peer)), "other hubs this one routes commands to or mirrors"),
-                ConfigKey("bindings", .list(.section(binding)),
-                          "switch events that send a command to a device, on this hub or another"),
-                ConfigKey("groups", .list(.named("group", .section(group))),
-                          "groups of this hub's lights and plugs, and their scenes (docs/clusters/groups.md)"),
-                ConfigKey("homeAssistant", .section(homeAssistant),
-                          "Home Assistant MQTT discovery (docs/home-assistant.md); on by default"),
-                ConfigKey("web", .section(web), "the hub's own web page and its JSON API (docs/web-api.md); on by default"),
-                ConfigKey("matter", .section(matter),
-                          "the hub as a Matter node (docs/matter.md); on by default on a board, off on the simulated one"),
-            ], help: "A Hearth hub configuration (hearth.yaml). docs/configuration.md explains every key.",
-            extraKeys: anchorKeys)
+            ConfigSection(
+                [
+                    ConfigKey("hub", .section(hub), required: true, "the hub's id, board and where it keeps its state"),
+                    ConfigKey("mqtt", .section(mqtt), "the MQTT broker (default 127.0.0.1:1883, no credentials)"),
+                    ConfigKey(
+                        "devices", .list(.named("device", .section(device))), required: true,
+                        "the devices of this hub"),
+                    ConfigKey("peers", .list(.section(peer)), "other hubs this one routes commands to or mirrors"),
+                    ConfigKey(
+                        "bindings", .list(.section(binding)),
+                        "switch events that send a command to a device, on this hub or another"),
+                    ConfigKey(
+                        "groups", .list(.named("group", .section(group))),
+                        "groups of this hub's lights and plugs, and their scenes (docs/clusters/groups.md)"),
+                    ConfigKey(
+                        "homeAssistant", .section(homeAssistant),
+                        "Home Assistant MQTT discovery (docs/home-assistant.md); on by default"),
+                    ConfigKey(
+                        "web", .section(web), "the hub's own web page and its JSON API (docs/web-api.md); on by default"
+                    ),
+                    ConfigKey(
+                        "matter", .section(matter),
+                        "the hub as a Matter node (docs/matter.md); on by default on a board, off on the simulated "
+                            + "one"),
+                ], help: "A Hearth hub configuration (hearth.yaml). docs/configuration.md explains every key.",
+                extraKeys: anchorKeys)
         }
 
         /// Top-level `x-…` keys are ignored, so a file can hold anchors to repeat (`x-relay: &relay {…}`), as
@@ -44,47 +54,64 @@ extension HubConfiguration {
 
         static let web = ConfigSection([
             ConfigKey("enabled", .bool, "serve the web page; default true"),
-            ConfigKey("listen", .text,
-                      "the address to listen on: 0.0.0.0 (every IPv4 interface, the default), :: (IPv6 too) or 127.0.0.1 "
-                      + "(this machine only, e.g. behind a reverse proxy)"),
+            ConfigKey(
+                "listen", .text,
+                "the address to listen on: 0.0.0.0 (every IPv4 interface, the default), :: (IPv6 too) or 127.0.0.1 "
+                    + "(this machine only, e.g. behind a reverse proxy)"),
             ConfigKey("port", .int(1...65535, unit: ""), "the TCP port; default \(WebSettings.defaultPort)"),
-            ConfigKey("tls", .section(webTLS), "serve the page over HTTPS with this certificate and key; default plain HTTP"),
+            ConfigKey(
+                "tls", .section(webTLS), "serve the page over HTTPS with this certificate and key; default plain HTTP"),
         ])
 
         static let webTLS = ConfigSection([
-            ConfigKey("certificate", .text, required: true,
-                      "the page's certificate (PEM), then any intermediate certificates; relative to this file"),
-            ConfigKey("key", .text, required: true,
-                      "the certificate's private key (PEM, not encrypted), readable by its owner only; relative to this file"),
+            ConfigKey(
+                "certificate", .text, required: true,
+                "the page's certificate (PEM), then any intermediate certificates; relative to this file"),
+            ConfigKey(
+                "key", .text, required: true,
+                "the certificate's private key (PEM, not encrypted), readable by its owner only; relative to this "
+                    + "file"),
         ])
 
         static let matter = ConfigSection([
             ConfigKey("enabled", .bool, "be a Matter node; default true on a board, false on the simulated board"),
             ConfigKey("port", .int(1...65535, unit: ""), "the UDP port Matter listens on; default 5540"),
-            ConfigKey("interfaces", .list(.text),
-                      "the network interfaces Matter announces on with mDNS (its UDP port is open on every address); default every interface but loopback"),
-            ConfigKey("bridge", .choice(MatterSettings.BridgeScope.allCases.map(\.rawValue)),
-                      "whose devices the Matter bridge shows: hub (this hub's own) or home (its peers' too, each reached "
-                      + "through its owner; for one hub of a home); default hub"),
-            ConfigKey("discriminator", .int(0...MatterSettings.discriminators.upperBound, unit: ""),
-                      "a fixed 12-bit discriminator, for tests; default one chosen at the first start and kept"),
-            ConfigKey("passcode", .int(MatterSettings.passcodes, unit: ""),
-                      "a fixed setup passcode, for tests (not 11111111, 12345678 and the like); default one chosen at "
-                      + "the first start and kept, readable by the hub alone"),
+            ConfigKey(
+                "interfaces", .list(.text),
+                "the network interfaces Matter announces on with mDNS (its UDP port is open on every address); "
+                    + "default every interface but loopback"
+            ),
+            ConfigKey(
+                "bridge", .choice(MatterSettings.BridgeScope.allCases.map(\.rawValue)),
+                "whose devices the Matter bridge shows: hub (this hub's own) or home (its peers' too, each reached "
+                    + "through its owner; for one hub of a home); default hub"),
+            ConfigKey(
+                "discriminator", .int(0...MatterSettings.discriminators.upperBound, unit: ""),
+                "a fixed 12-bit discriminator, for tests; default one chosen at the first start and kept"),
+            ConfigKey(
+                "passcode", .int(MatterSettings.passcodes, unit: ""),
+                "a fixed setup passcode, for tests (not 11111111, 12345678 and the like); default one chosen at "
+                    + "the first start and kept, readable by the hub alone"),
         ])
 
         static let hub = ConfigSection([
             ConfigKey("id", id, "the hub's id in MQTT topics; default: the host name"),
-            ConfigKey("board", .text, required: true,
-                      "a board in boards/ (sim, rpi4, rpi5, rpi-zero-2w, qemu-gpio-sim) or a path to a board file"),
-            ConfigKey("stateDirectory", .text, "where names, rooms and settings survive restarts; default /var/lib/hearth"),
+            ConfigKey(
+                "board", .text, required: true,
+                "a board in boards/ (sim, rpi4, rpi5, rpi-zero-2w, qemu-gpio-sim) or a path to a board file"),
+            ConfigKey(
+                "stateDirectory", .text, "where names, rooms and settings survive restarts; default /var/lib/hearth"),
             ConfigKey("logLevel", .choice(HubConfiguration.logLevels), "how much hearthd logs; default info"),
-            ConfigKey("stepsPerSecond", .int(1...200, unit: " steps per second"),
-                      "how often a dimmer's output moves during a transition; default 50"),
-            ConfigKey("heartbeat", .duration(.seconds(Heartbeat.intervals.lowerBound) ... .seconds(Heartbeat.intervals.upperBound),
-                                             defaultUnit: "s"),
-                      "how often this hub tells hubs across a bridge it is alive, in whole seconds (1s…1h); they show it "
-                      + "offline after 2 silent intervals; default 10s when a peer is route: remote, otherwise none"),
+            ConfigKey(
+                "stepsPerSecond", .int(1...200, unit: " steps per second"),
+                "how often a dimmer's output moves during a transition; default 50"),
+            ConfigKey(
+                "heartbeat",
+                .duration(
+                    .seconds(Heartbeat.intervals.lowerBound) ... .seconds(Heartbeat.intervals.upperBound),
+                    defaultUnit: "s"),
+                "how often this hub tells hubs across a bridge it is alive, in whole seconds (1s…1h); they show it "
+                    + "offline after 2 silent intervals; default 10s when a peer is route: remote, otherwise none"),
         ])
 
         static let mqtt = ConfigSection([
@@ -113,10 +140,12 @@ extension HubConfiguration {
 
         static let peer = ConfigSection([
             ConfigKey("hub", id, required: true, "the peer hub's id"),
-            ConfigKey("route", .choice(["local", "remote"]),
-                      "local (default: on this broker) or remote (across a bridge: also watched by its heartbeat)"),
-            ConfigKey("timeout", .duration(.milliseconds(100) ... .seconds(60), defaultUnit: "s"),
-                      "how long a request forwarded to it waits for its answer (100ms…60s); default 3s, 5s when remote"),
+            ConfigKey(
+                "route", .choice(["local", "remote"]),
+                "local (default: on this broker) or remote (across a bridge: also watched by its heartbeat)"),
+            ConfigKey(
+                "timeout", .duration(.milliseconds(100) ... .seconds(60), defaultUnit: "s"),
+                "how long a request forwarded to it waits for its answer (100ms…60s); default 3s, 5s when remote"),
         ])
 
         static let group = ConfigSection([
@@ -131,10 +160,14 @@ extension HubConfiguration {
         static let scene = ConfigSection([
             ConfigKey("id", .int(0...254, unit: ""), required: true, "the scene id (0…254), unique in the group"),
             ConfigKey("name", .textUpTo(16), "the scene's name (at most 16 bytes)"),
-            ConfigKey("transitionTime", .duration(.zero ... .seconds(60000), defaultUnit: "ms"),
-                      "how long a recall takes (up to 60000s); default 0"),
-            ConfigKey("values", .section(sceneValues), required: true,
-                      "what the scene sets, by trait and attribute, e.g. {onOff: {onOff: true}, levelControl: {currentLevel: 80}}"),
+            ConfigKey(
+                "transitionTime", .duration(.zero ... .seconds(60000), defaultUnit: "ms"),
+                "how long a recall takes (up to 60000s); default 0"),
+            ConfigKey(
+                "values", .section(sceneValues), required: true,
+                "what the scene sets, by trait and attribute, e.g. {onOff: {onOff: true}, levelControl: "
+                    + "{currentLevel: 80}}"
+            ),
         ])
 
         /// Every scene-capable trait, with the attributes a scene stores of it.
@@ -142,17 +175,27 @@ extension HubConfiguration {
             ConfigSection(TraitRegistry.standard.servers.values.compactMap { server in
                 guard let capable = server as? any SceneCapable.Type else { return nil }
                 let d = server.descriptor
-                return ConfigKey(d.id.qualifiedName, .section(ConfigSection(capable.sceneAttributes.compactMap { id in
-                    d.attribute(id: id).map { ConfigKey($0.name, valueShape($0.type, constraint: $0.constraint, nullable: false), "\($0.type)") }
-                })), "the \(d.id.qualifiedName) attributes a scene stores")
+                    return ConfigKey(
+                        d.id.qualifiedName,
+                        .section(
+                            ConfigSection(
+                                capable.sceneAttributes.compactMap { id in
+                                    d.attribute(id: id).map {
+                                        ConfigKey(
+                                            $0.name, valueShape($0.type, constraint: $0.constraint, nullable: false),
+                                            "\($0.type)")
+                                    }
+                                })), "the \(d.id.qualifiedName) attributes a scene stores")
             }.sorted { $0.name < $1.name })
         }()
 
         static let binding = ConfigSection([
             ConfigKey("from", .text, required: true, "a local GenericSwitch device"),
-            ConfigKey("event", .choice(["press", "release", "latch", "any"]),
-                      "which switch events fire it; default press and latch"),
-            ConfigKey("to", .section(bindingTarget), required: true, "the command to send: {hub, device, trait, command}"),
+            ConfigKey(
+                "event", .choice(["press", "release", "latch", "any"]),
+                "which switch events fire it; default press and latch"),
+            ConfigKey(
+                "to", .section(bindingTarget), required: true, "the command to send: {hub, device, trait, command}"),
         ])
 
         static let bindingTarget = ConfigSection([
@@ -165,30 +208,43 @@ extension HubConfiguration {
                       "the command's fields; quoted values are text, a bitmap is a mapping of its flags"),
         ])
 
-        static let deviceKeys = ["id", "name", "room", "structure", "matter", "info", "type", "types", "traits", "binding"]
+        static let deviceKeys = [
+            "id", "name", "room", "structure", "matter", "info", "type", "types", "traits", "binding"
+        ]
         static let typeKeys = ["type", "primary", "traits", "binding", "mirror"]
 
         /// Built once: every device of the configuration is read against it, and it holds every device type's traits
         /// and binding kinds (building it per device was half of start-up with 1,000 devices).
         static let device: ConfigSection = {
-            ConfigSection([
-                ConfigKey("id", id, required: true, "a stable id, used in MQTT topics"),
-                ConfigKey("name", .text, "what users see; a user's rename wins once made; default the id"),
-                ConfigKey("room", .text, "the room's id"),
-                ConfigKey("structure", .text, "the structure's (home's) id"),
-                ConfigKey("matter", .bool, "on the hub's Matter bridge (when matter.enabled); default true"),
-                ConfigKey("info", infoShape, "basicInformation of the primary type: vendorName, productName, serialNumber, …"),
-                ConfigKey("type", .choice(typeNames), "the device type, when it has one (then traits and binding sit here too)"),
-                ConfigKey("types", .list(.named("deviceType", .section(deviceType))),
-                          "the device types, when it has several; the first is primary"),
-                ConfigKey("traits", .any, "trait settings by trait name (see the device type)"),
-                ConfigKey("binding", .any, "the hardware that drives the device type (see the device type)"),
-            ], rules: [
-                .atMostOne("types", "type", message: "'type' goes inside each entry of 'types' when 'types' is given"),
-                .atMostOne("types", "traits", message: "'traits' goes inside each entry of 'types' when 'types' is given"),
-                .atMostOne("types", "binding", message: "'binding' goes inside each entry of 'types' when 'types' is given"),
-                .atLeastOne("type", "types"),
-            ], cases: typeCases)
+            ConfigSection(
+                [
+                    ConfigKey("id", id, required: true, "a stable id, used in MQTT topics"),
+                    ConfigKey("name", .text, "what users see; a user's rename wins once made; default the id"),
+                    ConfigKey("room", .text, "the room's id"),
+                    ConfigKey("structure", .text, "the structure's (home's) id"),
+                    ConfigKey("matter", .bool, "on the hub's Matter bridge (when matter.enabled); default true"),
+                    ConfigKey(
+                        "info", infoShape,
+                        "basicInformation of the primary type: vendorName, productName, serialNumber, …"),
+                    ConfigKey(
+                        "type", .choice(typeNames),
+                        "the device type, when it has one (then traits and binding sit here too)"),
+                    ConfigKey(
+                        "types", .list(.named("deviceType", .section(deviceType))),
+                        "the device types, when it has several; the first is primary"),
+                    ConfigKey("traits", .any, "trait settings by trait name (see the device type)"),
+                    ConfigKey("binding", .any, "the hardware that drives the device type (see the device type)"),
+                ],
+                rules: [
+                    .atMostOne(
+                        "types", "type", message: "'type' goes inside each entry of 'types' when 'types' is given"),
+                    .atMostOne(
+                        "types", "traits", message: "'traits' goes inside each entry of 'types' when 'types' is given"),
+                    .atMostOne(
+                        "types", "binding", message: "'binding' goes inside each entry of 'types' when 'types' is given"
+                    ),
+                    .atLeastOne("type", "types"),
+                ], cases: typeCases)
         }()
 
         static let deviceType: ConfigSection = {
@@ -281,11 +337,13 @@ extension HubConfiguration {
         static func bindingShape(for typeName: String) -> ConfigShape {
             let kinds = BindingKindRegistry.standard.kinds(fitting: typeName)
             guard !kinds.isEmpty else { return .nullable(.section(ConfigSection([]))) }
-            return .section(ConfigSection(
-                [ConfigKey("kind", .choice(kinds.map(\.name)), required: true, "the kind of hardware binding")], closed: false,
-                cases: kinds.map {
-                    ConfigCase(when: "kind", is: $0.name, then: .named("binding.\($0.name)", .section($0.section)))
-                }))
+            return .section(
+                ConfigSection(
+                    [ConfigKey("kind", .choice(kinds.map(\.name)), required: true, "the kind of hardware binding")],
+                    closed: false,
+                    cases: kinds.map {
+                        ConfigCase(when: "kind", is: $0.name, then: .named("binding.\($0.name)", .section($0.section)))
+                    }))
         }
     }
 }

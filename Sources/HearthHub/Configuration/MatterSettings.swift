@@ -52,7 +52,8 @@ extension HubConfiguration {
         if let scope = m.text("bridge").flatMap(MatterSettings.BridgeScope.init(rawValue:)) { settings.bridge = scope }
         if let passcode = m.int("passcode") {
             if MatterSettings.trivialPasscodes.contains(passcode) {
-                m["passcode"]?.problem("\(passcode) is a passcode Matter forbids because it is guessed first; pick another")
+                m["passcode"]?.problem(
+                    "\(passcode) is a passcode Matter forbids because it is guessed first; pick another")
             } else {
                 settings.passcode = passcode
             }

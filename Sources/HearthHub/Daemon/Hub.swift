@@ -45,8 +45,11 @@ public final class Hub {
         public let exitStatus: Int32
     }
 
-    private init(home: Home, mqtt: MQTTHub, web: WebSettings, stateDirectory: String, logger: Logger, notifier: SystemdNotifier, startingMetadata: Logger.Metadata,
-                 services: [ServiceGroupConfiguration.ServiceConfiguration]) {
+    private init(
+        home: Home, mqtt: MQTTHub, web: WebSettings, stateDirectory: String, logger: Logger, notifier: SystemdNotifier,
+        startingMetadata: Logger.Metadata,
+        services: [ServiceGroupConfiguration.ServiceConfiguration]
+    ) {
         self.home = home
         self.mqtt = mqtt
         self.web = web
@@ -93,8 +96,10 @@ public final class Hub {
 
     /// Reads the configuration, restores the saved state, starts the hardware and builds the MQTT door; logs every
     /// problem that stops it (nothing was started then, and the hardware is released).
-    public static func assemble(_ source: HubConfiguration.Source, overrides: HubDaemon.Overrides = HubDaemon.Overrides(),
-                                hardware: any HardwareProvider, logger: Logger) -> Result<Hub, StartFailure> {
+    public static func assemble(
+        _ source: HubConfiguration.Source, overrides: HubDaemon.Overrides = HubDaemon.Overrides(),
+        hardware: any HardwareProvider, logger: Logger
+    ) -> Result<Hub, StartFailure> {
         func failed(_ status: Int32) -> Result<Hub, StartFailure> { .failure(StartFailure(exitStatus: status)) }
         var plan: HubDaemon.Plan
         switch HubDaemon.plan(source, hardware: hardware, logger: logger, checkingWithEngine: false) {
@@ -229,7 +234,8 @@ public final class Hub {
         ]
         var hubMatter: HubMatter?
         if matterEnabled {
-            guard let matter = MatterHub.service(config, home: home, door: MQTTBridgeDoor(hub: mqtt), logger: logger) else {
+            guard let matter = MatterHub.service(config, home: home, door: MQTTBridgeDoor(hub: mqtt), logger: logger)
+            else {
                 for (_, binding) in plan.bindings { binding.stop() }
                 return failed(HubDaemon.stateError)
             }
@@ -240,12 +246,17 @@ public final class Hub {
             hubMatter = HubMatter(administration: matter.administration, pairing: matter.pairing)
         }
         if let interval = SystemdNotifier.watchdogInterval, notifier.isActive {
-            services.append(.init(service: WatchdogService(notifier: notifier, interval: interval), serviceName: "watchdog"))
+            services.append(
+                .init(service: WatchdogService(notifier: notifier, interval: interval), serviceName: "watchdog"))
         }
-        let hub = Hub(home: home, mqtt: mqtt, web: config.web, stateDirectory: config.stateDirectory, logger: logger, notifier: notifier,
-                      startingMetadata: ["hub": "\(config.hubID)", "board": "\(plan.board.name)",
-                                         "devices": "\(home.deviceIDs.count)", "state": "\(store.file)"],
-                      services: services)
+        let hub = Hub(
+            home: home, mqtt: mqtt, web: config.web, stateDirectory: config.stateDirectory, logger: logger,
+            notifier: notifier,
+            startingMetadata: [
+                "hub": "\(config.hubID)", "board": "\(plan.board.name)",
+                "devices": "\(home.deviceIDs.count)", "state": "\(store.file)"
+            ],
+            services: services)
         hub.matter = hubMatter
         hub.secrets = secretsForLogs(
             configFile: source.file, mqtt: config.mqtt,

@@ -51,8 +51,10 @@ public enum HubDaemon {
         return diagnostics.problems
     }
 
-    package static func plan(configFile: String, hardware: any HardwareProvider, logger: Logger,
-                             diagnostics: ConfigDiagnostics, checkingWithEngine: Bool = true) -> Result<Plan, ConfigError> {
+    package static func plan(
+        configFile: String, hardware: any HardwareProvider, logger: Logger,
+        diagnostics: ConfigDiagnostics, checkingWithEngine: Bool = true
+    ) -> Result<Plan, ConfigError> {
         plan(HubConfiguration.Source(file: configFile, diagnostics: diagnostics), hardware: hardware, logger: logger,
              checkingWithEngine: checkingWithEngine)
     }
@@ -79,8 +81,9 @@ public enum HubDaemon {
             for (index, section) in device.bindings {
                 let type = d.types[index].type.name
                 let deviceLogger = logger.with(device: d.id, type: type)
-                let context = BindingContext(deviceID: d.id, typeName: type, board: board, hardware: backend, pins: pins,
-                                             log: { deviceLogger.notice("\($0)") })
+                let context = BindingContext(
+                    deviceID: d.id, typeName: type, board: board, hardware: backend, pins: pins,
+                    log: { deviceLogger.notice("\($0)") })
                 let problemsBefore = diagnostics.problems.count
                 guard let binding = hardware.makeBinding(section, context: context) else {
                     // Without a problem the plan would start the device with no hardware and no word of why.
@@ -106,8 +109,9 @@ public enum HubDaemon {
                     }()
                     for (name, value) in attributes.sorted(by: { $0.key < $1.key }) {
                         if let configured = d.types[index].traits[t].attributes[name], configured != value {
-                            section.problem("\(trait).\(name) is \(configured) in the device's traits but \(value) from "
-                                            + "this binding's hardware; leave it out of traits (the binding sets it)")
+                            section.problem(
+                                "\(trait).\(name) is \(configured) in the device's traits but \(value) from "
+                                    + "this binding's hardware; leave it out of traits (the binding sets it)")
                         }
                         d.types[index].traits[t].attributes[name] = value
                     }
@@ -150,9 +154,12 @@ public enum HubDaemon {
 
     public static func checkReport(configFile: String, hardware: any HardwareProvider) -> CheckReport {
         let diagnostics = ConfigDiagnostics()
-        switch plan(configFile: configFile, hardware: hardware, logger: Logger(label: "hearthd"), diagnostics: diagnostics) {
+        switch plan(
+            configFile: configFile, hardware: hardware, logger: Logger(label: "hearthd"), diagnostics: diagnostics)
+        {
         case .success(let plan): return CheckReport(problems: [], warnings: plan.warnings, summary: summary(of: plan))
-        case .failure(let error): return CheckReport(problems: error.problems, warnings: diagnostics.warnings, summary: [])
+        case .failure(let error):
+            return CheckReport(problems: error.problems, warnings: diagnostics.warnings, summary: [])
         }
     }
 
@@ -165,7 +172,9 @@ public enum HubDaemon {
         lines.append("hub \(c.hubID) on \(board)")
         var broker = "broker \(c.mqtt.host):\(c.mqtt.port)" + (c.mqtt.tls == nil ? "" : " over TLS")
         if c.mqtt.username != nil || c.mqtt.password != nil {
-            broker += ", with " + [c.mqtt.username == nil ? nil : "a user name", c.mqtt.password == nil ? nil : "a password"]
+            broker +=
+                ", with "
+                + [c.mqtt.username == nil ? nil : "a user name", c.mqtt.password == nil ? nil : "a password"]
                 .compactMap { $0 }.joined(separator: " and ")
         }
         lines.append(broker + ", topics \(c.prefix)/\(c.hubID)/…, state in \(c.stateDirectory)")
@@ -176,7 +185,9 @@ public enum HubDaemon {
             var typeTexts: [String] = []
             for (t, type) in device.types.enumerated() {
                 var text = type.type.name
-                if type.isMirrored, let m = c.mirrors.first(where: { $0.localDevice == device.id && $0.localType == type.type.name }) {
+                if type.isMirrored,
+                    let m = c.mirrors.first(where: { $0.localDevice == device.id && $0.localType == type.type.name })
+                {
                     text += " mirrored from \(m.peerHub)/\(m.peerDevice)"
                 } else if let b = bindings.firstIndex(where: { $0.type == t }),
                           let binding = plan.bindings.filter({ $0.device == device.id }).dropFirst(b).first?.binding {
@@ -219,7 +230,9 @@ public enum HubDaemon {
                             if groups[id]?.members.contains(device.configuration.id) == false {
                                 groups[id]?.members.append(device.configuration.id)
                             }
-                        } else if trait.id == .scenesManagement, let id = key.split(separator: "/").first.flatMap({ Int($0) }) {
+                        } else if trait.id == .scenesManagement,
+                            let id = key.split(separator: "/").first.flatMap({ Int($0) })
+                        {
                             groups[id, default: ("", [], [])].scenes.insert(key)
                         }
                     }
@@ -260,7 +273,9 @@ public enum HubDaemon {
             // The config filters without the hub's own publications (MQTT 5's no local): its clearing of a stale config
             // need not come back to it.
             subscribe: { [weak client] filter in
-                do throws(MQTTError) { try client?.subscribe(filter, options: MQTTSubscriptionOptions(noLocal: true)) } catch {
+                do throws(MQTTError) {
+                    try client?.subscribe(filter, options: MQTTSubscriptionOptions(noLocal: true))
+                } catch {
                     log("subscribe to \(filter) failed: \(error)")
                 }
             },
@@ -281,7 +296,9 @@ public enum HubDaemon {
         }
         home.observe { bridge.handle($0) }
         for filter in bridge.subscriptions {
-            do throws(MQTTError) { try client.subscribe(filter) } catch { log("subscribe to \(filter) failed: \(error)") }
+            do throws(MQTTError) { try client.subscribe(filter) } catch {
+                log("subscribe to \(filter) failed: \(error)")
+            }
         }
         return bridge
     }
@@ -350,9 +367,9 @@ extension YAMLNode {
 /// Every (re)connection publishes every device's document and, with Home Assistant discovery, every device's
 /// config, which libmosquitto copies into its queues and frees as the broker takes them (a QoS 1 config once
 /// acknowledged). Without the trim the hub's Private_Dirty would stay at the burst's peak for its whole life;
-/// without the fixed thresholds an arena's free top stays too (docs/benchmarks.md, "Memory"). The trim runs once, two seconds after the burst was queued (on a utility thread: it takes
-/// each arena's lock for a moment, never the engine's), by which time a broker on the LAN has long taken it; a trim
-/// that comes early only returns less.
+/// without the fixed thresholds an arena's free top stays too (docs/benchmarks.md, "Memory"). The trim runs once, two
+/// seconds after the burst was queued (on a utility thread: it takes each arena's lock for a moment, never the
+/// engine's), by which time a broker on the LAN has long taken it; a trim that comes early only returns less.
 public enum HeapTrim {
     /// Call first in a hub's process, before the configuration is read: the thresholds count from then.
     public static func atStart() {

@@ -23,7 +23,9 @@ extension Hub {
         var out = secretValues(besides: configFile)
         if let password = mqtt.password { out.append(password) }
         if let matter {
-            out += [String(matter.passcode), matter.manualCode, matter.manualCode.filter { $0 != "-" }, matter.qrPayload]
+            out += [
+                String(matter.passcode), matter.manualCode, matter.manualCode.filter { $0 != "-" }, matter.qrPayload
+            ]
         }
         return out
     }

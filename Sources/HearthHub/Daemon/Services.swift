@@ -114,13 +114,18 @@ struct PersistenceService: Service {
             }
             if let error {
                 if failure.record(error) {
-                    logger.error("state not saved: \(error); the previous state file is kept, the hub goes on serving and retries on its own",
-                                 metadata: ["file": "\(store.file)"])
+                    logger.error(
+                        """
+                        state not saved: \(error); the previous state file is kept, the hub goes on serving and \
+                        retries on its own
+                        """,
+                        metadata: ["file": "\(store.file)"])
                 }
             } else {
                 unsaved = false
                 if let attempts = failure.clear() {
-                    logger.notice("state saved again after \(attempts) failed attempts", metadata: ["file": "\(store.file)"])
+                    logger.notice(
+                        "state saved again after \(attempts) failed attempts", metadata: ["file": "\(store.file)"])
                 }
             }
         }

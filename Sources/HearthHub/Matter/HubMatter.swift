@@ -1,6 +1,6 @@
-// The running hub's Matter node as its web page administers it: the administration the `hearthd matter …` commands use
-// (`MatterAdministration`), the hub's own pairing values, and whether the node can be commissioned now — without a
-// fabric, or through a window that is open — with the window's remaining time on the node's clock.
+// The running hub's Matter node as its web page administers it: the administration the `hearthd matter …` commands
+// use (`MatterAdministration`), the hub's own pairing values, and whether the node can be commissioned now — without
+// a fabric, or through a window that is open — with the window's remaining time on the node's clock.
 
 public import HearthMatter
 
@@ -53,8 +53,9 @@ public struct HubMatter: Sendable {
                 var discriminator: UInt16?
                 if case .enhanced(_, let d) = info.kind { discriminator = d }
                 let left = max(0, info.deadline - now)
-                return Commissioning.Window(isEnhanced: discriminator != nil, discriminator: discriminator,
-                                            remainingSeconds: Int((left + 999) / 1000), openedByFabric: info.adminFabricIndex)
+                return Commissioning.Window(
+                    isEnhanced: discriminator != nil, discriminator: discriminator,
+                    remainingSeconds: Int((left + 999) / 1000), openedByFabric: info.adminFabricIndex)
             }
             return Commissioning(isCommissioned: !core.commissioning.fabrics.isEmpty, window: window)
         }

@@ -103,7 +103,8 @@ struct MQTTBridgeDoor: BridgeDoor {
         case .bool(let b): .bool(b)
         case .int(let i): .int(i)
         case .string(let s): .string(s)
-        case .structure(let fields): .object(fields.sorted { $0.key < $1.key }.map { (key: $0.key, value: untyped($0.value)) })
+        case .structure(let fields):
+            .object(fields.sorted { $0.key < $1.key }.map { (key: $0.key, value: untyped($0.value)) })
         case .list(let items): .array(items.map(untyped))
         }
     }

@@ -41,13 +41,16 @@ public final class MatterAdministration: Sendable {
     }
 
     /// Opens an enhanced commissioning window with a new random passcode and discriminator; returns them.
-    public func openWindow(timeoutSeconds: Int = defaultWindowSeconds) async throws(MatterAdministrationError) -> MatterPairing {
+    public func openWindow(timeoutSeconds: Int = defaultWindowSeconds) async throws(MatterAdministrationError)
+        -> MatterPairing
+    {
         do { try CommissioningWindow.checkTimeout(timeoutSeconds) } catch { throw .window(error) }
         let pairing: MatterPairing, verifier: PASEVerifier
         do {
             pairing = MatterPairing(passcode: try SetupPasscode.random(from: SecureRandom.bytes),
                                     discriminator: try SetupDiscriminator.random(from: SecureRandom.bytes))
-            verifier = try PASEVerifier.compute(passcode: pairing.passcode, salt: try SecureRandom.bytes(32), iterations: 1000)
+            verifier = try PASEVerifier.compute(
+                passcode: pairing.passcode, salt: try SecureRandom.bytes(32), iterations: 1000)
         } catch {
             throw .failed("no passcode could be made: \(error)")
         }
@@ -76,7 +79,8 @@ public final class MatterAdministration: Sendable {
         do throws(MatterAdministrationError) {
             switch request {
             case .fabrics: return .fabrics(fabrics())
-            case .openWindow(let seconds): return .window(try await openWindow(timeoutSeconds: seconds), timeoutSeconds: seconds)
+            case .openWindow(let seconds):
+                return .window(try await openWindow(timeoutSeconds: seconds), timeoutSeconds: seconds)
             case .remove(let index):
                 try await removeFabric(index)
                 return .done
@@ -96,15 +100,20 @@ final class MatterControlServer: Sendable {
     private let channel: any Channel
 
     /// Binds `path` (a stale socket file left by a hub that died is replaced) and restricts it to the hub's user.
-    static func start(path: String, administration: MatterAdministration,
-                      group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws(MatterHub.StateError) -> MatterControlServer {
-        guard path.utf8.count < 108 else { throw MatterHub.StateError(message: "the control socket's path \(path) is too long") }
+    static func start(
+        path: String, administration: MatterAdministration,
+        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) async throws(MatterHub.StateError) -> MatterControlServer {
+        guard path.utf8.count < 108 else {
+            throw MatterHub.StateError(message: "the control socket's path \(path) is too long")
+        }
         let channel: any Channel
         do {
             channel = try await ServerBootstrap(group: group)
                 .childChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(MatterControlHandler(administration: administration))
+                        try channel.pipeline.syncOperations.addHandler(
+                            MatterControlHandler(administration: administration))
                     }
                 }
                 .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true).get()
@@ -159,7 +168,9 @@ private final class MatterControlHandler: ChannelInboundHandler {
         Self.run(request, administration, on: channel)
     }
 
-    private static func run(_ request: MatterControlRequest, _ administration: MatterAdministration, on channel: any Channel) {
+    private static func run(
+        _ request: MatterControlRequest, _ administration: MatterAdministration, on channel: any Channel
+    ) {
         Task {
             let response = await administration.handle(request)
             answer(response, on: channel)
@@ -206,12 +217,16 @@ public enum MatterControlClient {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let pathBytes = Array(path.utf8)
-        guard pathBytes.count < MemoryLayout.size(ofValue: address.sun_path) else { throw .io("\(path) is too long for a socket") }
+        guard pathBytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            throw .io("\(path) is too long for a socket")
+        }
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
             for (i, byte) in pathBytes.enumerated() { raw[i] = byte }
         }
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         if connected != 0 {
             if errno == ENOENT || errno == ECONNREFUSED { throw .hubNotRunning(path: path) }

@@ -44,13 +44,16 @@ public enum MatterControlRequest: Sendable, Equatable {
         if let bad = body.first(where: { $0 < 0x20 || $0 > 0x7E }) {
             throw MatterControlError("a request is printable ASCII; byte 0x\(String(bad, radix: 16)) is not")
         }
-        let words = body.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+        let words = body.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false).map {
+            String(decoding: $0, as: UTF8.self)
+        }
         func number(_ word: String, _ what: String, _ range: ClosedRange<Int>) throws(MatterControlError) -> Int {
             // Decimal digits without a leading zero: one spelling per request.
             guard !word.isEmpty, word.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), word.utf8.count <= 6,
                   word == "0" || !word.hasPrefix("0"),
                   let value = Int(word), range.contains(value) else {
-                throw MatterControlError("\(what) is a number from \(range.lowerBound) to \(range.upperBound), not \"\(word)\"")
+                throw MatterControlError(
+                    "\(what) is a number from \(range.lowerBound) to \(range.upperBound), not \"\(word)\"")
             }
             return value
         }
@@ -86,7 +89,9 @@ public struct MatterFabricSummary: Sendable, Equatable {
     public var rootFingerprint: String
     public var label: String
 
-    public init(index: FabricIndex, fabricID: UInt64, vendorID: UInt16, nodeID: UInt64, rootFingerprint: String, label: String) {
+    public init(
+        index: FabricIndex, fabricID: UInt64, vendorID: UInt16, nodeID: UInt64, rootFingerprint: String, label: String
+    ) {
         self.index = index
         self.fabricID = fabricID
         self.vendorID = vendorID
@@ -107,8 +112,10 @@ public enum MatterControlResponse: Sendable, Equatable {
     public var text: String {
         switch self {
         case .fabrics(let fabrics):
-            "ok\n" + fabrics.map { f in
-                "fabric \(f.index) \(hex(f.fabricID)) \(hex(UInt64(f.vendorID), digits: 4)) \(hex(f.nodeID)) \(f.rootFingerprint) \(hexLabel(f.label))\n"
+            "ok\n"
+                + fabrics.map { f in
+                    "fabric \(f.index) \(hex(f.fabricID)) \(hex(UInt64(f.vendorID), digits: 4)) \(hex(f.nodeID)) "
+                        + "\(f.rootFingerprint) \(hexLabel(f.label))\n"
             }.joined()
         case .window(let pairing, let seconds): "ok\nwindow \(pairing.passcode) \(pairing.discriminator) \(seconds)\n"
         case .done: "ok\n"
@@ -119,7 +126,9 @@ public enum MatterControlResponse: Sendable, Equatable {
     /// Reads an answer to `request`.
     public init(parsing text: String, for request: MatterControlRequest) throws(MatterControlError) {
         let lines = text.split(separator: "\n", omittingEmptySubsequences: true)
-        guard let first = lines.first else { throw MatterControlError("the hub closed the connection without an answer") }
+        guard let first = lines.first else {
+            throw MatterControlError("the hub closed the connection without an answer")
+        }
         if first.hasPrefix("error ") { self = .error(String(first.dropFirst(6))); return }
         guard first == "ok" else { throw MatterControlError("the hub's answer is not understood: \(first)") }
         let rest = lines.dropFirst().map { $0.split(separator: " ").map(String.init) }

@@ -32,7 +32,8 @@ public struct MatterPairing: Sendable, Equatable {
     }
 
     var payload: SetupPayload {
-        SetupPayload(vendorID: Self.vendorID, productID: Self.productID, discriminator: discriminator, passcode: passcode)
+        SetupPayload(
+            vendorID: Self.vendorID, productID: Self.productID, discriminator: discriminator, passcode: passcode)
     }
 
     /// The manual pairing code grouped as people read it: 4-3-4 digits.
@@ -49,7 +50,8 @@ public struct MatterPairing: Sendable, Equatable {
     public func printable() -> String {
         var text = """
             Matter: pair this hub with the manual code \(manualCode) or the QR code \(qrPayload)
-            (a development device: vendor 0x\(String(Self.vendorID, radix: 16, uppercase: true)), product 0x\(String(Self.productID, radix: 16, uppercase: true)))
+            (a development device: vendor 0x\(String(Self.vendorID, radix: 16, uppercase: true)), \
+            product 0x\(String(Self.productID, radix: 16, uppercase: true)))
             """
         if let symbol = try? QRCodeSymbol(encoding: qrPayload) { text += "\n" + symbol.terminalText() }
         return text
@@ -66,7 +68,8 @@ public struct MatterPairing: Sendable, Equatable {
             if parts[0] == "passcode" { passcode = UInt32(parts[1]) }
             if parts[0] == "discriminator" { discriminator = UInt16(parts[1]) }
         }
-        guard let passcode, SetupPasscode.isValid(passcode), let discriminator, discriminator <= SetupDiscriminator.maximum
+        guard let passcode, SetupPasscode.isValid(passcode), let discriminator,
+            discriminator <= SetupDiscriminator.maximum
         else { return nil }
         self.init(passcode: passcode, discriminator: discriminator)
     }
@@ -103,7 +106,8 @@ public enum MatterHub {
         var pairing: MatterPairing
         if let text = try readFile(file) {
             guard let stored = MatterPairing(fileText: text) else {
-                throw StateError(message: "\(file) does not hold a valid passcode and discriminator: repair or remove it")
+                throw StateError(
+                    message: "\(file) does not hold a valid passcode and discriminator: repair or remove it")
             }
             pairing = stored
         } else {
@@ -121,7 +125,8 @@ public enum MatterHub {
     }
 
     /// The node's service for a hub, ready to run; nil with the reason logged when its state cannot be used.
-    static func service(_ config: HubConfiguration, home: Home, door: any BridgeDoor, logger: Logger) -> MatterService? {
+    static func service(_ config: HubConfiguration, home: Home, door: any BridgeDoor, logger: Logger) -> MatterService?
+    {
         let pairing: MatterPairing
         do { pairing = try Self.pairing(config.matter, stateDirectory: config.stateDirectory) } catch {
             logger.critical("matter: \(error)")
@@ -147,7 +152,10 @@ public enum MatterHub {
                                       verifier: MatterCertificateVerifier(), attestation: attestation,
                                       started: started, now: { clock.now })
         } catch {
-            logger.critical("matter: the node's state in \(directory(stateDirectory: config.stateDirectory)) cannot be used: \(error)")
+            logger.critical(
+                """
+                matter: the node's state in \(directory(stateDirectory: config.stateDirectory)) cannot be used: \(error)
+                """)
             return nil
         }
         // Every device of the hub on the node, as a bridge (docs/matter.md, "The bridge").
@@ -169,7 +177,8 @@ public enum MatterHub {
         }
         let verifier: PASEVerifier
         do {
-            verifier = try PASEVerifier.compute(passcode: pairing.passcode, salt: try SecureRandom.bytes(32), iterations: 1000)
+            verifier = try PASEVerifier.compute(
+                passcode: pairing.passcode, salt: try SecureRandom.bytes(32), iterations: 1000)
         } catch {
             logger.critical("matter: the PASE verifier cannot be made: \(error)")
             return nil
@@ -220,7 +229,9 @@ public enum MatterHub {
             }
         }
         // Made earlier with other modes, or by another tool: only the hub may enter it.
-        if chmod(path, 0o700) != 0 { throw StateError(message: "cannot restrict \(path): \(String(cString: strerror(errno)))") }
+        if chmod(path, 0o700) != 0 {
+            throw StateError(message: "cannot restrict \(path): \(String(cString: strerror(errno)))")
+        }
     }
 
     static func readFile(_ path: String) throws(StateError) -> String? {
@@ -274,18 +285,28 @@ struct MatterService: Service {
         do {
             try await node.start()
         } catch {
-            logger.critical("matter: \(error): another program holds the port, or the interface is missing; set matter.port, matter.interfaces or matter.enabled: false")
+            logger.critical(
+                """
+                matter: \(error): another program holds the port, or the interface is missing; set matter.port, \
+                matter.interfaces or matter.enabled: false
+                """)
             throw error
         }
-        logger.info("matter: listening on UDP port \(node.options.port), announcing on \(node.options.announceInterfaces.joined(separator: ", "))")
+        logger.info(
+            """
+            matter: listening on UDP port \(node.options.port), announcing on \
+            \(node.options.announceInterfaces.joined(separator: ", "))
+            """)
         if !node.isCommissioned {
             // The console and the journal only: never MQTT, never a file others read.
             let bytes = Array((pairing.printable() + "\n").utf8)
             _ = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
         }
         let control: MatterControlServer?
-        do { control = try await MatterControlServer.start(path: controlSocket, administration: administration) } catch {
-            logger.error("matter: \(error): `hearthd matter fabrics`, `open-window`, `remove` and `reset` cannot reach this hub")
+        do { control = try await MatterControlServer.start(path: controlSocket, administration: administration) } catch
+        {
+            logger.error(
+                "matter: \(error): `hearthd matter fabrics`, `open-window`, `remove` and `reset` cannot reach this hub")
             control = nil
         }
         try? await gracefulShutdown()

@@ -90,11 +90,14 @@ final class PeerBridgeFeed: Sendable {
                 var values: [String: Value] = [:]
                 if case .object(let attributes)? = owned["attributes"] {
                     for (key, json) in attributes {
-                        // As a mirror reads its owner: a value this hub's descriptor refuses is left out, never guessed.
+                        // As a mirror reads its owner: a value this hub's descriptor refuses is left out, never
+                        // guessed.
                         if let attribute = trait.attribute(named: key),
-                           let v = try? ValueCoding.value(json, as: attribute.type, what: key),
-                           (try? attribute.type.check(v, nullable: attribute.isNullable, constraint: attribute.constraint,
-                                                      what: key)) != nil {
+                            let v = try? ValueCoding.value(json, as: attribute.type, what: key),
+                            (try? attribute.type.check(
+                                v, nullable: attribute.isNullable, constraint: attribute.constraint,
+                                what: key)) != nil
+                        {
                             values[key] = v
                         }
                     }

@@ -4,8 +4,8 @@ import HearthMQTT
 
 /// Where the owner of a device answers a forwarded request straight to the client that asked another hub.
 ///
-/// Why: relayed, a forwarded request crossed the broker four times (client → hub A → owner → hub A → client) and
-/// took hub A twice; answered directly, three times and once (docs/peer-routing.md). Hub A still
+/// Why: relayed, a forwarded request crossed the broker four times (client → hub A → owner → hub A → client)
+/// and took hub A twice; answered directly, three times and once (docs/peer-routing.md). Hub A still
 /// hears the answer on its `answers` topic, so it ends the request's deadline and publishes the answer on its
 /// `responses` topic as before; it relays the answer to the client only when the owner did not say it answered.
 ///
@@ -27,7 +27,9 @@ struct DirectReply: Sendable, Equatable {
 
     /// The property a forwarded request carries.
     var encoded: MQTTUserProperty {
-        var members: [(String, JSON)] = [("topic", .string(topic)), ("transaction", transaction), ("device", .string(device))]
+        var members: [(String, JSON)] = [
+            ("topic", .string(topic)), ("transaction", transaction), ("device", .string(device))
+        ]
         if let correlationData { members.append(("correlationData", .string(Self.hex(correlationData)))) }
         return MQTTUserProperty(Self.property, JSON.object(members).text)
     }

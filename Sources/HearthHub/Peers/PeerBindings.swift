@@ -103,7 +103,9 @@ public final class PeerBindings: Sendable {
         }
         var request: [(key: String, value: JSON)] = []
         if let type = binding.type { request.append(("type", .string(type))) }
-        request += [("trait", .string(binding.trait)), ("command", .string(binding.command)), ("args", binding.arguments)]
+        request += [
+            ("trait", .string(binding.trait)), ("command", .string(binding.command)), ("args", binding.arguments)
+        ]
         let error = forwarder.send(.object(request), to: binding.hub, device: binding.device,
                                    transaction: transaction) { [weak self] outcome, sentAs in
             self?.finished(binding, attempt: attempt, transaction: sentAs, outcome)
@@ -118,8 +120,10 @@ public final class PeerBindings: Sendable {
                 log("binding \(binding.label) failed: \(response["error"]?["message"]?.text ?? response.text)")
             }
         case .failed(let error) where error.status == .timeout && attempt == 0:
-            log("binding \(binding.label): no answer from hub '\(binding.hub)' in \(forwarder.timeout(for: binding.hub)); "
-                + "sending it again once (run at most once)")
+            log(
+                "binding \(binding.label): no answer from hub '\(binding.hub)' in "
+                    + "\(forwarder.timeout(for: binding.hub)); "
+                    + "sending it again once (run at most once)")
             fire(binding, attempt: 1, transaction: transaction)
         case .failed(let error):
             log("binding \(binding.label) failed: \(error)")

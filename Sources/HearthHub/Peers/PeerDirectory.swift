@@ -187,7 +187,10 @@ public final class PeerDirectory: Sendable {
     /// Reads what a peer published on `what`, or nil (logged) when it is too large or not JSON.
     private func read(_ payload: [UInt8], limit: Int, key: String, what: String) -> JSON? {
         guard payload.count <= limit else {
-            complain(key, .tooLarge, "ignored \(what): \(payload.count) bytes, more than the \(limit) a hub reads; the last good one is kept")
+            complain(
+                key, .tooLarge,
+                "ignored \(what): \(payload.count) bytes, more than the \(limit) a hub reads; the last good one is kept"
+            )
             return nil
         }
         do {
@@ -233,7 +236,8 @@ public final class PeerDirectory: Sendable {
     /// `online` (not a retained copy) is proof of life, as a heartbeat is.
     @discardableResult
     func statusChanged(hub: String, payload: [UInt8], retained: Bool = true) -> ConnectivityState {
-        let announced: ConnectivityState = payload.isEmpty ? .unknown : payload == Array("online".utf8) ? .online : .offline
+        let announced: ConnectivityState =
+            payload.isEmpty ? .unknown : payload == Array("online".utf8) ? .online : .offline
         let now = clock.now
         let (status, heardAgain) = state.withLock { s -> (ConnectivityState, Bool) in
             s.peers[hub, default: Peer()].announced = announced
@@ -322,8 +326,10 @@ public final class PeerDirectory: Sendable {
             return gone.sorted { $0.0 < $1.0 }
         }
         for (hub, h) in gone {
-            log("hub '\(hub)' has not been heard from for \(h.interval * Heartbeat.silenceFactor) s (it sends a heartbeat every "
-                + "\(h.interval) s): its devices are offline until it is heard again")
+            log(
+                "hub '\(hub)' has not been heard from for \(h.interval * Heartbeat.silenceFactor) s (it sends a "
+                    + "heartbeat every "
+                    + "\(h.interval) s): its devices are offline until it is heard again")
             refreshMirrors(hub: hub)
             notify(.hub(hub))
         }
@@ -352,7 +358,9 @@ public final class PeerDirectory: Sendable {
             guard let read = read(payload, limit: Self.maximumSummaryBytes, key: key, what: what) else { return }
             guard case .array(let entries) = read,
                   entries.allSatisfy({ if case .string? = $0["id"] { true } else { false } }) else {
-                complain(key, .wrongShape, "ignored \(what): not a list of devices each with a string 'id'; the last good one is kept")
+                complain(
+                    key, .wrongShape,
+                    "ignored \(what): not a list of devices each with a string 'id'; the last good one is kept")
                 return
             }
             devices = entries.compactMap(PeerDevice.init)
@@ -370,10 +378,14 @@ public final class PeerDirectory: Sendable {
             let claimants = claimants.sorted()
             let claim = "claims/\(hub)/\(id)"
             if home.contains(id) {
-                complain(claim, .ownDevice, "hub '\(hub)' lists device '\(id)', which is this hub's own: requests for it are run here")
+                complain(
+                    claim, .ownDevice,
+                    "hub '\(hub)' lists device '\(id)', which is this hub's own: requests for it are run here")
             } else if !claimants.isEmpty {
-                complain(claim, .claimedTwice, "hubs \(([hub] + claimants).map { "'\($0)'" }.joined(separator: " and ")) all list device "
-                         + "'\(id)': requests for it on this hub are refused until only one does")
+                complain(
+                    claim, .claimedTwice,
+                    "hubs \(([hub] + claimants).map { "'\($0)'" }.joined(separator: " and ")) all list device "
+                        + "'\(id)': requests for it on this hub are refused until only one does")
             } else {
                 settled(claim)
             }
@@ -469,7 +481,9 @@ public final class PeerDirectory: Sendable {
             guard case .array(let types) = t else { return nil }
             return types.first { $0["type"] == .string(m.peerType) }
         }
-        guard let local = try? home.device(m.localDevice), let localType = local.type(named: m.localType) else { return }
+        guard let local = try? home.device(m.localDevice), let localType = local.type(named: m.localType) else {
+            return
+        }
         for trait in localType.traits {
             let name = trait.descriptor.id.qualifiedName
             let owned = type?["traits"]?[name]
@@ -485,9 +499,11 @@ public final class PeerDirectory: Sendable {
                     // supported — never guessed and never kept: clients, the state file and Home Assistant read
                     // this hub's values by the descriptor.
                     if let descriptor = trait.descriptor.attribute(named: key),
-                       let v = try? ValueCoding.value(json, as: descriptor.type, what: key),
-                       (try? descriptor.type.check(v, nullable: descriptor.isNullable, constraint: descriptor.constraint,
-                                                   what: key)) != nil {
+                        let v = try? ValueCoding.value(json, as: descriptor.type, what: key),
+                        (try? descriptor.type.check(
+                            v, nullable: descriptor.isNullable, constraint: descriptor.constraint,
+                            what: key)) != nil
+                    {
                         values[key] = v
                     }
                 }
@@ -543,9 +559,10 @@ public final class PeerDirectory: Sendable {
             guard let peer = s.peers[hub] else { return nil }
             let status = peer.status, linkUp = s.linkUp
             let listed = (peer.devices ?? []).filter { only == nil || $0.id == only }
-            return PeerView(connectivity: { Self.connectivity(status: status, linkUp: linkUp, route: route, ownerState: $0) },
-                            devices: listed.map { ($0.id, $0.owner) },
-                            documents: only.map { id in peer.documents[id].map { [id: $0] } ?? [:] } ?? peer.documents)
+            return PeerView(
+                connectivity: { Self.connectivity(status: status, linkUp: linkUp, route: route, ownerState: $0) },
+                devices: listed.map { ($0.id, $0.owner) },
+                documents: only.map { id in peer.documents[id].map { [id: $0] } ?? [:] } ?? peer.documents)
         }
     }
 

@@ -66,7 +66,9 @@ public final class PeerForwarder: Sendable {
         self.timeout = timeout
         var timeouts: [String: Duration] = [:]
         for p in peers where timeouts[p.hub] == nil {
-            if let t = p.timeout ?? (p.route == .remote ? PeerConfiguration.defaultRemoteTimeout : nil) { timeouts[p.hub] = t }
+            if let t = p.timeout ?? (p.route == .remote ? PeerConfiguration.defaultRemoteTimeout : nil) {
+                timeouts[p.hub] = t
+            }
         }
         self.timeouts = timeouts
     }
@@ -99,7 +101,9 @@ public final class PeerForwarder: Sendable {
         }
         let id = TraitID(qualifiedName: trait)
         let candidates = local.types.filter { ($0.descriptor.name == type || type == nil) && $0.trait(id) != nil }
-        guard candidates.count == 1, let m = directory.mirror(of: device, type: candidates[0].descriptor.name) else { return nil }
+        guard candidates.count == 1, let m = directory.mirror(of: device, type: candidates[0].descriptor.name) else {
+            return nil
+        }
         guard case .object(var members) = request.json else { return nil }
         members.removeAll { $0.key == "type" }
         members.append(("type", .string(m.peerType)))
@@ -153,7 +157,9 @@ public final class PeerForwarder: Sendable {
         }
         let status = directory.status(of: owner)
         guard status == .online else {
-            return .unavailable("hub '\(owner)' is \(status == .offline ? "offline" : "not heard from yet"); try again when it is online")
+            return .unavailable(
+                "hub '\(owner)' is \(status == .offline ? "offline" : "not heard from yet"); try again when it is "
+                    + "online")
         }
         guard case .object(var members) = request else { return .invalidCommand("a request must be an object") }
         let timeout = timeout(for: owner)
@@ -209,7 +215,8 @@ public final class PeerForwarder: Sendable {
         // The client waiting for it first, as `MQTTHub.respond` does: the broker then delivers it before it serves
         // `responses`' watchers.
         if let responseTopic {
-            try? outbox.publish(PeerOutbox.Message(topic: responseTopic, payload: bytes, correlationData: correlationData))
+            try? outbox.publish(
+                PeerOutbox.Message(topic: responseTopic, payload: bytes, correlationData: correlationData))
         }
         try? outbox.publish(PeerOutbox.Message(topic: topics.responses, payload: bytes))
     }
@@ -224,9 +231,13 @@ public final class PeerForwarder: Sendable {
             return Array(gone.values)
         }
         for p in failed {
-            p.completion(.failed(HomeError(.timeout, "hub '\(owner)' went offline before it answered: the request may have "
-                                           + "run there; read the device's state once the hub is back before sending it "
-                                           + "again")), p.transaction)
+            p.completion(
+                .failed(
+                    HomeError(
+                        .timeout,
+                        "hub '\(owner)' went offline before it answered: the request may have "
+                            + "run there; read the device's state once the hub is back before sending it "
+                            + "again")), p.transaction)
         }
     }
 
@@ -247,9 +258,13 @@ public final class PeerForwarder: Sendable {
             return due.values.sorted { $0.deadline < $1.deadline }
         }
         for p in expired {
-            p.completion(.failed(HomeError(.timeout, "hub '\(p.owner)' did not answer within \(p.timeout): the request may "
-                                           + "have run there (its answer may have been lost on the way back); read the "
-                                           + "device's state before sending it again")), p.transaction)
+            p.completion(
+                .failed(
+                    HomeError(
+                        .timeout,
+                        "hub '\(p.owner)' did not answer within \(p.timeout): the request may "
+                            + "have run there (its answer may have been lost on the way back); read the "
+                            + "device's state before sending it again")), p.transaction)
         }
     }
 

@@ -52,10 +52,13 @@ public final class PeerOutbox: Sendable {
     /// Publishes through `client` from now on.
     public func connect(to client: MQTTClient) {
         target.withLock {
-            $0 = Target(isConnected: { client.isConnected }, publish: { m in
-                try client.publish(m.topic, payload: m.payload, qos: m.qos, retain: m.retain, responseTopic: m.responseTopic,
-                                   correlationData: m.correlationData, userProperties: m.userProperties)
-            })
+            $0 = Target(
+                isConnected: { client.isConnected },
+                publish: { m in
+                    try client.publish(
+                        m.topic, payload: m.payload, qos: m.qos, retain: m.retain, responseTopic: m.responseTopic,
+                        correlationData: m.correlationData, userProperties: m.userProperties)
+                })
         }
     }
 

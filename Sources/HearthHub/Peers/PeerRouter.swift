@@ -22,7 +22,8 @@ public final class PeerRouter: Sendable {
     let directory: PeerDirectory
     let forwarder: PeerForwarder
     let bindings: PeerBindings
-    /// What this hub says on its heartbeat topic, every `interval` seconds; nil: it sends none (and clears any it sent).
+    /// What this hub says on its heartbeat topic, every `interval` seconds; nil: it sends none (and clears any it
+    /// sent).
     let heartbeat: Heartbeat?
     /// The peers across a bridge, whose heartbeats this hub listens to.
     let remotePeers: [String]
@@ -33,7 +34,8 @@ public final class PeerRouter: Sendable {
     ///   - timeout: how long a forwarded request or a binding's command waits for the answer of an owner on this broker
     ///     (a peer's own `timeout`, or `PeerConfiguration.defaultRemoteTimeout` across a bridge, wins).
     ///   - heartbeat: this hub's heartbeat, for the hubs that see it across a bridge; nil for none.
-    ///   - clock: keeps those deadlines and the whole-home document's publication window; the home's clock unless given.
+    ///   - clock: keeps those deadlines and the whole-home document's publication window; the home's clock unless
+    ///     given.
     ///   - outbox: where messages go; `attach` connects the hub's client to it.
     ///   - publicationWindow: milliseconds on `clock`: the whole-home document goes out once no change came for
     ///     this long (at the latest a second after the first), always the newest (`PublicationThrottle`).
@@ -48,7 +50,9 @@ public final class PeerRouter: Sendable {
         self.outbox = outbox
         self.heartbeat = heartbeat
         var remote: [String] = []
-        for p in peers where p.route == .remote && !remote.contains(p.hub) && p.hub != topics.hub { remote.append(p.hub) }
+        for p in peers where p.route == .remote && !remote.contains(p.hub) && p.hub != topics.hub {
+            remote.append(p.hub)
+        }
         remotePeers = remote
         directory = PeerDirectory(home: home, topics: topics, peers: peers, mirrors: mirrors,
                                   keepsEveryDocument: bridgesHome, outbox: outbox,
@@ -76,8 +80,8 @@ public final class PeerRouter: Sendable {
     /// What this hub listens to of its peers: only what it uses, so that a state change on one hub costs the
     /// others nothing unless they mirror that device (docs/peer-routing.md, "What a hub listens to"). Every
     /// peer's status and summary (presence, owners, the whole-home document); the documents of the devices this
-    /// hub mirrors (every peer's when it bridges the whole home); the answers to the requests it forwards, on its own `answers` topic; the heartbeats of the peers
-    /// across a bridge.
+    /// hub mirrors (every peer's when it bridges the whole home); the answers to the requests it forwards, on its own
+    /// `answers` topic; the heartbeats of the peers across a bridge.
     var subscriptions: [String] {
         if directory.keepsEveryDocument {
             return [topics.statusFilter, topics.summaryFilter, topics.documentFilter, topics.answers]
@@ -188,9 +192,9 @@ public final class PeerRouter: Sendable {
 
     /// One loop, one timer: sends this hub's heartbeat every interval while connected, and marks a peer across a bridge
     /// offline once it is silent past its bound (`PeerDirectory.silenceDue`), failing the requests that wait on it.
-    /// Why one: an idle hub's cost is its wake-ups (each a few thread switches), and a peer that is heard from keeps its
-    /// silence deadline past this hub's next beat, so the beats are the only wakes. A coarse timer: a beat a little late
-    /// is harmless, a peer's bound being two of its intervals.
+    /// Why one: an idle hub's cost is its wake-ups (each a few thread switches), and a peer that is heard from keeps
+    /// its silence deadline past this hub's next beat, so the beats are the only wakes. A coarse timer: a beat a little
+    /// late is harmless, a peer's bound being two of its intervals.
     private func keepLiveness() async {
         let clock = directory.clock
         let beat = heartbeat.map { Int64($0.interval) * 1000 }

@@ -95,7 +95,9 @@ public final class StateStore: Sendable {
         var partial = path.hasPrefix("/") ? "" : "."
         for component in path.split(separator: "/") {
             partial += "/\(component)"
-            if mkdir(partial, 0o750) != 0 && errno != EEXIST { throw StateStoreError("create the directory \(partial)") }
+            if mkdir(partial, 0o750) != 0 && errno != EEXIST {
+                throw StateStoreError("create the directory \(partial)")
+            }
         }
     }
 
@@ -166,14 +168,17 @@ public final class StateStore: Sendable {
         case .int(let i): .int(i)
         case .string(let s): .string(s)
         case .object(let members):
-            .structure(Dictionary(try members.map { ($0.key, try savedValue($0.value)) }, uniquingKeysWith: { a, _ in a }))
+            .structure(
+                Dictionary(try members.map { ($0.key, try savedValue($0.value)) }, uniquingKeysWith: { a, _ in a }))
         case .array(let items): .list(try items.map(savedValue))
         default: throw FormatError()
         }
     }
 
     package static func decode(_ json: JSON) throws -> [String: SavedDevice] {
-        guard json["version"] == .int(version), case .object(let devices)? = json["devices"] else { throw FormatError() }
+        guard json["version"] == .int(version), case .object(let devices)? = json["devices"] else {
+            throw FormatError()
+        }
         var result: [String: SavedDevice] = [:]
         for (id, d) in devices {
             var saved = SavedDevice()

@@ -14,9 +14,9 @@ extension MQTTHub {
     public static let defaultGroupAnswerWait: Int64 = 5000
 
     /// Sends `payload` (a group request) to every hub with members of `group` and calls `reply` once with
-    /// `{"transaction","group","ok","hubs":[summary…]}`: this hub's summary, then each peer's in hub order, a peer that
-    /// did not answer within `groupAnswerWait` as `{"hub":…,"answered":false}`. While the broker is down, or for a hub
-    /// without peers, only this hub's members run.
+    /// `{"transaction","group","ok","hubs":[summary…]}`: this hub's summary, then each peer's in hub order, a peer
+    /// that did not answer within `groupAnswerWait` as `{"hub":…,"answered":false}`. While the broker is down, or for
+    /// a hub without peers, only this hub's members run.
     func sendGroup(_ request: HubRequest, payload: JSON, group: Int, members: [GroupMembership],
                    reply: @escaping @Sendable (JSON) -> Void) {
         let id = "\(topics.hub)-group-\(String(UInt64.random(in: 0...UInt64.max), radix: 16))"
@@ -103,7 +103,8 @@ extension MQTTHub {
         guard case .array(let entries)? = try? JSON.parse(payload) else {
             return log("ignored hub '\(hub)'s group memberships: not a JSON array")
         }
-        let groups = Set(entries.compactMap { entry -> Int? in if case .int(let g)? = entry["group"] { g } else { nil } })
+        let groups = Set(
+            entries.compactMap { entry -> Int? in if case .int(let g)? = entry["group"] { g } else { nil } })
         peerGroups.withLock { $0[hub] = groups }
     }
 
@@ -157,7 +158,8 @@ final class PendingGroupSend: Sendable {
     }
 
     func finish() {
-        let done = state.withLock { s -> (summaries: [String: JSON], expected: Set<String>, timer: Task<Void, Never>?)? in
+        let done = state.withLock {
+            s -> (summaries: [String: JSON], expected: Set<String>, timer: Task<Void, Never>?)? in
             guard !s.replied else { return nil }
             s.replied = true
             return (s.summaries, s.expected, s.timer)
@@ -167,12 +169,17 @@ final class PendingGroupSend: Sendable {
         // This hub first, then the others in hub order.
         let hubs = done.expected.union(done.summaries.keys).sorted { ($0 == hub ? 0 : 1, $0) < ($1 == hub ? 0 : 1, $1) }
         let answers: [JSON] = hubs.map { h in
-            guard let summary = done.summaries[h] else { return .object([("hub", .string(h)), ("answered", .bool(false))]) }
+            guard let summary = done.summaries[h] else {
+                return .object([("hub", .string(h)), ("answered", .bool(false))])
+            }
             // Each summary with the door's transaction, as if it had been sent alone.
             guard case .object(let fields) = summary else { return summary }
             return .object(fields.map { (key: $0.key, value: $0.key == "transaction" ? transaction : $0.value) })
         }
         let ok = hubs.allSatisfy { done.summaries[$0]?["ok"] == .bool(true) }
-        reply(.object([("transaction", transaction), ("group", .int(group)), ("ok", .bool(ok)), ("hubs", .array(answers))]))
+        reply(
+            .object([
+                ("transaction", transaction), ("group", .int(group)), ("ok", .bool(ok)), ("hubs", .array(answers))
+            ]))
     }
 }

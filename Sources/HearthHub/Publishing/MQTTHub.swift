@@ -10,8 +10,8 @@ import HearthSync
 /// The libmosquitto network thread only parses a request and answers what needs no device (malformed,
 /// retained, forwarded to a peer); a request for a device with hardware leaves it at once for that device's
 /// lane (`Home.enqueue(on:)`), where it runs with whatever hardware I/O it needs. A device with no hardware
-/// (no binding: nothing it does can block) is answered on the network thread, saving two thread wakes. So a slow device delays only
-/// its own requests, requests to one device are answered in the order they arrived, and the network thread
+/// (no binding: nothing it does can block) is answered on the network thread, saving two thread wakes. So a slow device
+/// delays only its own requests, requests to one device are answered in the order they arrived, and the network thread
 /// is never blocked. On the lane, the engine publishes the changed device document from its observer before
 /// the request's response is published, so a client that waits for the response already has the new state.
 /// While the broker is unreachable nothing is queued: every (re)connection republishes the current state of
@@ -118,10 +118,12 @@ public final class MQTTHub: Sendable {
         let id = home.observe { [weak self] events in self?.publishChanges(events) }
         observer.withLock { $0 = id }
         // Retain-as-published lets a retained `set` sent while we are connected be recognised too.
-        try client.subscribe(topics.setFilter, options: MQTTSubscriptionOptions(qos: .atLeastOnce, retainAsPublished: true))
+        try client.subscribe(
+            topics.setFilter, options: MQTTSubscriptionOptions(qos: .atLeastOnce, retainAsPublished: true))
         // Which peers have members of which groups, so that a door's group request knows whom to wait for.
         if router != nil {
-            try client.subscribe(topics.groupsFilter, options: MQTTSubscriptionOptions(qos: .atLeastOnce, noLocal: true))
+            try client.subscribe(
+                topics.groupsFilter, options: MQTTSubscriptionOptions(qos: .atLeastOnce, noLocal: true))
         }
         syncGroupSubscriptions()
         try client.start()
@@ -240,8 +242,13 @@ public final class MQTTHub: Sendable {
             // A client waits for this answer as for any other: it names the device as the topic did (empty).
             guard !message.payload.isEmpty || !message.retain else { return }
             let transaction = HubRequest.parse(message.payload).transaction
-            respond(message, HubResponse.failure(transaction: transaction, device: "", .invalidCommand(
-                "the topic \(message.topic) names no device: a request goes to <prefix>/<hub>/devices/<device id>/set")))
+            respond(
+                message,
+                HubResponse.failure(
+                    transaction: transaction, device: "",
+                    .invalidCommand(
+                        "the topic \(message.topic) names no device: "
+                            + "a request goes to <prefix>/<hub>/devices/<device id>/set")))
             return
         default:
             other(message)
@@ -296,8 +303,10 @@ public final class MQTTHub: Sendable {
             case .queued:
                 return
             case .full:
-                let error = HomeError(.busy, "device '\(deviceID)' has \(requestsWaitingPerDevice) requests waiting for its "
-                                      + "hardware; nothing was done: send it again once it has answered them")
+                let error = HomeError(
+                    .busy,
+                    "device '\(deviceID)' has \(requestsWaitingPerDevice) requests waiting for its "
+                        + "hardware; nothing was done: send it again once it has answered them")
                 log("refused a request for \(deviceID): \(error)")
                 remember(key, .null, ran: false)
                 response = HubResponse.failure(transaction: transaction, device: deviceID, error)
@@ -317,10 +326,12 @@ public final class MQTTHub: Sendable {
 
     /// Whether to run a request, or it is a copy (`RecentRequests`): then it is answered with the first one's
     /// response, or dropped while the first still runs, and logged.
-    func admit(_ message: MQTTMessage, transaction: JSON, what: String, forwarded: ForwardedAnswer? = nil) -> Admission {
+    func admit(_ message: MQTTMessage, transaction: JSON, what: String, forwarded: ForwardedAnswer? = nil) -> Admission
+    {
         guard transaction != .null else { return .run(key: nil) }
-        let key = RecentRequests.Key(topic: message.topic, payload: message.payload, responseTopic: message.responseTopic,
-                                     correlationData: message.correlationData)
+        let key = RecentRequests.Key(
+            topic: message.topic, payload: message.payload, responseTopic: message.responseTopic,
+            correlationData: message.correlationData)
         switch recent.withLock({ $0.admit(key, now: home.clock.now) }) {
         case .run:
             return .run(key: key)
@@ -358,7 +369,9 @@ public final class MQTTHub: Sendable {
         let payload = response.bytes
         var repliedToClient = false
         if let direct = forwarded?.client {
-            let clientPayload = DirectReply.clientResponse(response, transaction: direct.transaction, device: direct.device).bytes
+            let clientPayload = DirectReply.clientResponse(
+                response, transaction: direct.transaction, device: direct.device
+            ).bytes
             repliedToClient = send(direct.topic, clientPayload, correlationData: direct.correlationData)
         }
         // The one waiting for this answer first (a client, or a hub that forwarded the request and relays it): the
@@ -375,7 +388,8 @@ public final class MQTTHub: Sendable {
     package func execute(_ action: HubRequest.Action, on deviceID: String) throws(HomeError) -> JSON? {
         switch action {
         case .command(let type, let trait, let name, let arguments):
-            let fields = home.registry.server(for: TraitID(qualifiedName: trait))?.descriptor.command(named: name)?.fields
+            let fields = home.registry.server(for: TraitID(qualifiedName: trait))?.descriptor.command(named: name)?
+                .fields
             var values: [String: Value] = [:]
             if case .object(let members) = arguments {
                 for (key, json) in members {
@@ -386,8 +400,13 @@ public final class MQTTHub: Sendable {
             let response = try home.invoke(deviceID, type: type, trait: trait, command: name, arguments: values)
             // The command's response fields (Matter's `…Response`), in the descriptor's order and coding.
             guard let response else { return nil }
-            let responseFields = home.registry.server(for: TraitID(qualifiedName: trait))?.descriptor.command(named: name)?.response ?? []
-            return .object(responseFields.compactMap { f in response[f.name].map { (key: f.name, value: ValueCoding.json($0, as: f.type)) } })
+            let responseFields =
+                home.registry.server(for: TraitID(qualifiedName: trait))?.descriptor.command(named: name)?.response
+                ?? []
+            return .object(
+                responseFields.compactMap { f in
+                    response[f.name].map { (key: f.name, value: ValueCoding.json($0, as: f.type)) }
+                })
         case .update(let type, let trait, let attributes):
             let descriptor = home.registry.server(for: TraitID(qualifiedName: trait))?.descriptor
             var values: [String: Value] = [:]
@@ -404,7 +423,9 @@ public final class MQTTHub: Sendable {
         case .setRoom(let room):
             return .object([("roomId", DeviceDocument.optional(try home.setRoom(deviceID, room).roomID))])
         case .setStructure(let structure):
-            return .object([("structureId", DeviceDocument.optional(try home.setStructure(deviceID, structure).structureID))])
+            return .object([
+                ("structureId", DeviceDocument.optional(try home.setStructure(deviceID, structure).structureID))
+            ])
         case .get:
             _ = try home.device(deviceID)
             refresh(deviceID)

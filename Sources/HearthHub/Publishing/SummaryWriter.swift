@@ -6,9 +6,9 @@ import HearthModel
 /// from a `DeviceView`.
 ///
 /// Every (re)connection writes the summary of every device twice (the device summary and the whole home), and every
-/// change of a name, a room or a connectivity writes them again; through a `HomeDevice` snapshot — every value of every
-/// trait copied, then a `JSON` tree built and freed — a 1,000-device hub spent 160 M instructions of its start-up on
-/// them (callgrind, docs/benchmarks.md) for entries of about 260 bytes. The output is byte for byte
+/// change of a name, a room or a connectivity writes them again; through a `HomeDevice` snapshot — every value of
+/// every trait copied, then a `JSON` tree built and freed — a 1,000-device hub spent 160 M instructions of its
+/// start-up on them (callgrind, docs/benchmarks.md) for entries of about 260 bytes. The output is byte for byte
 /// `DeviceDocument.summary(device, hub:).bytes` (tests hold it to that).
 enum SummaryWriter {
     /// Appends the summary of `d`; with `hub`, the whole home's entry for a device of this hub.
@@ -25,7 +25,8 @@ enum SummaryWriter {
             let type = d.type(t)
             DocumentWriter.raw(#"{"type":"#, &out); JSON.writeString(type.descriptor.name, to: &out)
             DocumentWriter.raw(#","deviceTypeId":"#, &out); JSON.writeInt(Int(type.descriptor.id), to: &out)
-            DocumentWriter.raw(#","isPrimaryType":"#, &out); DocumentWriter.raw(type.isPrimaryType ? "true" : "false", &out)
+            DocumentWriter.raw(#","isPrimaryType":"#, &out);
+            DocumentWriter.raw(type.isPrimaryType ? "true" : "false", &out)
             DocumentWriter.raw("}", &out)
         }
         DocumentWriter.raw(#"],"sourceConnectivity":"#, &out)

@@ -27,9 +27,11 @@ final class AdministratorCommissioningCluster: ClusterServer {
         AttributeDefinition(Attribute.adminVendorID, "AdminVendorId", [.nullable]),
     ]
     let acceptedCommands = [
-        CommandDefinition(Command.openCommissioningWindow, "OpenCommissioningWindow", privilege: .administer, timed: true),
-        CommandDefinition(Command.openBasicCommissioningWindow, "OpenBasicCommissioningWindow", privilege: .administer,
-                          timed: true),
+        CommandDefinition(
+            Command.openCommissioningWindow, "OpenCommissioningWindow", privilege: .administer, timed: true),
+        CommandDefinition(
+            Command.openBasicCommissioningWindow, "OpenBasicCommissioningWindow", privilege: .administer,
+            timed: true),
         CommandDefinition(Command.revokeCommissioning, "RevokeCommissioning", privilege: .administer, timed: true),
     ]
 
@@ -77,7 +79,8 @@ final class AdministratorCommissioningCluster: ClusterServer {
             if state.isFailSafeArmed { state.expireFailSafeNow() }
             return .success
         default:
-            throw IMError(.unsupportedCommand, "AdministratorCommissioning has no command 0x\(String(command, radix: 16))")
+            throw IMError(
+                .unsupportedCommand, "AdministratorCommissioning has no command 0x\(String(command, radix: 16))")
         }
     }
 

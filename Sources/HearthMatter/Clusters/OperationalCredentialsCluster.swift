@@ -31,14 +31,17 @@ final class OperationalCredentialsCluster: ClusterServer {
         AttributeDefinition(Attribute.currentFabricIndex, "CurrentFabricIndex"),
     ]
     let acceptedCommands = [
-        CommandDefinition(Command.attestationRequest, "AttestationRequest", privilege: .administer,
-                          response: Command.attestationResponse),
-        CommandDefinition(Command.certificateChainRequest, "CertificateChainRequest", privilege: .administer,
-                          response: Command.certificateChainResponse),
+        CommandDefinition(
+            Command.attestationRequest, "AttestationRequest", privilege: .administer,
+            response: Command.attestationResponse),
+        CommandDefinition(
+            Command.certificateChainRequest, "CertificateChainRequest", privilege: .administer,
+            response: Command.certificateChainResponse),
         CommandDefinition(Command.csrRequest, "CSRRequest", privilege: .administer, response: Command.csrResponse),
         CommandDefinition(Command.addNOC, "AddNOC", privilege: .administer, response: Command.nocResponse),
         CommandDefinition(Command.updateNOC, "UpdateNOC", privilege: .administer, response: Command.nocResponse),
-        CommandDefinition(Command.updateFabricLabel, "UpdateFabricLabel", privilege: .administer, response: Command.nocResponse),
+        CommandDefinition(
+            Command.updateFabricLabel, "UpdateFabricLabel", privilege: .administer, response: Command.nocResponse),
         CommandDefinition(Command.removeFabric, "RemoveFabric", privilege: .administer, response: Command.nocResponse),
         CommandDefinition(Command.addTrustedRootCertificate, "AddTrustedRootCertificate", privilege: .administer),
     ]
@@ -100,12 +103,15 @@ final class OperationalCredentialsCluster: ClusterServer {
             case 2: certificate = state.attestation.productAttestationIntermediate
             case let other: throw IMError(.invalidCommand, "CertificateType \(other) is neither DAC (1) nor PAI (2)")
             }
-            return .response(Command.certificateChainResponse, responseFields { TLVElement(context: 0, .bytes(certificate)) })
+            return .response(
+                Command.certificateChainResponse, responseFields { TLVElement(context: 0, .bytes(certificate)) })
         case Command.csrRequest: return try csr(fields, context)
         case Command.addTrustedRootCertificate:
             let f = try CommandFields(fields, "AddTrustedRootCertificate")
             let root = try f.bytes(0)
-            guard root.count <= 400 else { throw IMError(.constraintError, "a root certificate holds at most 400 bytes") }
+            guard root.count <= 400 else {
+                throw IMError(.constraintError, "a root certificate holds at most 400 bytes")
+            }
             try state.addTrustedRoot(root)
             return .success
         case Command.addNOC:
@@ -127,7 +133,9 @@ final class OperationalCredentialsCluster: ClusterServer {
         case Command.removeFabric:
             let f = try CommandFields(fields, "RemoveFabric")
             let index = try f.unsigned(0, UInt8.self)
-            guard index >= 1 && index <= 254 else { throw IMError(.constraintError, "fabric index \(index) is out of 1…254") }
+            guard index >= 1 && index <= 254 else {
+                throw IMError(.constraintError, "fabric index \(index) is out of 1…254")
+            }
             return nocResponse(try state.removeFabric(index, subject: context.subject))
         default:
             throw IMError(.unsupportedCommand, "OperationalCredentials has no command 0x\(String(command, radix: 16))")
@@ -218,7 +226,9 @@ final class AccessControlCluster: ClusterServer {
     func read(_ attribute: AttributeID, context: ReadContext) throws(IMError) -> TLVValue {
         switch attribute {
         case Attribute.acl:
-            let entries = state.acl.filter { !context.isFabricFiltered || $0.fabricIndex == context.subject.fabricIndex }
+            let entries = state.acl.filter {
+                !context.isFabricFiltered || $0.fabricIndex == context.subject.fabricIndex
+            }
             return .array(entries.map { $0.encoded() })
         case Attribute.subjectsPerEntry: return .uint(UInt16(4))
         case Attribute.targetsPerEntry: return .uint(UInt16(3))

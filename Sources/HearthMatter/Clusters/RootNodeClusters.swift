@@ -32,8 +32,12 @@ struct CommandFields {
     func optionalBytes(_ tag: UInt8) throws(IMError) -> [UInt8]? {
         try optional(tag) { (e) throws(TLVFieldError) in try e.bytes() }
     }
-    func string(_ tag: UInt8) throws(IMError) -> String { try field(tag) { (e) throws(TLVFieldError) in try e.string() } }
-    func optionalBool(_ tag: UInt8) throws(IMError) -> Bool? { try optional(tag) { (e) throws(TLVFieldError) in try e.bool() } }
+    func string(_ tag: UInt8) throws(IMError) -> String {
+        try field(tag) { (e) throws(TLVFieldError) in try e.string() }
+    }
+    func optionalBool(_ tag: UInt8) throws(IMError) -> Bool? {
+        try optional(tag) { (e) throws(TLVFieldError) in try e.bool() }
+    }
 }
 
 /// A response command's fields.
@@ -85,7 +89,8 @@ final class BasicInformationCluster: ClusterServer {
     enum Attribute {
         static let dataModelRevision: AttributeID = 0x00, vendorName: AttributeID = 0x01, vendorID: AttributeID = 0x02
         static let productName: AttributeID = 0x03, productID: AttributeID = 0x04, nodeLabel: AttributeID = 0x05
-        static let location: AttributeID = 0x06, hardwareVersion: AttributeID = 0x07, hardwareVersionString: AttributeID = 0x08
+        static let location: AttributeID = 0x06, hardwareVersion: AttributeID = 0x07,
+            hardwareVersionString: AttributeID = 0x08
         static let softwareVersion: AttributeID = 0x09, softwareVersionString: AttributeID = 0x0A
         static let productLabel: AttributeID = 0x0E, serialNumber: AttributeID = 0x0F, uniqueID: AttributeID = 0x12
         static let capabilityMinima: AttributeID = 0x13, specificationVersion: AttributeID = 0x15
@@ -180,7 +185,8 @@ final class BasicInformationCluster: ClusterServer {
 final class GeneralCommissioningCluster: ClusterServer {
     static let clusterID: ClusterID = 0x0030
     enum Attribute {
-        static let breadcrumb: AttributeID = 0, basicCommissioningInfo: AttributeID = 1, regulatoryConfig: AttributeID = 2
+        static let breadcrumb: AttributeID = 0, basicCommissioningInfo: AttributeID = 1,
+            regulatoryConfig: AttributeID = 2
         static let locationCapability: AttributeID = 3, supportsConcurrentConnection: AttributeID = 4
     }
     enum Command {
@@ -199,11 +205,14 @@ final class GeneralCommissioningCluster: ClusterServer {
         AttributeDefinition(Attribute.supportsConcurrentConnection, "SupportsConcurrentConnection", [.fixed]),
     ]
     let acceptedCommands = [
-        CommandDefinition(Command.armFailSafe, "ArmFailSafe", privilege: .administer, response: Command.armFailSafeResponse),
-        CommandDefinition(Command.setRegulatoryConfig, "SetRegulatoryConfig", privilege: .administer,
-                          response: Command.setRegulatoryConfigResponse),
-        CommandDefinition(Command.commissioningComplete, "CommissioningComplete", privilege: .administer,
-                          response: Command.commissioningCompleteResponse),
+        CommandDefinition(
+            Command.armFailSafe, "ArmFailSafe", privilege: .administer, response: Command.armFailSafeResponse),
+        CommandDefinition(
+            Command.setRegulatoryConfig, "SetRegulatoryConfig", privilege: .administer,
+            response: Command.setRegulatoryConfigResponse),
+        CommandDefinition(
+            Command.commissioningComplete, "CommissioningComplete", privilege: .administer,
+            response: Command.commissioningCompleteResponse),
     ]
     let generatedCommands = [Command.armFailSafeResponse, Command.setRegulatoryConfigResponse,
                              Command.commissioningCompleteResponse]
@@ -249,12 +258,17 @@ final class GeneralCommissioningCluster: ClusterServer {
         case Command.armFailSafe:
             let f = try CommandFields(fields, "ArmFailSafe")
             let seconds = try f.unsigned(0, UInt16.self), breadcrumb = try f.unsigned(1, UInt64.self)
-            let code = state.armFailSafe(seconds: seconds, breadcrumb: breadcrumb, subject: context.subject, now: context.now)
-            return answer(Command.armFailSafeResponse, code, code == .busyWithOtherAdmin ? "armed by another fabric" : "")
+            let code = state.armFailSafe(
+                seconds: seconds, breadcrumb: breadcrumb, subject: context.subject, now: context.now)
+            return answer(
+                Command.armFailSafeResponse, code, code == .busyWithOtherAdmin ? "armed by another fabric" : "")
         case Command.setRegulatoryConfig:
             let f = try CommandFields(fields, "SetRegulatoryConfig")
-            let config = try f.unsigned(0, UInt8.self), country = try f.string(1), breadcrumb = try f.unsigned(2, UInt64.self)
-            guard config <= 2 else { throw IMError(.constraintError, "RegulatoryConfig \(config) is not a location type") }
+            let config = try f.unsigned(0, UInt8.self), country = try f.string(1),
+                breadcrumb = try f.unsigned(2, UInt64.self)
+            guard config <= 2 else {
+                throw IMError(.constraintError, "RegulatoryConfig \(config) is not a location type")
+            }
             guard country.utf8.count == 2 else { throw IMError(.constraintError, "CountryCode must have two letters") }
             if config != Self.locationCapability && Self.locationCapability != 2 {
                 return answer(Command.setRegulatoryConfigResponse, .valueOutsideRange, "the node cannot be used there")
@@ -342,7 +356,8 @@ final class GroupKeyManagementCluster: ClusterServer {
     static let clusterID: ClusterID = 0x003F
     enum Command {
         static let keySetWrite: CommandID = 0, keySetRead: CommandID = 1, keySetReadResponse: CommandID = 2
-        static let keySetRemove: CommandID = 3, keySetReadAllIndices: CommandID = 4, keySetReadAllIndicesResponse: CommandID = 5
+        static let keySetRemove: CommandID = 3, keySetReadAllIndices: CommandID = 4,
+            keySetReadAllIndicesResponse: CommandID = 5
     }
 
     let id = GroupKeyManagementCluster.clusterID
@@ -355,10 +370,12 @@ final class GroupKeyManagementCluster: ClusterServer {
     ]
     let acceptedCommands = [
         CommandDefinition(Command.keySetWrite, "KeySetWrite", privilege: .administer, timed: false),
-        CommandDefinition(Command.keySetRead, "KeySetRead", privilege: .administer, response: Command.keySetReadResponse),
+        CommandDefinition(
+            Command.keySetRead, "KeySetRead", privilege: .administer, response: Command.keySetReadResponse),
         CommandDefinition(Command.keySetRemove, "KeySetRemove", privilege: .administer),
-        CommandDefinition(Command.keySetReadAllIndices, "KeySetReadAllIndices", privilege: .administer,
-                          response: Command.keySetReadAllIndicesResponse),
+        CommandDefinition(
+            Command.keySetReadAllIndices, "KeySetReadAllIndices", privilege: .administer,
+            response: Command.keySetReadAllIndicesResponse),
     ]
     let generatedCommands = [Command.keySetReadResponse, Command.keySetReadAllIndicesResponse]
     private let state: CommissioningState

@@ -26,7 +26,8 @@ public struct CertificationElements: Sendable, Equatable {
 
     /// The hub's: the test vendor and product, the root node device type, development and test.
     public static let developmentHub = CertificationElements(
-        vendorID: TestAttestationMaterial.vendorID, productIDs: [TestAttestationMaterial.productID], deviceTypeID: 0x0016,
+        vendorID: TestAttestationMaterial.vendorID, productIDs: [TestAttestationMaterial.productID],
+        deviceTypeID: 0x0016,
         certificateID: "HEARTH0000DEV000-24")
 
     /// The certification elements TLV (format version 1).
@@ -55,7 +56,10 @@ public enum CertificationDeclaration {
 
     /// The hub's development CD, signed with connectedhomeip's public test CD key.
     public static func developmentHub() throws(CryptoError) -> [UInt8] {
-        try make(.developmentHub, signingKey: try P256.SigningKey(rawRepresentation: TestAttestationMaterial.certificationDeclarationSigningKey),
-                 keyIdentifier: TestAttestationMaterial.certificationDeclarationSigningKeyIdentifier)
+        try make(
+            .developmentHub,
+            signingKey: try P256.SigningKey(
+                rawRepresentation: TestAttestationMaterial.certificationDeclarationSigningKey),
+            keyIdentifier: TestAttestationMaterial.certificationDeclarationSigningKeyIdentifier)
     }
 }

@@ -2,8 +2,8 @@
 // commissioning breadcrumb and regulatory settings, NodeLabel and Location. One owner behind one lock.
 //
 // The fail-safe (Matter 1.4 §11.10.7.2) is a snapshot: arming it copies the fabric table and ACL; everything done
-// under it — a trusted root, a CSR's key, a NOC and the fabric it makes, ACL changes — changes the live copy only, and
-// nothing of it reaches storage until CommissioningComplete. Expiry (on the injected clock, through `expireIfDue`)
+// under it — a trusted root, a CSR's key, a NOC and the fabric it makes, ACL changes — changes the live copy only,
+// and nothing of it reaches storage until CommissioningComplete. Expiry (on the injected clock, through `expireIfDue`)
 // or an ArmFailSafe of 0 seconds restores the snapshot, so a commissioning that stops half-way leaves nothing behind.
 
 import HearthSync
@@ -111,7 +111,8 @@ public final class CommissioningState: Sendable {
         if let bytes = try storage.load(.nodeSettings) { state.settings = try Self.decodeSettings(bytes) }
         if let bytes = try storage.load(.counters) { state.rebootCount = try Self.decodeCounters(bytes) }
         state.rebootCount &+= 1
-        try storage.store(.counters, TLVElement.structure { TLVElement(context: 0, .uint(state.rebootCount)) }.encoded())
+        try storage.store(
+            .counters, TLVElement.structure { TLVElement(context: 0, .uint(state.rebootCount)) }.encoded())
         self.inner = Locked(state)
     }
 
@@ -119,7 +120,9 @@ public final class CommissioningState: Sendable {
     private let removals: Locked<(@Sendable ([FabricIndex]) -> Void)?> = Locked(nil)
 
     /// Sets who hears of fabrics that went away.
-    public func onFabricsRemoved(_ handler: @escaping @Sendable ([FabricIndex]) -> Void) { removals.withLock { $0 = handler } }
+    public func onFabricsRemoved(_ handler: @escaping @Sendable ([FabricIndex]) -> Void) {
+        removals.withLock { $0 = handler }
+    }
 
     private func removed(_ fabrics: [FabricIndex]) {
         guard !fabrics.isEmpty, let handler = removals.withLock({ $0 }) else { return }
@@ -215,9 +218,10 @@ public final class CommissioningState: Sendable {
             }
             if subject.authMode == .case && subject.fabricIndex == 0 { return .invalidAuthentication }
             let cumulative = now + Self.maximumCumulativeFailSafeSeconds * 1000
-            state.failSafe = FailSafe(deadline: min(now + Int64(seconds) * 1000, cumulative), cumulativeDeadline: cumulative,
-                                      armedBy: subject.fabricIndex, snapshot: state.table,
-                                      breadcrumbAtArming: state.breadcrumb)
+            state.failSafe = FailSafe(
+                deadline: min(now + Int64(seconds) * 1000, cumulative), cumulativeDeadline: cumulative,
+                armedBy: subject.fabricIndex, snapshot: state.table,
+                breadcrumbAtArming: state.breadcrumb)
             state.breadcrumb = breadcrumb
             return .ok
         }
@@ -291,7 +295,9 @@ public final class CommissioningState: Sendable {
 
     func addTrustedRoot(_ certificate: [UInt8]) throws(IMError) {
         try inner.withLock { (state) throws(IMError) in
-            guard state.failSafe != nil else { throw IMError(.failsafeRequired, "AddTrustedRootCertificate needs the fail-safe armed") }
+            guard state.failSafe != nil else {
+                throw IMError(.failsafeRequired, "AddTrustedRootCertificate needs the fail-safe armed")
+            }
             if state.failSafe?.pendingRoot != nil {
                 throw IMError(.constraintError, "a trusted root was already added under this fail-safe")
             }
@@ -309,7 +315,9 @@ public final class CommissioningState: Sendable {
     /// A CSRRequest: makes the pending operational key and returns it.
     func makeOperationalKey(forUpdate: Bool, subject: SubjectDescriptor) throws(IMError) -> any OperationalKeyPair {
         try inner.withLock { (state) throws(IMError) in
-            guard state.failSafe != nil else { throw IMError(.failsafeRequired, "CSRRequest needs the fail-safe armed") }
+            guard state.failSafe != nil else {
+                throw IMError(.failsafeRequired, "CSRRequest needs the fail-safe armed")
+            }
             if state.failSafe?.addedFabric != nil || state.failSafe?.updatedFabric != nil {
                 throw IMError(.constraintError, "a NOC was already added or updated under this fail-safe")
             }
@@ -317,7 +325,9 @@ public final class CommissioningState: Sendable {
                 throw IMError(.invalidCommand, "a CSR for UpdateNOC must be asked over CASE")
             }
             let key: any OperationalKeyPair
-            do { key = try keys.makeKey() } catch { throw IMError(.failure, "no operational key could be made: \(error)") }
+            do { key = try keys.makeKey() } catch {
+                throw IMError(.failure, "no operational key could be made: \(error)")
+            }
             state.failSafe?.pendingKey = key
             state.failSafe?.pendingKeyForUpdate = forUpdate
             return key
@@ -327,7 +337,9 @@ public final class CommissioningState: Sendable {
     func addNOC(noc: [UInt8], icac: [UInt8]?, ipk: [UInt8], caseAdminSubject: UInt64, adminVendorID: UInt16,
                 subject: SubjectDescriptor) throws(IMError) -> (NOCStatus, FabricIndex?, String) {
         let outcome = try inner.withLock { (state) throws(IMError) -> (NOCStatus, FabricIndex?, String) in
-            guard let failSafe = state.failSafe else { throw IMError(.failsafeRequired, "AddNOC needs the fail-safe armed") }
+            guard let failSafe = state.failSafe else {
+                throw IMError(.failsafeRequired, "AddNOC needs the fail-safe armed")
+            }
             if failSafe.addedFabric != nil || failSafe.updatedFabric != nil {
                 throw IMError(.constraintError, "a NOC was already added or updated under this fail-safe")
             }
@@ -355,7 +367,9 @@ public final class CommissioningState: Sendable {
             }
             let admin = ACLEntry(privilege: .administer, authMode: .case, subjects: [caseAdminSubject], fabricIndex: 1)
             guard admin.problem == nil else {
-                return (.invalidAdminSubject, nil, "CaseAdminSubject 0x\(String(caseAdminSubject, radix: 16)) is not a node id or CAT")
+                return (
+                    .invalidAdminSubject, nil,
+                    "CaseAdminSubject 0x\(String(caseAdminSubject, radix: 16)) is not a node id or CAT")
             }
             let index = Self.allocateIndex(&state.table)
             state.table.fabrics.append(Fabric(
@@ -372,9 +386,13 @@ public final class CommissioningState: Sendable {
         return outcome
     }
 
-    func updateNOC(noc: [UInt8], icac: [UInt8]?, subject: SubjectDescriptor) throws(IMError) -> (NOCStatus, FabricIndex?, String) {
+    func updateNOC(noc: [UInt8], icac: [UInt8]?, subject: SubjectDescriptor) throws(IMError) -> (
+        NOCStatus, FabricIndex?, String
+    ) {
         let outcome = try inner.withLock { (state) throws(IMError) -> (NOCStatus, FabricIndex?, String) in
-            guard let failSafe = state.failSafe else { throw IMError(.failsafeRequired, "UpdateNOC needs the fail-safe armed") }
+            guard let failSafe = state.failSafe else {
+                throw IMError(.failsafeRequired, "UpdateNOC needs the fail-safe armed")
+            }
             guard subject.authMode == .case, subject.fabricIndex != 0,
                   let position = state.table.fabrics.firstIndex(where: { $0.index == subject.fabricIndex }) else {
                 throw IMError(.unsupportedAccess, "UpdateNOC must come over CASE on the fabric it updates")
@@ -392,7 +410,9 @@ public final class CommissioningState: Sendable {
             } catch {
                 return (.invalidNOC, nil, "the NOC chain does not verify: \(error)")
             }
-            guard identity.publicKey == key.publicKey else { return (.invalidPublicKey, nil, "the NOC's public key is not the CSR's") }
+            guard identity.publicKey == key.publicKey else {
+                return (.invalidPublicKey, nil, "the NOC's public key is not the CSR's")
+            }
             guard identity.fabricID == fabric.identity.fabricID else {
                 return (.invalidNOC, nil, "the NOC is for another fabric")
             }
@@ -408,13 +428,16 @@ public final class CommissioningState: Sendable {
         return outcome
     }
 
-    func updateFabricLabel(_ label: String, subject: SubjectDescriptor) throws(IMError) -> (NOCStatus, FabricIndex?, String) {
+    func updateFabricLabel(_ label: String, subject: SubjectDescriptor) throws(IMError) -> (
+        NOCStatus, FabricIndex?, String
+    ) {
         guard label.utf8.count <= 32 else { throw IMError(.constraintError, "a fabric label holds at most 32 bytes") }
         return try mutateTable(subject: subject) { (table) throws(IMError) -> (NOCStatus, FabricIndex?, String) in
             guard let position = table.fabrics.firstIndex(where: { $0.index == subject.fabricIndex }) else {
                 return (.invalidFabricIndex, nil, "the session has no fabric")
             }
-            if !label.isEmpty && table.fabrics.contains(where: { $0.index != subject.fabricIndex && $0.label == label }) {
+            if !label.isEmpty && table.fabrics.contains(where: { $0.index != subject.fabricIndex && $0.label == label })
+            {
                 return (.labelConflict, nil, "another fabric is labelled \"\(label)\"")
             }
             table.fabrics[position].label = label
@@ -422,8 +445,11 @@ public final class CommissioningState: Sendable {
         }
     }
 
-    func removeFabric(_ index: FabricIndex, subject: SubjectDescriptor) throws(IMError) -> (NOCStatus, FabricIndex?, String) {
-        let outcome = try mutateTable(subject: subject) { (table) throws(IMError) -> (NOCStatus, FabricIndex?, String) in
+    func removeFabric(_ index: FabricIndex, subject: SubjectDescriptor) throws(IMError) -> (
+        NOCStatus, FabricIndex?, String
+    ) {
+        let outcome = try mutateTable(subject: subject) {
+            (table) throws(IMError) -> (NOCStatus, FabricIndex?, String) in
             guard table.fabrics.contains(where: { $0.index == index }) else {
                 return (.invalidFabricIndex, nil, "no fabric \(index)")
             }
@@ -441,7 +467,9 @@ public final class CommissioningState: Sendable {
 
     /// Replaces the accessing fabric's ACL entries.
     func replaceACL(_ entries: [ACLEntry], subject: SubjectDescriptor) throws(IMError) {
-        guard subject.fabricIndex != 0 else { throw IMError(.unsupportedAccess, "the ACL is written from a fabric's session") }
+        guard subject.fabricIndex != 0 else {
+            throw IMError(.unsupportedAccess, "the ACL is written from a fabric's session")
+        }
         guard entries.count <= Self.aclEntriesPerFabric else {
             throw IMError(.resourceExhausted, "a fabric holds at most \(Self.aclEntriesPerFabric) ACL entries")
         }
@@ -459,7 +487,9 @@ public final class CommissioningState: Sendable {
     }
 
     /// Changes the table; stored at once outside a fail-safe, kept for CommissioningComplete under one.
-    private func mutateTable<T>(subject: SubjectDescriptor, _ change: (inout Table) throws(IMError) -> T) throws(IMError) -> T {
+    private func mutateTable<T>(subject: SubjectDescriptor, _ change: (inout Table) throws(IMError) -> T)
+        throws(IMError) -> T
+    {
         try inner.withLock { (state) throws(IMError) -> T in
             var table = state.table
             let result = try change(&table)
@@ -509,7 +539,9 @@ public final class CommissioningState: Sendable {
         }
         guard let entries = element[context: 2]?.arrayMembers else { throw fail("no ACL") }
         for entry in entries {
-            do { table.acl.append(try ACLEntry(decoding: entry, fabricIndex: nil)) } catch { throw fail("ACL entry: \(error)") }
+            do { table.acl.append(try ACLEntry(decoding: entry, fabricIndex: nil)) } catch {
+                throw fail("ACL entry: \(error)")
+            }
         }
         return table
     }

@@ -61,7 +61,8 @@ public enum CommissioningWindowError: Error, Sendable, Equatable, CustomStringCo
         case .failSafeArmed: "a commissioning is under way (the fail-safe is armed)"
         case .pakeParameters(let why): "the PASE parameters are not valid: \(why)"
         case .timeoutOutOfRange(let seconds):
-            "a window's timeout is \(CommissioningWindow.minimumTimeoutSeconds)…\(CommissioningWindow.maximumTimeoutSeconds) seconds, not \(seconds)"
+            "a window's timeout is \(CommissioningWindow.minimumTimeoutSeconds)…"
+                + "\(CommissioningWindow.maximumTimeoutSeconds) seconds, not \(seconds)"
         case .discriminatorOutOfRange(let value): "discriminator \(value) is over 4095"
         case .windowNotOpen: "no commissioning window is open"
         }
@@ -129,8 +130,9 @@ public final class CommissioningWindow: Sendable {
             if case .enhanced(_, let discriminator) = kind, discriminator > SetupDiscriminator.maximum {
                 throw .discriminatorOutOfRange(Int(discriminator))
             }
-            let window = CommissioningWindowInfo(kind: kind, adminFabricIndex: adminFabricIndex, adminVendorID: adminVendorID,
-                                                 deadline: now + Int64(timeoutSeconds) * 1000)
+            let window = CommissioningWindowInfo(
+                kind: kind, adminFabricIndex: adminFabricIndex, adminVendorID: adminVendorID,
+                deadline: now + Int64(timeoutSeconds) * 1000)
             state.window = window
             state.events.append(.opened(window.status))
         }

@@ -42,7 +42,8 @@ public protocol OperationalCertificateVerifier: Sendable {
     /// Whether `root` is a well-formed, self-signed root CA certificate (Matter TLV).
     func checkRoot(_ root: [UInt8]) throws(CredentialError)
     /// Checks NOC → (ICAC →) root: encodings, signatures, validity, the NOC's node and fabric ids.
-    func verifyChain(noc: [UInt8], icac: [UInt8]?, root: [UInt8]) throws(CredentialError) -> OperationalCertificateIdentity
+    func verifyChain(noc: [UInt8], icac: [UInt8]?, root: [UInt8]) throws(CredentialError)
+        -> OperationalCertificateIdentity
 }
 
 /// The device attestation credentials: DAC and PAI certificates, the Certification Declaration, the DAC's key.

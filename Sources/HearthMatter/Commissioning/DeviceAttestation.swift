@@ -14,7 +14,10 @@ public struct P256OperationalKey: OperationalKeyPair {
 
     public func certificateSigningRequest() throws(CredentialError) -> [UInt8] {
         // The commissioner reads only the key from the CSR; the subject is a placeholder, as other nodes send.
-        do { return try CertificateSigningRequest.make(key: key, subject: [X509Attribute(oid: X509Attribute.commonNameOID, value: "CSA")]) }
+        do {
+            return try CertificateSigningRequest.make(
+                key: key, subject: [X509Attribute(oid: X509Attribute.commonNameOID, value: "CSA")])
+        }
         catch { throw CredentialError("the CSR could not be made: \(error)") }
     }
 
@@ -68,7 +71,8 @@ public struct DeviceAttestation: DeviceAttestationCredentials {
     public static func development(storage: any NodeStorage) throws(CredentialError) -> DeviceAttestation {
         if let stored = try? storage.load(.attestation) {
             guard let element = try? TLVElement(decoding: stored), let dac = element[context: 1]?.bytesValue,
-                  let scalar = element[context: 2]?.bytesValue, let key = try? P256.SigningKey(rawRepresentation: scalar) else {
+                let scalar = element[context: 2]?.bytesValue, let key = try? P256.SigningKey(rawRepresentation: scalar)
+            else {
                 throw CredentialError("the stored attestation credentials are unreadable")
             }
             return try make(dac: dac, key: key)
@@ -86,7 +90,9 @@ public struct DeviceAttestation: DeviceAttestationCredentials {
             TLVElement(context: 1, .bytes(made.deviceAttestationCertificate))
             TLVElement(context: 2, .bytes(made.key.rawRepresentation))
         }.encoded()
-        do { try storage.store(.attestation, record) } catch { throw CredentialError("the DAC could not be stored: \(error)") }
+        do { try storage.store(.attestation, record) } catch {
+            throw CredentialError("the DAC could not be stored: \(error)")
+        }
         return made
     }
 
@@ -120,7 +126,8 @@ public struct DeviceAttestation: DeviceAttestationCredentials {
                 .keyUsage(critical: true, .digitalSignature),
                 // RFC 7093 method 1: the leftmost 160 bits of the SHA-256 of the public key.
                 .subjectKeyIdentifier(critical: false, Array(SHA256.hash(publicKey.x963Representation).prefix(20))),
-                .authorityKeyIdentifier(critical: false, TestAttestationMaterial.productAttestationIntermediateKeyIdentifier),
+                .authorityKeyIdentifier(
+                    critical: false, TestAttestationMaterial.productAttestationIntermediateKeyIdentifier),
             ])
         return try builder.sign(with: paiKey)
     }

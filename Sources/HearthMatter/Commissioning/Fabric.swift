@@ -59,7 +59,8 @@ public struct Fabric: Sendable, Equatable {
                 fabricID: try element.field(1).unsigned(), nodeID: try element.field(2).unsigned(),
                 publicKey: try element.field(3).bytes(), rootPublicKey: try element.field(4).bytes(), cats: cats),
             vendorID: try element.field(6).unsigned(), label: try element.field(7).string(),
-            rootCertificate: try element.field(8).bytes(), intermediateCertificate: try element.optionalField(9)?.bytes(),
+            rootCertificate: try element.field(8).bytes(),
+            intermediateCertificate: try element.optionalField(9)?.bytes(),
             operationalCertificate: try element.field(10).bytes(), operationalKey: try element.field(11).bytes(),
             identityProtectionKey: try element.field(12).bytes(count: 16))
     }
@@ -93,7 +94,8 @@ extension ACLEntry {
     public init(decoding element: TLVElement, fabricIndex accessing: FabricIndex?) throws(IMError) {
         let what = "AccessControlEntryStruct"
         try requireStructure(element, what)
-        func nullable<T: FixedWidthInteger & UnsignedInteger>(_ e: TLVElement, _ tag: UInt8) throws(TLVFieldError) -> T? {
+        func nullable<T: FixedWidthInteger & UnsignedInteger>(_ e: TLVElement, _ tag: UInt8) throws(TLVFieldError) -> T?
+        {
             guard let member = e.optionalField(tag) else { throw TLVFieldError(.missing, tag: .context(tag)) }
             return member.isNull ? nil : try member.unsigned(T.self)
         }
@@ -102,7 +104,9 @@ extension ACLEntry {
             let authMode = try element.field(2).unsigned(UInt8.self)
             let subjectsField = try element.field(3)
             var subjects: [UInt64] = []
-            if !subjectsField.isNull { for s in try subjectsField.array() { subjects.append(try s.unsigned(UInt64.self)) } }
+            if !subjectsField.isNull {
+                for s in try subjectsField.array() { subjects.append(try s.unsigned(UInt64.self)) }
+            }
             let targetsField = try element.field(4)
             var targets: [ACLTarget] = []
             if !targetsField.isNull {
@@ -121,7 +125,10 @@ extension ACLEntry {
         guard let authMode = AuthMode(rawValue: decoded.1) else {
             throw IMError(.constraintError, "\(what) auth mode \(decoded.1) is not an auth mode")
         }
-        guard let fabricIndex = accessing ?? decoded.4 else { throw IMError(.constraintError, "\(what) has no fabric index") }
-        self.init(privilege: privilege, authMode: authMode, subjects: decoded.2, targets: decoded.3, fabricIndex: fabricIndex)
+        guard let fabricIndex = accessing ?? decoded.4 else {
+            throw IMError(.constraintError, "\(what) has no fabric index")
+        }
+        self.init(
+            privilege: privilege, authMode: authMode, subjects: decoded.2, targets: decoded.3, fabricIndex: fabricIndex)
     }
 }

@@ -16,14 +16,18 @@ public struct MatterCertificateVerifier: OperationalCertificateVerifier {
         }
     }
 
-    public func verifyChain(noc: [UInt8], icac: [UInt8]?, root: [UInt8]) throws(CredentialError) -> OperationalCertificateIdentity {
+    public func verifyChain(noc: [UInt8], icac: [UInt8]?, root: [UInt8]) throws(CredentialError)
+        -> OperationalCertificateIdentity
+    {
         do {
             let rcac = try MatterCertificate(tlv: root)
             let intermediate = try icac.map { (bytes) throws(CertificateError) in try MatterCertificate(tlv: bytes) }
-            let peer = try CertificateChain.validate(noc: try MatterCertificate(tlv: noc), icac: intermediate, rcac: rcac,
-                                                     time: time())
-            return OperationalCertificateIdentity(fabricID: peer.fabricID, nodeID: peer.nodeID, publicKey: peer.publicKey,
-                                                  rootPublicKey: rcac.publicKey, cats: peer.caseAuthenticatedTags)
+            let peer = try CertificateChain.validate(
+                noc: try MatterCertificate(tlv: noc), icac: intermediate, rcac: rcac,
+                time: time())
+            return OperationalCertificateIdentity(
+                fabricID: peer.fabricID, nodeID: peer.nodeID, publicKey: peer.publicKey,
+                rootPublicKey: rcac.publicKey, cats: peer.caseAuthenticatedTags)
         } catch {
             throw CredentialError("\(error)")
         }
@@ -37,13 +41,16 @@ extension CommissioningState: OperationalIdentityStore {
     public func operationalIdentities() -> [OperationalIdentity] {
         fabrics.compactMap { fabric in
             guard let key = try? P256.SigningKey(rawRepresentation: fabric.operationalKey),
-                  let compressed = try? FabricKeys.compressedFabricID(rootPublicKey: fabric.identity.rootPublicKey,
-                                                                       fabricID: fabric.identity.fabricID),
-                  let ipk = try? FabricKeys.operationalGroupKey(epochKey: fabric.identityProtectionKey, compressedFabricID: compressed)
+                let compressed = try? FabricKeys.compressedFabricID(
+                    rootPublicKey: fabric.identity.rootPublicKey,
+                    fabricID: fabric.identity.fabricID),
+                let ipk = try? FabricKeys.operationalGroupKey(
+                    epochKey: fabric.identityProtectionKey, compressedFabricID: compressed)
             else { return nil }
             return OperationalIdentity(
                 fabricIndex: fabric.index, fabricID: fabric.identity.fabricID, nodeID: fabric.identity.nodeID,
-                rootPublicKey: fabric.identity.rootPublicKey, rcac: fabric.rootCertificate, noc: fabric.operationalCertificate,
+                rootPublicKey: fabric.identity.rootPublicKey, rcac: fabric.rootCertificate,
+                noc: fabric.operationalCertificate,
                 icac: fabric.intermediateCertificate, operationalKey: key, ipks: [ipk])
         }
     }

@@ -42,7 +42,9 @@ public enum CertificateChain {
         }
         guard operationalNodeIDs.contains(nodeID) else { throw CertificateError("NOC's node id is not operational") }
         guard fabricID != 0 else { throw CertificateError("NOC's fabric id is 0") }
-        guard fabricIDs.allSatisfy({ $0 == fabricID }) else { throw CertificateError("fabric ids differ along the chain") }
+        guard fabricIDs.allSatisfy({ $0 == fabricID }) else {
+            throw CertificateError("fabric ids differ along the chain")
+        }
         guard noc.extensions.contains(where: { if case .basicConstraints = $0 { true } else { false } }) else {
             throw CertificateError("NOC lacks basic constraints")
         }
@@ -59,7 +61,8 @@ public enum CertificateChain {
         else { throw CertificateError("NOC's CASE Authenticated Tags break the rules") }
         try checkIssued(noc, by: issuer, "NOC")
         for certificate in [rcac, icac, noc].compactMap(\.self) { try checkValidity(certificate, time: time) }
-        return OperationalPeerIdentity(nodeID: nodeID, fabricID: fabricID, caseAuthenticatedTags: tags, publicKey: noc.publicKey)
+        return OperationalPeerIdentity(
+            nodeID: nodeID, fabricID: fabricID, caseAuthenticatedTags: tags, publicKey: noc.publicKey)
     }
 
     /// A trusted root: self-issued, self-signed, a CA that may sign certificates.
@@ -86,7 +89,9 @@ public enum CertificateChain {
     private static func checkIssued(_ certificate: MatterCertificate, by issuer: MatterCertificate, _ what: String)
         throws(CertificateError)
     {
-        guard certificate.issuer == issuer.subject else { throw CertificateError("\(what)'s issuer is not its CA's subject") }
+        guard certificate.issuer == issuer.subject else {
+            throw CertificateError("\(what)'s issuer is not its CA's subject")
+        }
         guard let akid = certificate.authorityKeyIdentifier, akid == issuer.subjectKeyIdentifier else {
             throw CertificateError("\(what)'s authority key id is not its CA's subject key id")
         }
@@ -112,7 +117,9 @@ public enum CertificateChain {
     private static func checkValidity(_ certificate: MatterCertificate, time: UInt32?) throws(CertificateError) {
         guard let time else { return }
         guard certificate.notBefore <= time else { throw CertificateError("certificate is not yet valid") }
-        guard certificate.notAfter == 0 || time <= certificate.notAfter else { throw CertificateError("certificate has expired") }
+        guard certificate.notAfter == 0 || time <= certificate.notAfter else {
+            throw CertificateError("certificate has expired")
+        }
     }
 }
 

@@ -51,7 +51,9 @@ struct DERWriter {
 
     mutating func appendInteger(_ value: UInt64) {
         var magnitude: [UInt8] = []
-        for shift in stride(from: 56, through: 0, by: -8) { magnitude.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+        for shift in stride(from: 56, through: 0, by: -8) {
+            magnitude.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
+        }
         appendUnsignedInteger(bigEndian: magnitude)
     }
 
@@ -123,7 +125,9 @@ struct DERReader {
         } else {
             let count = Int(first & 0x7F)
             guard count >= 1, count <= 3 else { throw DERError("length of \(count) length bytes", at: position - 1) }
-            guard input.endIndex - position >= count else { throw DERError("length bytes run past the input", at: position) }
+            guard input.endIndex - position >= count else {
+                throw DERError("length bytes run past the input", at: position)
+            }
             for _ in 0..<count {
                 length = length << 8 | Int(input[position])
                 position += 1
@@ -145,7 +149,8 @@ struct DERReader {
         let at = position
         let element = try read()
         guard element.tag == tag else {
-            throw DERError("\(what): tag 0x\(String(element.tag, radix: 16)), expected 0x\(String(tag, radix: 16))", at: at)
+            throw DERError(
+                "\(what): tag 0x\(String(element.tag, radix: 16)), expected 0x\(String(tag, radix: 16))", at: at)
         }
         return element
     }

@@ -20,12 +20,16 @@ public enum FabricKeys {
 
     /// An operational group key from an epoch key: HKDF(epoch key, salt: compressed fabric id, "GroupKey v1.0"),
     /// 16 bytes. The IPK CASE uses is this key of the fabric's IPK epoch key.
-    public static func operationalGroupKey(epochKey: [UInt8], compressedFabricID: [UInt8]) throws(CryptoError) -> [UInt8] {
+    public static func operationalGroupKey(epochKey: [UInt8], compressedFabricID: [UInt8]) throws(CryptoError)
+        -> [UInt8]
+    {
         guard epochKey.count == 16, compressedFabricID.count == 8 else {
-            throw CryptoError(operation: "operational group key", reason: "epoch key or compressed fabric id of the wrong size")
+            throw CryptoError(
+                operation: "operational group key", reason: "epoch key or compressed fabric id of the wrong size")
         }
         return try HKDFSHA256.deriveKey(
-            inputKeyMaterial: epochKey, salt: compressedFabricID, info: Array("GroupKey v1.0".utf8), outputByteCount: 16)
+            inputKeyMaterial: epochKey, salt: compressedFabricID, info: Array("GroupKey v1.0".utf8), outputByteCount: 16
+        )
     }
 
     /// CASE's destination identifier: HMAC-SHA256(IPK, initiator random ‖ root public key ‖ fabric id ‖ node id),
@@ -37,6 +41,8 @@ public enum FabricKeys {
             key: ipk, data: initiatorRandom + rootPublicKey + littleEndian(fabricID) + littleEndian(nodeID))
     }
 
-    static func bigEndian(_ v: UInt64) -> [UInt8] { (0..<8).reversed().map { UInt8(truncatingIfNeeded: v >> (8 * $0)) } }
+    static func bigEndian(_ v: UInt64) -> [UInt8] {
+        (0..<8).reversed().map { UInt8(truncatingIfNeeded: v >> (8 * $0)) }
+    }
     static func littleEndian(_ v: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: v >> (8 * $0)) } }
 }

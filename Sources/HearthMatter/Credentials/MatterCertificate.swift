@@ -54,7 +54,11 @@ public struct DistinguishedName: Sendable, Equatable {
     /// CASE Authenticated Tags, in order.
     public var caseAuthenticatedTags: [UInt32] {
         attributes.compactMap { attribute in
-            if attribute.kind == .matterCASEAuthenticatedTag, case .integer(let v) = attribute.value { UInt32(exactly: v) } else { nil }
+            if attribute.kind == .matterCASEAuthenticatedTag, case .integer(let v) = attribute.value {
+                UInt32(exactly: v)
+            } else {
+                nil
+            }
         }
     }
 }
@@ -243,13 +247,19 @@ extension MatterCertificate {
         }
         do {
             serialNumber = try members[0].bytes()
-            guard (1...20).contains(serialNumber.count) else { throw CertificateError("serial number of \(serialNumber.count) bytes") }
-            guard try members[1].unsigned(UInt8.self) == 1 else { throw CertificateError("signature algorithm is not ECDSA with SHA-256") }
+            guard (1...20).contains(serialNumber.count) else {
+                throw CertificateError("serial number of \(serialNumber.count) bytes")
+            }
+            guard try members[1].unsigned(UInt8.self) == 1 else {
+                throw CertificateError("signature algorithm is not ECDSA with SHA-256")
+            }
             issuer = try DistinguishedName(tlvMembers: members[2].list())
             notBefore = try members[3].unsigned(UInt32.self)
             notAfter = try members[4].unsigned(UInt32.self)
             subject = try DistinguishedName(tlvMembers: members[5].list())
-            guard try members[6].unsigned(UInt8.self) == 1 else { throw CertificateError("public key algorithm is not EC") }
+            guard try members[6].unsigned(UInt8.self) == 1 else {
+                throw CertificateError("public key algorithm is not EC")
+            }
             guard try members[7].unsigned(UInt8.self) == 1 else { throw CertificateError("curve is not P-256") }
             publicKey = try members[8].bytes(count: 65)
             guard publicKey[0] == 0x04 else { throw CertificateError("public key is not an uncompressed point") }
@@ -267,7 +277,9 @@ extension MatterCertificate {
     func checkExtensionsAreDistinct() throws(CertificateError) {
         var seen: Set<Int> = []
         for ext in extensions where !ext.isFuture {
-            guard seen.insert(ext.tlvTag).inserted else { throw CertificateError("extension \(ext.tlvTag) appears twice") }
+            guard seen.insert(ext.tlvTag).inserted else {
+                throw CertificateError("extension \(ext.tlvTag) appears twice")
+            }
         }
     }
 }
@@ -277,7 +289,8 @@ extension DistinguishedName {
         attributes.map { attribute in
             switch attribute.value {
             case .integer(let v): TLVElement(context: attribute.kind.rawValue, .unsigned(v))
-            case .string(let s, let printable): TLVElement(context: attribute.kind.rawValue | (printable ? 0x80 : 0), .utf8(s))
+            case .string(let s, let printable):
+                TLVElement(context: attribute.kind.rawValue | (printable ? 0x80 : 0), .utf8(s))
             }
         }
     }
@@ -293,11 +306,15 @@ extension DistinguishedName {
                 guard !printable, let v = member.unsignedValue else {
                     throw CertificateError("Matter attribute \(kind) is not an unsigned integer")
                 }
-                if kind == .matterCASEAuthenticatedTag, v > UInt64(UInt32.max) { throw CertificateError("CAT wider than 32 bits") }
+                if kind == .matterCASEAuthenticatedTag, v > UInt64(UInt32.max) {
+                    throw CertificateError("CAT wider than 32 bits")
+                }
                 attributes.append(.matter(kind, v))
             } else {
                 guard let s = member.stringValue else { throw CertificateError("attribute \(kind) is not a string") }
-                if kind == .domainComponent, printable { throw CertificateError("domain component cannot be printable") }
+                if kind == .domainComponent, printable {
+                    throw CertificateError("domain component cannot be printable")
+                }
                 attributes.append(DNAttribute(kind, .string(s, printable: printable)))
             }
         }
@@ -341,16 +358,22 @@ extension CertificateExtension {
             switch member.tag {
             case .context(1):
                 let fields = try member.structure()
-                guard let isCA = fields.first, isCA.tag == .context(1) else { throw CertificateError("basic constraints without isCA") }
+                guard let isCA = fields.first, isCA.tag == .context(1) else {
+                    throw CertificateError("basic constraints without isCA")
+                }
                 var pathLength: UInt8?
                 if fields.count > 1 {
-                    guard fields.count == 2, fields[1].tag == .context(2) else { throw CertificateError("basic constraints malformed") }
+                    guard fields.count == 2, fields[1].tag == .context(2) else {
+                        throw CertificateError("basic constraints malformed")
+                    }
                     pathLength = try fields[1].unsigned(UInt8.self)
                 }
                 self = .basicConstraints(isCA: try isCA.bool(), pathLength: pathLength)
             case .context(2):
                 let bits = try member.unsigned(UInt16.self)
-                guard bits & ~0x01FF == 0 else { throw CertificateError("unknown key usage bits 0x\(String(bits, radix: 16))") }
+                guard bits & ~0x01FF == 0 else {
+                    throw CertificateError("unknown key usage bits 0x\(String(bits, radix: 16))")
+                }
                 self = .keyUsage(KeyUsage(rawValue: bits))
             case .context(3):
                 var purposes: [KeyPurpose] = []

@@ -66,7 +66,10 @@ extension MatterCertificate {
         var cert = certificate.reader
         let tbs = try cert.read(expecting: DERTag.sequence, "TBSCertificate")
         let algorithm = try cert.read(expecting: DERTag.sequence, "signatureAlgorithm")
-        guard Array(algorithm.contents) == [DERTag.objectIdentifier, UInt8(OID.ecdsaWithSHA256.count)] + OID.ecdsaWithSHA256 else {
+        guard
+            Array(algorithm.contents) == [DERTag.objectIdentifier, UInt8(OID.ecdsaWithSHA256.count)]
+                + OID.ecdsaWithSHA256
+        else {
             throw CertificateError("signature algorithm is not ECDSA with SHA-256")
         }
         let signatureBits = try cert.read(expecting: DERTag.bitString, "signatureValue")
@@ -76,11 +79,17 @@ extension MatterCertificate {
 
         var fields = tbs.reader
         let version = try fields.read(expecting: DERTag.contextConstructed(0), "version")
-        guard Array(version.contents) == [DERTag.integer, 1, 2] else { throw CertificateError("not an X.509 v3 certificate") }
+        guard Array(version.contents) == [DERTag.integer, 1, 2] else {
+            throw CertificateError("not an X.509 v3 certificate")
+        }
         serialNumber = Array(try fields.read(expecting: DERTag.integer, "serialNumber").contents)
-        guard (1...20).contains(serialNumber.count) else { throw CertificateError("serial number of \(serialNumber.count) bytes") }
+        guard (1...20).contains(serialNumber.count) else {
+            throw CertificateError("serial number of \(serialNumber.count) bytes")
+        }
         let innerAlgorithm = try fields.read(expecting: DERTag.sequence, "signature")
-        guard innerAlgorithm.contents.elementsEqual(algorithm.contents) else { throw CertificateError("TBS signature algorithm differs") }
+        guard innerAlgorithm.contents.elementsEqual(algorithm.contents) else {
+            throw CertificateError("TBS signature algorithm differs")
+        }
         issuer = try DistinguishedName(der: fields.read(expecting: DERTag.sequence, "issuer"))
         var validity = try fields.read(expecting: DERTag.sequence, "validity").reader
         notBefore = try MatterTime.read(from: &validity)
@@ -92,10 +101,13 @@ extension MatterCertificate {
         var expectedAlgorithm = DERWriter()
         expectedAlgorithm.append(tag: DERTag.objectIdentifier, contents: OID.ecPublicKey)
         expectedAlgorithm.append(tag: DERTag.objectIdentifier, contents: OID.prime256v1)
-        guard Array(keyAlgorithm.contents) == expectedAlgorithm.bytes else { throw CertificateError("public key is not EC P-256") }
+        guard Array(keyAlgorithm.contents) == expectedAlgorithm.bytes else {
+            throw CertificateError("public key is not EC P-256")
+        }
         let keyBits = try spki.read(expecting: DERTag.bitString, "subjectPublicKey")
         try spki.expectEnd("subjectPublicKeyInfo")
-        guard keyBits.contents.count == 66, keyBits.contents.first == 0, keyBits.contents.dropFirst().first == 0x04 else {
+        guard keyBits.contents.count == 66, keyBits.contents.first == 0, keyBits.contents.dropFirst().first == 0x04
+        else {
             throw CertificateError("public key is not an uncompressed P-256 point")
         }
         publicKey = Array(keyBits.contents.dropFirst())
@@ -105,7 +117,9 @@ extension MatterCertificate {
         var list = try wrapperReader.read(expecting: DERTag.sequence, "Extensions").reader
         try wrapperReader.expectEnd("extensions")
         extensions = []
-        while !list.isAtEnd { extensions.append(try CertificateExtension(der: list.read(expecting: DERTag.sequence, "Extension"))) }
+        while !list.isAtEnd {
+            extensions.append(try CertificateExtension(der: list.read(expecting: DERTag.sequence, "Extension")))
+        }
         try checkExtensionsAreDistinct()
     }
 }
@@ -133,7 +147,8 @@ extension DistinguishedName {
                         switch attribute.value {
                         case .integer(let v):
                             let digits = attribute.kind == .matterCASEAuthenticatedTag ? 8 : 16
-                            pair.append(tag: DERTag.utf8String, contents: Array(UpperHex.string(v, digits: digits).utf8))
+                            pair.append(
+                                tag: DERTag.utf8String, contents: Array(UpperHex.string(v, digits: digits).utf8))
                         case .string(let s, let printable):
                             let tag = attribute.kind == .domainComponent ? DERTag.ia5String
                                 : printable ? DERTag.printableString : DERTag.utf8String
@@ -155,7 +170,9 @@ extension DistinguishedName {
             let oid = try pair.read(expecting: DERTag.objectIdentifier, "AttributeType")
             let value = try pair.read()
             try pair.expectEnd("AttributeTypeAndValue")
-            guard let kind = DNAttribute.Kind(oid: oid.contents) else { throw CertificateError("unknown attribute type in a name") }
+            guard let kind = DNAttribute.Kind(oid: oid.contents) else {
+                throw CertificateError("unknown attribute type in a name")
+            }
             guard let text = String(validating: value.contents, as: UTF8.self) else {
                 throw CertificateError("attribute \(kind) is not valid UTF-8")
             }
@@ -166,7 +183,9 @@ extension DistinguishedName {
                 }
                 attributes.append(.matter(kind, v))
             } else if kind == .domainComponent {
-                guard value.tag == DERTag.ia5String else { throw CertificateError("domain component is not an IA5String") }
+                guard value.tag == DERTag.ia5String else {
+                    throw CertificateError("domain component is not an IA5String")
+                }
                 attributes.append(DNAttribute(kind, .string(text, printable: false)))
             } else {
                 guard value.tag == DERTag.utf8String || value.tag == DERTag.printableString else {
@@ -201,7 +220,9 @@ extension CertificateExtension {
             case .extendedKeyUsage(let purposes):
                 ext.append(tag: DERTag.objectIdentifier, contents: OID.extendedKeyUsage)
                 value.append(tag: DERTag.sequence) { list in
-                    for purpose in purposes { list.append(tag: DERTag.objectIdentifier, contents: OID.keyPurpose(purpose.rawValue)) }
+                    for purpose in purposes {
+                        list.append(tag: DERTag.objectIdentifier, contents: OID.keyPurpose(purpose.rawValue))
+                    }
                 }
             case .subjectKeyIdentifier(let id):
                 ext.append(tag: DERTag.objectIdentifier, contents: OID.subjectKeyIdentifier)
@@ -274,7 +295,8 @@ extension CertificateExtension {
             var purposes: [KeyPurpose] = []
             while !list.isAtEnd {
                 let purposeOID = Array(try list.read(expecting: DERTag.objectIdentifier, "KeyPurposeId").contents)
-                guard let purpose = KeyPurpose.allCases.first(where: { OID.keyPurpose($0.rawValue) == purposeOID }) else {
+                guard let purpose = KeyPurpose.allCases.first(where: { OID.keyPurpose($0.rawValue) == purposeOID })
+                else {
                     throw CertificateError("unknown key purpose")
                 }
                 purposes.append(purpose)
@@ -314,7 +336,9 @@ enum KeyUsageBits {
     }
 
     static func decode(_ contents: [UInt8]) throws(CertificateError) -> UInt16 {
-        guard let unused = contents.first, unused < 8, contents.count <= 3 else { throw CertificateError("key usage bits malformed") }
+        guard let unused = contents.first, unused < 8, contents.count <= 3 else {
+            throw CertificateError("key usage bits malformed")
+        }
         var mask: UInt16 = 0
         for (index, byte) in contents.dropFirst().enumerated() {
             for bit in 0..<8 where byte & (0x80 >> UInt8(bit)) != 0 {

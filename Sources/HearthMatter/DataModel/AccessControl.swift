@@ -64,7 +64,8 @@ public struct SubjectDescriptor: Sendable, Equatable {
 
     /// A PASE session (commissioning), bound to `fabricIndex` once AddNOC made one.
     public static func pase(fabricIndex: FabricIndex = 0, attestationChallenge: [UInt8] = []) -> SubjectDescriptor {
-        SubjectDescriptor(authMode: .pase, fabricIndex: fabricIndex, subject: 0, attestationChallenge: attestationChallenge)
+        SubjectDescriptor(
+            authMode: .pase, fabricIndex: fabricIndex, subject: 0, attestationChallenge: attestationChallenge)
     }
 
     /// A CASE session with `node` on `fabricIndex`.

@@ -146,7 +146,9 @@ extension ClusterServer {
         throw IMError(.unsupportedWrite, "attribute 0x\(String(attribute, radix: 16)) is not writable")
     }
 
-    public func invoke(_ command: CommandID, fields: TLVElement?, context: ActionContext) throws(IMError) -> CommandResult {
+    public func invoke(_ command: CommandID, fields: TLVElement?, context: ActionContext) throws(IMError)
+        -> CommandResult
+    {
         throw IMError(.unsupportedCommand, "command 0x\(String(command, radix: 16)) is not supported")
     }
 

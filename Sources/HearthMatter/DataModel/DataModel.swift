@@ -55,9 +55,11 @@ public final class DataModel: Sendable {
 
     /// `initialDataVersion` is drawn at random by the node (injected, so tests are repeatable); `eventNumbers` numbers
     /// events (kept across restarts by the node), `now` timestamps them.
-    public init(initialDataVersion: UInt32, acl: @escaping @Sendable () -> [ACLEntry],
-                eventNumbers: EventNumberSource = EventNumberSource(), eventCapacity: EventLogCapacity = EventLogCapacity(),
-                now: @escaping @Sendable () -> MatterInstant = { MatterInstant(milliseconds: 0) }) {
+    public init(
+        initialDataVersion: UInt32, acl: @escaping @Sendable () -> [ACLEntry],
+        eventNumbers: EventNumberSource = EventNumberSource(), eventCapacity: EventLogCapacity = EventLogCapacity(),
+        now: @escaping @Sendable () -> MatterInstant = { MatterInstant(milliseconds: 0) }
+    ) {
         self.state = Locked(State(nextInitialVersion: initialDataVersion))
         self.acl = acl
         self.events = Locked(EventLog(capacity: eventCapacity))
@@ -181,7 +183,8 @@ public final class DataModel: Sendable {
             var out: [ConcreteClusterPath: UInt32] = [:]
             for path in paths {
                 for endpoint in path.endpoint.map({ [$0] }) ?? state.order {
-                    for cluster in state.endpoints[endpoint]?.clusters ?? [] where path.cluster == nil || path.cluster == cluster.id {
+                    for cluster in state.endpoints[endpoint]?.clusters ?? []
+                    where path.cluster == nil || path.cluster == cluster.id {
                         let clusterPath = ConcreteClusterPath(endpoint: endpoint, cluster: cluster.id)
                         out[clusterPath] = state.dataVersions[clusterPath]
                     }
@@ -208,7 +211,8 @@ public final class DataModel: Sendable {
         let number = events.withLock { log in
             // Numbered under the log's lock, so that the log holds events in number order.
             let number = eventNumbers.take()
-            log.append(EventRecord(number: number, path: path, priority: priority, systemTimestamp: timestamp, data: data))
+            log.append(
+                EventRecord(number: number, path: path, priority: priority, systemTimestamp: timestamp, data: data))
             return number
         }
         changed()
@@ -258,8 +262,12 @@ public final class DataModel: Sendable {
     /// Why a concrete event path names nothing the subject may read, if it does not.
     private func eventPathError(_ path: ConcreteEventPath, subject: SubjectDescriptor) -> IMError? {
         let clusterPath = ConcreteClusterPath(endpoint: path.endpoint, cluster: path.cluster)
-        guard endpoint(path.endpoint) != nil else { return IMError(.unsupportedEndpoint, "no endpoint \(path.endpoint)") }
-        guard let server = cluster(clusterPath) else { return IMError(.unsupportedCluster, "no cluster \(clusterPath)") }
+        guard endpoint(path.endpoint) != nil else {
+            return IMError(.unsupportedEndpoint, "no endpoint \(path.endpoint)")
+        }
+        guard let server = cluster(clusterPath) else {
+            return IMError(.unsupportedCluster, "no cluster \(clusterPath)")
+        }
         guard let definition = server.events.first(where: { $0.id == path.event }) else {
             return IMError(.unsupportedEvent, "no event \(path)")
         }
@@ -282,7 +290,9 @@ public final class DataModel: Sendable {
     /// The reports for a read's paths: data for each readable attribute, a status for each concrete path that
     /// fails; wildcards leave out what does not exist or may not be read (§8.4.3.2). Cluster instances whose
     /// DataVersion the client already has (`filters`) are left out.
-    public func read(_ paths: [AttributePath], filters: [DataVersionFilter] = [], context: ReadContext) -> [AttributeReportIB] {
+    public func read(_ paths: [AttributePath], filters: [DataVersionFilter] = [], context: ReadContext)
+        -> [AttributeReportIB]
+    {
         var reports: [AttributeReportIB] = []
         var filtered: Set<ConcreteClusterPath> = []
         for filter in filters where dataVersion(filter.path) == filter.dataVersion { filtered.insert(filter.path) }
@@ -305,11 +315,17 @@ public final class DataModel: Sendable {
         var out: [ConcreteAttributePath] = []
         let endpoints = path.endpoint.map { [$0] } ?? endpointIDs
         for endpoint in endpoints {
-            if path.endpoint == nil && endpoint == 0 && path.wildcardFlags & AttributePath.skipRootNode != 0 { continue }
+            if path.endpoint == nil && endpoint == 0 && path.wildcardFlags & AttributePath.skipRootNode != 0 {
+                continue
+            }
             for cluster in clusters(on: endpoint) where path.cluster == nil || path.cluster == cluster.id {
                 if path.cluster == nil {
                     let flags = path.wildcardFlags
-                    if flags & AttributePath.skipDiagnosticsClusters != 0 && Self.diagnosticsClusters.contains(cluster.id) { continue }
+                    if flags & AttributePath.skipDiagnosticsClusters != 0
+                        && Self.diagnosticsClusters.contains(cluster.id)
+                    {
+                        continue
+                    }
                     if flags & AttributePath.skipCustomElements != 0 && cluster.id > 0x7FFF { continue }
                 }
                 let clusterPath = ConcreteClusterPath(endpoint: endpoint, cluster: cluster.id)
@@ -331,7 +347,9 @@ public final class DataModel: Sendable {
         if flags & AttributePath.skipGlobalAttributes != 0 && isGlobal { return true }
         if flags & AttributePath.skipAttributeList != 0 && attribute.id == GlobalAttribute.attributeList { return true }
         if flags & AttributePath.skipCommandLists != 0
-            && (attribute.id == GlobalAttribute.acceptedCommandList || attribute.id == GlobalAttribute.generatedCommandList) {
+            && (attribute.id == GlobalAttribute.acceptedCommandList
+                || attribute.id == GlobalAttribute.generatedCommandList)
+        {
             return true
         }
         if flags & AttributePath.skipFixedAttributes != 0 && attribute.qualities.contains(.fixed) { return true }
@@ -363,7 +381,9 @@ public final class DataModel: Sendable {
         }
     }
 
-    private func readValue(_ server: any ClusterServer, _ attribute: AttributeID, context: ReadContext) throws(IMError) -> TLVValue {
+    private func readValue(_ server: any ClusterServer, _ attribute: AttributeID, context: ReadContext) throws(IMError)
+        -> TLVValue
+    {
         switch attribute {
         case GlobalAttribute.clusterRevision: return .uint(server.revision)
         case GlobalAttribute.featureMap: return .uint(server.featureMap)
@@ -381,8 +401,9 @@ public final class DataModel: Sendable {
 
     /// Writes one attribute (a whole list for a list attribute) and answers its status through `completion`: at once
     /// for a synchronous cluster, when the cluster finishes for a `DeferredClusterServer` (on whichever thread it
-    /// finishes on). Nothing changes on refusal. Every check of the Interaction Model — access, existence, writability,
-    /// timing, DataVersion — is done here first; a deferred cluster marks its change itself when the value moves.
+    /// finishes on). Nothing changes on refusal. Every check of the Interaction Model — access, existence,
+    /// writability, timing, DataVersion — is done here first; a deferred cluster marks its change itself when the
+    /// value moves.
     public func write(_ path: ConcreteAttributePath, value: TLVValue, dataVersion: UInt32?, context: ActionContext,
                       completion: @escaping @Sendable (StatusIB) -> Void) {
         let clusterPath = path.clusterPath
@@ -417,7 +438,9 @@ public final class DataModel: Sendable {
         guard granted(context.subject, required, clusterPath) else {
             throw IMError(.unsupportedAccess, "writing \(path) needs \(required)")
         }
-        guard endpoint(path.endpoint) != nil else { throw IMError(.unsupportedEndpoint, "no endpoint \(path.endpoint)") }
+        guard endpoint(path.endpoint) != nil else {
+            throw IMError(.unsupportedEndpoint, "no endpoint \(path.endpoint)")
+        }
         guard let server else { throw IMError(.unsupportedCluster, "no cluster \(clusterPath)") }
         guard let definition else { throw IMError(.unsupportedAttribute, "no attribute \(path)") }
         guard definition.isWritable else { throw IMError(.unsupportedWrite, "\(definition.name) is read-only") }

@@ -16,7 +16,8 @@ public struct EventRecord: Sendable, Equatable {
     public var data: TLVElement
 
     public var dataIB: EventDataIB {
-        EventDataIB(path: path, eventNumber: number, priority: priority, systemTimestamp: systemTimestamp, data: data.value)
+        EventDataIB(
+            path: path, eventNumber: number, priority: priority, systemTimestamp: systemTimestamp, data: data.value)
     }
 }
 

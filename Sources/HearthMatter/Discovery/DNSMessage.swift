@@ -97,7 +97,9 @@ public struct DNSQuestion: Sendable, Hashable {
     public var recordClass: UInt16
     public var unicastResponse: Bool
 
-    public init(name: DNSName, type: DNSRecordType, recordClass: UInt16 = DNSClass.internet, unicastResponse: Bool = false) {
+    public init(
+        name: DNSName, type: DNSRecordType, recordClass: UInt16 = DNSClass.internet, unicastResponse: Bool = false
+    ) {
         self.name = name
         self.type = type
         self.recordClass = recordClass & 0x7FFF
@@ -228,7 +230,8 @@ extension DNSMessage {
             let name = try reader.name()
             let type = DNSRecordType(rawValue: try reader.u16("a question"))
             let rawClass = try reader.u16("a question")
-            questions.append(DNSQuestion(name: name, type: type, recordClass: rawClass, unicastResponse: rawClass & 0x8000 != 0))
+            questions.append(
+                DNSQuestion(name: name, type: type, recordClass: rawClass, unicastResponse: rawClass & 0x8000 != 0))
         }
         answers = try reader.records(Int(counts[1]))
         authorities = try reader.records(Int(counts[2]))
@@ -311,7 +314,8 @@ struct DNSReader {
                 guard bytes.count - position >= 2 else { throw .truncated(what: "a name pointer", offset: position) }
                 let target = Int(byte & 0x3F) << 8 | Int(bytes[position + 1])
                 guard target < lowestStart else {
-                    throw .malformedName("a pointer to byte \(target), not before byte \(lowestStart)", offset: position)
+                    throw .malformedName(
+                        "a pointer to byte \(target), not before byte \(lowestStart)", offset: position)
                 }
                 if resumeAt == nil { resumeAt = position + 2 }
                 lowestStart = target
@@ -368,7 +372,9 @@ struct DNSReader {
             while inner.offset < end {
                 let window = Int(try inner.u8("an NSEC bitmap"))
                 let count = Int(try inner.u8("an NSEC bitmap"))
-                guard window > lastWindow else { throw .malformedRecord(type, "window \(window) out of order", offset: inner.offset) }
+                guard window > lastWindow else {
+                    throw .malformedRecord(type, "window \(window) out of order", offset: inner.offset)
+                }
                 guard (1...32).contains(count) else {
                     throw .malformedRecord(type, "a bitmap of \(count) bytes", offset: inner.offset)
                 }

@@ -31,7 +31,9 @@ public struct DNSSDService: Sendable, Hashable, CustomStringConvertible {
 
     public func subtypeNames() throws(DNSMessageError) -> [DNSName] {
         var names: [DNSName] = []
-        for subtype in subtypes { names.append(try DNSName(labels: [Array(subtype.utf8), Array("_sub".utf8)]).appending(typeName())) }
+        for subtype in subtypes {
+            names.append(try DNSName(labels: [Array(subtype.utf8), Array("_sub".utf8)]).appending(typeName()))
+        }
         return names
     }
 
@@ -99,13 +101,14 @@ public enum MatterServiceNames {
         hex(UInt64.random(in: .min ... .max, using: &generator))
     }
 
-    /// `_matterc._udp` for a node that can be commissioned: the subtypes `_L<discriminator>`, `_S<short>`, `_V<vendor>`,
-    /// `_T<device type>` and, while a window is open, `_CM`, all in decimal; TXT `D`, `VP`, `CM`, `DT`, `DN`, the session
-    /// parameters, `T` and the pairing hint and instruction when given.
+    /// `_matterc._udp` for a node that can be commissioned: the subtypes `_L<discriminator>`, `_S<short>`,
+    /// `_V<vendor>`, `_T<device type>` and, while a window is open, `_CM`, all in decimal; TXT `D`, `VP`, `CM`, `DT`,
+    /// `DN`, the session parameters, `T` and the pairing hint and instruction when given.
     public static func commissionable(
         instance: String, discriminator: UInt16, vendorID: UInt16, productID: UInt16, deviceType: UInt32?,
         deviceName: String?, commissioningMode: CommissioningMode, session: SessionParameters = SessionParameters(),
-        tcpSupported: UInt8 = 0, pairingHint: UInt32? = nil, pairingInstruction: String? = nil, port: UInt16 = defaultPort
+        tcpSupported: UInt8 = 0, pairingHint: UInt32? = nil, pairingInstruction: String? = nil,
+        port: UInt16 = defaultPort
     ) -> DNSSDService {
         let discriminator = discriminator & 0xFFF
         var subtypes = ["_L\(discriminator)", "_S\(shortDiscriminator(discriminator))", "_V\(vendorID)"]
@@ -118,7 +121,9 @@ public enum MatterServiceNames {
         txt += session.txt
         txt.append("T=\(tcpSupported)")
         if let pairingHint { txt.append("PH=\(pairingHint)") }
-        if let pairingInstruction, !pairingInstruction.isEmpty { txt.append("PI=\(prefix(pairingInstruction, bytes: 128))") }
+        if let pairingInstruction, !pairingInstruction.isEmpty {
+            txt.append("PI=\(prefix(pairingInstruction, bytes: 128))")
+        }
         return DNSSDService(instance: instance, type: commissionableType, subtypes: subtypes, port: port, txt: txt)
     }
 

@@ -68,7 +68,9 @@ public final class MDNSResponder: Sendable {
         let eventLoopGroup = eventLoopGroup ?? MultiThreadedEventLoopGroup.singleton
         guard !names.isEmpty else { throw .noInterfaces }
         let devices: [NIONetworkDevice]
-        do { devices = try System.enumerateDevices() } catch { throw .socket(interface: "*", family: .ipv4, "\(error)") }
+        do { devices = try System.enumerateDevices() } catch {
+            throw .socket(interface: "*", family: .ipv4, "\(error)")
+        }
         var interfaces: [MDNSInterface] = []
         var wanted: [(name: String, family: MDNSAddressFamily, device: NIONetworkDevice)] = []
         for name in names {
@@ -77,7 +79,9 @@ public final class MDNSResponder: Sendable {
             for device in devices where device.name == name {
                 guard let address = device.address, let bytes = Self.addressBytes(address) else { continue }
                 let family: MDNSAddressFamily = bytes.count == 4 ? .ipv4 : .ipv6
-                if !wanted.contains(where: { $0.name == name && $0.family == family }) { wanted.append((name, family, device)) }
+                if !wanted.contains(where: { $0.name == name && $0.family == family }) {
+                    wanted.append((name, family, device))
+                }
             }
         }
         do { core = Locked(try MDNSResponderCore(hostLabel: hostLabel, interfaces: interfaces)) } catch {
@@ -88,7 +92,8 @@ public final class MDNSResponder: Sendable {
 
         for (name, family, device) in wanted {
             do {
-                let endpoint = try await Self.open(name: name, family: family, device: device, group: eventLoopGroup, responder: self)
+                let endpoint = try await Self.open(
+                    name: name, family: family, device: device, group: eventLoopGroup, responder: self)
                 endpoints.withLock { $0.append(endpoint) }
             } catch {
                 await closeAll()
@@ -97,12 +102,16 @@ public final class MDNSResponder: Sendable {
         }
     }
 
-    private static func open(name: String, family: MDNSAddressFamily, device: NIONetworkDevice, group: any EventLoopGroup,
-                             responder: MDNSResponder) async throws -> Endpoint {
+    private static func open(
+        name: String, family: MDNSAddressFamily, device: NIONetworkDevice, group: any EventLoopGroup,
+        responder: MDNSResponder
+    ) async throws -> Endpoint {
         let groupAddress = try SocketAddress(ipAddress: family == .ipv4 ? ipv4Group : ipv6Group, port: port)
         var bootstrap = DatagramBootstrap(group: group)
             .channelOption(.socketOption(.so_reuseaddr), value: 1)
-            .channelOption(ChannelOptions.Types.SocketOption(level: .socket, name: NIOBSDSocket.Option(rawValue: SO_REUSEPORT)), value: 1)
+            .channelOption(
+                ChannelOptions.Types.SocketOption(level: .socket, name: NIOBSDSocket.Option(rawValue: SO_REUSEPORT)),
+                value: 1)
         if family == .ipv6 {
             bootstrap = bootstrap.channelOption(
                 ChannelOptions.Types.SocketOption(level: .ipv6, name: .ipv6_v6only), value: 1)
@@ -113,8 +122,9 @@ public final class MDNSResponder: Sendable {
                 // Tied to the interface before the bind, so that no datagram from another interface gets in.
                 let bound: EventLoopFuture<Void>
                 if let provider = channel as? any SocketOptionProvider {
-                    bound = provider.unsafeSetSocketOption(level: .socket, name: NIOBSDSocket.Option(rawValue: SO_BINDTODEVICE),
-                                                           value: InterfaceName(name))
+                    bound = provider.unsafeSetSocketOption(
+                        level: .socket, name: NIOBSDSocket.Option(rawValue: SO_BINDTODEVICE),
+                        value: InterfaceName(name))
                 } else {
                     bound = channel.eventLoop.makeSucceededVoidFuture()
                 }
@@ -122,7 +132,8 @@ public final class MDNSResponder: Sendable {
             }
             .bind(host: family == .ipv4 ? "0.0.0.0" : "::", port: port).get()
         do {
-            guard let multicast = channel as? any MulticastChannel, let provider = channel as? any SocketOptionProvider else {
+            guard let multicast = channel as? any MulticastChannel, let provider = channel as? any SocketOptionProvider
+            else {
                 throw MDNSResponderError.socket(interface: name, family: family, "not a multicast channel")
             }
             switch family {
@@ -162,7 +173,9 @@ public final class MDNSResponder: Sendable {
     /// family an interface had no address of at start still has no socket.
     public func refreshAddresses() throws(MDNSResponderError) {
         let devices: [NIONetworkDevice]
-        do { devices = try System.enumerateDevices() } catch { throw .socket(interface: "*", family: .ipv4, "\(error)") }
+        do { devices = try System.enumerateDevices() } catch {
+            throw .socket(interface: "*", family: .ipv4, "\(error)")
+        }
         let now = clock.now.milliseconds
         let packets = core.withLock { core in
             var packets: [MDNSPacket] = []
@@ -180,8 +193,14 @@ public final class MDNSResponder: Sendable {
     /// family, port, flow label, 16 bytes).
     static func addressBytes(_ address: SocketAddress) -> [UInt8]? {
         switch address.protocol {
-        case .inet: address.withSockAddr { pointer, size in size >= 8 ? Array(UnsafeRawBufferPointer(start: pointer, count: size)[4..<8]) : nil }
-        case .inet6: address.withSockAddr { pointer, size in size >= 24 ? Array(UnsafeRawBufferPointer(start: pointer, count: size)[8..<24]) : nil }
+        case .inet:
+            address.withSockAddr { pointer, size in
+                size >= 8 ? Array(UnsafeRawBufferPointer(start: pointer, count: size)[4..<8]) : nil
+            }
+        case .inet6:
+            address.withSockAddr { pointer, size in
+                size >= 24 ? Array(UnsafeRawBufferPointer(start: pointer, count: size)[8..<24]) : nil
+            }
         default: nil
         }
     }
@@ -213,7 +232,9 @@ public final class MDNSResponder: Sendable {
         endpoints.withLock { $0 = [] }
     }
 
-    fileprivate func received(_ bytes: [UInt8], interface: String, family: MDNSAddressFamily, from sender: SocketAddress) {
+    fileprivate func received(
+        _ bytes: [UInt8], interface: String, family: MDNSAddressFamily, from sender: SocketAddress
+    ) {
         let now = clock.now.milliseconds
         let source = MDNSQuerySource(interface: interface, family: family, port: sender.port ?? 0,
                                      address: Self.addressBytes(sender) ?? [])
@@ -227,7 +248,9 @@ public final class MDNSResponder: Sendable {
         let endpoints = endpoints.withLock { $0 }
         var writes: [EventLoopFuture<Void>] = []
         for packet in packets {
-            guard let endpoint = endpoints.first(where: { $0.interface == packet.interface && $0.family == packet.family })
+            guard
+                let endpoint = endpoints.first(where: { $0.interface == packet.interface && $0.family == packet.family }
+                )
             else { continue }
             let destination: SocketAddress
             switch packet.destination {
@@ -262,7 +285,8 @@ public final class MDNSResponder: Sendable {
 
 /// An interface name as SO_BINDTODEVICE takes it: IFNAMSIZ bytes, NUL-padded.
 private struct InterfaceName: Sendable {
-    var bytes: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8)
+    var bytes:
+        (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8)
         = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
     init(_ name: String) {
         withUnsafeMutableBytes(of: &bytes) { raw in

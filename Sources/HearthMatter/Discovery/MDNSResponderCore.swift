@@ -38,7 +38,10 @@ public struct MDNSInterface: Sendable, Hashable {
         self.name = name
         self.ipv4 = ipv4
         self.ipv6 = ipv6
-        self.networks = networks ?? (ipv4.map { Network(address: $0, prefixLength: 24) } + ipv6.map { Network(address: $0, prefixLength: 64) })
+        self.networks =
+            networks
+            ?? (ipv4.map { Network(address: $0, prefixLength: 24) }
+                + ipv6.map { Network(address: $0, prefixLength: 64) })
     }
 
     /// Whether `address` (4 or 16 bytes) is on this link: in one of its networks, or IPv6 link-local (fe80::/10).
@@ -194,7 +197,9 @@ public struct MDNSResponderCore: Sendable {
                 for family in [MDNSAddressFamily.ipv4, .ipv6] {
                     let answers = records(of: service) + addressRecords(on: interface)
                     for record in answers {
-                        lastMulticast[MulticastKey(interface: interface.name, family: family, name: record.name, data: record.data)] = now
+                        lastMulticast[
+                            MulticastKey(
+                                interface: interface.name, family: family, name: record.name, data: record.data)] = now
                     }
                     packets.append(packet(interface.name, family, .multicast, answers: answers))
                 }
@@ -242,13 +247,17 @@ public struct MDNSResponderCore: Sendable {
             where record.name == question.name && (question.type == .any || question.type == record.type)
                 && !answers.contains(where: { $0.isSameRecord(as: record) }) {
                 // Known-answer suppression (RFC 6762 §7.1): the querier holds it with at least half its TTL left.
-                if query.answers.contains(where: { $0.isSameRecord(as: record) && $0.ttl >= record.ttl / 2 }) { continue }
+                if query.answers.contains(where: { $0.isSameRecord(as: record) && $0.ttl >= record.ttl / 2 }) {
+                    continue
+                }
                 answers.append(record)
             }
         }
         if !unicast {
             answers.removeAll { record in
-                let last = lastMulticast[MulticastKey(interface: interface.name, family: source.family, name: record.name, data: record.data)]
+                let last = lastMulticast[
+                    MulticastKey(interface: interface.name, family: source.family, name: record.name, data: record.data)
+                ]
                 return last.map { now - $0 < Self.multicastInterval } ?? false
             }
         }
@@ -256,7 +265,9 @@ public struct MDNSResponderCore: Sendable {
 
         var additionals: [DNSRecord] = []
         func add(_ record: DNSRecord) {
-            if !answers.contains(where: { $0.isSameRecord(as: record) }) && !additionals.contains(where: { $0.isSameRecord(as: record) }) {
+            if !answers.contains(where: { $0.isSameRecord(as: record) })
+                && !additionals.contains(where: { $0.isSameRecord(as: record) })
+            {
                 additionals.append(record)
             }
         }
@@ -264,7 +275,9 @@ public struct MDNSResponderCore: Sendable {
             switch record.data {
             case .ptr(let instance):
                 for r in available where r.name == instance && (r.type == .srv || r.type == .txt) { add(r) }
-                if available.contains(where: { $0.name == instance && $0.type == .srv }) { addressRecords(on: interface).forEach(add) }
+                if available.contains(where: { $0.name == instance && $0.type == .srv }) {
+                    addressRecords(on: interface).forEach(add)
+                }
             case .srv:
                 addressRecords(on: interface).forEach(add)
             default:
@@ -285,7 +298,9 @@ public struct MDNSResponderCore: Sendable {
             unicastBudget[interface.name] = budget
         } else {
             for record in answers + additionals {
-                lastMulticast[MulticastKey(interface: interface.name, family: source.family, name: record.name, data: record.data)] = now
+                lastMulticast[
+                    MulticastKey(interface: interface.name, family: source.family, name: record.name, data: record.data)
+                ] = now
             }
         }
         statistics.answered += 1
@@ -297,13 +312,19 @@ public struct MDNSResponderCore: Sendable {
                 r.ttl = min(r.ttl, Self.legacyTTL)
                 return r
             }
-            // At most a few questions are echoed: a resolver asks one, and a flood of them must not cost a reply's size.
-            var reply = DNSMessage(id: query.id, flags: DNSMessage.responseFlags, questions: Array(query.questions.prefix(8)),
-                                   answers: answers.map(forLegacy), additionals: additionals.map(forLegacy))
+            // At most a few questions are echoed: a resolver asks one, and a flood of them must not cost a reply's
+            // size.
+            var reply = DNSMessage(
+                id: query.id, flags: DNSMessage.responseFlags, questions: Array(query.questions.prefix(8)),
+                answers: answers.map(forLegacy), additionals: additionals.map(forLegacy))
             Self.fit(&reply)
             return [MDNSPacket(interface: interface.name, family: source.family, destination: .querier, message: reply)]
         }
-        return [packet(interface.name, source.family, unicast ? .querier : .multicast, answers: answers, additionals: additionals)]
+        return [
+            packet(
+                interface.name, source.family, unicast ? .querier : .multicast, answers: answers,
+                additionals: additionals)
+        ]
     }
 
     // MARK: records
@@ -315,8 +336,10 @@ public struct MDNSResponderCore: Sendable {
         var records = [DNSRecord(name: Self.servicesName, ttl: Self.otherRecordTTL, data: .ptr(type)),
                        DNSRecord(name: type, ttl: Self.otherRecordTTL, data: .ptr(instance))]
         records += subtypes.map { DNSRecord(name: $0, ttl: Self.otherRecordTTL, data: .ptr(instance)) }
-        records.append(DNSRecord(name: instance, ttl: Self.hostRecordTTL,
-                                 data: .srv(priority: 0, weight: 0, port: service.port, target: hostName), cacheFlush: true))
+        records.append(
+            DNSRecord(
+                name: instance, ttl: Self.hostRecordTTL,
+                data: .srv(priority: 0, weight: 0, port: service.port, target: hostName), cacheFlush: true))
         // A TXT record has at least one string, empty when there is nothing to say (RFC 6763 §6.1).
         let txt = service.txt.isEmpty ? [[]] : service.txt.map { Array($0.utf8) }
         records.append(DNSRecord(name: instance, ttl: Self.otherRecordTTL, data: .txt(txt), cacheFlush: true))
@@ -325,7 +348,9 @@ public struct MDNSResponderCore: Sendable {
 
     func addressRecords(on interface: MDNSInterface) -> [DNSRecord] {
         interface.ipv4.map { DNSRecord(name: hostName, ttl: Self.hostRecordTTL, data: .a($0), cacheFlush: true) }
-            + interface.ipv6.map { DNSRecord(name: hostName, ttl: Self.hostRecordTTL, data: .aaaa($0), cacheFlush: true) }
+            + interface.ipv6.map {
+                DNSRecord(name: hostName, ttl: Self.hostRecordTTL, data: .aaaa($0), cacheFlush: true)
+            }
     }
 
     func allRecords(on interface: MDNSInterface) -> [DNSRecord] {

@@ -320,11 +320,13 @@ public struct ReadRequest: Equatable, Sendable {
     public init(decoding bytes: some Collection<UInt8>) throws(IMError) {
         let what = "ReadRequestMessage"
         let element = try decodeMessageStructure(bytes, what)
-        attributeRequests = try decodeArray(element, 0, what) { e throws(IMError) in try AttributePath(decoding: e) } ?? []
+        attributeRequests =
+            try decodeArray(element, 0, what) { e throws(IMError) in try AttributePath(decoding: e) } ?? []
         eventRequests = try decodeArray(element, 1, what) { e throws(IMError) in try EventPath(decoding: e) } ?? []
         eventFilters = try decodeArray(element, 2, what) { e throws(IMError) in try EventFilter(decoding: e) } ?? []
         isFabricFiltered = try requiredBool(element, 3, what)
-        dataVersionFilters = try decodeArray(element, 4, what) { e throws(IMError) in try DataVersionFilter(decoding: e) } ?? []
+        dataVersionFilters =
+            try decodeArray(element, 4, what) { e throws(IMError) in try DataVersionFilter(decoding: e) } ?? []
         if attributeRequests.isEmpty && eventRequests.isEmpty {
             throw .malformed("\(what) names no attribute and no event")
         }
@@ -339,8 +341,10 @@ public struct ReportData: Equatable, Sendable {
     public var moreChunkedMessages: Bool
     public var suppressResponse: Bool
 
-    public init(subscriptionID: UInt32? = nil, attributeReports: [AttributeReportIB], eventReports: [EventReportIB] = [],
-                moreChunkedMessages: Bool = false, suppressResponse: Bool = false) {
+    public init(
+        subscriptionID: UInt32? = nil, attributeReports: [AttributeReportIB], eventReports: [EventReportIB] = [],
+        moreChunkedMessages: Bool = false, suppressResponse: Bool = false
+    ) {
         self.subscriptionID = subscriptionID
         self.attributeReports = attributeReports
         self.eventReports = eventReports
@@ -365,8 +369,10 @@ public struct ReportData: Equatable, Sendable {
     public init(decoding bytes: some Collection<UInt8>) throws(IMError) {
         let what = "ReportDataMessage"
         let element = try decodeMessageStructure(bytes, what)
-        subscriptionID = try tlv(what) { () throws(TLVFieldError) in try element.optionalField(0)?.unsigned(UInt32.self) }
-        attributeReports = try decodeArray(element, 1, what) { e throws(IMError) in try AttributeReportIB(decoding: e) } ?? []
+        subscriptionID = try tlv(what) { () throws(TLVFieldError) in try element.optionalField(0)?.unsigned(UInt32.self)
+        }
+        attributeReports =
+            try decodeArray(element, 1, what) { e throws(IMError) in try AttributeReportIB(decoding: e) } ?? []
         eventReports = try decodeArray(element, 2, what) { e throws(IMError) in try EventReportIB(decoding: e) } ?? []
         moreChunkedMessages = try optionalBool(element, 3, what) ?? false
         suppressResponse = try optionalBool(element, 4, what) ?? false
@@ -402,7 +408,8 @@ public struct WriteRequest: Equatable, Sendable {
         let element = try decodeMessageStructure(bytes, what)
         suppressResponse = try optionalBool(element, 0, what) ?? false
         timedRequest = try requiredBool(element, 1, what)
-        guard let writes = try decodeArray(element, 2, what, { e throws(IMError) in try AttributeDataIB(decoding: e) }) else {
+        guard let writes = try decodeArray(element, 2, what, { e throws(IMError) in try AttributeDataIB(decoding: e) })
+        else {
             throw .malformed("\(what) has no WriteRequests")
         }
         writeRequests = writes
@@ -423,7 +430,8 @@ public struct WriteResponse: Equatable, Sendable {
     public init(decoding bytes: some Collection<UInt8>) throws(IMError) {
         let what = "WriteResponseMessage"
         let element = try decodeMessageStructure(bytes, what)
-        writeResponses = try decodeArray(element, 0, what) { e throws(IMError) in try AttributeStatusIB(decoding: e) } ?? []
+        writeResponses =
+            try decodeArray(element, 0, what) { e throws(IMError) in try AttributeStatusIB(decoding: e) } ?? []
     }
 }
 
@@ -466,7 +474,8 @@ public struct InvokeResponse: Equatable, Sendable {
     public var invokeResponses: [InvokeResponseIB]
     public var moreChunkedMessages: Bool
 
-    public init(suppressResponse: Bool = false, invokeResponses: [InvokeResponseIB], moreChunkedMessages: Bool = false) {
+    public init(suppressResponse: Bool = false, invokeResponses: [InvokeResponseIB], moreChunkedMessages: Bool = false)
+    {
         self.suppressResponse = suppressResponse
         self.invokeResponses = invokeResponses
         self.moreChunkedMessages = moreChunkedMessages
@@ -484,7 +493,8 @@ public struct InvokeResponse: Equatable, Sendable {
         let what = "InvokeResponseMessage"
         let element = try decodeMessageStructure(bytes, what)
         suppressResponse = try requiredBool(element, 0, what)
-        invokeResponses = try decodeArray(element, 1, what) { e throws(IMError) in try InvokeResponseIB(decoding: e) } ?? []
+        invokeResponses =
+            try decodeArray(element, 1, what) { e throws(IMError) in try InvokeResponseIB(decoding: e) } ?? []
         moreChunkedMessages = try optionalBool(element, 2, what) ?? false
     }
 }
@@ -573,16 +583,20 @@ public struct SubscribeRequest: Equatable, Sendable {
         (minIntervalFloorSeconds, maxIntervalCeilingSeconds) = try tlv(what) { () throws(TLVFieldError) in
             (try element.field(1).unsigned(UInt16.self), try element.field(2).unsigned(UInt16.self))
         }
-        attributeRequests = try decodeArray(element, 3, what) { e throws(IMError) in try AttributePath(decoding: e) } ?? []
+        attributeRequests =
+            try decodeArray(element, 3, what) { e throws(IMError) in try AttributePath(decoding: e) } ?? []
         eventRequests = try decodeArray(element, 4, what) { e throws(IMError) in try EventPath(decoding: e) } ?? []
         eventFilters = try decodeArray(element, 5, what) { e throws(IMError) in try EventFilter(decoding: e) } ?? []
         isFabricFiltered = try requiredBool(element, 7, what)
-        dataVersionFilters = try decodeArray(element, 8, what) { e throws(IMError) in try DataVersionFilter(decoding: e) } ?? []
+        dataVersionFilters =
+            try decodeArray(element, 8, what) { e throws(IMError) in try DataVersionFilter(decoding: e) } ?? []
         if attributeRequests.isEmpty && eventRequests.isEmpty {
             throw .malformed("\(what) names no attribute and no event")
         }
         if minIntervalFloorSeconds > maxIntervalCeilingSeconds {
-            throw .malformed("\(what) has a floor of \(minIntervalFloorSeconds) s above its ceiling of \(maxIntervalCeilingSeconds) s")
+            throw .malformed(
+                "\(what) has a floor of \(minIntervalFloorSeconds) s above its ceiling of "
+                    + "\(maxIntervalCeilingSeconds) s")
         }
     }
 }

@@ -32,8 +32,10 @@ public struct AttributePath: Hashable, Sendable, CustomStringConvertible {
         case index(UInt16)
     }
 
-    public init(node: NodeID? = nil, endpoint: EndpointID? = nil, cluster: ClusterID? = nil, attribute: AttributeID? = nil,
-                listIndex: ListIndex? = nil, wildcardFlags: UInt32 = 0) {
+    public init(
+        node: NodeID? = nil, endpoint: EndpointID? = nil, cluster: ClusterID? = nil, attribute: AttributeID? = nil,
+        listIndex: ListIndex? = nil, wildcardFlags: UInt32 = 0
+    ) {
         self.node = node
         self.endpoint = endpoint
         self.cluster = cluster
@@ -43,7 +45,8 @@ public struct AttributePath: Hashable, Sendable, CustomStringConvertible {
     }
 
     public init(_ concrete: ConcreteAttributePath, listIndex: ListIndex? = nil) {
-        self.init(endpoint: concrete.endpoint, cluster: concrete.cluster, attribute: concrete.attribute, listIndex: listIndex)
+        self.init(
+            endpoint: concrete.endpoint, cluster: concrete.cluster, attribute: concrete.attribute, listIndex: listIndex)
     }
 
     public var isWildcard: Bool { endpoint == nil || cluster == nil || attribute == nil }
@@ -98,8 +101,9 @@ public struct AttributePath: Hashable, Sendable, CustomStringConvertible {
              },
              flags: try element.optionalField(6)?.unsigned(UInt32.self) ?? 0)
         }
-        self.init(node: decoded.node, endpoint: decoded.endpoint, cluster: decoded.cluster, attribute: decoded.attribute,
-                  listIndex: decoded.listIndex, wildcardFlags: decoded.flags)
+        self.init(
+            node: decoded.node, endpoint: decoded.endpoint, cluster: decoded.cluster, attribute: decoded.attribute,
+            listIndex: decoded.listIndex, wildcardFlags: decoded.flags)
     }
 
     public var description: String {

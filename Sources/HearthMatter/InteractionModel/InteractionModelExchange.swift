@@ -24,8 +24,10 @@ public final class InteractionModelExchange: ExchangeHandler {
     }
 
     /// Serves every Interaction Model exchange a peer opens.
-    public static func register(on manager: ExchangeManager, core: MatterNodeCore,
-                                subject: @escaping (SessionHandle) -> SubjectDescriptor?, now: @escaping () -> MatterInstant) {
+    public static func register(
+        on manager: ExchangeManager, core: MatterNodeCore,
+        subject: @escaping (SessionHandle) -> SubjectDescriptor?, now: @escaping () -> MatterInstant
+    ) {
         manager.registerUnsolicitedHandler(for: .interactionModel) { _ in
             InteractionModelExchange(core: core, subject: subject, now: now)
         }
@@ -34,9 +36,11 @@ public final class InteractionModelExchange: ExchangeHandler {
     /// Sends a due subscription report on a new exchange of `session` (the subscriber's); further chunks follow the
     /// subscriber's StatusResponses.
     @discardableResult
-    public static func send(_ report: DueReport, on session: SessionHandle, manager: ExchangeManager, core: MatterNodeCore,
-                            subject: @escaping (SessionHandle) -> SubjectDescriptor?,
-                            now: @escaping () -> MatterInstant) throws(ExchangeError) -> ExchangeKey {
+    public static func send(
+        _ report: DueReport, on session: SessionHandle, manager: ExchangeManager, core: MatterNodeCore,
+        subject: @escaping (SessionHandle) -> SubjectDescriptor?,
+        now: @escaping () -> MatterInstant
+    ) throws(ExchangeError) -> ExchangeKey {
         let handler = InteractionModelExchange(core: core, subject: subject, now: now, state: report.exchange)
         let key = manager.openExchange(on: session, handler: handler)
         do {

@@ -1,7 +1,7 @@
 // The Interaction Model's server side as a pure function of messages: one message in on an exchange, at most one
-// message out — at once, or later when a deferred cluster's actions finish — with the exchange's state (chunks still
-// to send, a timed window) kept in a value the caller holds. No sockets, no sessions: the node's exchange layer calls
-// `receive` with the decrypted payload and the session's subject, sends what comes back on the same exchange, and
+// message out — at once, or later when a deferred cluster's actions finish — with the exchange's state (chunks
+// still to send, a timed window) kept in a value the caller holds. No sockets, no sessions: the node's exchange layer
+// calls `receive` with the decrypted payload and the session's subject, sends what comes back on the same exchange, and
 // closes it when told; it asks `reportsDue` for the subscription reports to send. Time is an argument.
 
 import HearthSync
@@ -231,7 +231,9 @@ public final class InteractionModelServer: Sendable {
                 if remaining.isEmpty, after == nil, let id = exchange.subscriptionID {
                     // The subscriber has the whole report: the next one may go.
                     subscriptionState.withLock { state in
-                        if let i = state.records.firstIndex(where: { $0.id == id }) { state.records[i].isReportInFlight = false }
+                        if let i = state.records.firstIndex(where: { $0.id == id }) {
+                            state.records[i].isReportInFlight = false
+                        }
                     }
                 }
                 return nextChunk(remaining: remaining, after: after, exchange: &exchange)
@@ -252,7 +254,9 @@ public final class InteractionModelServer: Sendable {
             }
         } catch {
             // A report the subscriber answered with something unreadable: the subscription is void.
-            if case .reporting = exchange.phase, let id = exchange.subscriptionID { removeSubscriptions { $0.id == id } }
+            if case .reporting = exchange.phase, let id = exchange.subscriptionID {
+                removeSubscriptions { $0.id == id }
+            }
             exchange.phase = .idle
             return .status(error.status)
         }
@@ -264,13 +268,17 @@ public final class InteractionModelServer: Sendable {
         case .readRequest:
             let request = try ReadRequest(decoding: payload)
             let context = ReadContext(subject: subject, isFabricFiltered: request.isFabricFiltered)
-            let reports = dataModel.read(request.attributeRequests, filters: request.dataVersionFilters, context: context)
-            let events = dataModel.readEvents(request.eventRequests, from: Self.eventMin(request.eventFilters), context: context)
+            let reports = dataModel.read(
+                request.attributeRequests, filters: request.dataVersionFilters, context: context)
+            let events = dataModel.readEvents(
+                request.eventRequests, from: Self.eventMin(request.eventFilters), context: context)
             var chunks = chunked(reports, events: events, subscriptionID: nil)
             chunks[chunks.count - 1].suppressResponse = true
-            return nextChunk(remaining: chunks.map { IMMessage(.reportData, $0.encoded()) }, after: nil, exchange: &exchange)
+            return nextChunk(
+                remaining: chunks.map { IMMessage(.reportData, $0.encoded()) }, after: nil, exchange: &exchange)
         case .subscribeRequest:
-            return try handleSubscribe(SubscribeRequest(decoding: payload), exchange: &exchange, subject: subject, now: now)
+            return try handleSubscribe(
+                SubscribeRequest(decoding: payload), exchange: &exchange, subject: subject, now: now)
         case .writeRequest:
             let request = try WriteRequest(decoding: payload)
             if request.timedRequest != timed { return .status(.timedRequestMismatch) }
@@ -356,7 +364,8 @@ public final class InteractionModelServer: Sendable {
                     pending = nil
                 }
                 // A continuation of a list written in an earlier transaction: append to what the list holds now.
-                let current = dataModel.readConcrete(path, context: ReadContext(subject: subject, isFabricFiltered: true))
+                let current = dataModel.readConcrete(
+                    path, context: ReadContext(subject: subject, isFabricFiltered: true))
                 switch current {
                 case .data(let data):
                     guard case .array(let items) = data.data else {
@@ -375,7 +384,8 @@ public final class InteractionModelServer: Sendable {
                 }
                 let isList = dataModel.cluster(path.clusterPath)?.attributeDefinition(path.attribute)?.isList ?? false
                 if isList, case .array(let items) = first.data {
-                    pending = IMExchangeState.PendingList(path: path, dataVersion: first.dataVersion, items: items + appended)
+                    pending = IMExchangeState.PendingList(
+                        path: path, dataVersion: first.dataVersion, items: items + appended)
                 } else if !appended.isEmpty {
                     statuses.add(AttributeStatusIB(path: AttributePath(path), status: StatusIB(.invalidDataType)))
                 } else {
@@ -418,7 +428,8 @@ public final class InteractionModelServer: Sendable {
         guard request.invokeRequests.count <= Self.maximumPathsPerInvoke else { return .status(.invalidAction) }
         let responses = ResultGatherer<InvokeResponseIB>()
         for command in request.invokeRequests {
-            let context = ActionContext(subject: subject, endpoint: command.path.endpoint ?? 0, now: now, isTimed: timed)
+            let context = ActionContext(
+                subject: subject, endpoint: command.path.endpoint ?? 0, now: now, isTimed: timed)
             let slot = responses.reserve()
             dataModel.invoke(command.path, fields: command.fields, context: context) { result in
                 responses.fill(slot, Self.invokeResponse(command, result))
@@ -433,7 +444,9 @@ public final class InteractionModelServer: Sendable {
         return .later(DeferredIMReply { completion in responses.whenComplete { completion(reply($0)) } })
     }
 
-    private static func invokeResponse(_ command: CommandDataIB, _ result: Result<CommandResult, IMError>) -> InvokeResponseIB {
+    private static func invokeResponse(_ command: CommandDataIB, _ result: Result<CommandResult, IMError>)
+        -> InvokeResponseIB
+    {
         switch result {
         case .success(.success):
             return .status(CommandStatusIB(path: command.path, status: .success, commandRef: command.commandRef))
@@ -456,7 +469,9 @@ public final class InteractionModelServer: Sendable {
         let eventLimit = dataModel.nextEventNumber
         let record = subscriptionState.withLock { state in
             if !request.keepSubscriptions {
-                state.records.removeAll { $0.subject.fabricIndex == subject.fabricIndex && $0.subject.subject == subject.subject }
+                state.records.removeAll {
+                    $0.subject.fabricIndex == subject.fabricIndex && $0.subject.subject == subject.subject
+                }
                 subscribersStartedAfresh.withLock { $0.append(subject) }
             }
             // The subscriber's ceiling is the node's MaxInterval: within what the specification allows (at least the
@@ -473,11 +488,15 @@ public final class InteractionModelServer: Sendable {
         }
         let context = ReadContext(subject: subject, isFabricFiltered: request.isFabricFiltered)
         let reports = dataModel.read(request.attributeRequests, filters: request.dataVersionFilters, context: context)
-        let events = dataModel.readEvents(request.eventRequests, from: Self.eventMin(request.eventFilters), below: eventLimit,
-                                          context: context)
-        let chunks = chunked(reports, events: events, subscriptionID: record.id).map { IMMessage(.reportData, $0.encoded()) }
+        let events = dataModel.readEvents(
+            request.eventRequests, from: Self.eventMin(request.eventFilters), below: eventLimit,
+            context: context)
+        let chunks = chunked(reports, events: events, subscriptionID: record.id).map {
+            IMMessage(.reportData, $0.encoded())
+        }
         let response = SubscribeResponse(subscriptionID: record.id, maxIntervalSeconds: record.maxIntervalSeconds)
-        return nextChunk(remaining: chunks, after: IMMessage(.subscribeResponse, response.encoded()), exchange: &exchange)
+        return nextChunk(
+            remaining: chunks, after: IMMessage(.subscribeResponse, response.encoded()), exchange: &exchange)
     }
 
     // MARK: Resumption
@@ -504,13 +523,17 @@ public final class InteractionModelServer: Sendable {
         guard let record else { return nil }
         let context = ReadContext(subject: subject, isFabricFiltered: record.isFabricFiltered)
         let reports = dataModel.read(record.paths, filters: [], context: context)
-        let events = dataModel.readEvents(record.eventPaths, from: 0, below: eventLimit, context: context, statuses: false)
-        var messages = chunked(reports, events: events, subscriptionID: record.id).map { IMMessage(.reportData, $0.encoded()) }
+        let events = dataModel.readEvents(
+            record.eventPaths, from: 0, below: eventLimit, context: context, statuses: false)
+        var messages = chunked(reports, events: events, subscriptionID: record.id).map {
+            IMMessage(.reportData, $0.encoded())
+        }
         let first = messages.removeFirst()
         var exchange = IMExchangeState()
         exchange.subscriptionID = record.id
         exchange.phase = .reporting(remaining: messages, after: nil)
-        return DueReport(subscriptionID: record.id, subject: subject, message: first, expectsResponse: true, exchange: exchange)
+        return DueReport(
+            subscriptionID: record.id, subject: subject, message: first, expectsResponse: true, exchange: exchange)
     }
 
     /// The subscribers that subscribed with KeepSubscriptions false since the last call, emptied: a stored
@@ -556,19 +579,23 @@ public final class InteractionModelServer: Sendable {
             exchange.subscriptionID = record.id
             let report: DueReport
             if !reports.isEmpty || !events.isEmpty {
-                var messages = chunked(reports, events: events, subscriptionID: record.id).map { IMMessage(.reportData, $0.encoded()) }
+                var messages = chunked(reports, events: events, subscriptionID: record.id).map {
+                    IMMessage(.reportData, $0.encoded())
+                }
                 let first = messages.removeFirst()
                 // The last chunk is answered too: the exchange waits for that StatusResponse before it closes.
                 exchange.phase = .reporting(remaining: messages, after: nil)
-                report = DueReport(subscriptionID: record.id, subject: record.subject, message: first, expectsResponse: true,
-                                   exchange: exchange)
+                report = DueReport(
+                    subscriptionID: record.id, subject: record.subject, message: first, expectsResponse: true,
+                    exchange: exchange)
             } else if now >= maximum {
                 // Answered like any report (only a read's last report suppresses the response): the subscriber's
                 // StatusResponse, or its silence, says whether the subscription is still alive.
                 let keepAlive = ReportData(subscriptionID: record.id, attributeReports: [])
                 exchange.phase = .reporting(remaining: [], after: nil)
-                report = DueReport(subscriptionID: record.id, subject: record.subject,
-                                   message: IMMessage(.reportData, keepAlive.encoded()), expectsResponse: true, exchange: exchange)
+                report = DueReport(
+                    subscriptionID: record.id, subject: record.subject,
+                    message: IMMessage(.reportData, keepAlive.encoded()), expectsResponse: true, exchange: exchange)
             } else {
                 // Nothing the subscriber may see changed: what did change is taken as reported, so that it is not
                 // looked at again (and the node's report timer does not wake for it).
@@ -617,7 +644,9 @@ public final class InteractionModelServer: Sendable {
         let urgent = paths.filter(\.isUrgent)
         guard !urgent.isEmpty else { return false }
         let context = ReadContext(subject: record.subject, isFabricFiltered: record.isFabricFiltered)
-        return !dataModel.readEvents(urgent, from: record.nextEventNumber, below: limit, context: context, statuses: false).isEmpty
+        return !dataModel.readEvents(
+            urgent, from: record.nextEventNumber, below: limit, context: context, statuses: false
+        ).isEmpty
     }
 
     /// The paths of a subscription that events logged since its last report match (access is checked when they are
@@ -643,7 +672,8 @@ public final class InteractionModelServer: Sendable {
     /// MoreChunkedMessages; events follow the attributes. A list too long for one message is sent as an empty list
     /// and then item by item (ListIndex null: append), as the specification's chunking of lists asks; an item or an
     /// event that fits nowhere is answered RESOURCE_EXHAUSTED.
-    func chunked(_ reports: [AttributeReportIB], events: [EventReportIB] = [], subscriptionID: UInt32?) -> [ReportData] {
+    func chunked(_ reports: [AttributeReportIB], events: [EventReportIB] = [], subscriptionID: UInt32?) -> [ReportData]
+    {
         let overhead = ReportData.overhead(subscriptionID: subscriptionID)
         let budget = maximumPayloadSize - overhead
         var messages: [ReportData] = []
@@ -653,8 +683,10 @@ public final class InteractionModelServer: Sendable {
 
         func flushIfFull(adding size: Int) {
             if used + size > budget && !(current.isEmpty && currentEvents.isEmpty) {
-                messages.append(ReportData(subscriptionID: subscriptionID, attributeReports: current, eventReports: currentEvents,
-                                           moreChunkedMessages: true))
+                messages.append(
+                    ReportData(
+                        subscriptionID: subscriptionID, attributeReports: current, eventReports: currentEvents,
+                        moreChunkedMessages: true))
                 current = []
                 currentEvents = []
                 used = 0
@@ -679,13 +711,17 @@ public final class InteractionModelServer: Sendable {
             }
             var path = data.path
             path.listIndex = nil
-            let empty = AttributeReportIB.data(AttributeDataIB(dataVersion: data.dataVersion, path: path, data: .array([])))
+            let empty = AttributeReportIB.data(
+                AttributeDataIB(dataVersion: data.dataVersion, path: path, data: .array([])))
             add(empty, size: empty.encoded().encoded().count)
             path.listIndex = .append
             for item in items {
-                let itemReport = AttributeReportIB.data(AttributeDataIB(dataVersion: data.dataVersion, path: path, data: item.value))
+                let itemReport = AttributeReportIB.data(
+                    AttributeDataIB(dataVersion: data.dataVersion, path: path, data: item.value))
                 let itemSize = itemReport.encoded().encoded().count
-                add(itemSize <= budget ? itemReport : Self.exhausted(itemReport), size: itemSize <= budget ? itemSize : 0)
+                add(
+                    itemSize <= budget ? itemReport : Self.exhausted(itemReport),
+                    size: itemSize <= budget ? itemSize : 0)
             }
         }
         for event in events {
@@ -699,7 +735,8 @@ public final class InteractionModelServer: Sendable {
             currentEvents.append(report)
             used += size
         }
-        messages.append(ReportData(subscriptionID: subscriptionID, attributeReports: current, eventReports: currentEvents))
+        messages.append(
+            ReportData(subscriptionID: subscriptionID, attributeReports: current, eventReports: currentEvents))
         return messages
     }
 

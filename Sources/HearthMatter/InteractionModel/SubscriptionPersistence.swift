@@ -102,7 +102,9 @@ public struct PersistedSubscription: Sendable, Equatable {
             throw fail("a stored subscription's paths: \(error)")
         }
         guard fabricIndex != 0, subscriberNodeID != 0, maxIntervalSeconds >= minIntervalSeconds else {
-            throw fail("a stored subscription has fabric \(fabricIndex), node \(subscriberNodeID), intervals \(minIntervalSeconds)–\(maxIntervalSeconds)")
+            throw fail(
+                "a stored subscription has fabric \(fabricIndex), node \(subscriberNodeID), intervals "
+                    + "\(minIntervalSeconds)–\(maxIntervalSeconds)")
         }
     }
 
@@ -114,7 +116,9 @@ public struct PersistedSubscription: Sendable, Equatable {
     /// Reads the stored list; a malformed value is an error naming what is wrong (never a partial list).
     public static func decode(_ bytes: [UInt8]) throws(StorageError) -> [PersistedSubscription] {
         let element: TLVElement
-        do { element = try TLVElement(decoding: bytes) } catch { throw StorageError(key: .subscriptions, "not TLV: \(error)") }
+        do { element = try TLVElement(decoding: bytes) } catch {
+            throw StorageError(key: .subscriptions, "not TLV: \(error)")
+        }
         let items: [TLVElement]
         do { items = try element.array() } catch { throw StorageError(key: .subscriptions, "not an array: \(error)") }
         var seen = Set<UInt32>()

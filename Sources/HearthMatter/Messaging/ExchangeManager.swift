@@ -153,8 +153,10 @@ public final class ExchangeManager {
 
     /// Sends a message on an open exchange, reliably unless `reliable` is false, with any pending acknowledgement
     /// riding on it.
-    public func send(on key: ExchangeKey, protocolID: ProtocolID, opcode: UInt8, payload: [UInt8], reliable: Bool = true,
-                     now: MatterInstant) throws(ExchangeError) {
+    public func send(
+        on key: ExchangeKey, protocolID: ProtocolID, opcode: UInt8, payload: [UInt8], reliable: Bool = true,
+        now: MatterInstant
+    ) throws(ExchangeError) {
         self.now = max(self.now, now)
         guard var exchange = exchanges[key], !exchange.closing else { throw .unknownExchange(key) }
         if reliable && exchange.retransmission != nil { throw .reliableMessageOutstanding(key) }
@@ -275,7 +277,8 @@ public final class ExchangeManager {
                     counters.givenUp += 1
                     exchanges[key] = nil
                     if !exchange.closing {
-                        failures.append((key, exchange.handler, .noAcknowledgement(messageCounter: retransmission.messageCounter)))
+                        failures.append(
+                            (key, exchange.handler, .noAcknowledgement(messageCounter: retransmission.messageCounter)))
                     }
                     continue
                 }

@@ -128,7 +128,9 @@ public struct MessageHeader: Sendable, Equatable {
 
     /// Reads the header at the start of `bytes`; returns it and its length (where the payload starts).
     /// Reserved flag bits are ignored, as the specification asks of a receiver.
-    public static func decode(_ bytes: some Collection<UInt8>) throws(MessageError) -> (header: MessageHeader, length: Int) {
+    public static func decode(_ bytes: some Collection<UInt8>) throws(MessageError) -> (
+        header: MessageHeader, length: Int
+    ) {
         var cursor = ByteCursor(Array(bytes))
         let flags = try cursor.byte()
         let version = flags >> 4
@@ -256,9 +258,10 @@ public struct PayloadHeader: Sendable, Equatable {
             let length = Int(try cursor.littleEndian(2))
             extensions = Array(try cursor.take(length))
         }
-        let header = PayloadHeader(isInitiator: flags & 0x01 != 0, needsAcknowledgement: flags & 0x04 != 0, opcode: opcode,
-                                   exchangeID: exchangeID, protocolID: protocolID, acknowledgedMessageCounter: ack,
-                                   securedExtensions: extensions)
+        let header = PayloadHeader(
+            isInitiator: flags & 0x01 != 0, needsAcknowledgement: flags & 0x04 != 0, opcode: opcode,
+            exchangeID: exchangeID, protocolID: protocolID, acknowledgedMessageCounter: ack,
+            securedExtensions: extensions)
         return (header, cursor.offset)
     }
 }

@@ -39,7 +39,8 @@ public struct MatterMessage: Sendable, Equatable {
     public static func decodeUnsecured(_ bytes: [UInt8]) throws(MessageError) -> MatterMessage {
         let (header, headerLength) = try MessageHeader.decode(bytes)
         let (payloadHeader, length) = try PayloadHeader.decode(bytes[headerLength...], baseOffset: headerLength)
-        return MatterMessage(header: header, payloadHeader: payloadHeader, payload: Array(bytes[(headerLength + length)...]))
+        return MatterMessage(
+            header: header, payloadHeader: payloadHeader, payload: Array(bytes[(headerLength + length)...]))
     }
 
     /// The 13-byte nonce: security flags, message counter (LE), source node id (LE).
@@ -64,8 +65,10 @@ public struct MatterMessage: Sendable, Equatable {
     /// Opens a secured message whose header was read already (`MessageHeader.decode` gave `header` and
     /// `headerLength`). A MIC that does not verify is `authenticationFailed`; a payload header that does not parse
     /// after decryption is refused with its offset in the plaintext's place in the message.
-    public static func decodeSecured(_ bytes: [UInt8], header: MessageHeader, headerLength: Int, key: [UInt8],
-                                     sourceNodeID: UInt64, cipher: some MessageCipher) throws(MessageError) -> MatterMessage
+    public static func decodeSecured(
+        _ bytes: [UInt8], header: MessageHeader, headerLength: Int, key: [UInt8],
+        sourceNodeID: UInt64, cipher: some MessageCipher
+    ) throws(MessageError) -> MatterMessage
     {
         guard bytes.count - headerLength >= micLength else {
             throw MessageError(.missingIntegrityCheck, at: headerLength)
@@ -93,7 +96,10 @@ public struct AESCCMMessageCipher: MessageCipher {
         try AESCCM128.seal(key: key, nonce: nonce, plaintext: plaintext, authenticatedData: authenticatedData)
     }
 
-    public func open(key: [UInt8], nonce: [UInt8], ciphertextAndTag: [UInt8], authenticatedData: [UInt8]) throws -> [UInt8] {
-        try AESCCM128.open(key: key, nonce: nonce, ciphertextAndTag: ciphertextAndTag, authenticatedData: authenticatedData)
+    public func open(key: [UInt8], nonce: [UInt8], ciphertextAndTag: [UInt8], authenticatedData: [UInt8]) throws
+        -> [UInt8]
+    {
+        try AESCCM128.open(
+            key: key, nonce: nonce, ciphertextAndTag: ciphertextAndTag, authenticatedData: authenticatedData)
     }
 }

@@ -15,7 +15,9 @@ public enum MatterAdministrationError: Error, Sendable, Equatable, CustomStringC
         switch self {
         case .window(let error): "\(error)"
         case .noSuchFabric(let index, let existing):
-            "no fabric \(index)" + (existing.isEmpty ? ": the hub has no fabric" : "; the hub has \(existing.map(String.init).joined(separator: ", "))")
+            "no fabric \(index)"
+                + (existing.isEmpty
+                    ? ": the hub has no fabric" : "; the hub has \(existing.map(String.init).joined(separator: ", "))")
         case .notCommissioned: "the hub has no fabric yet: pair it with its own code (`hearthd matter code`)"
         case .failed(let why): why
         }
@@ -28,8 +30,9 @@ extension MatterNodeCore {
                                   now: MatterInstant) throws(MatterAdministrationError) {
         guard !commissioning.fabrics.isEmpty else { throw .notCommissioned }
         do {
-            try window.open(.enhanced(verifier: verifier, discriminator: discriminator), timeoutSeconds: timeoutSeconds,
-                            adminFabricIndex: nil, adminVendorID: nil, failSafeArmed: commissioning.isFailSafeArmed, now: now)
+            try window.open(
+                .enhanced(verifier: verifier, discriminator: discriminator), timeoutSeconds: timeoutSeconds,
+                adminFabricIndex: nil, adminVendorID: nil, failSafeArmed: commissioning.isFailSafeArmed, now: now)
         } catch {
             throw .window(error)
         }
@@ -40,7 +43,8 @@ extension MatterNodeCore {
         let existing = commissioning.fabrics.map(\.index)
         guard existing.contains(index) else { throw .noSuchFabric(index, existing: existing) }
         let outcome: (NOCStatus, FabricIndex?, String)
-        do { outcome = try commissioning.removeFabric(index, subject: .caseSession(fabricIndex: index, node: 0)) } catch {
+        do { outcome = try commissioning.removeFabric(index, subject: .caseSession(fabricIndex: index, node: 0)) } catch
+        {
             throw .failed(error.message)
         }
         guard outcome.0 == .ok else { throw .failed(outcome.2) }

@@ -56,7 +56,9 @@ extension MatterNode {
         for subscription in stored {
             core.interactionModel.reserveSubscriptionID(subscription.id)
             guard fabrics.contains(subscription.fabricIndex) else {
-                log("matter: stored subscription \(subscription.id) dropped: fabric \(subscription.fabricIndex) is gone")
+                log(
+                    "matter: stored subscription \(subscription.id) dropped: fabric \(subscription.fabricIndex) is gone"
+                )
                 continue
             }
             subscriptionResumption.pending.append(subscription)
@@ -86,7 +88,10 @@ extension MatterNode {
             $0.fabricIndex == subscriber.fabricIndex && $0.subscriberNodeID == subscriber.nodeID
         }
         guard let latest = waiting.max(by: { $0.id < $1.id }), let layer else { return }
-        guard let identity = core.commissioning.operationalIdentities().first(where: { $0.fabricIndex == subscriber.fabricIndex })
+        guard
+            let identity = core.commissioning.operationalIdentities().first(where: {
+                $0.fabricIndex == subscriber.fabricIndex
+            })
         else {
             log("matter: subscriptions \(waiting.map(\.id)) dropped: fabric \(subscriber.fabricIndex) is gone")
             subscriptionResumption.pending.removeAll { $0.fabricIndex == subscriber.fabricIndex }
@@ -136,12 +141,15 @@ extension MatterNode {
         }
         subscriptionResumption.attempts[key] = SubscriptionResumption.Attempt(
             subscriber: subscriber, initiator: initiator, peer: peer, timeout: timeout)
-        log("matter: resuming subscriptions \(waiting.map(\.id)) of node \(subscriber.nodeID) of fabric \(subscriber.fabricIndex) at \(peer)")
+        log(
+            "matter: resuming subscriptions \(waiting.map(\.id)) of node \(subscriber.nodeID) of fabric "
+                + "\(subscriber.fabricIndex) at \(peer)")
     }
 
     /// A message of the subscriber on a resumption's exchange.
     fileprivate func resumption(_ key: ExchangeKey, received message: MatterMessage, manager: ExchangeManager) {
-        guard var attempt = subscriptionResumption.attempts[key], message.payloadHeader.protocolID == .secureChannel else {
+        guard var attempt = subscriptionResumption.attempts[key], message.payloadHeader.protocolID == .secureChannel
+        else {
             manager.close(key, now: now)
             return
         }
@@ -149,8 +157,9 @@ extension MatterNode {
         subscriptionResumption.attempts[key] = attempt
         if let reply = step.reply {
             do {
-                try manager.send(on: key, protocolID: .secureChannel, opcode: reply.opcode.rawValue, payload: reply.payload,
-                                 now: now)
+                try manager.send(
+                    on: key, protocolID: .secureChannel, opcode: reply.opcode.rawValue, payload: reply.payload,
+                    now: now)
             } catch {
                 log("matter: cannot answer on \(key): \(error)")
             }
@@ -213,7 +222,9 @@ extension MatterNode {
         subscriptionResumption.pending.removeAll { waiting.contains($0) }
         for subscription in waiting {
             guard let report = core.interactionModel.resume(subscription, now: now) else { continue }
-            log("matter: subscription \(subscription.id) resumed with node \(subscriber.nodeID) of fabric \(subscriber.fabricIndex)")
+            log(
+                "matter: subscription \(subscription.id) resumed with node \(subscriber.nodeID) of fabric "
+                    + "\(subscriber.fabricIndex)")
             send(report, manager: manager)
         }
         scheduleReports()
@@ -223,13 +234,17 @@ extension MatterNode {
     private func resumptionFailed(_ subscriber: SubscriberKey, _ reason: String) {
         let failures = (subscriptionResumption.failures[subscriber] ?? 0) + 1
         subscriptionResumption.failures[subscriber] = failures
-        retryResumption(subscriber, after: subscriptionResumption.backoff.delay(afterFailures: failures), "failed (\(reason))")
+        retryResumption(
+            subscriber, after: subscriptionResumption.backoff.delay(afterFailures: failures), "failed (\(reason))")
     }
 
     private func retryResumption(_ subscriber: SubscriberKey, after delay: Int64, _ why: String) {
-        log("matter: resuming the subscriptions of node \(subscriber.nodeID) of fabric \(subscriber.fabricIndex): \(why); next attempt in \(delay) ms")
+        log(
+            "matter: resuming the subscriptions of node \(subscriber.nodeID) of fabric \(subscriber.fabricIndex): "
+                + "\(why); next attempt in \(delay) ms")
         subscriptionResumption.retries[subscriber]?.cancel()
-        subscriptionResumption.retries[subscriber] = transport.eventLoop.scheduleTask(in: .milliseconds(delay)) { [weak self] in
+        subscriptionResumption.retries[subscriber] = transport.eventLoop.scheduleTask(in: .milliseconds(delay)) {
+            [weak self] in
             guard let self else { return }
             self.attemptResumption(subscriber)
         }
@@ -286,7 +301,9 @@ struct StoredAddress: Equatable {
     }
 
     init?(_ address: SocketAddress) {
-        guard let host = address.ipAddress, let port = address.port, let port = UInt16(exactly: port) else { return nil }
+        guard let host = address.ipAddress, let port = address.port, let port = UInt16(exactly: port) else {
+            return nil
+        }
         var scopeID: UInt32 = 0
         if case .v6(let v6) = address { scopeID = v6.address.sin6_scope_id }
         self.init(host: host, port: port, scopeID: scopeID)

@@ -34,8 +34,10 @@ public struct MatterNodeOptions: Sendable {
     /// closes the exchange (a device that never finishes must not hold exchanges forever); a later answer is dropped.
     public var deferredAnswerTimeout: Int64 = 30_000
 
-    public init(addresses: [SocketAddress], announceInterfaces: [String], hostLabel: String, port: UInt16,
-                discriminator: UInt16, verifier: PASEVerifier, vendorID: UInt16, productID: UInt16, deviceName: String?) {
+    public init(
+        addresses: [SocketAddress], announceInterfaces: [String], hostLabel: String, port: UInt16,
+        discriminator: UInt16, verifier: PASEVerifier, vendorID: UInt16, productID: UInt16, deviceName: String?
+    ) {
         self.addresses = addresses
         self.announceInterfaces = announceInterfaces
         self.hostLabel = hostLabel
@@ -166,8 +168,9 @@ public final class MatterNode: @unchecked Sendable {
         }
         if !options.announceInterfaces.isEmpty {
             do {
-                let responder = try await MDNSResponder(interfaces: options.announceInterfaces, hostLabel: options.hostLabel,
-                                                        eventLoopGroup: transport.eventLoop)
+                let responder = try await MDNSResponder(
+                    interfaces: options.announceInterfaces, hostLabel: options.hostLabel,
+                    eventLoopGroup: transport.eventLoop)
                 mdns.withLock { $0 = responder }
             } catch {
                 try? await transport.stop()
@@ -212,7 +215,10 @@ public final class MatterNode: @unchecked Sendable {
         switch SecureChannelOpcode(rawValue: opcode) {
         case .pbkdfParamRequest where !isSecure:
             // PASE only while a window is open: the node's own without a fabric, or one an administrator opened.
-            guard let paseVerifier = core.window.paseVerifier(nodeVerifier: options.verifier, isCommissioned: isCommissioned) else {
+            guard
+                let paseVerifier = core.window.paseVerifier(
+                    nodeVerifier: options.verifier, isCommissioned: isCommissioned)
+            else {
                 reply(.status(.invalidParameter), on: key, manager: manager)
                 manager.close(key, now: now)
                 return
@@ -229,8 +235,9 @@ public final class MatterNode: @unchecked Sendable {
                 manager.close(key, now: now)
                 return
             }
-            var responder = PASEResponder(verifier: paseVerifier, sessionIDs: { [unowned self] in self.freeSessionID() },
-                                          random: random)
+            var responder = PASEResponder(
+                verifier: paseVerifier, sessionIDs: { [unowned self] in self.freeSessionID() },
+                random: random)
             let step = responder.receive(opcode: opcode, payload: message.payload)
             establishments[key] = (.pase(responder), now)
             finish(step, on: key, manager: manager)
@@ -257,8 +264,10 @@ public final class MatterNode: @unchecked Sendable {
                 establishments[key] = attempt
                 finish(step, on: key, manager: manager)
             } else if SecureChannelOpcode(rawValue: opcode) == .statusReport, isSecure,
-                      let report = try? StatusReport(decoding: message.payload),
-                      report.protocolID == .secureChannel, report.protocolCode == SecureChannelStatusCode.closeSession.rawValue {
+                let report = try? StatusReport(decoding: message.payload),
+                report.protocolID == .secureChannel,
+                report.protocolCode == SecureChannelStatusCode.closeSession.rawValue
+            {
                 // The peer closes the session it sent this on.
                 manager.close(key, now: now)
                 removeSession(key.session)
@@ -286,8 +295,9 @@ public final class MatterNode: @unchecked Sendable {
 
     private func reply(_ message: SecureChannelMessage, on key: ExchangeKey, manager: ExchangeManager) {
         do {
-            try manager.send(on: key, protocolID: .secureChannel, opcode: message.opcode.rawValue, payload: message.payload,
-                             now: now)
+            try manager.send(
+                on: key, protocolID: .secureChannel, opcode: message.opcode.rawValue, payload: message.payload,
+                now: now)
         } catch {
             log("matter: cannot answer on \(key): \(error)")
         }
@@ -326,8 +336,9 @@ public final class MatterNode: @unchecked Sendable {
     /// node initiated it (its keys then go the other way).
     func install(_ session: EstablishedSession, peer: SocketAddress, asInitiator: Bool = false) {
         guard let layer else { return }
-        var record = SessionRecord(kind: .pase, localSessionID: session.localSessionID, fabricIndex: 0, peerNodeID: 0, cats: [],
-                                   attestationChallenge: session.keys.attestationChallenge, lastActive: now)
+        var record = SessionRecord(
+            kind: .pase, localSessionID: session.localSessionID, fabricIndex: 0, peerNodeID: 0, cats: [],
+            attestationChallenge: session.keys.attestationChallenge, lastActive: now)
         var localNodeID: UInt64 = 0
         if case .case(let fabricIndex, let peerNodeID, let cats) = session.kind {
             record.kind = .case
@@ -352,7 +363,10 @@ public final class MatterNode: @unchecked Sendable {
         sessions[handle] = record
         switch record.kind {
         case .pase: log("matter: PASE session \(session.localSessionID) established with \(peer)")
-        case .case: log("matter: CASE session \(session.localSessionID) established with node \(record.peerNodeID) of fabric \(record.fabricIndex)")
+        case .case:
+            log(
+                "matter: CASE session \(session.localSessionID) established with node \(record.peerNodeID) of fabric "
+                    + "\(record.fabricIndex)")
         }
     }
 
@@ -361,7 +375,9 @@ public final class MatterNode: @unchecked Sendable {
         deferredAnswers[key] = nil
         transport.onLoop { layer in
             guard sessions[key.session] != nil, layer.exchanges.isOpen(key) else { return }
-            log("matter: no answer on \(key) after \(options.deferredAnswerTimeout) ms: the request is answered TIMEOUT")
+            log(
+                "matter: no answer on \(key) after \(options.deferredAnswerTimeout) ms: the request is answered TIMEOUT"
+            )
             answer(.status(.timeout), on: key, manager: layer.exchanges)
         }
     }
@@ -408,8 +424,9 @@ public final class MatterNode: @unchecked Sendable {
     private func answer(_ reply: IMReply, on key: ExchangeKey, manager: ExchangeManager) {
         if let answer = reply.message {
             do {
-                try manager.send(on: key, protocolID: .interactionModel, opcode: answer.opcode.rawValue, payload: answer.payload,
-                                 now: now)
+                try manager.send(
+                    on: key, protocolID: .interactionModel, opcode: answer.opcode.rawValue, payload: answer.payload,
+                    now: now)
             } catch {
                 log("matter: cannot answer on \(key): \(error)")
             }
@@ -463,7 +480,9 @@ public final class MatterNode: @unchecked Sendable {
             && $0.value.peerNodeID == subject.subject }
             .max { $0.value.lastActive < $1.value.lastActive }?.key
         guard let session else {
-            log("matter: subscription \(report.subscriptionID) ended: no CASE session with node \(subject.subject) of fabric \(subject.fabricIndex)")
+            log(
+                "matter: subscription \(report.subscriptionID) ended: no CASE session with node \(subject.subject) of "
+                    + "fabric \(subject.fabricIndex)")
             core.interactionModel.removeSubscriptions { $0.id == report.subscriptionID }
             return
         }
@@ -505,7 +524,9 @@ public final class MatterNode: @unchecked Sendable {
             case .commissioningCompleted(let index):
                 log("matter: commissioning completed on fabric \(index)")
                 // The commissioning window closes: PASE sessions go (the commissioner has moved to CASE).
-                for (handle, record) in sessions where record.kind == .pase && handle != session { removeSession(handle) }
+                for (handle, record) in sessions where record.kind == .pase && handle != session {
+                    removeSession(handle)
+                }
                 changedFabrics = true
             case .failSafeExpired(let removed):
                 log("matter: the fail-safe expired; fabrics rolled back: \(removed)")
@@ -515,7 +536,9 @@ public final class MatterNode: @unchecked Sendable {
                 changedFabrics = true
             case .fabricRemoved(let index):
                 log("matter: fabric \(index) removed")
-                for (handle, record) in sessions where record.fabricIndex == index && handle != session { removeSession(handle) }
+                for (handle, record) in sessions where record.fabricIndex == index && handle != session {
+                    removeSession(handle)
+                }
                 changedFabrics = true
             }
         }
@@ -556,17 +579,23 @@ public final class MatterNode: @unchecked Sendable {
             }
             let service = MatterServiceNames.commissionable(
                 instance: commissionableInstance, discriminator: discriminator, vendorID: options.vendorID,
-                productID: options.productID, deviceType: 0x0016, deviceName: options.deviceName, commissioningMode: mode,
-                session: MatterServiceNames.SessionParameters(idleInterval: 500, activeInterval: 300, activeThreshold: 4000),
+                productID: options.productID, deviceType: 0x0016, deviceName: options.deviceName,
+                commissioningMode: mode,
+                session: MatterServiceNames.SessionParameters(
+                    idleInterval: 500, activeInterval: 300, activeThreshold: 4000),
                 port: options.port)
             wanted[service.instance + "." + service.type] = service
         }
         for fabric in fabrics {
-            guard let compressed = try? FabricKeys.compressedFabricIDValue(rootPublicKey: fabric.identity.rootPublicKey,
-                                                                          fabricID: fabric.identity.fabricID) else { continue }
+            guard
+                let compressed = try? FabricKeys.compressedFabricIDValue(
+                    rootPublicKey: fabric.identity.rootPublicKey,
+                    fabricID: fabric.identity.fabricID)
+            else { continue }
             let service = MatterServiceNames.operational(
                 compressedFabricID: compressed, nodeID: fabric.identity.nodeID,
-                session: MatterServiceNames.SessionParameters(idleInterval: 500, activeInterval: 300, activeThreshold: 4000),
+                session: MatterServiceNames.SessionParameters(
+                    idleInterval: 500, activeInterval: 300, activeThreshold: 4000),
                 port: options.port)
             wanted[service.instance + "." + service.type] = service
         }
@@ -584,7 +613,8 @@ public final class MatterNode: @unchecked Sendable {
         let events = core.window.takeEvents()
         for event in events {
             switch event {
-            case .opened(let status): log("matter: commissioning window open (\(status == .enhancedOpen ? "enhanced" : "basic"))")
+            case .opened(let status):
+                log("matter: commissioning window open (\(status == .enhancedOpen ? "enhanced" : "basic"))")
             case .closed(let reason): log("matter: commissioning window closed (\(reason))")
             }
         }
@@ -600,7 +630,9 @@ public final class MatterNode: @unchecked Sendable {
         do {
             outcome = try await transport.eventLoop.submit { [self] () -> Result<T, MatterAdministrationError> in
                 let result: Result<T, MatterAdministrationError>
-                do throws(MatterAdministrationError) { result = .success(try request(core, now)) } catch { result = .failure(error) }
+                do throws(MatterAdministrationError) { result = .success(try request(core, now)) } catch {
+                    result = .failure(error)
+                }
                 handleCommissioningEvents(session: nil)
                 scheduleReports()
                 return result

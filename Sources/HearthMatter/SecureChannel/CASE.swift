@@ -23,8 +23,10 @@ public struct OperationalIdentity: Sendable, CustomStringConvertible, CustomRefl
     /// three, current first). A peer's destination id may name any of them; CASE then uses that one throughout.
     public var ipks: [[UInt8]]
 
-    public init(fabricIndex: UInt8, fabricID: UInt64, nodeID: UInt64, rootPublicKey: [UInt8], rcac: [UInt8], noc: [UInt8],
-                icac: [UInt8]?, operationalKey: P256.SigningKey, ipks: [[UInt8]]) {
+    public init(
+        fabricIndex: UInt8, fabricID: UInt64, nodeID: UInt64, rootPublicKey: [UInt8], rcac: [UInt8], noc: [UInt8],
+        icac: [UInt8]?, operationalKey: P256.SigningKey, ipks: [[UInt8]]
+    ) {
         self.fabricIndex = fabricIndex
         self.fabricID = fabricID
         self.nodeID = nodeID
@@ -37,8 +39,8 @@ public struct OperationalIdentity: Sendable, CustomStringConvertible, CustomRefl
     }
 
     /// An identity from what AddNOC and AddTrustedRootCertificate gave (Matter TLV certificates) and the IPK epoch
-    /// keys: checks the chain NOC → (ICAC) → RCAC and that the NOC is for `operationalKey`, takes the node and fabric
-    /// ids from the NOC, and derives the IPKs through the compressed fabric id.
+    /// keys: checks the chain NOC → (ICAC) → RCAC and that the NOC is for `operationalKey`, takes the node and
+    /// fabric ids from the NOC, and derives the IPKs through the compressed fabric id.
     /// - Parameter time: now in Matter epoch seconds, or nil when unknown (validity is then not checked).
     public init(fabricIndex: UInt8, rcac: [UInt8], noc: [UInt8], icac: [UInt8]?, operationalKey: P256.SigningKey,
                 ipkEpochKeys: [[UInt8]], time: UInt32?) throws {
@@ -49,7 +51,9 @@ public struct OperationalIdentity: Sendable, CustomStringConvertible, CustomRefl
         guard node.publicKey == operationalKey.publicKey.x963Representation else {
             throw CertificateError("NOC is not for this node's operational key")
         }
-        guard (1...3).contains(ipkEpochKeys.count) else { throw CertificateError("\(ipkEpochKeys.count) IPK epoch keys") }
+        guard (1...3).contains(ipkEpochKeys.count) else {
+            throw CertificateError("\(ipkEpochKeys.count) IPK epoch keys")
+        }
         let compressed = try FabricKeys.compressedFabricID(rootPublicKey: root.publicKey, fabricID: node.fabricID)
         self.init(fabricIndex: fabricIndex, fabricID: node.fabricID, nodeID: node.nodeID, rootPublicKey: root.publicKey,
                   rcac: rcac, noc: noc, icac: icac, operationalKey: operationalKey,
@@ -168,7 +172,9 @@ public struct Sigma1: Sendable, Equatable {
                 initiatorSessionID: try element.field(2).unsigned(),
                 destinationID: try element.field(3).bytes(count: 32),
                 initiatorEphemeralPublicKey: try element.field(4).bytes(count: 65),
-                initiatorParameters: try element.optionalField(5).map { e throws(TLVFieldError) in try SessionParameters(element: e) },
+                initiatorParameters: try element.optionalField(5).map { e throws(TLVFieldError) in
+                    try SessionParameters(element: e)
+                },
                 resumptionID: try element.optionalField(6)?.bytes(count: 16),
                 initiatorResumeMIC: try element.optionalField(7)?.bytes(count: 16))
         }
@@ -213,7 +219,9 @@ public struct Sigma2: Sendable, Equatable {
                 responderSessionID: try element.field(2).unsigned(),
                 responderEphemeralPublicKey: try element.field(3).bytes(count: 65),
                 encrypted2: try element.field(4).bytes(),
-                responderParameters: try element.optionalField(5).map { e throws(TLVFieldError) in try SessionParameters(element: e) })
+                responderParameters: try element.optionalField(5).map { e throws(TLVFieldError) in
+                    try SessionParameters(element: e)
+                })
         }
     }
 }
@@ -249,7 +257,9 @@ public struct Sigma2Resume: Sendable, Equatable {
                 resumptionID: try element.field(1).bytes(count: 16),
                 sigma2ResumeMIC: try element.field(2).bytes(count: 16),
                 responderSessionID: try element.field(3).unsigned(),
-                responderParameters: try element.optionalField(4).map { e throws(TLVFieldError) in try SessionParameters(element: e) })
+                responderParameters: try element.optionalField(4).map { e throws(TLVFieldError) in
+                    try SessionParameters(element: e)
+                })
         }
     }
 }
@@ -272,7 +282,9 @@ public enum CASECrypto {
     }
 
     /// TBEData2 / TBEData3: { NOC, ICAC?, signature, resumption id (Sigma2 only) }.
-    public static func toBeEncrypted(noc: [UInt8], icac: [UInt8]?, signature: [UInt8], resumptionID: [UInt8]?) -> [UInt8] {
+    public static func toBeEncrypted(noc: [UInt8], icac: [UInt8]?, signature: [UInt8], resumptionID: [UInt8]?)
+        -> [UInt8]
+    {
         TLVElement.structure {
             TLVElement(context: 1, .bytes(noc))
             if let icac { TLVElement(context: 2, .bytes(icac)) }
@@ -296,19 +308,22 @@ public enum CASECrypto {
     public static func sigma2Key(sharedSecret: [UInt8], ipk: [UInt8], responderRandom: [UInt8],
                                  responderEphemeralPublicKey: [UInt8], sigma1: [UInt8]) throws(CryptoError) -> [UInt8] {
         try HKDFSHA256.deriveKey(
-            inputKeyMaterial: sharedSecret, salt: ipk + responderRandom + responderEphemeralPublicKey + SHA256.hash(sigma1),
+            inputKeyMaterial: sharedSecret,
+            salt: ipk + responderRandom + responderEphemeralPublicKey + SHA256.hash(sigma1),
             info: Array("Sigma2".utf8), outputByteCount: 16)
     }
 
     /// S3K = HKDF(shared secret, IPK ‖ SHA-256(Sigma1 ‖ Sigma2), "Sigma3").
-    public static func sigma3Key(sharedSecret: [UInt8], ipk: [UInt8], sigma1: [UInt8], sigma2: [UInt8]) throws(CryptoError)
+    public static func sigma3Key(sharedSecret: [UInt8], ipk: [UInt8], sigma1: [UInt8], sigma2: [UInt8])
+        throws(CryptoError)
         -> [UInt8]
     {
         try HKDFSHA256.deriveKey(inputKeyMaterial: sharedSecret, salt: ipk + SHA256.hash(sigma1 + sigma2),
                                  info: Array("Sigma3".utf8), outputByteCount: 16)
     }
 
-    /// The session keys of a full CASE: HKDF(shared secret, IPK ‖ SHA-256(Sigma1 ‖ Sigma2 ‖ Sigma3), "SessionKeys").
+    /// The session keys of a full CASE: HKDF(shared secret, IPK ‖ SHA-256(Sigma1 ‖ Sigma2 ‖ Sigma3),
+    /// "SessionKeys").
     public static func sessionKeys(sharedSecret: [UInt8], ipk: [UInt8], sigma1: [UInt8], sigma2: [UInt8],
                                    sigma3: [UInt8]) throws(CryptoError) -> SessionKeys {
         try SessionKeys(secret: sharedSecret, salt: ipk + SHA256.hash(sigma1 + sigma2 + sigma3), info: "SessionKeys")
@@ -402,14 +417,17 @@ public struct CASEResponder: Sendable {
         } catch {
             state = .idle
             let answered = opcode != SecureChannelOpcode.statusReport.rawValue
-            return SessionEstablishmentStep(reply: answered ? .status(error.status) : nil, established: nil, failure: error)
+            return SessionEstablishmentStep(
+                reply: answered ? .status(error.status) : nil, established: nil, failure: error)
         }
     }
 
     /// Ends any attempt under way (the exchange closed or timed out).
     public mutating func abort() { state = .idle }
 
-    private mutating func handle(opcode: UInt8, payload: [UInt8]) throws(SessionEstablishmentError) -> SessionEstablishmentStep {
+    private mutating func handle(opcode: UInt8, payload: [UInt8]) throws(SessionEstablishmentError)
+        -> SessionEstablishmentStep
+    {
         switch (SecureChannelOpcode(rawValue: opcode), state) {
         case (.caseSigma1, .idle):
             let sigma1 = try Sigma1(payload: payload)
@@ -464,7 +482,8 @@ public struct CASEResponder: Sendable {
                                                resumptionID: resumptionID)
             let s2k = try CASECrypto.sigma2Key(sharedSecret: sharedSecret, ipk: ipk, responderRandom: responderRandom,
                                                responderEphemeralPublicKey: ephemeralPublic, sigma1: sigma1Bytes)
-            let encrypted2 = try AESCCM128.seal(key: s2k, nonce: CASECrypto.sigma2Nonce, plaintext: tbe, authenticatedData: [])
+            let encrypted2 = try AESCCM128.seal(
+                key: s2k, nonce: CASECrypto.sigma2Nonce, plaintext: tbe, authenticatedData: [])
             let sigma2 = Sigma2(responderRandom: responderRandom, responderSessionID: localSessionID,
                                 responderEphemeralPublicKey: ephemeralPublic, encrypted2: encrypted2,
                                 responderParameters: localParameters).encoded
@@ -506,8 +525,9 @@ public struct CASEResponder: Sendable {
             throw .invalidCredentials(error.reason)
         }
         guard peer.fabricID == identity.fabricID else { throw .invalidCredentials("peer's NOC is of another fabric") }
-        let tbs = CASECrypto.toBeSigned(noc: tbe.noc, icac: tbe.icac, senderKey: pending.sigma1.initiatorEphemeralPublicKey,
-                                        receiverKey: pending.ephemeralPublicKey)
+        let tbs = CASECrypto.toBeSigned(
+            noc: tbe.noc, icac: tbe.icac, senderKey: pending.sigma1.initiatorEphemeralPublicKey,
+            receiverKey: pending.ephemeralPublicKey)
         let verified: Bool
         do {
             verified = try P256.PublicKey(x963Representation: peer.publicKey)
@@ -518,8 +538,9 @@ public struct CASEResponder: Sendable {
         guard verified else { throw .verificationFailed("Sigma3 signature does not verify") }
         let keys: SessionKeys
         do {
-            keys = try CASECrypto.sessionKeys(sharedSecret: pending.sharedSecret, ipk: pending.ipk, sigma1: pending.sigma1Bytes,
-                                              sigma2: pending.sigma2Bytes, sigma3: sigma3Bytes)
+            keys = try CASECrypto.sessionKeys(
+                sharedSecret: pending.sharedSecret, ipk: pending.ipk, sigma1: pending.sigma1Bytes,
+                sigma2: pending.sigma2Bytes, sigma3: sigma3Bytes)
         } catch {
             throw .crypto(error.description)
         }
@@ -532,7 +553,8 @@ public struct CASEResponder: Sendable {
                         peerCASEAuthenticatedTags: peer.caseAuthenticatedTags),
             localSessionID: pending.localSessionID, peerSessionID: pending.sigma1.initiatorSessionID, keys: keys,
             peerParameters: pending.sigma1.initiatorParameters, resumed: false)
-        return SessionEstablishmentStep(reply: .status(.sessionEstablishmentSuccess), established: session, failure: nil)
+        return SessionEstablishmentStep(
+            reply: .status(.sessionEstablishmentSuccess), established: session, failure: nil)
     }
 
     /// Sigma1 with a resumption id this node knows and a MIC that checks → Sigma2Resume; otherwise nil (full CASE).
@@ -550,7 +572,8 @@ public struct CASEResponder: Sendable {
             guard constantTimeEqual(expected, mic) else { return nil }
             let newResumptionID = try random(16)
             let resumeMIC = try CASECrypto.resumeMIC(
-                sharedSecret: record.sharedSecret, initiatorRandom: sigma1.initiatorRandom, resumptionID: newResumptionID,
+                sharedSecret: record.sharedSecret, initiatorRandom: sigma1.initiatorRandom,
+                resumptionID: newResumptionID,
                 info: "Sigma2_Resume", nonce: CASECrypto.resume2Nonce)
             let message = Sigma2Resume(resumptionID: newResumptionID, sigma2ResumeMIC: resumeMIC,
                                        responderSessionID: localSessionID, responderParameters: localParameters)

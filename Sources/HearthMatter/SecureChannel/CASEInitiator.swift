@@ -1,7 +1,8 @@
-// CASE, the initiator's side (core specification 4.14.2): Sigma1 → Sigma2 → Sigma3 → the responder's StatusReport,
-// or, with a resumption record for the peer, Sigma1 with a resumption id → Sigma2Resume → this side's StatusReport
-// (and back to Sigma2 → Sigma3 when the peer does not know the record). A pure state machine beside the responder,
-// sharing its message codecs and key derivations; the node uses it to reach a subscriber again after a restart.
+// CASE, the initiator's side (core specification 4.14.2): Sigma1 → Sigma2 → Sigma3 → the responder's
+// StatusReport, or, with a resumption record for the peer, Sigma1 with a resumption id → Sigma2Resume → this side's
+// StatusReport (and back to Sigma2 → Sigma3 when the peer does not know the record). A pure state machine beside the
+// responder, sharing its message codecs and key derivations; the node uses it to reach a subscriber again after a
+// restart.
 import HearthCrypto
 
 /// The node's CASE towards one peer of one of its fabrics.
@@ -46,7 +47,9 @@ public struct CASEInitiator: Sendable {
         self.identity = identity
         self.peerNodeID = peerNodeID
         self.localSessionID = localSessionID
-        self.resumption = resumption.flatMap { $0.fabricIndex == identity.fabricIndex && $0.peerNodeID == peerNodeID ? $0 : nil }
+        self.resumption = resumption.flatMap {
+            $0.fabricIndex == identity.fabricIndex && $0.peerNodeID == peerNodeID ? $0 : nil
+        }
         self.resumptions = resumptions
         self.localParameters = localParameters
         self.random = random
@@ -62,10 +65,12 @@ public struct CASEInitiator: Sendable {
             let initiatorRandom = try random(32)
             var sigma1 = Sigma1(
                 initiatorRandom: initiatorRandom, initiatorSessionID: localSessionID,
-                destinationID: FabricKeys.destinationID(ipk: ipk, initiatorRandom: initiatorRandom,
-                                                        rootPublicKey: identity.rootPublicKey, fabricID: identity.fabricID,
-                                                        nodeID: peerNodeID),
-                initiatorEphemeralPublicKey: ephemeral.publicKey.x963Representation, initiatorParameters: localParameters)
+                destinationID: FabricKeys.destinationID(
+                    ipk: ipk, initiatorRandom: initiatorRandom,
+                    rootPublicKey: identity.rootPublicKey, fabricID: identity.fabricID,
+                    nodeID: peerNodeID),
+                initiatorEphemeralPublicKey: ephemeral.publicKey.x963Representation,
+                initiatorParameters: localParameters)
             if let resumption {
                 sigma1.resumptionID = resumption.resumptionID
                 sigma1.initiatorResumeMIC = try CASECrypto.resumeMIC(
@@ -91,11 +96,14 @@ public struct CASEInitiator: Sendable {
         } catch {
             state = .done
             let answered = opcode != SecureChannelOpcode.statusReport.rawValue
-            return SessionEstablishmentStep(reply: answered ? .status(error.status) : nil, established: nil, failure: error)
+            return SessionEstablishmentStep(
+                reply: answered ? .status(error.status) : nil, established: nil, failure: error)
         }
     }
 
-    private mutating func handle(opcode: UInt8, payload: [UInt8]) throws(SessionEstablishmentError) -> SessionEstablishmentStep {
+    private mutating func handle(opcode: UInt8, payload: [UInt8]) throws(SessionEstablishmentError)
+        -> SessionEstablishmentStep
+    {
         switch (SecureChannelOpcode(rawValue: opcode), state) {
         case (.caseSigma2, .awaitingSigma2(let sent)):
             return try answer(Sigma2(payload: payload), bytes: payload, sent: sent)
@@ -116,7 +124,8 @@ public struct CASEInitiator: Sendable {
 
     /// Sigma2 → Sigma3: the responder is checked to be the peer named (its NOC chains to the fabric's root and names
     /// the fabric and node), and its signature over both ephemeral keys.
-    private mutating func answer(_ sigma2: Sigma2, bytes sigma2Bytes: [UInt8], sent: Sent) throws(SessionEstablishmentError)
+    private mutating func answer(_ sigma2: Sigma2, bytes sigma2Bytes: [UInt8], sent: Sent)
+        throws(SessionEstablishmentError)
         -> SessionEstablishmentStep
     {
         guard sigma2.responderSessionID != 0 else { throw .malformed("responder session id 0") }
@@ -131,9 +140,10 @@ public struct CASEInitiator: Sendable {
             throw .malformed("responder ephemeral key: \(error)")
         }
         do {
-            let s2k = try CASECrypto.sigma2Key(sharedSecret: sharedSecret, ipk: ipk, responderRandom: sigma2.responderRandom,
-                                               responderEphemeralPublicKey: sigma2.responderEphemeralPublicKey,
-                                               sigma1: sent.sigma1Bytes)
+            let s2k = try CASECrypto.sigma2Key(
+                sharedSecret: sharedSecret, ipk: ipk, responderRandom: sigma2.responderRandom,
+                responderEphemeralPublicKey: sigma2.responderEphemeralPublicKey,
+                sigma1: sent.sigma1Bytes)
             plaintext = try AESCCM128.open(key: s2k, nonce: CASECrypto.sigma2Nonce, ciphertextAndTag: sigma2.encrypted2,
                                            authenticatedData: [])
         } catch {
@@ -149,7 +159,9 @@ public struct CASEInitiator: Sendable {
         } catch {
             throw .invalidCredentials(error.reason)
         }
-        guard peer.fabricID == identity.fabricID else { throw .invalidCredentials("responder's NOC is of another fabric") }
+        guard peer.fabricID == identity.fabricID else {
+            throw .invalidCredentials("responder's NOC is of another fabric")
+        }
         guard peer.nodeID == peerNodeID else {
             throw .invalidCredentials("responder is node \(peer.nodeID), not the node \(peerNodeID) asked for")
         }
@@ -167,9 +179,12 @@ public struct CASEInitiator: Sendable {
             let tbs3 = CASECrypto.toBeSigned(noc: identity.noc, icac: identity.icac, senderKey: ownKey,
                                              receiverKey: sigma2.responderEphemeralPublicKey)
             let signature = try identity.operationalKey.signature(for: tbs3).rawRepresentation
-            let tbe3 = CASECrypto.toBeEncrypted(noc: identity.noc, icac: identity.icac, signature: signature, resumptionID: nil)
-            let s3k = try CASECrypto.sigma3Key(sharedSecret: sharedSecret, ipk: ipk, sigma1: sent.sigma1Bytes, sigma2: sigma2Bytes)
-            let encrypted3 = try AESCCM128.seal(key: s3k, nonce: CASECrypto.sigma3Nonce, plaintext: tbe3, authenticatedData: [])
+            let tbe3 = CASECrypto.toBeEncrypted(
+                noc: identity.noc, icac: identity.icac, signature: signature, resumptionID: nil)
+            let s3k = try CASECrypto.sigma3Key(
+                sharedSecret: sharedSecret, ipk: ipk, sigma1: sent.sigma1Bytes, sigma2: sigma2Bytes)
+            let encrypted3 = try AESCCM128.seal(
+                key: s3k, nonce: CASECrypto.sigma3Nonce, plaintext: tbe3, authenticatedData: [])
             let sigma3 = TLVElement.structure { TLVElement(context: 1, .bytes(encrypted3)) }.encoded()
             let keys = try CASECrypto.sessionKeys(sharedSecret: sharedSecret, ipk: ipk, sigma1: sent.sigma1Bytes,
                                                   sigma2: sigma2Bytes, sigma3: sigma3)
@@ -218,7 +233,8 @@ public struct CASEInitiator: Sendable {
                         peerCASEAuthenticatedTags: record.peerCASEAuthenticatedTags),
             localSessionID: localSessionID, peerSessionID: message.responderSessionID, keys: keys,
             peerParameters: message.responderParameters, resumed: true)
-        return SessionEstablishmentStep(reply: .status(.sessionEstablishmentSuccess), established: session, failure: nil)
+        return SessionEstablishmentStep(
+            reply: .status(.sessionEstablishmentSuccess), established: session, failure: nil)
     }
 }
 

@@ -19,7 +19,9 @@ public struct PASEVerifier: Sendable, Equatable, CustomStringConvertible, Custom
     public static let saltLengthRange: ClosedRange<Int> = 16...32
 
     public init(w0: [UInt8], L: [UInt8], salt: [UInt8], iterations: UInt32) throws(SessionEstablishmentError) {
-        guard w0.count == 32, L.count == 65, L.first == 0x04 else { throw .malformed("verifier is not w0 (32) and L (65)") }
+        guard w0.count == 32, L.count == 65, L.first == 0x04 else {
+            throw .malformed("verifier is not w0 (32) and L (65)")
+        }
         guard Self.saltLengthRange.contains(salt.count) else { throw .malformed("salt of \(salt.count) bytes") }
         guard Self.iterationRange.contains(iterations) else { throw .malformed("\(iterations) PBKDF iterations") }
         self.w0 = w0
@@ -83,7 +85,9 @@ public struct PBKDFParamRequest: Sendable, Equatable {
                 initiatorSessionID: try element.field(2).unsigned(),
                 passcodeID: try element.field(3).unsigned(),
                 hasPBKDFParameters: try element.field(4).bool(),
-                initiatorParameters: try element.optionalField(5).map { e throws(TLVFieldError) in try SessionParameters(element: e) })
+                initiatorParameters: try element.optionalField(5).map { e throws(TLVFieldError) in
+                    try SessionParameters(element: e)
+                })
         }
     }
 }
@@ -133,7 +137,9 @@ public struct PBKDFParamResponse: Sendable, Equatable {
                 responderSessionID: try element.field(3).unsigned(),
                 iterations: try parameters?.field(1).unsigned(UInt32.self),
                 salt: try parameters?.field(2).bytes(),
-                responderParameters: try element.optionalField(5).map { e throws(TLVFieldError) in try SessionParameters(element: e) })
+                responderParameters: try element.optionalField(5).map { e throws(TLVFieldError) in
+                    try SessionParameters(element: e)
+                })
         }
     }
 }
@@ -225,7 +231,8 @@ public struct PASEResponder: Sendable {
             state = .idle
             failedAttempts += 1
             let answered = opcode != SecureChannelOpcode.statusReport.rawValue
-            return SessionEstablishmentStep(reply: answered ? .status(error.status) : nil, established: nil, failure: error)
+            return SessionEstablishmentStep(
+                reply: answered ? .status(error.status) : nil, established: nil, failure: error)
         }
     }
 
@@ -235,11 +242,15 @@ public struct PASEResponder: Sendable {
         state = .idle
     }
 
-    private mutating func handle(opcode: UInt8, payload: [UInt8]) throws(SessionEstablishmentError) -> SessionEstablishmentStep {
+    private mutating func handle(opcode: UInt8, payload: [UInt8]) throws(SessionEstablishmentError)
+        -> SessionEstablishmentStep
+    {
         switch (SecureChannelOpcode(rawValue: opcode), state) {
         case (.pbkdfParamRequest, .idle):
             let request = try PBKDFParamRequest(payload: payload)
-            guard request.passcodeID == 0 else { throw .malformed("passcode id \(request.passcodeID), only 0 is defined") }
+            guard request.passcodeID == 0 else {
+                throw .malformed("passcode id \(request.passcodeID), only 0 is defined")
+            }
             guard request.initiatorSessionID != 0 else { throw .malformed("initiator session id 0") }
             guard let localSessionID = sessionIDs(), localSessionID != 0 else { throw .busy }
             let response = PBKDFParamResponse(
@@ -270,12 +281,15 @@ public struct PASEResponder: Sendable {
             do { try spake.verify(cA: cA) } catch { throw .verificationFailed("cA does not match: wrong passcode") }
             guard let ke = spake.sharedKey else { throw .crypto("no shared key after verification") }
             let keys: SessionKeys
-            do { keys = try SessionKeys(secret: ke, salt: [], info: "SessionKeys") } catch { throw .crypto(error.description) }
+            do { keys = try SessionKeys(secret: ke, salt: [], info: "SessionKeys") } catch {
+                throw .crypto(error.description)
+            }
             state = .idle
             let session = EstablishedSession(
                 kind: .pase, localSessionID: localSessionID, peerSessionID: request.initiatorSessionID, keys: keys,
                 peerParameters: request.initiatorParameters, resumed: false)
-            return SessionEstablishmentStep(reply: .status(.sessionEstablishmentSuccess), established: session, failure: nil)
+            return SessionEstablishmentStep(
+                reply: .status(.sessionEstablishmentSuccess), established: session, failure: nil)
         case (.statusReport, _):
             throw .peerReported(try StatusReport(sessionEstablishmentPayload: payload))
         default:

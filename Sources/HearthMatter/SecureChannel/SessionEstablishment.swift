@@ -54,7 +54,8 @@ public enum SessionEstablishmentError: Error, Sendable, Equatable, CustomStringC
         case .noSharedTrustRoots: "no shared trust roots"
         case .invalidCredentials(let what): "invalid credentials: \(what)"
         case .busy: "busy"
-        case .peerReported(let status): "peer reported general code \(status.generalCode), protocol code \(status.protocolCode)"
+        case .peerReported(let status):
+            "peer reported general code \(status.generalCode), protocol code \(status.protocolCode)"
         case .crypto(let what): "crypto: \(what)"
         }
     }
@@ -106,7 +107,8 @@ public struct SessionKeys: Sendable, Equatable, CustomStringConvertible, CustomR
 
     /// HKDF-SHA256(secret, salt, info) split in three.
     init(secret: [UInt8], salt: [UInt8], info: String) throws(CryptoError) {
-        let keys = try HKDFSHA256.deriveKey(inputKeyMaterial: secret, salt: salt, info: Array(info.utf8), outputByteCount: 48)
+        let keys = try HKDFSHA256.deriveKey(
+            inputKeyMaterial: secret, salt: salt, info: Array(info.utf8), outputByteCount: 48)
         initiatorToResponder = Array(keys[0..<16])
         responderToInitiator = Array(keys[16..<32])
         attestationChallenge = Array(keys[32..<48])
@@ -193,7 +195,9 @@ public struct SessionParameters: Sendable, Equatable {
 func decodeMessageStructure(_ payload: [UInt8], _ name: String) throws(SessionEstablishmentError) -> TLVElement {
     let element: TLVElement
     do { element = try TLVElement(decoding: payload) } catch { throw .malformed("\(name): \(error)") }
-    guard element.tag == .anonymous, element.structureMembers != nil else { throw .malformed("\(name) is not a structure") }
+    guard element.tag == .anonymous, element.structureMembers != nil else {
+        throw .malformed("\(name) is not a structure")
+    }
     return element
 }
 
@@ -211,4 +215,6 @@ public typealias SessionIDAllocator = @Sendable () -> UInt16?
 public typealias RandomBytes = @Sendable (Int) throws(CryptoError) -> [UInt8]
 
 /// The system's cryptographic random source.
-public let systemRandomBytes: RandomBytes = { (count: Int) throws(CryptoError) -> [UInt8] in try SecureRandom.bytes(count) }
+public let systemRandomBytes: RandomBytes = { (count: Int) throws(CryptoError) -> [UInt8] in
+    try SecureRandom.bytes(count)
+}

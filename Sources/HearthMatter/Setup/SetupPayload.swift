@@ -106,8 +106,10 @@ public struct SetupPayload: Sendable, Equatable {
     public var discriminator: UInt16
     public var passcode: UInt32
 
-    public init(version: UInt8 = 0, vendorID: UInt16, productID: UInt16, commissioningFlow: CommissioningFlow = .standard,
-                discoveryCapabilities: DiscoveryCapabilities = .onNetwork, discriminator: UInt16, passcode: UInt32) {
+    public init(
+        version: UInt8 = 0, vendorID: UInt16, productID: UInt16, commissioningFlow: CommissioningFlow = .standard,
+        discoveryCapabilities: DiscoveryCapabilities = .onNetwork, discriminator: UInt16, passcode: UInt32
+    ) {
         self.version = version
         self.vendorID = vendorID
         self.productID = productID
@@ -142,7 +144,8 @@ public struct SetupPayload: Sendable, Equatable {
     /// Reads a QR code's text. Optional TLV data after the 88 bits is skipped.
     public init(qrCode text: String) throws(SetupPayloadError) {
         let chars = Array(text.utf8)
-        guard chars.count >= 3, chars[0] == UInt8(ascii: "M"), chars[1] == UInt8(ascii: "T"), chars[2] == UInt8(ascii: ":")
+        guard chars.count >= 3, chars[0] == UInt8(ascii: "M"), chars[1] == UInt8(ascii: "T"),
+            chars[2] == UInt8(ascii: ":")
         else { throw .missingPrefix }
         // A QR code may hold several payloads joined by '*'; the first is this node's.
         let body = chars[3...].split(separator: UInt8(ascii: "*"), omittingEmptySubsequences: false).first ?? []
@@ -243,7 +246,9 @@ public enum Base38 {
             guard byteCount > 0 else { throw .invalidBase38Chunk(offset: index) }
             var value: UInt32 = 0
             for offset in (index..<(index + length)).reversed() {
-                guard let digit = alphabet.firstIndex(of: text[offset]) else { throw .invalidBase38Character(offset: offset) }
+                guard let digit = alphabet.firstIndex(of: text[offset]) else {
+                    throw .invalidBase38Character(offset: offset)
+                }
                 value = value * 38 + UInt32(digit)
             }
             guard value >> (8 * byteCount) == 0 else { throw .invalidBase38Chunk(offset: index) }

@@ -14,7 +14,9 @@ public struct QRCodeSymbol: Sendable, Equatable {
     /// Why libqrencode failed to make a symbol, with the errno it set.
     public struct EncodingError: Error, Sendable, Equatable, CustomStringConvertible {
         public let errno: Int32
-        public var description: String { "QR code encoding failed: \(String(cString: strerror(errno))) (errno \(errno))" }
+        public var description: String {
+            "QR code encoding failed: \(String(cString: strerror(errno))) (errno \(errno))"
+        }
     }
 
     /// Encodes `text` (case-sensitive) at error-correction level M, the smallest version that holds it.

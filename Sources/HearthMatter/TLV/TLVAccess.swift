@@ -69,14 +69,18 @@ extension TLVElement {
     /// An unsigned integer that fits `T`.
     public func unsigned<T: FixedWidthInteger & UnsignedInteger>(_ type: T.Type = T.self) throws(TLVFieldError) -> T {
         guard case .unsigned(let v) = value else { throw wrongType("unsigned integer") }
-        guard let fitted = T(exactly: v) else { throw TLVFieldError(.outOfRange("\(v) does not fit \(T.self)"), tag: tag) }
+        guard let fitted = T(exactly: v) else {
+            throw TLVFieldError(.outOfRange("\(v) does not fit \(T.self)"), tag: tag)
+        }
         return fitted
     }
 
     /// A signed integer that fits `T`.
     public func signed<T: FixedWidthInteger & SignedInteger>(_ type: T.Type = T.self) throws(TLVFieldError) -> T {
         guard case .signed(let v) = value else { throw wrongType("signed integer") }
-        guard let fitted = T(exactly: v) else { throw TLVFieldError(.outOfRange("\(v) does not fit \(T.self)"), tag: tag) }
+        guard let fitted = T(exactly: v) else {
+            throw TLVFieldError(.outOfRange("\(v) does not fit \(T.self)"), tag: tag)
+        }
         return fitted
     }
 
@@ -134,7 +138,9 @@ public enum TLVMembersBuilder {
 
 extension TLVElement {
     /// A structure: `TLVElement.structure { TLVElement(context: 1, .unsigned(5)) }`.
-    public static func structure(tag: TLVTag = .anonymous, @TLVMembersBuilder _ members: () -> [TLVElement]) -> TLVElement {
+    public static func structure(tag: TLVTag = .anonymous, @TLVMembersBuilder _ members: () -> [TLVElement])
+        -> TLVElement
+    {
         TLVElement(tag: tag, .structure(members()))
     }
 

@@ -53,7 +53,8 @@ public enum TLVValue: Sendable, Equatable, CustomStringConvertible {
         case (.utf8(let x), .utf8(let y)): x.utf8.elementsEqual(y.utf8)
         case (.bytes(let x), .bytes(let y)): x == y
         case (.null, .null): true
-        case (.structure(let x), .structure(let y)), (.array(let x), .array(let y)), (.list(let x), .list(let y)): x == y
+        case (.structure(let x), .structure(let y)), (.array(let x), .array(let y)), (.list(let x), .list(let y)):
+            x == y
         default: false
         }
     }

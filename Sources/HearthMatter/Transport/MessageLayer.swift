@@ -99,7 +99,8 @@ public final class MessageLayer: ExchangeTransport, @unchecked Sendable {
         self.output = output
         unencryptedCounter = .unencrypted(start: randomCounterStart())
         exchanges = nil
-        exchanges = ExchangeManager(transport: self, parameters: parameters, firstExchangeID: firstExchangeID, jitter: jitter)
+        exchanges = ExchangeManager(
+            transport: self, parameters: parameters, firstExchangeID: firstExchangeID, jitter: jitter)
     }
 
     // MARK: Sessions
@@ -113,14 +114,16 @@ public final class MessageLayer: ExchangeTransport, @unchecked Sendable {
         if let handle = unsecuredSessions[key] { return handle }
         if unsecuredSessions.count >= Self.maximumUnsecuredSessions,
            let idlest = unsecuredSessions.values.min(by: {
-               (sessions[$0]?.lastActivity ?? MatterInstant(milliseconds: .min)) < (sessions[$1]?.lastActivity ?? MatterInstant(milliseconds: .min))
+                (sessions[$0]?.lastActivity ?? MatterInstant(milliseconds: .min))
+                    < (sessions[$1]?.lastActivity ?? MatterInstant(milliseconds: .min))
            }) {
             removeSession(idlest)
         }
         let handle = newHandle()
-        sessions[handle] = Session(kind: .unsecured(peerNodeID: peerNodeID, localNodeID: localNodeID), peerAddress: peer,
-                                   counter: nil,
-                                   reception: MessageReceptionState(kind: .unencrypted))
+        sessions[handle] = Session(
+            kind: .unsecured(peerNodeID: peerNodeID, localNodeID: localNodeID), peerAddress: peer,
+            counter: nil,
+            reception: MessageReceptionState(kind: .unencrypted))
         unsecuredSessions[key] = handle
         return handle
     }
@@ -220,7 +223,10 @@ public final class MessageLayer: ExchangeTransport, @unchecked Sendable {
             let counter = try unencryptedCounter.next()
             let header = MessageHeader(messageCounter: counter, sourceNodeID: localNodeID,
                                        destination: peerNodeID.map { .node($0) } ?? .none)
-            return (counter, MatterMessage(header: header, payloadHeader: payloadHeader, payload: payload).encodedUnsecured())
+            return (
+                counter,
+                MatterMessage(header: header, payloadHeader: payloadHeader, payload: payload).encodedUnsecured()
+            )
         case .secure(let parameters):
             guard var sessionCounter = session.counter else { throw ExchangeError.encodingFailed("no counter") }
             let counter = try sessionCounter.next()

@@ -39,16 +39,21 @@ public final class MatterUDPTransport: @unchecked Sendable {
 
     /// `randomCounterStart` (from the system's CSPRNG by default), `jitter` and `firstExchangeID` as for
     /// `MessageLayer`.
-    public init(eventLoop: any EventLoop, clock: any MatterClock = MatterMonotonicClock(), timerDriving: MatterTimerDriving = .eventLoop,
-                cipher: any MessageCipher = AESCCMMessageCipher(), parameters: ReliabilityParameters = ReliabilityParameters(),
-                randomCounterStart: @escaping () -> UInt32 = { UInt32.random(in: MessageCounter.initialRange) },
-                jitter: @escaping () -> Double = { Double.random(in: 0...1) },
-                firstExchangeID: UInt16 = UInt16.random(in: 0...UInt16.max)) {
+    public init(
+        eventLoop: any EventLoop, clock: any MatterClock = MatterMonotonicClock(),
+        timerDriving: MatterTimerDriving = .eventLoop,
+        cipher: any MessageCipher = AESCCMMessageCipher(), parameters: ReliabilityParameters = ReliabilityParameters(),
+        randomCounterStart: @escaping () -> UInt32 = { UInt32.random(in: MessageCounter.initialRange) },
+        jitter: @escaping () -> Double = { Double.random(in: 0...1) },
+        firstExchangeID: UInt16 = UInt16.random(in: 0...UInt16.max)
+    ) {
         self.eventLoop = eventLoop
         self.clock = clock
         self.timerDriving = timerDriving
-        layer = MessageLayer(cipher: cipher, parameters: parameters, randomCounterStart: randomCounterStart, jitter: jitter,
-                             firstExchangeID: firstExchangeID) { [weak self] peer, bytes in self?.write(bytes, to: peer) ?? false }
+        layer = MessageLayer(
+            cipher: cipher, parameters: parameters, randomCounterStart: randomCounterStart, jitter: jitter,
+            firstExchangeID: firstExchangeID
+        ) { [weak self] peer, bytes in self?.write(bytes, to: peer) ?? false }
     }
 
     /// Binds a socket on each address (port 0 picks a free one; `localAddresses` then says which).
@@ -59,7 +64,9 @@ public final class MatterUDPTransport: @unchecked Sendable {
             do {
                 let channel = try await DatagramBootstrap(group: eventLoop)
                     .channelInitializer { channel in
-                        channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(handler) }
+                        channel.eventLoop.makeCompletedFuture {
+                            try channel.pipeline.syncOperations.addHandler(handler)
+                        }
                     }
                     .bind(to: address).get()
                 try await eventLoop.submit { self.channels.append(channel) }.get()
@@ -87,7 +94,8 @@ public final class MatterUDPTransport: @unchecked Sendable {
     }
 
     /// Runs `body` with the message layer on the event loop (to add sessions, open exchanges, send, read counters).
-    public func withMessageLayer<T: Sendable>(_ body: @escaping @Sendable (MessageLayer) throws -> T) async throws -> T {
+    public func withMessageLayer<T: Sendable>(_ body: @escaping @Sendable (MessageLayer) throws -> T) async throws -> T
+    {
         try await eventLoop.submit {
             let result = try body(self.layer)
             self.rescheduleTimer()
