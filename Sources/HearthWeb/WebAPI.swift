@@ -91,7 +91,8 @@ final class WebAPI: Sendable {
     func handle(_ r: WebRequest, _ done: @escaping @Sendable (WebReply) -> Void) {
         let reply: @Sendable (WebResponse) -> Void = { done(.response($0)) }
         let (path, query) = split(r.uri)
-        if r.method == "GET" || r.method == "HEAD", let asset = PageAssets.asset(path, acceptLanguage: r.acceptLanguage) {
+        if r.method == "GET" || r.method == "HEAD", let asset = PageAssets.asset(path, acceptLanguage: r.acceptLanguage)
+        {
             return reply(asset)
         }
         guard let segments = PathReader.segments(path), segments.first == "api" else {
@@ -130,7 +131,9 @@ final class WebAPI: Sendable {
         case ("GET", ["status"]): reply(Self.json(200, status(session)))
         case ("GET", ["home"]): reply(Self.raw(200, mqtt.homeView()))
         case (_, let route) where route.first == "admin":
-            guard let admin else { return reply(Self.error(404, HomeError(.notFound, "no administration on this hub"))) }
+            guard let admin else {
+                return reply(Self.error(404, HomeError(.notFound, "no administration on this hub")))
+            }
             admin.route(r, Array(route.dropFirst()), query: query, session: session, reply)
         case ("GET", ["traits"]): reply(Self.json(200, TraitCatalogue.json(mqtt.home.registry)))
         case ("GET", _) where route.count == 2 && route[0] == "devices":
@@ -147,7 +150,8 @@ final class WebAPI: Sendable {
         case ("GET", ["groups"]): reply(Self.raw(200, mqtt.groupsView()))
         case ("POST", _) where route.count == 3 && route[0] == "groups" && route[2] == "request":
             guard let group = Int(route[1]), (1...65535).contains(group) else {
-                return reply(Self.error(404, HomeError(.notFound, "no group '\(route[1])': a group is a number 1…65535")))
+                return reply(
+                    Self.error(404, HomeError(.notFound, "no group '\(route[1])': a group is a number 1…65535")))
             }
             guard session.role == .admin else { return reply(Self.viewerRefused()) }
             // One send on `<prefix>/groups/<group>/set` for every hub with members; each hub's summary names what ran.
@@ -237,7 +241,8 @@ final class WebAPI: Sendable {
         if r.method == "POST" {
             let type =
                 (r.contentType ?? "").lowercased().split(separator: ";").first.map { $0.trimmingCharacters } ?? ""
-            let archive = type == Self.archiveType && Self.bodyLimit(method: r.method, uri: r.uri) > JSONBody.maximumSize
+            let archive =
+                type == Self.archiveType && Self.bodyLimit(method: r.method, uri: r.uri) > JSONBody.maximumSize
             guard type == "application/json" || archive else {
                 return Self.error(415, .invalidCommand("a change is a JSON body (Content-Type: application/json)"))
             }
@@ -415,7 +420,9 @@ final class WebAPI: Sendable {
 
     func cookie(_ token: String, maxAge: Int64) -> (String, String) {
         let secure = overTLS ? "; Secure" : ""
-        return ("Set-Cookie", "\(Self.cookieName)=\(token); Path=/; HttpOnly; SameSite=Strict\(secure); Max-Age=\(maxAge)")
+        return (
+            "Set-Cookie", "\(Self.cookieName)=\(token); Path=/; HttpOnly; SameSite=Strict\(secure); Max-Age=\(maxAge)"
+        )
     }
 
     static func errorObject(_ e: HomeError) -> JSON {

@@ -29,7 +29,8 @@ import Testing
     /// Publishes a group command once and waits for the summary of each of `hubs`; returns them by hub.
     static func send(_ w: Watcher, group: Int = 5, _ body: String, hubs: [String]) async throws -> [String: JSON] {
         let t = UUID().uuidString
-        try w.client.publish("hearth/groups/\(group)/set", payload: Array(#"{"transaction":"\#(t)",\#(body)}"#.utf8), qos: .atLeastOnce)
+        try w.client.publish(
+            "hearth/groups/\(group)/set", payload: Array(#"{"transaction":"\#(t)",\#(body)}"#.utf8), qos: .atLeastOnce)
         var result: [String: JSON] = [:]
         for hub in hubs {
             result[hub] = await w.first("hearth/\(hub)/responses") { $0?["transaction"] == .string(t) }
@@ -63,15 +64,20 @@ import Testing
         // One publish toggles every member on every hub; each hub answers once; the porch light is no member.
         let toggle = try await Self.send(w, #""trait":"onOff","command":"toggle""#, hubs: hubs)
         for hub in hubs {
-            #expect(toggle[hub]?.text == #"{"transaction":\#(toggle["transaction"]!.text),"group":5,"hub":"\#(hub)","ok":true,"ran":["lamp"],"refused":[]}"#)
-            #expect(await w.latest("hearth/\(hub)/devices/lamp") { onOff($0) == .bool(true) }.flatMap(onOff) == .bool(true))
+            let summary =
+                #"{"transaction":\#(toggle["transaction"]!.text),"group":5,"hub":"\#(hub)","ok":true,"#
+                + #""ran":["lamp"],"refused":[]}"#
+            #expect(toggle[hub]?.text == summary)
+            #expect(
+                await w.latest("hearth/\(hub)/devices/lamp") { onOff($0) == .bool(true) }.flatMap(onOff) == .bool(true))
         }
         for hub in hubs { try await Self.barrier(w, hub) }
         let t = if case .string(let s)? = toggle["transaction"] { s } else { "" }
         for hub in hubs { #expect(Self.summaries(w, hub, t).count == 1) }
         // The same delivery again, as a client that lost its PUBACK sends it: every hub answers again, none toggles.
-        try w.client.publish("hearth/groups/5/set", payload: Array(#"{"transaction":"\#(t)","trait":"onOff","command":"toggle"}"#.utf8),
-                             qos: .atLeastOnce)
+        try w.client.publish(
+            "hearth/groups/5/set", payload: Array(#"{"transaction":"\#(t)","trait":"onOff","command":"toggle"}"#.utf8),
+            qos: .atLeastOnce)
         for hub in hubs { try await Self.barrier(w, hub) }
         for hub in hubs {
             #expect(Self.summaries(w, hub, t).count == 2)
@@ -80,33 +86,44 @@ import Testing
         #expect(w.document("porch", hub: "c").flatMap(onOff) == .bool(false))
 
         // A refusal is in the summary with its reason, and changes nothing.
-        let bad = try await Self.send(w, #""trait":"levelControl","command":"moveToLevel","args":{"level":300}"#, hubs: ["a"])
+        let bad = try await Self.send(
+            w, #""trait":"levelControl","command":"moveToLevel","args":{"level":300}"#, hubs: ["a"])
         #expect(bad["a"]?["ok"] == .bool(false))
         #expect(bad["a"]?["refused"]?.text.contains(#""status":"constraintError""#) == true)
 
         // A scene stored on the group and recalled moves every hub's lamp within one transition.
         _ = try await Self.send(w, #""trait":"levelControl","command":"moveToLevel","args":{"level":200}"#, hubs: hubs)
-        let stored = try await Self.send(w, #""trait":"scenesManagement","command":"storeScene","args":{"sceneId":1}"#, hubs: hubs)
+        let stored = try await Self.send(
+            w, #""trait":"scenesManagement","command":"storeScene","args":{"sceneId":1}"#, hubs: hubs)
         for hub in hubs { #expect(stored[hub]?["ok"] == .bool(true), "\(stored[hub]?.text ?? "")") }
         for hub in hubs {
             let groups = await w.latest("hearth/\(hub)/groups") { $0.text.contains(#""scene":1"#) }
             #expect(groups?.text.contains(#""scenes":[{"scene":1,"name":"","transitionTime":0}]"#) == true)
         }
         _ = try await Self.send(w, #""trait":"levelControl","command":"moveToLevel","args":{"level":20}"#, hubs: hubs)
-        for hub in hubs { #expect(await w.latest("hearth/\(hub)/devices/lamp") { Self.level($0) == .int(20) }.flatMap(Self.level) == .int(20)) }
+        for hub in hubs {
+            #expect(
+                await w.latest("hearth/\(hub)/devices/lamp") { Self.level($0) == .int(20) }.flatMap(Self.level)
+                    == .int(20))
+        }
         w.clear()
-        let recalled = try await Self.send(w, #""trait":"scenesManagement","command":"recallScene","args":{"sceneId":1,"transitionTime":2000}"#,
-                                           hubs: hubs)
+        let recalled = try await Self.send(
+            w, #""trait":"scenesManagement","command":"recallScene","args":{"sceneId":1,"transitionTime":2000}"#,
+            hubs: hubs)
         for hub in hubs {
             #expect(recalled[hub]?["ok"] == .bool(true))
-            // The 2 s transition starts on every hub (RemainingTime 20 tenths is reported as it starts) and ends at 200.
+            // The 2 s transition starts on every hub (RemainingTime 20 tenths is reported as it starts) and ends
+            // at 200.
             #expect(await w.first("hearth/\(hub)/devices/lamp") { Self.remaining($0) == .int(20) } != nil)
-            let end = await w.latest("hearth/\(hub)/devices/lamp") { Self.level($0) == .int(200) && Self.remaining($0) == .int(0) }
+            let end = await w.latest("hearth/\(hub)/devices/lamp") {
+                Self.level($0) == .int(200) && Self.remaining($0) == .int(0)
+            }
             #expect(Self.level(end) == .int(200))
         }
 
         // Membership changes re-subscribe: b leaves group 5 and no longer runs its commands; back in, it does.
-        let left = try await w.request("lamp", #""trait":"groups","command":"removeGroup","args":{"groupId":5}"#, hub: "b")
+        let left = try await w.request(
+            "lamp", #""trait":"groups","command":"removeGroup","args":{"groupId":5}"#, hub: "b")
         #expect(left?.text.contains(#""result":{"groupId":5}"#) == true)
         #expect(await w.latest("hearth/b/groups") { $0 == .array([]) } == .array([]))
         let without = try await Self.send(w, #""trait":"onOff","command":"off""#, hubs: ["a", "c"])
@@ -114,19 +131,23 @@ import Testing
         if case .string(let t2)? = without["transaction"] { #expect(Self.summaries(w, "b", t2).isEmpty) }
         #expect(w.document("lamp", hub: "b").flatMap(onOff) == .bool(true))
         #expect(w.document("lamp", hub: "a").flatMap(onOff) == .bool(false))
-        _ = try await w.request("lamp", #""trait":"groups","command":"addGroup","args":{"groupId":5,"groupName":"Home"}"#, hub: "b")
+        _ = try await w.request(
+            "lamp", #""trait":"groups","command":"addGroup","args":{"groupId":5,"groupName":"Home"}"#, hub: "b")
         _ = await w.latest("hearth/b/groups") { $0.text.contains(#""group":5"#) }
         let back = try await Self.send(w, #""trait":"onOff","command":"off""#, hubs: hubs)
         #expect(back["b"]?["ran"] == .array([.string("lamp")]))
 
         // The group table is kept across a restart.
-        _ = try await w.request("lamp", #""trait":"groups","command":"addGroup","args":{"groupId":7,"groupName":"Upstairs"}"#, hub: "b")
+        _ = try await w.request(
+            "lamp", #""trait":"groups","command":"addGroup","args":{"groupId":7,"groupName":"Upstairs"}"#, hub: "b")
         rig.daemons["b"]?.signal(SIGTERM)
         #expect(await rig.daemons["b"]?.exitStatus() == 0)
         w.clear()
         try rig.start("b")
         let restored = await w.latest("hearth/b/groups") { $0.text.contains(#""group":7"#) }
-        #expect(restored?.text.contains(#"{"group":7,"device":"lamp","type":"DimmableLight","name":"Upstairs","scenes":[]}"#) == true)
+        #expect(
+            restored?.text.contains(
+                #"{"group":7,"device":"lamp","type":"DimmableLight","name":"Upstairs","scenes":[]}"#) == true)
         for hub in hubs { rig.daemons[hub]?.signal(SIGTERM) }
         for hub in hubs { #expect(await rig.daemons[hub]?.exitStatus() == 0) }
     }

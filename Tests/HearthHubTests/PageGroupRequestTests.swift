@@ -30,8 +30,10 @@ import Testing
                 let topics = TopicScheme(hub: id)
                 let peer = id == "a" ? "b" : "a"
                 let router = PeerRouter(home: home, topics: topics, peers: [PeerConfiguration(hub: peer)], clock: clock)
-                let client = try MQTTClient(options: MQTTHub.clientOptions(broker.options(clientID: "hub-\(id)"), topics: topics))
-                hubs[id] = MQTTHub(home: home, client: client, topics: topics, hasHardware: { _ in false }, router: router)
+                let client = try MQTTClient(
+                    options: MQTTHub.clientOptions(broker.options(clientID: "hub-\(id)"), topics: topics))
+                hubs[id] = MQTTHub(
+                    home: home, client: client, topics: topics, hasHardware: { _ in false }, router: router)
                 clocks[id] = clock
                 homes[id] = home
             }
@@ -56,7 +58,8 @@ import Testing
         let rig = try await Rig()
         try rig.hubs["b"]!.start()
         try rig.hubs["a"]!.start()
-        #expect(await eventually { rig.hubs["a"]!.peersWithMembers(of: 1) == ["b"] && rig.hubs["b"]!.client.isConnected })
+        #expect(
+            await eventually { rig.hubs["a"]!.peersWithMembers(of: 1) == ["b"] && rig.hubs["b"]!.client.isConnected })
 
         let answer = await rig.groupRequest("a", #"{"transaction":"p1","trait":"onOff","command":"toggle"}"#)
         #expect(answer.text == #"{"transaction":"p1","group":1,"ok":true,"hubs":["#
@@ -74,7 +77,8 @@ import Testing
         // Hub b gone: after the wait on a's clock it is shown as not answered, neither ran nor refused.
         rig.hubs["b"]!.stop()
         let late = Locked<JSON?>(nil)
-        rig.hubs["a"]!.groupRequest(Array(#"{"transaction":"p3","trait":"onOff","command":"on"}"#.utf8), group: 1) { j in
+        let payload = Array(#"{"transaction":"p3","trait":"onOff","command":"on"}"#.utf8)
+        rig.hubs["a"]!.groupRequest(payload, group: 1) { j in
             late.withLock { $0 = j }
         }
         #expect(await eventually {

@@ -36,14 +36,23 @@ extension MQTTHub {
     }
 
     static func groupsDocument(_ memberships: [GroupMembership]) -> JSON {
-        .array(memberships.map { m in
-            .object([
-                ("group", .int(m.group)), ("device", .string(m.deviceID)), ("type", .string(m.type)), ("name", .string(m.name)),
-                ("scenes", .array(m.scenes.map { s in
-                    .object([("scene", .int(s.id)), ("name", .string(s.name)), ("transitionTime", .int(s.transitionTime))])
-                })),
-            ])
-        })
+        .array(
+            memberships.map { m in
+                .object([
+                    ("group", .int(m.group)), ("device", .string(m.deviceID)), ("type", .string(m.type)),
+                    ("name", .string(m.name)),
+                    (
+                        "scenes",
+                        .array(
+                            m.scenes.map { s in
+                                .object([
+                                    ("scene", .int(s.id)), ("name", .string(s.name)),
+                                    ("transitionTime", .int(s.transitionTime))
+                                ])
+                            })
+                    )
+                ])
+            })
     }
 
     /// Runs a group command on every member of this hub, each on its own lane when it has hardware, and publishes one
@@ -137,13 +146,16 @@ extension MQTTHub {
         case .update(let type, let trait, let attributes):
             return .update(type: try Self.memberType(type, member), trait: trait, attributes: attributes)
         default:
-            throw .invalidCommand("a group takes a command or an update; names, rooms and get go to one device's set topic")
+            throw .invalidCommand(
+                "a group takes a command or an update; names, rooms and get go to one device's set topic")
         }
     }
 
     private static func memberType(_ type: String?, _ member: GroupMembership) throws(HomeError) -> String {
         guard let type, type != member.type else { return member.type }
-        throw HomeError(.unsupportedEndpoint, "device '\(member.deviceID)' is in group \(member.group) as \(member.type), not \(type)")
+        throw HomeError(
+            .unsupportedEndpoint,
+            "device '\(member.deviceID)' is in group \(member.group) as \(member.type), not \(type)")
     }
 }
 

@@ -32,7 +32,9 @@ extension MQTTHub {
             }
             return
         }
-        let runIt: @Sendable () -> Void = { [self] in reply(run(request.action, transaction: transaction, on: deviceID)) }
+        let runIt: @Sendable () -> Void = { [self] in
+            reply(run(request.action, transaction: transaction, on: deviceID))
+        }
         guard hasHardware(deviceID) else { return runIt() }
         switch home.enqueue(on: deviceID, limit: requestsWaitingPerDevice, runIt) {
         case .queued: return
@@ -54,11 +56,20 @@ extension MQTTHub {
         let (transaction, parsed) = HubRequest.parse(payload)
         let reachesPeers = router != nil && client.isConnected
         guard !members.isEmpty || (reachesPeers && !peersWithMembers(of: group).isEmpty) else {
-            let error = HomeError(.notFound, "no device of hub '\(topics.hub)' or of a peer it knows is in group \(group)")
-            return reply(.object([("transaction", transaction), ("group", .int(group)), ("hub", .string(topics.hub)),
-                                  ("ok", .bool(false)), ("error", .object([
-                                      ("code", .string(error.code.rawValue)), ("status", .string(error.status.rawValue)),
-                                      ("message", .string(error.message))]))]))
+            let error = HomeError(
+                .notFound, "no device of hub '\(topics.hub)' or of a peer it knows is in group \(group)")
+            return reply(
+                .object([
+                    ("transaction", transaction), ("group", .int(group)), ("hub", .string(topics.hub)),
+                    ("ok", .bool(false)),
+                    (
+                        "error",
+                        .object([
+                            ("code", .string(error.code.rawValue)), ("status", .string(error.status.rawValue)),
+                            ("message", .string(error.message))
+                        ])
+                    )
+                ]))
         }
         switch parsed {
         case .failure(let error):
@@ -76,8 +87,11 @@ extension MQTTHub {
                                       ("hubs", .array([]))]))
             }
             runGroup(request.action, transaction: transaction, group: group, members: members) { summary, _ in
-                reply(.object([("transaction", transaction), ("group", .int(group)), ("ok", summary["ok"] ?? .bool(false)),
-                               ("hubs", .array([summary]))]))
+                reply(
+                    .object([
+                        ("transaction", transaction), ("group", .int(group)), ("ok", summary["ok"] ?? .bool(false)),
+                        ("hubs", .array([summary]))
+                    ]))
             }
         }
     }
