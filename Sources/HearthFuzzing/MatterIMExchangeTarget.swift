@@ -76,20 +76,7 @@ enum MatterIMExchangeTarget {
     /// A node commissioned on fabric 1 with `admin` its administrator, through the commissioning commands.
     static func commissionedNode(storage: InMemoryNodeStorage) throws(FuzzFailure) -> MatterNodeCore {
         let start = MatterInstant(milliseconds: 0)
-        let node: MatterNodeCore
-        do {
-            node = try MatterNodeCore(
-                configuration: MatterNodeConfiguration(
-                    basicInformation: BasicInformationConfiguration(serialNumber: "FUZZ", uniqueID: "fuzz"),
-                    networkInterfaces: {
-                        [NetworkInterfaceInfo(name: "eth0", isOperational: true, hardwareAddress: [2, 0, 0, 0, 0, 1])]
-                    },
-                    initialDataVersion: 1),
-                storage: storage, keys: FuzzKeys(), verifier: FuzzVerifier(), attestation: FuzzAttestation(),
-                started: start, now: { start })
-        } catch {
-            throw FuzzFailure("the node did not start on empty storage: \(error)")
-        }
+        let node = try MatterIMTarget.freshNode(storage: storage)
         let pase = SubjectDescriptor.pase(attestationChallenge: [UInt8](repeating: 1, count: 16))
         let steps: [(ClusterID, CommandID, [TLVElement])] = [
             (0x30, 0x00, [TLVElement(context: 0, .uint(UInt16(60))), TLVElement(context: 1, .uint(UInt64(1)))]),

@@ -9,16 +9,11 @@ import HearthMatter
 /// Input: the first byte is the opcode, the rest the TLV payload. Each input runs on a fresh node whose fail-safe is
 /// armed, so that commissioning commands reach their checks.
 enum MatterIMTarget {
-    static func run(_ bytes: [UInt8]) throws(FuzzFailure) {
-        guard let opcode = bytes.first else { return }
-        let payload = Array(bytes.dropFirst())
-        try checkRoundTrip(opcode, payload)
-
-        let storage = InMemoryNodeStorage()
+    /// A node on `storage` (empty: not commissioned), at time 0 for ever, with the fuzzers' stand-in keys.
+    static func freshNode(storage: InMemoryNodeStorage) throws(FuzzFailure) -> MatterNodeCore {
         let start = MatterInstant(milliseconds: 0)
-        let node: MatterNodeCore
         do {
-            node = try MatterNodeCore(
+            return try MatterNodeCore(
                 configuration: MatterNodeConfiguration(
                     basicInformation: BasicInformationConfiguration(serialNumber: "FUZZ", uniqueID: "fuzz"),
                     networkInterfaces: {
@@ -30,6 +25,16 @@ enum MatterIMTarget {
         } catch {
             throw FuzzFailure("the node did not start on empty storage: \(error)")
         }
+    }
+
+    static func run(_ bytes: [UInt8]) throws(FuzzFailure) {
+        guard let opcode = bytes.first else { return }
+        let payload = Array(bytes.dropFirst())
+        try checkRoundTrip(opcode, payload)
+
+        let storage = InMemoryNodeStorage()
+        let start = MatterInstant(milliseconds: 0)
+        let node = try freshNode(storage: storage)
         let pase = SubjectDescriptor.pase(attestationChallenge: [UInt8](repeating: 1, count: 16))
         var arming = IMExchangeState()
         let arm = InvokeRequest(invokeRequests: [
