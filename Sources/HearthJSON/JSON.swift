@@ -197,8 +197,8 @@ private struct JSONParser {
         if index < bytes.count, bytes[index] == UInt8(ascii: "\"") {
             index += 1
             // ASCII (ids, names, keys: nearly every string) is valid UTF-8 as it is. `String(validating:as:)` is not
-            // specialized for a slice: it looked up generic metadata for every string, 6% of a hub's CPU in a home
-            // of 30 hubs reading each other's documents.
+            // specialized for a slice: it looks up generic metadata for every string, which showed in the profile of
+            // a home of many hubs reading each other's documents.
             if high < 0x80 { return String(decoding: bytes[start..<(index - 1)], as: UTF8.self) }
             return try utf8(bytes[start..<(index - 1)], at: start)
         }

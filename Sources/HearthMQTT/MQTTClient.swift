@@ -259,7 +259,7 @@ final class Core: @unchecked Sendable {
     /// `mosquitto_loop`'s select timeout while connected or connecting. Nothing needs a periodic wake-up:
     /// libmosquitto shortens the wait to the next keep-alive ping itself, and whatever needs the thread
     /// (a publish, a subscribe, `stop()`'s DISCONNECT) writes to libmosquitto's socket pair, which wakes
-    /// it. An idle hub then costs no CPU between pings (a 1 s timeout cost ~0.01 % of a core).
+    /// it. An idle hub then costs no CPU between pings (docs/benchmarks.md, "A lone hub").
     private static let idleLoopTimeoutMilliseconds: Int32 = 3_600_000
     /// …and while stopping, so the grace period for flushing DISCONNECT is checked.
     private static let stoppingLoopTimeoutMilliseconds: Int32 = 50
