@@ -38,15 +38,18 @@ let package = Package(
     targets: [
         // The one lock every module uses: Synchronization's Mutex, annotated for ThreadSanitizer in its builds.
         .target(name: "HearthSync", swiftSettings: strict),
-        // Time as the hub sees it: instants, the clock protocol, the monotonic and the manual clock (engine and hardware).
+        // Time as the hub sees it: instants, the clock protocol, the monotonic and the manual clock (engine and
+        // hardware).
         .target(name: "HearthClock", dependencies: ["HearthSync"], swiftSettings: strict),
         // The words a client and the hub share: error codes and Matter statuses, connectivity and locality. HearthModel
         // and HearthKit both re-export it, so neither keeps a copy of the other's lists.
         .target(name: "HearthVocabulary", swiftSettings: strict),
         // What a client sees: devices, device types, traits, attribute and command descriptors, errors, connectivity.
         .target(name: "HearthModel", dependencies: ["HearthVocabulary"], swiftSettings: strict),
-        // What happens: Matter cluster state machines, transitions on an injected clock, the device registry and its events.
-        .target(name: "HearthEngine", dependencies: ["HearthSync", "HearthClock", "HearthModel"], swiftSettings: strict),
+        // What happens: Matter cluster state machines, transitions on an injected clock, the device registry and its
+        // events.
+        .target(name: "HearthEngine", dependencies: ["HearthSync", "HearthClock", "HearthModel"],
+                swiftSettings: strict),
         // libyaml's C API (YAML 1.1/1.2 parser events), found with pkg-config (Debian: libyaml-dev).
         .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
         // The hub configuration and board files: YAML (libyaml, YAML 1.2 core schema) with line and column, secrets,
@@ -58,10 +61,13 @@ let package = Package(
         .target(name: "HearthContract", dependencies: ["HearthModel", "HearthJSON"], swiftSettings: strict),
         // libmosquitto's C API, found with pkg-config (Debian: libmosquitto-dev).
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
-        // A safe MQTT client over libmosquitto: its own network thread, reconnection, v5 properties, TLS. Transport only.
+        // A safe MQTT client over libmosquitto: its own network thread, reconnection, v5 properties, TLS. Transport
+        // only.
         .target(name: "HearthMQTT", dependencies: ["HearthSync", "CMosquitto"], swiftSettings: strict),
         // Home Assistant MQTT discovery: the messages that make every device appear in Home Assistant (no MQTT client).
-        .target(name: "HearthHomeAssistant", dependencies: ["HearthSync", "HearthModel", "HearthEngine", "HearthContract"], swiftSettings: strict),
+        .target(name: "HearthHomeAssistant",
+                dependencies: ["HearthSync", "HearthModel", "HearthEngine", "HearthContract"],
+                swiftSettings: strict),
         // libgpiod, v1 or v2, found with pkg-config (Debian: libgpiod-dev): its header and library, for CGPIODShim.
         .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
         // One small C API over whichever libgpiod <gpiod.h> declares (v1 or v2), so HearthLinux has one binding.
@@ -91,10 +97,10 @@ let package = Package(
 
         // The hub service: publishing the engine over MQTT, peer routing, configuration, persistence, and the services
         // a board runs, assembled for `hearthd`.
-        .target(name: "HearthHub", dependencies: ["HearthSync", 
-            "HearthEngine", "HearthContract", "HearthJSON", "HearthMQTT", "HearthHardware", "HearthHardwareLinux",
-            "HearthSimulator", "HearthConfig", "HearthLinux", "HearthHomeAssistant", "HearthMatter", "HearthCrypto",
-            "HearthMatterBridge",
+        .target(name: "HearthHub", dependencies: [
+            "HearthSync", "HearthEngine", "HearthContract", "HearthJSON", "HearthMQTT", "HearthHardware",
+            "HearthHardwareLinux", "HearthSimulator", "HearthConfig", "HearthLinux", "HearthHomeAssistant",
+            "HearthMatter", "HearthCrypto", "HearthMatterBridge",
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -111,7 +117,8 @@ let package = Package(
         ], exclude: ["Page"], swiftSettings: strict),
         // The daemon a board runs: `hearthd run --config FILE`, `hearthd check-config FILE`.
         .executableTarget(name: "hearthd", dependencies: [
-            "HearthHub", "HearthWeb", "HearthEngine", "HearthMQTT", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "HearthHub", "HearthWeb", "HearthEngine", "HearthMQTT",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: strict),
         // The `hearth` command-line client: talks to any hub over MQTT only, through HearthKit's untyped layer.
         .executableTarget(name: "hearth", dependencies: [
@@ -134,30 +141,35 @@ let package = Package(
         .target(name: "HearthHardware", dependencies: ["HearthSync", "HearthClock", "HearthEngine", "HearthConfig"],
                 swiftSettings: strict),
         // The Linux backend of HearthHardware (`LinuxHardware`): GPIO, PWM and sensors through HearthLinux.
-        .target(name: "HearthHardwareLinux", dependencies: ["HearthSync", "HearthClock", "HearthHardware", "HearthLinux"],
+        .target(name: "HearthHardwareLinux",
+                dependencies: ["HearthSync", "HearthClock", "HearthHardware", "HearthLinux"],
                 swiftSettings: strict),
         // A board in memory (`SimulatedHardware`): lines, PWM, drifting sensors and the simulated-switch trait.
-        .target(name: "HearthSimulator", dependencies: ["HearthSync", "HearthHardware", "HearthEngine"], swiftSettings: strict),
+        .target(name: "HearthSimulator", dependencies: ["HearthSync", "HearthHardware", "HearthEngine"],
+                swiftSettings: strict),
 
         // Benchmarks of the engine (run by scripts/bench, never by tests).
         .executableTarget(name: "HearthBench", dependencies: [
-            "HearthEngine", "HearthContract", "HearthHub", "HearthJSON", "HearthConfig", "HearthHardware", "HearthHardwareLinux",
-            "HearthLinux", "HearthModel", "HearthMQTT", .product(name: "Logging", package: "swift-log"),
-        ], path: "Benchmarks/HearthBench",
-                          swiftSettings: strict),
+            "HearthEngine", "HearthContract", "HearthHub", "HearthJSON", "HearthConfig", "HearthHardware",
+            "HearthHardwareLinux", "HearthLinux", "HearthModel", "HearthMQTT",
+            .product(name: "Logging", package: "swift-log"),
+        ], path: "Benchmarks/HearthBench", swiftSettings: strict),
 
         // Fixtures shared by the test suites: a private mosquitto on a free loopback port, temporary sysfs trees.
-        .target(name: "HearthTestKit", dependencies: ["HearthSync", "HearthEngine", "HearthMQTT", "HearthLinux"], path: "Tests/HearthTestKit", swiftSettings: strict),
+        .target(name: "HearthTestKit", dependencies: ["HearthSync", "HearthEngine", "HearthMQTT", "HearthLinux"],
+                path: "Tests/HearthTestKit", swiftSettings: strict),
 
         // Fuzz targets: one function per reader of outside input (JSON, requests, topics, configuration, boards, peers,
         // the state file, certificates, points and signatures, Matter TLV and message headers) that checks the reader's
         // promises on any bytes (scripts/fuzz, docs/reliability.md).
-        .target(name: "HearthFuzzing", dependencies: ["HearthSync", 
-            "HearthJSON", "HearthContract", "HearthModel", "HearthEngine", "HearthConfig", "HearthHardware",
-            "HearthSimulator", "HearthMQTT", "HearthHub", "HearthWeb", "HearthCrypto", "HearthMatter", "HearthMatterBridge",
+        .target(name: "HearthFuzzing", dependencies: [
+            "HearthSync", "HearthJSON", "HearthContract", "HearthModel", "HearthEngine", "HearthConfig",
+            "HearthHardware", "HearthSimulator", "HearthMQTT", "HearthHub", "HearthWeb", "HearthCrypto", "HearthMatter",
+            "HearthMatterBridge",
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
-        // `hearth-fuzz`: HearthFuzzing's targets under libFuzzer when scripts/fuzz builds it, an input replayer otherwise.
+        // `hearth-fuzz`: HearthFuzzing's targets under libFuzzer when scripts/fuzz builds it, an input replayer
+        // otherwise.
         .executableTarget(name: "hearth-fuzz", dependencies: ["HearthFuzzing"], swiftSettings: strict),
 
         // Benchmarks of a running hub against a private broker (run by scripts/bench, never by tests).
@@ -165,30 +177,36 @@ let package = Package(
                           swiftSettings: strict),
 
         .testTarget(name: "HearthModelTests", dependencies: ["HearthModel"], swiftSettings: strict),
-        .testTarget(name: "HearthEngineTests", dependencies: ["HearthSync", "HearthEngine", "HearthTestKit"], swiftSettings: strict),
+        .testTarget(name: "HearthEngineTests", dependencies: ["HearthSync", "HearthEngine", "HearthTestKit"],
+                    swiftSettings: strict),
         .testTarget(name: "HearthConfigTests", dependencies: ["HearthConfig"], swiftSettings: strict),
         .testTarget(name: "HearthJSONTests", dependencies: ["HearthJSON"], swiftSettings: strict),
-        .testTarget(name: "HearthContractTests", dependencies: ["HearthContract", "HearthEngine"], swiftSettings: strict),
+        .testTarget(name: "HearthContractTests", dependencies: ["HearthContract", "HearthEngine"],
+                    swiftSettings: strict),
         .testTarget(name: "HearthMQTTTests", dependencies: ["HearthMQTT", "HearthTestKit"], swiftSettings: strict),
-        .testTarget(name: "HearthCLITests", dependencies: ["HearthSync", "HearthContract", "HearthJSON", "HearthHub", "HearthTestKit"],
-        swiftSettings: strict),
-        .testTarget(name: "HearthHardwareTests", dependencies: ["HearthSync", 
-            "HearthHardware", "HearthHardwareLinux", "HearthSimulator", "HearthTestKit",
+        .testTarget(name: "HearthCLITests", dependencies: [
+            "HearthSync", "HearthContract", "HearthJSON", "HearthHub", "HearthTestKit",
         ], swiftSettings: strict),
-        .testTarget(name: "HearthHubTests", dependencies: ["HearthSync", 
-            "HearthHub", "HearthContract", "HearthJSON", "HearthMQTT", "HearthHardware", "HearthHardwareLinux",
-            "HearthSimulator", "HearthTestKit", "HearthHomeAssistant", "HearthMatter", "HearthMatterBridge",
+        .testTarget(name: "HearthHardwareTests", dependencies: [
+            "HearthSync", "HearthHardware", "HearthHardwareLinux", "HearthSimulator", "HearthTestKit",
+        ], swiftSettings: strict),
+        .testTarget(name: "HearthHubTests", dependencies: [
+            "HearthSync", "HearthHub", "HearthContract", "HearthJSON", "HearthMQTT", "HearthHardware",
+            "HearthHardwareLinux", "HearthSimulator", "HearthTestKit", "HearthHomeAssistant", "HearthMatter",
+            "HearthMatterBridge",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
         ], swiftSettings: strict),
-        .testTarget(name: "HearthHomeAssistantTests", dependencies: ["HearthSync", "HearthHomeAssistant", "HearthEngine", "HearthTestKit"],
-        swiftSettings: strict),
+        .testTarget(name: "HearthHomeAssistantTests", dependencies: [
+            "HearthSync", "HearthHomeAssistant", "HearthEngine", "HearthTestKit",
+        ], swiftSettings: strict),
         // HearthKit as an app uses it: only `import HearthKit`, against real hearthd processes (HearthTestKit).
         .testTarget(name: "HearthKitTests", dependencies: ["HearthKit", "HearthTestKit"], swiftSettings: strict),
-        .testTarget(name: "HearthKitGeneratorTests", dependencies: ["HearthKitGenerator", "HearthModel", "HearthTestKit"],
-        swiftSettings: strict),
+        .testTarget(name: "HearthKitGeneratorTests",
+                    dependencies: ["HearthKitGenerator", "HearthModel", "HearthTestKit"], swiftSettings: strict),
         // The fuzz corpus (Tests/Fuzz/corpus) replayed through HearthFuzzing's targets, and the regressions it found.
-        .testTarget(name: "HearthFuzzingTests", dependencies: ["HearthFuzzing", "HearthTestKit"], swiftSettings: strict),
+        .testTarget(name: "HearthFuzzingTests", dependencies: ["HearthFuzzing", "HearthTestKit"],
+                    swiftSettings: strict),
         // The web page's server over real HTTP on 127.0.0.1 against real hearthd processes.
         .testTarget(name: "HearthWebTests", dependencies: [
             "HearthWeb", "HearthJSON", "HearthTestKit", "HearthSync", "HearthMQTT", "HearthHub", "HearthMatter",
@@ -197,8 +215,8 @@ let package = Package(
             .product(name: "NIOHTTP1", package: "swift-nio"),
         ], swiftSettings: strict),
         // Vectors/: published test certificates, read from the checkout by path.
-        .testTarget(name: "HearthCryptoTests", dependencies: ["HearthCrypto", "COpenSSL"], exclude: ["Vectors"],
-                    swiftSettings: strict),
+        .testTarget(name: "HearthCryptoTests", dependencies: ["HearthCrypto", "COpenSSL"],
+                    exclude: ["Vectors"], swiftSettings: strict),
         .testTarget(name: "HearthMatterTests", dependencies: [
             "HearthMatter", "HearthCrypto", "HearthTestKit", "HearthSync",
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
@@ -206,6 +224,7 @@ let package = Package(
         .testTarget(name: "HearthMatterBridgeTests", dependencies: [
             "HearthMatterBridge", "HearthMatter", "HearthEngine", "HearthModel", "HearthSync", "HearthTestKit",
         ], swiftSettings: strict),
-        .testTarget(name: "HearthLinuxTests", dependencies: ["HearthSync", "HearthLinux", "HearthTestKit"], swiftSettings: strict),
+        .testTarget(name: "HearthLinuxTests", dependencies: ["HearthSync", "HearthLinux", "HearthTestKit"],
+                    swiftSettings: strict),
     ]
 )
