@@ -215,7 +215,7 @@ let package = Package(
             .product(name: "NIOHTTP1", package: "swift-nio"),
         ], swiftSettings: strict),
         // Vectors/: published test certificates, read from the checkout by path.
-        .testTarget(name: "HearthCryptoTests", dependencies: ["HearthCrypto", "COpenSSL"],
+        .testTarget(name: "HearthCryptoTests", dependencies: ["HearthCrypto", "COpenSSL", "HearthTestKit"],
                     exclude: ["Vectors"], swiftSettings: strict),
         .testTarget(name: "HearthMatterTests", dependencies: [
             "HearthMatter", "HearthCrypto", "HearthTestKit", "HearthSync",

@@ -17,22 +17,8 @@ struct CLIResult: CustomStringConvertible {
 }
 
 enum CLI {
-    /// The `hearth` executable: `$HEARTH_CLI`, else the one next to this test bundle in the build products directory.
-    static let executable: String = {
-        if let path = ProcessInfo.processInfo.environment["HEARTH_CLI"], !path.isEmpty { return path }
-        var candidates: [String] = []
-        if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            candidates.append(
-                URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("hearth").path)
-        }
-        let argument0 = URL(fileURLWithPath: CommandLine.arguments[0])
-        candidates.append(argument0.deletingLastPathComponent().appendingPathComponent("hearth").path)
-        // A bundle directory (macOS): …/debug/HearthPackageTests.xctest/Contents/MacOS/…
-        var directory = argument0
-        while directory.path != "/" && directory.pathExtension != "xctest" { directory.deleteLastPathComponent() }
-        candidates.append(directory.deletingLastPathComponent().appendingPathComponent("hearth").path)
-        return candidates.first { access($0, X_OK) == 0 } ?? candidates[0]
-    }()
+    /// The `hearth` executable built next to this test bundle (or in `$HEARTH_BIN_DIR`).
+    static let executable: String = (try? BuiltProduct.path("hearth")) ?? "hearth"
 
     /// The environment for the child: ours without HEARTH_* (the tests pass every option explicitly).
     static func environment(_ extra: [String: String]) -> [String] {
@@ -56,7 +42,7 @@ final class CLIProcess: Sendable {
             pid = try ChildProcess.spawn(CLI.executable, arguments, outputFile: "\(directory)/stdout",
                                          errorFile: "\(directory)/stderr", environment: CLI.environment(environment))
         } catch {
-            throw CLIError("cannot spawn \(CLI.executable): \(error) (build it, or set HEARTH_CLI)")
+            throw CLIError("cannot spawn \(CLI.executable): \(error) (build it, or set HEARTH_BIN_DIR)")
         }
     }
 

@@ -1,13 +1,12 @@
 import Foundation
 import HearthCrypto
+import HearthTestKit
 import Testing
 
 /// connectedhomeip's public test attestation chain (see Vectors/README.md for origin and commits).
 enum TestAttestation {
     static func load(_ name: String) throws -> [UInt8] {
-        let directory = String(#filePath).split(separator: "/", omittingEmptySubsequences: false).dropLast()
-            .joined(separator: "/")
-        let path = "\(directory)/Vectors/\(name)"
+        let path = Repository.path("Tests/HearthCryptoTests/Vectors/\(name)")
         guard let data = FileManager.default.contents(atPath: path) else {
             throw CryptoError(operation: "test vector", reason: "cannot read \(path)")
         }
