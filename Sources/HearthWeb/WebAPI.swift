@@ -112,11 +112,7 @@ final class WebAPI: Sendable {
         }
         guard let token = r.cookie.flatMap({ CookieHeader.value(named: Self.cookieName, in: $0) }),
               let session = live(token) else {
-            let setupNeeded = (try? accounts.hasAdmin()) == false
-            return reply(Self.json(401, .object([
-                ("ok", .bool(false)), ("setupNeeded", .bool(setupNeeded)),
-                ("error", Self.errorObject(HomeError(code: .unauthenticated, status: .unsupportedAccess,
-                                                     message: "sign in first: POST /api/login")))])))
+            return reply(signInFirst())
         }
         if backupRoute(r, session, route, reply) { return }
         if matter.route(r, session, route, reply) { return }
@@ -180,6 +176,25 @@ final class WebAPI: Sendable {
         default:
             reply(Self.error(404, HomeError(.notFound, "no API \(r.method) \(path)")))
         }
+    }
+
+    /// The answer to a request without a live session.
+    func signInFirst() -> WebResponse {
+        let setupNeeded = (try? accounts.hasAdmin()) == false
+        return Self.json(401, .object([
+            ("ok", .bool(false)), ("setupNeeded", .bool(setupNeeded)),
+            ("error", Self.errorObject(HomeError(code: .unauthenticated, status: .unsupportedAccess,
+                                                 message: "sign in first: POST /api/login")))]))
+    }
+
+    /// Nil when the `Cookie` header names a live admin session; otherwise what the request is answered instead.
+    /// Asked when a request's head arrives on a route that takes a large body (a configuration, an archive), so only
+    /// the admin's requests are read up to that size: anyone else's body is held to a device request's.
+    func largeBodyRefusal(cookie: String) -> WebResponse? {
+        guard let token = CookieHeader.value(named: Self.cookieName, in: cookie), let session = live(token) else {
+            return signInFirst()
+        }
+        return session.role == .admin ? nil : Self.viewerRefused()
     }
 
     /// The session a cookie names, if it is live and its password has not changed since.

@@ -116,7 +116,8 @@ public struct WebService: Service {
     }
 }
 
-/// One connection: a request read whole (its body up to `JSONBody.maximumSize`), answered, then the next.
+/// One connection: a request read whole (its body up to `JSONBody.maximumSize`, or more on the admin's routes that
+/// take a configuration or an archive), answered, then the next.
 final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
@@ -127,6 +128,9 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var body: [UInt8] = []
     private var tooLarge = false
     private var bodyLimit = JSONBody.maximumSize
+    /// What a request whose body outgrew `bodyLimit` is answered when that limit was kept small because the request
+    /// did not come from the admin: the refusal it would get anyway, not a complaint about its size.
+    private var refusal: WebResponse?
     private var streaming = false
 
     init(api: WebAPI, streams: EventStreams) {
@@ -141,6 +145,12 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             body = []
             tooLarge = false
             bodyLimit = max(WebAPI.bodyLimit(method: h.method.rawValue, uri: h.uri), Self.bodyLimit(h.uri))
+            refusal = nil
+            if bodyLimit > JSONBody.maximumSize,
+               let refused = api.largeBodyRefusal(cookie: h.headers["cookie"].joined(separator: "; ")) {
+                bodyLimit = JSONBody.maximumSize
+                refusal = refused
+            }
         case .body(var buffer):
             if body.count + buffer.readableBytes > bodyLimit {
                 tooLarge = true
@@ -152,8 +162,8 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             self.head = nil
             if tooLarge {
                 write(
-                    WebAPI.error(
-                        413, .init(.resourceExhausted, "the body is larger than \(bodyLimit) bytes")),
+                    refusal
+                        ?? WebAPI.error(413, .init(.resourceExhausted, "the body is larger than \(bodyLimit) bytes")),
                     head: head, context: context)
                 return
             }

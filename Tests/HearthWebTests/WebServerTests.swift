@@ -191,6 +191,38 @@ func onOff(_ doc: JSON?) -> JSON? {
         #expect(try await rig.get("/api/home", cookie: cookie).status == 401)
     }
 
+    /// A configuration or an archive may be megabytes, but only the admin's is read at that size: anyone else's body
+    /// is held to a device request's and answered as the session deserves, not with a complaint about its size.
+    @Test func largeBodiesAreReadOnlyFromTheAdmin() async throws {
+        let rig = try WebRig()
+        try rig.start()
+        #expect(await rig.waitForPage())
+        let admin = try await rig.setUp()
+        let large = #"{"text":"# "# + String(repeating: "x", count: 200_000) + #"\n"}"#
+
+        let stranger = try await rig.post("/api/admin/config/check", large)
+        #expect(stranger.status == 401, "\(stranger.text)")
+        #expect(parse(stranger)?["error"]?["code"] == .string("unauthenticated"))
+        let archive = try await rig.post(
+            "/api/restore", String(repeating: "x", count: 200_000), contentType: "application/x-tar")
+        #expect(archive.status == 401, "\(archive.text)")
+
+        #expect(
+            try await rig.post("/api/users", #"{"name":"guest","password":"guest password 1"}"#, cookie: admin).status
+                == 200)
+        let viewer = try #require(
+            WebRig.cookie(try await rig.post("/api/login", #"{"user":"guest","password":"guest password 1"}"#)))
+        let viewed = try await rig.post("/api/admin/config/check", large, cookie: viewer)
+        #expect(viewed.status == 403, "\(viewed.text)")
+        #expect(parse(viewed)?["error"]?["code"] == .string("permissionDenied"))
+
+        // The admin's is read whole and checked: a comment alone is not a configuration.
+        let checked = try await rig.post("/api/admin/config/check", large, cookie: admin)
+        #expect(checked.status == 422, "\(checked.text)")
+        // And the page goes on serving.
+        #expect(try await rig.get("/api/session", cookie: admin).status == 200)
+    }
+
     @Test func changesAreCheckedAndViewersChangeNothing() async throws {
         let rig = try WebRig()
         try rig.start()
