@@ -198,21 +198,26 @@ func onOff(_ doc: JSON?) -> JSON? {
         try rig.start()
         #expect(await rig.waitForPage())
         let admin = try await rig.setUp()
-        let large = #"{"text":"# "# + String(repeating: "x", count: 200_000) + #"\n"}"#
+        let large = ##"{"text":"# "## + String(repeating: "x", count: 200_000) + #"\n"}"#
+        // Larger than even the admin may send: a stranger and a viewer are refused for who they are, the admin for
+        // the size.
+        let huge = String(repeating: " ", count: 3 << 20)
 
-        let stranger = try await rig.post("/api/admin/config/check", large)
+        let stranger = try await rig.post("/api/admin/config/check", huge)
         #expect(stranger.status == 401, "\(stranger.text)")
         #expect(parse(stranger)?["error"]?["code"] == .string("unauthenticated"))
         let archive = try await rig.post(
             "/api/restore", String(repeating: "x", count: 200_000), contentType: "application/x-tar")
         #expect(archive.status == 401, "\(archive.text)")
+        let tooLarge = try await rig.post("/api/admin/config/check", huge, cookie: admin)
+        #expect(tooLarge.status == 413, "\(tooLarge.text)")
 
         #expect(
             try await rig.post("/api/users", #"{"name":"guest","password":"guest password 1"}"#, cookie: admin).status
                 == 200)
         let viewer = try #require(
             WebRig.cookie(try await rig.post("/api/login", #"{"user":"guest","password":"guest password 1"}"#)))
-        let viewed = try await rig.post("/api/admin/config/check", large, cookie: viewer)
+        let viewed = try await rig.post("/api/admin/config/check", huge, cookie: viewer)
         #expect(viewed.status == 403, "\(viewed.text)")
         #expect(parse(viewed)?["error"]?["code"] == .string("permissionDenied"))
 
