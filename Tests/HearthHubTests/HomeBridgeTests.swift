@@ -10,35 +10,9 @@ import HearthMQTT
 import HearthSync
 import Testing
 
-/// `matter: {bridge: home}`: the setting, and the peers' devices fed from what the hub hears of them to the bridge.
+/// `matter: {bridge: home}`: the peers' devices fed from what the hub hears of them to the bridge (the setting
+/// itself: `MatterSettingsTests`).
 @Suite struct HomeBridgeTests {
-    func read(_ matter: String) -> (MatterSettings?, [String]) {
-        let yaml = "hub: {id: attic, board: /dev/null}\ndevices: []\n" + matter
-        let d = ConfigDiagnostics()
-        guard let root = ConfigValue.parse(yaml, file: "hearth.yaml", diagnostics: d) else {
-            return (nil, d.problems.map(\.description))
-        }
-        let c = HubConfiguration.read(root, diagnostics: d)
-        return (c?.matter, d.problems.map(\.description).filter { !$0.contains("board") })
-    }
-
-    @Test func theBridgeShowsTheHubUnlessToldTheHome() throws {
-        #expect(try #require(read("").0).bridge == .hub)
-        #expect(try #require(read("matter: {bridge: hub}").0).bridge == .hub)
-        let (settings, problems) = read("matter: {enabled: true, bridge: home}")
-        #expect(problems == [])
-        #expect(try #require(settings).bridge == .home)
-    }
-
-    @Test(arguments: ["matter: {bridge: house}", "matter: {bridge: true}", "matter: {bridge: [home]}"])
-    func anythingElseIsRefusedAtItsKey(yaml: String) {
-        let (settings, problems) = read(yaml)
-        #expect(settings == nil)
-        #expect(problems.count == 1, "\(problems)")
-        #expect(problems.first?.contains("hearth.yaml:3:") == true, "\(problems)")
-        #expect(problems.first?.contains("bridge") == true, "\(problems)")
-    }
-
     /// Hub `a` (a lamp of its own) bridging the home; peer `b` publishes its status, summary and documents.
     struct Rig {
         let home: Home

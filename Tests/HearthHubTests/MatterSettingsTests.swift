@@ -42,6 +42,9 @@ import Testing
         ("matter: {port: 0}", "port"),
         ("matter: {interfaces: [\"\"]}", "an interface name is not empty"),
         ("matter: {pairing: yes}", "pairing"),
+        ("matter: {bridge: house}", "bridge"),
+        ("matter: {bridge: true}", "bridge"),
+        ("matter: {bridge: [home]}", "bridge"),
     ])
     func badValuesAreRefusedAtTheirKey(yaml: String, expected: String) {
         let (settings, problems) = read(yaml)
@@ -49,5 +52,13 @@ import Testing
         #expect(problems.count == 1)
         #expect(problems.first?.contains(expected) == true, "\(problems)")
         #expect(problems.first?.contains("hearth.yaml:3:") == true, "\(problems)")
+    }
+
+    @Test func theBridgeShowsTheHubUnlessToldTheHome() throws {
+        #expect(try #require(read("").0).bridge == .hub)
+        #expect(try #require(read("matter: {bridge: hub}").0).bridge == .hub)
+        let (settings, problems) = read("matter: {enabled: true, bridge: home}")
+        #expect(problems == [])
+        #expect(try #require(settings).bridge == .home)
     }
 }

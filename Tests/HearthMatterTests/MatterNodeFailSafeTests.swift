@@ -38,14 +38,7 @@ import Testing
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let fixture = try MatterNodeFixture()
         let clock = MatterManualClock(now: fixture.clock.start)
-        let options = MatterNodeOptions(
-            addresses: [try SocketAddress(ipAddress: "127.0.0.1", port: 0)], announceInterfaces: [], hostLabel: "TEST",
-            port: 0,
-            discriminator: 3840,
-            verifier: try PASEVerifier.compute(
-                passcode: 20_202_021, salt: [UInt8](repeating: 1, count: 32),
-                iterations: 1000),
-            vendorID: 0xFFF1, productID: 0x8000, deviceName: "test")
+        let options = try MatterNodeOptions.loopback()
         let node = MatterNode(
             core: fixture.node, options: options, eventLoop: group.next(), clock: clock, log: { _ in })
         try await node.start()

@@ -3,6 +3,7 @@
 
 @testable import HearthMatter
 import HearthSync
+import NIOCore
 import Testing
 
 /// An operational key whose "CSR" is its public key behind a marker: enough for the commissioning logic.
@@ -273,5 +274,18 @@ struct MatterNodeFixture {
         let fields = try invokeForResponse(
             0, Self.generalCommissioning, 0x04, as: .caseSession(fabricIndex: fabric, node: node))
         return fields[context: 0]?.unsignedValue
+    }
+}
+
+extension MatterNodeOptions {
+    /// A node for tests: on a free port of `host`, announcing nothing, with the test passcode 20202021.
+    static func loopback(host: String = "127.0.0.1", salt: [UInt8] = [UInt8](repeating: 1, count: 32)) throws
+        -> MatterNodeOptions
+    {
+        MatterNodeOptions(
+            addresses: [try SocketAddress(ipAddress: host, port: 0)], announceInterfaces: [], hostLabel: "TEST",
+            port: 0, discriminator: 3840,
+            verifier: try PASEVerifier.compute(passcode: 20_202_021, salt: salt, iterations: 1000),
+            vendorID: 0xFFF1, productID: 0x8000, deviceName: "test")
     }
 }

@@ -64,14 +64,7 @@ struct NodeOverUDP {
     static func start(deferredAnswerTimeout: Int64 = 30_000) async throws -> NodeOverUDP {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let fixture = try MatterNodeFixture()
-        var options = MatterNodeOptions(
-            addresses: [try SocketAddress(ipAddress: "127.0.0.1", port: 0)], announceInterfaces: [], hostLabel: "TEST",
-            port: 0,
-            discriminator: 3840,
-            verifier: try PASEVerifier.compute(
-                passcode: 20_202_021, salt: [UInt8](repeating: 1, count: 32),
-                iterations: 1000),
-            vendorID: 0xFFF1, productID: 0x8000, deviceName: "test")
+        var options = try MatterNodeOptions.loopback()
         options.deferredAnswerTimeout = deferredAnswerTimeout
         let logs = LogLines()
         let node = MatterNode(core: fixture.node, options: options, eventLoop: group.next(), log: { logs.append($0) })
@@ -109,6 +102,22 @@ struct NodeOverUDP {
                     peerAddress: nodeAddress))
         }
         return try #require(handle)
+    }
+
+    /// Adds a cluster whose commands the device holds until released (on endpoint 1), and invokes its `command` over
+    /// a PASE session; returns the cluster, the session and the recorder of the request's exchange.
+    func invokeHeldCommand(_ command: CommandID) async throws
+        -> (held: HeldCluster, session: SessionHandle, recorder: MessageRecorder)
+    {
+        let held = HeldCluster()
+        fixture.node.dataModel.addEndpoint(EndpointDefinition(id: 1, deviceTypes: [], clusters: [held]))
+        let invoke = InvokeRequest(invokeRequests: [
+            CommandDataIB(
+                path: CommandPath(endpoint: 1, cluster: held.id, command: command), fields: TLVElement(.structure([])))
+        ])
+        let session = try await session(case: nil)
+        let recorder = try await request(.invokeRequest, invoke.encoded(), on: session)
+        return (held, session, recorder)
     }
 
     /// Sends one Interaction Model request on a new exchange of `session`; returns the recorder of the exchange.
@@ -162,14 +171,7 @@ struct NodeOverUDP {
     @Test(.timeLimit(.minutes(1)))
     func aDeferredCommandIsAcknowledgedAloneThenAnsweredOnItsExchange() async throws {
         let harness = try await NodeOverUDP.start()
-        let held = HeldCluster()
-        harness.fixture.node.dataModel.addEndpoint(EndpointDefinition(id: 1, deviceTypes: [], clusters: [held]))
-        let session = try await harness.session(case: nil)
-        let request = InvokeRequest(invokeRequests: [
-            CommandDataIB(
-                path: CommandPath(endpoint: 1, cluster: held.id, command: 1), fields: TLVElement(.structure([])))
-        ])
-        let recorder = try await harness.request(.invokeRequest, request.encoded(), on: session)
+        let (held, _, recorder) = try await harness.invokeHeldCommand(1)
         #expect(await eventually(within: .seconds(20)) { held.heldCount == 1 })
         // The node acknowledges the request alone: the controller stops retransmitting, with nothing answered yet.
         #expect(await eventually(within: .seconds(20)) {
@@ -193,14 +195,7 @@ struct NodeOverUDP {
     @Test(.timeLimit(.minutes(1)))
     func aLateAnswerWhoseSessionIsGoneIsDropped() async throws {
         let harness = try await NodeOverUDP.start()
-        let held = HeldCluster()
-        harness.fixture.node.dataModel.addEndpoint(EndpointDefinition(id: 1, deviceTypes: [], clusters: [held]))
-        let session = try await harness.session(case: nil)
-        let request = InvokeRequest(invokeRequests: [
-            CommandDataIB(
-                path: CommandPath(endpoint: 1, cluster: held.id, command: 0), fields: TLVElement(.structure([])))
-        ])
-        let recorder = try await harness.request(.invokeRequest, request.encoded(), on: session)
+        let (held, session, recorder) = try await harness.invokeHeldCommand(0)
         #expect(await eventually(within: .seconds(20)) { held.heldCount == 1 })
         // The controller closes the session before the device finishes.
         let close = StatusReport(.success, .closeSession)
@@ -224,14 +219,7 @@ struct NodeOverUDP {
     @Test(.timeLimit(.minutes(1)))
     func aDeviceThatNeverAnswersGetsTheRequestAnsweredTimeout() async throws {
         let harness = try await NodeOverUDP.start(deferredAnswerTimeout: 300)
-        let held = HeldCluster()
-        harness.fixture.node.dataModel.addEndpoint(EndpointDefinition(id: 1, deviceTypes: [], clusters: [held]))
-        let session = try await harness.session(case: nil)
-        let request = InvokeRequest(invokeRequests: [
-            CommandDataIB(
-                path: CommandPath(endpoint: 1, cluster: held.id, command: 0), fields: TLVElement(.structure([])))
-        ])
-        let recorder = try await harness.request(.invokeRequest, request.encoded(), on: session)
+        let (held, _, recorder) = try await harness.invokeHeldCommand(0)
         #expect(await eventually(within: .seconds(20)) { recorder.count == 1 })
         let answer = recorder.message(0)
         #expect(answer.payloadHeader.opcode == InteractionModelOpcode.statusResponse.rawValue)

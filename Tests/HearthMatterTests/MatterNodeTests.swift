@@ -29,12 +29,7 @@ final class MessageRecorder: ExchangeHandler, @unchecked Sendable {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let fixture = try MatterNodeFixture()
         let salt = try SecureRandom.bytes(32)
-        let options = MatterNodeOptions(
-            addresses: [try SocketAddress(ipAddress: host, port: 0)], announceInterfaces: [], hostLabel: "TEST",
-            port: 0,
-            discriminator: 3840,
-            verifier: try PASEVerifier.compute(passcode: Self.passcode, salt: salt, iterations: 1000),
-            vendorID: 0xFFF1, productID: 0x8000, deviceName: "test")
+        let options = try MatterNodeOptions.loopback(host: host, salt: salt)
         let node = MatterNode(core: fixture.node, options: options, eventLoop: group.next(), log: { _ in })
         try await node.start()
         let nodeAddress = try #require(await node.localAddresses.first)
