@@ -691,22 +691,7 @@ extension SubscriptionReportTests {
 
     @Test func aChangeTheSubscriberMayNotSeeIsNotLookedAtAgain() throws {
         let fixture = try MatterNodeFixture()
-        let index = try fixture.addFabric()
-        _ = try fixture.completeCommissioning(fabric: index)
-        let admin = SubjectDescriptor.caseSession(fabricIndex: index, node: 112233)
-        let acl =
-            fixture.node.commissioning.acl + [
-                ACLEntry(privilege: .view, authMode: .case, subjects: [5], fabricIndex: index)
-            ]
-        #expect(
-            try fixture.write(
-                [
-                    AttributeDataIB(
-                        dataVersion: nil, path: AttributePath(endpoint: 0, cluster: 0x1F, attribute: 0),
-                        data: .array(acl.map { $0.encoded(includingFabricIndex: false) }))
-                ],
-                as: admin) == [.success])
-        let viewer = SubjectDescriptor.caseSession(fabricIndex: index, node: 5)
+        let viewer = try fixture.commissionedWithViewer().viewer
         let server = fixture.node.interactionModel
         // A wildcard over endpoints for the ACL, which only administrators read: the viewer sees nothing of it.
         _ = try subscribe(fixture, [AttributePath(cluster: 0x1F, attribute: 0)], min: 1, max: 60, as: viewer)

@@ -225,22 +225,7 @@ final class EventfulCluster: ClusterServer {
 
     @Test func anEventIsReadOnlyWithItsReadPrivilege() throws {
         let (fixture, cluster) = try fixtureWithEvents()
-        let index = try fixture.addFabric()
-        _ = try fixture.completeCommissioning(fabric: index)
-        let admin = SubjectDescriptor.caseSession(fabricIndex: index, node: 112233)
-        let viewer = SubjectDescriptor.caseSession(fabricIndex: index, node: 5)
-        let acl =
-            fixture.node.commissioning.acl + [
-                ACLEntry(privilege: .view, authMode: .case, subjects: [5], fabricIndex: index)
-            ]
-        #expect(
-            try fixture.write(
-                [
-                    AttributeDataIB(
-                        dataVersion: nil, path: AttributePath(endpoint: 0, cluster: 0x1F, attribute: 0),
-                        data: .array(acl.map { $0.encoded(includingFabricIndex: false) }))
-                ],
-                as: admin) == [.success])
+        let (_, admin, viewer) = try fixture.commissionedWithViewer()
         let pressed = fixture.node.dataModel.emitEvent(path(0), priority: .info, data: Self.pressed(1))
         let alarm = fixture.node.dataModel.emitEvent(path(2), priority: .critical, data: Self.pressed(2))
         #expect(

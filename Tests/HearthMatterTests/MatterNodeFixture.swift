@@ -269,6 +269,26 @@ struct MatterNodeFixture {
         return (status, noc[context: 1]?.unsignedValue.flatMap { FabricIndex(exactly: $0) })
     }
 
+    /// A commissioned fabric whose administrator (node 112233) lets node 5 view too: the fabric and both subjects.
+    func commissionedWithViewer() throws -> (fabric: FabricIndex, admin: SubjectDescriptor, viewer: SubjectDescriptor)
+    {
+        let index = try addFabric()
+        _ = try completeCommissioning(fabric: index)
+        let admin = SubjectDescriptor.caseSession(fabricIndex: index, node: 112233)
+        let acl = node.commissioning.acl + [
+            ACLEntry(privilege: .view, authMode: .case, subjects: [5], fabricIndex: index)
+        ]
+        let statuses = try write(
+            [
+                AttributeDataIB(
+                    dataVersion: nil, path: AttributePath(endpoint: 0, cluster: 0x1F, attribute: 0),
+                    data: .array(acl.map { $0.encoded(includingFabricIndex: false) }))
+            ],
+            as: admin)
+        try #require(statuses == [.success], "the ACL write answered \(statuses)")
+        return (index, admin, .caseSession(fabricIndex: index, node: 5))
+    }
+
     /// CommissioningComplete over CASE on `fabric` as `node`; returns its error code.
     func completeCommissioning(fabric: FabricIndex, node: UInt64 = 112233) throws -> UInt64? {
         let fields = try invokeForResponse(
