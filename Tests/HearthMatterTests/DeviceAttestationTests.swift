@@ -65,19 +65,8 @@ import Testing
         let challenge = [UInt8](repeating: 0x3C, count: 16)
         let pase = SubjectDescriptor.pase(attestationChallenge: challenge)
         func invoke(_ cluster: ClusterID, _ command: CommandID, _ fields: [TLVElement]) throws -> TLVElement {
-            var exchange = IMExchangeState()
-            let request = InvokeRequest(invokeRequests: [
-                CommandDataIB(
-                    path: CommandPath(endpoint: 0, cluster: cluster, command: command),
-                    fields: TLVElement(.structure(fields)))
-            ])
-            let reply = node.receive(
-                opcode: InteractionModelOpcode.invokeRequest.rawValue, payload: request.encoded().encoded(),
-                exchange: &exchange, subject: pase, now: clock.now)
-            let response = try InvokeResponse(decoding: try #require(reply.message).payload)
-            guard case .command(let data) = try #require(response.invokeResponses.first) else {
-                throw IMError(.failure, "no response command: \(response)")
-            }
+            let answer = try firstAnswer(of: node, cluster, command, fields, as: pase, now: clock.now)
+            guard case .command(let data) = answer else { throw IMError(.failure, "no response command: \(answer)") }
             return try #require(data.fields)
         }
         _ = try invoke(0x30, 0, [TLVElement(context: 0, .uint(UInt16(60))), TLVElement(context: 1, .uint(UInt64(0)))])
@@ -101,6 +90,23 @@ import Testing
             try TLVElement(decoding: attestationElements)[context: 1]?.bytesValue
                 == attestation.certificationDeclaration)
     }
+}
+
+/// Invokes a command of endpoint 0 on `node`; the first answer (a response command or a status).
+private func firstAnswer(
+    of node: MatterNodeCore, _ cluster: ClusterID, _ command: CommandID, _ fields: [TLVElement],
+    as subject: SubjectDescriptor, now: MatterInstant
+) throws -> InvokeResponseIB {
+    var exchange = IMExchangeState()
+    let request = InvokeRequest(invokeRequests: [
+        CommandDataIB(
+            path: CommandPath(endpoint: 0, cluster: cluster, command: command), fields: TLVElement(.structure(fields)))
+    ])
+    let reply = node.receive(
+        opcode: InteractionModelOpcode.invokeRequest.rawValue, payload: request.encoded().encoded(),
+        exchange: &exchange, subject: subject, now: now)
+    let response = try InvokeResponse(decoding: try #require(reply.message).payload)
+    return try #require(response.invokeResponses.first)
 }
 
 private func hex(_ text: String) -> [UInt8] {
@@ -129,18 +135,7 @@ private func hex(_ text: String) -> [UInt8] {
             now: { [clock] in clock.now })
         let pase = SubjectDescriptor.pase(attestationChallenge: [UInt8](repeating: 1, count: 16))
         func invoke(_ cluster: ClusterID, _ command: CommandID, _ fields: [TLVElement]) throws -> InvokeResponseIB {
-            var exchange = IMExchangeState()
-            let request = InvokeRequest(invokeRequests: [
-                CommandDataIB(
-                    path: CommandPath(endpoint: 0, cluster: cluster, command: command),
-                    fields: TLVElement(.structure(fields)))
-            ])
-            let reply = node.receive(
-                opcode: InteractionModelOpcode.invokeRequest.rawValue, payload: request.encoded().encoded(),
-                exchange: &exchange, subject: pase, now: clock.now)
-            let message = try #require(reply.message)
-            let response = try InvokeResponse(decoding: message.payload)
-            return try #require(response.invokeResponses.first)
+            try firstAnswer(of: node, cluster, command, fields, as: pase, now: clock.now)
         }
         _ = try invoke(0x30, 0, [TLVElement(context: 0, .uint(UInt16(60))), TLVElement(context: 1, .uint(UInt64(0)))])
         guard
