@@ -15,8 +15,9 @@ public final class DeadlineWaker: Sendable {
 
     /// `coarse`: on the real clock, a deadline is a libdispatch timer (with its leeway, a tenth of the delay) instead
     /// of a sleeping task. For loops that wait seconds and do not mind a late wake-up (a binding's probe every 5 s):
-    /// a sleeping task and its allocator's slabs are about 3 kB for each wait in flight, 600 kB for 200 relays,
-    /// where a pending timer is a hundred bytes. The engine's timers (fade steps on a 20 ms grid) are not coarse.
+    /// a sleeping task and its allocator's slabs cost kilobytes for each wait in flight, where a pending timer is a
+    /// hundred bytes (docs/benchmarks.md, "1,000 devices"). The engine's timers (fade steps on a 20 ms grid) are not
+    /// coarse.
     public init(coarse: Bool = false) { self.coarse = coarse }
 
     public func wake() {

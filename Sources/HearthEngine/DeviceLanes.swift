@@ -14,8 +14,9 @@ import Synchronization
 /// threads are given back by libdispatch. This is what libdispatch does well, so it is not written again here.
 ///
 /// A lane is made on its first use: most devices of a big hub (lights without hardware) never use theirs, and a
-/// queue, its label and its counter made for each of 1,000 devices were about 200 kB. Making one takes a lock of
-/// its own for a moment (never the engine's, never across the work), so two first uses at once make one lane.
+/// queue, its label and its counter for each device showed in a big hub's memory (docs/benchmarks.md, "1,000
+/// devices"). Making one takes a lock of its own for a moment (never the engine's, never across the work), so two
+/// first uses at once make one lane.
 final class DeviceLanes: Sendable {
     final class Lane: Sendable {
         let queue: DispatchQueue

@@ -167,7 +167,7 @@ public final class Hub {
         }
         for w in home.restoreWarnings { logger.warning("\(w)") }
         // The devices' configurations (with the YAML of their bindings) are in the home and the bindings now; kept
-        // here they were about 600 kB of a 1,000-device hub's heap for its whole life.
+        // here they would weigh on a big hub's heap for its whole life (docs/benchmarks.md, "1,000 devices").
         plan.devices = []
         plan.config.devices = []
         config.devices = []
